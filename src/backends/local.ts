@@ -1,0 +1,74 @@
+import type { AccountInfo, Backend, ImportOptions } from '../core/backend.js';
+import type {
+  CreateEntityInput,
+  CreatedEntity,
+  DeletedEntity,
+  Entity,
+  EntityList,
+  EntityWindow,
+  ExportFormat,
+  ListMessagesInput,
+  MessageList,
+  SendInput,
+  TurnEvent,
+} from '../core/entity-types.js';
+import { Engine, type EngineOptions } from '../engine/engine.js';
+
+/** The embedded default: the engine in-process, state in one SQLite file. */
+export class LocalBackend implements Backend {
+  readonly kind = 'local' as const;
+  readonly engine: Engine;
+
+  constructor(opts: EngineOptions | Engine, private readonly accountId = 'local') {
+    this.engine = opts instanceof Engine ? opts : new Engine(opts);
+  }
+
+  async createEntity(input: CreateEntityInput): Promise<CreatedEntity> {
+    return this.engine.entities.create(input, this.accountId);
+  }
+  async listEntities(): Promise<EntityList> {
+    return this.engine.entities.list(this.accountId);
+  }
+  async getEntity(id: string): Promise<Entity> {
+    return this.engine.entities.get(id, this.accountId);
+  }
+  async deleteEntity(id: string): Promise<DeletedEntity> {
+    return this.engine.entities.delete(id, this.accountId);
+  }
+  sendMessage(id: string, input: SendInput): AsyncIterable<TurnEvent> {
+    // Validation errors surface when iteration starts, as they would over HTTP.
+    const engine = this.engine;
+    const accountId = this.accountId;
+    return (async function* () {
+      yield* engine.entities.send(id, input, accountId);
+    })();
+  }
+  async listMessages(id: string, input?: ListMessagesInput): Promise<MessageList> {
+    return this.engine.entities.messages(id, input, this.accountId);
+  }
+  async getWindow(id: string): Promise<EntityWindow> {
+    return this.engine.entities.window(id, this.accountId);
+  }
+  exportEntity(id: string, format: ExportFormat): AsyncIterable<Uint8Array> {
+    const engine = this.engine;
+    const accountId = this.accountId;
+    return (async function* () {
+      yield* engine.entities.export(id, format, accountId);
+    })();
+  }
+  importEntity(bytes: Uint8Array, format: ExportFormat, opts?: ImportOptions): Promise<Entity> {
+    return this.engine.entities.import(bytes, format, opts, this.accountId);
+  }
+  async listAccounts(): Promise<AccountInfo[]> {
+    return this.engine.accounts.list();
+  }
+  async createAccount(name: string): Promise<AccountInfo> {
+    return this.engine.accounts.create(name);
+  }
+  async topupAccount(id: string, usd: number): Promise<AccountInfo> {
+    return this.engine.accounts.topup(id, usd);
+  }
+  async close(): Promise<void> {
+    this.engine.close();
+  }
+}

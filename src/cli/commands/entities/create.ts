@@ -1,0 +1,40 @@
+import type { Command } from 'commander';
+import { ENTITY_MODEL } from '../../../core/entity-types.js';
+import type { CliContext } from '../../context.js';
+import { examples } from '../../help.js';
+import { readTextInput } from '../../input.js';
+import { printJson } from '../../output.js';
+
+export interface CreateOptions {
+  name?: string;
+  instructions?: string;
+  file?: string;
+  model: string;
+  json?: boolean;
+}
+
+export function registerCreate(entities: Command, ctx: CliContext): void {
+  examples(
+    entities
+      .command('create')
+      .description('create an entity (prints its id)')
+      .option('--name <name>', 'display name, up to 200 characters')
+      .option('--instructions <text>', 'standing system prompt, never rotated out')
+      .option('-f, --file <file>', 'read the instructions from a file (- for stdin)')
+      .option('--model <id>', 'model id, fixed for the life of the entity', ENTITY_MODEL)
+      .option('--json', 'print the created entity as JSON'),
+    [
+      'mgpt entities create --name ada --instructions "You are Ada, a patient maths tutor."',
+      'ENT=$(mgpt entities create --name ada -f persona.md)',
+    ],
+  ).action((o: CreateOptions) => runCreate(ctx, o));
+}
+
+export async function runCreate(ctx: CliContext, o: CreateOptions): Promise<void> {
+  const instructions =
+    o.instructions === undefined && o.file === undefined ? '' : await readTextInput(ctx, 'instructions', o.instructions, o.file);
+  const entity = await (await ctx.backend()).createEntity({ model: o.model, name: o.name, instructions });
+  if (o.json) return printJson(ctx.io, entity);
+  ctx.io.stdout.write(entity.id + '\n');
+  if (ctx.io.stderrIsTTY) ctx.io.stderr.write(`created entity ${entity.name ? JSON.stringify(entity.name) + ' ' : ''}${entity.id}\n`);
+}

@@ -1,0 +1,35 @@
+import { createInterface } from 'node:readline/promises';
+import type { Command } from 'commander';
+import { CancelledError } from '../../../core/errors.js';
+import type { CliContext } from '../../context.js';
+import { resolveEntity } from '../../entity-ref.js';
+import { examples } from '../../help.js';
+import { printJson } from '../../output.js';
+
+export function registerDelete(entities: Command, ctx: CliContext): void {
+  examples(
+    entities
+      .command('delete')
+      .alias('rm')
+      .description('delete an entity for good: transcript, window and state (asks first on a terminal)')
+      .argument('<entity>')
+      .option('-y, --yes', 'do not ask for confirmation')
+      .option('--json', 'JSON output'),
+    ['mgpt entities delete ada', 'mgpt entities delete 0b7c... --yes --json'],
+  ).action((ref: string, o: { yes?: boolean; json?: boolean }) => runDelete(ctx, ref, o));
+}
+
+export async function runDelete(ctx: CliContext, ref: string, o: { yes?: boolean; json?: boolean }): Promise<void> {
+  const entity = await resolveEntity(ctx, ref);
+  if (!o.yes && ctx.io.stdinIsTTY && ctx.io.stderrIsTTY) {
+    const rl = createInterface({ input: ctx.io.stdin, output: ctx.io.stderr as NodeJS.WritableStream });
+    const answer = await rl.question(
+      `Delete entity ${entity.name ? JSON.stringify(entity.name) + ' ' : ''}${entity.id} and its ${entity.transcript.messages} messages? This cannot be undone. [y/N] `,
+    );
+    rl.close();
+    if (!/^y(es)?$/i.test(answer.trim())) throw new CancelledError('not deleted');
+  }
+  const deleted = await (await ctx.backend()).deleteEntity(entity.id);
+  if (o.json) return printJson(ctx.io, deleted);
+  ctx.io.stderr.write(`deleted entity ${entity.id}\n`);
+}

@@ -1,0 +1,31 @@
+import type { Command } from 'commander';
+import type { CliContext } from '../../context.js';
+import { resolveEntity } from '../../entity-ref.js';
+import { examples } from '../../help.js';
+import { colors, formatInt, gauge, printJson } from '../../output.js';
+
+export function registerShow(entities: Command, ctx: CliContext): void {
+  examples(
+    entities.command('show').description('show one entity (id or exact name)').argument('<entity>').option('--json', 'JSON output'),
+    ['mgpt entities show ada', 'mgpt entities show 0b7c... --json'],
+  ).action((ref: string, o: { json?: boolean }) => runShow(ctx, ref, o));
+}
+
+export async function runShow(ctx: CliContext, ref: string, o: { json?: boolean }): Promise<void> {
+  const e = await resolveEntity(ctx, ref);
+  if (o.json) return printJson(ctx.io, e);
+  const c = colors(ctx);
+  const w = e.window;
+  const rows: Array<[string, string]> = [
+    ['id', e.id],
+    ['name', e.name || c.dim('(none)')],
+    ['model', `${e.model} (state: ${e.state})`],
+    ['status', e.read_only ? c.yellow('read-only: transcript at the cap') : 'active'],
+    ['transcript', `${formatInt(e.transcript.messages)} messages, ${formatInt(e.transcript.tokens)} / ${formatInt(e.transcript.cap_tokens)} tokens`],
+    ['window', `${formatInt(w.tokens ?? 0)} / ${formatInt(w.budget_tokens)} tokens ${gauge(w.tokens ?? 0, w.budget_tokens, 12)}, ${w.blocks ?? 0} blocks`],
+    ['created', e.created_at],
+    ['updated', e.updated_at],
+  ];
+  for (const [k, v] of rows) ctx.io.stdout.write(`${c.bold(k.padEnd(11))}${v}\n`);
+  if (e.instructions) ctx.io.stdout.write(`${c.bold('instructions')}\n${e.instructions}\n`);
+}

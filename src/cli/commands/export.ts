@@ -1,0 +1,79 @@
+import { createHash } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { rename, rm } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import type { Command } from 'commander';
+import type { ExportFormat } from '../../core/entity-types.js';
+import { BadRequestError } from '../../core/errors.js';
+import type { CliContext } from '../context.js';
+import { resolveEntity } from '../entity-ref.js';
+import { examples } from '../help.js';
+import { formatInt, printJson } from '../output.js';
+
+export interface ExportOptions {
+  output: string;
+  format?: string;
+  json?: boolean;
+}
+
+export function registerExport(program: Command, ctx: CliContext): void {
+  examples(
+    program
+      .command('export')
+      .description('export an entity: tar (manifest.json, transcript.json, window.json) or JSON')
+      .argument('<entity>', 'entity id or exact name')
+      .requiredOption('-o, --output <file>', 'FILE.tar or FILE.json; - writes to stdout (needs --format)')
+      .option('--format <format>', 'tar or json (default: from the file extension)')
+      .option('--json', 'print a JSON summary of the export'),
+    ['mgpt export ada -o ada.tar', 'mgpt export ada -o ada.json', 'mgpt export ada -o - --format tar | tar -tf -'],
+  ).action((ref: string, o: ExportOptions) => runExport(ctx, ref, o));
+}
+
+export function formatFor(file: string, explicit: string | undefined): ExportFormat {
+  if (explicit !== undefined) {
+    if (explicit !== 'tar' && explicit !== 'json') throw new BadRequestError(`--format must be tar or json, got ${JSON.stringify(explicit)}`);
+    return explicit;
+  }
+  if (/\.tar$/i.test(file)) return 'tar';
+  if (/\.json$/i.test(file)) return 'json';
+  throw new BadRequestError(`cannot tell the format of ${JSON.stringify(file)}`, { hint: 'name it .tar or .json, or pass --format' });
+}
+
+export async function runExport(ctx: CliContext, ref: string, o: ExportOptions): Promise<void> {
+  const format = formatFor(o.output, o.format);
+  const entity = await resolveEntity(ctx, ref);
+  const body = (await ctx.backend()).exportEntity(entity.id, format);
+  const hash = createHash('sha256');
+  let bytes = 0;
+  const progress = ctx.io.stderrIsTTY && o.output !== '-';
+  if (o.output === '-') {
+    for await (const piece of body) {
+      hash.update(piece);
+      bytes += piece.length;
+      ctx.io.stdout.write(piece);
+    }
+  } else {
+    // Written beside the target and renamed at the end, so a failure never leaves half a file.
+    const tmp = join(dirname(o.output), `.${basename(o.output)}.${process.pid}.partial`);
+    const out = createWriteStream(tmp);
+    try {
+      for await (const piece of body) {
+        hash.update(piece);
+        bytes += piece.length;
+        if (!out.write(piece)) await new Promise<void>((r) => out.once('drain', r));
+        if (progress) ctx.io.stderr.write(`\rexporting ${formatInt(bytes)} bytes`);
+      }
+      await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
+      await rename(tmp, o.output);
+    } catch (err) {
+      out.destroy();
+      await rm(tmp, { force: true });
+      throw err;
+    } finally {
+      if (progress) ctx.io.stderr.write('\r\x1b[K');
+    }
+  }
+  const summary = { entity_id: entity.id, format, path: o.output, bytes, sha256: hash.digest('hex') };
+  if (o.json) return printJson(ctx.io, summary);
+  if (o.output !== '-') ctx.io.stderr.write(`exported ${entity.id} to ${o.output} (${format}, ${formatInt(bytes)} bytes)\n`);
+}

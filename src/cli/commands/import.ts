@@ -1,0 +1,44 @@
+import { readFile } from 'node:fs/promises';
+import type { Command } from 'commander';
+import { BadRequestError } from '../../core/errors.js';
+import type { CliContext } from '../context.js';
+import { examples } from '../help.js';
+import { readStdinBytes } from '../input.js';
+import { printJson } from '../output.js';
+import { formatFor } from './export.js';
+
+export interface ImportOptions {
+  keepId?: boolean;
+  format?: string;
+  json?: boolean;
+}
+
+export function registerImport(program: Command, ctx: CliContext): void {
+  examples(
+    program
+      .command('import')
+      .description('recreate an exported entity in the local engine (sha256 values are verified)')
+      .argument('<file>', 'FILE.tar or FILE.json from mgpt export; - reads stdin')
+      .option('--keep-id', 'keep the original entity id instead of a new one')
+      .option('--format <format>', 'tar or json (default: from the extension or the content)')
+      .option('--json', 'print the imported entity as JSON'),
+    ['mgpt import ada.tar', 'mgpt import ada.json --keep-id'],
+  ).action((file: string, o: ImportOptions) => runImport(ctx, file, o));
+}
+
+export async function runImport(ctx: CliContext, file: string, o: ImportOptions): Promise<void> {
+  let bytes: Uint8Array;
+  try {
+    bytes = file === '-' ? await readStdinBytes(ctx) : await readFile(file);
+  } catch (err) {
+    throw new BadRequestError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  const format =
+    o.format !== undefined || /\.(tar|json)$/i.test(file) ? formatFor(file, o.format) : bytes[0] === 0x7b ? 'json' : 'tar';
+  const entity = await (await ctx.backend()).importEntity(bytes, format, { keepId: o.keepId });
+  if (o.json) return printJson(ctx.io, entity);
+  ctx.io.stdout.write(entity.id + '\n');
+  if (ctx.io.stderrIsTTY) {
+    ctx.io.stderr.write(`imported ${entity.name ? JSON.stringify(entity.name) + ' ' : ''}as ${entity.id} (${entity.transcript.messages} messages)\n`);
+  }
+}

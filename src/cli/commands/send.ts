@@ -1,0 +1,66 @@
+import type { Command } from 'commander';
+import { ENTITY_MODEL, type EntityCompletion } from '../../core/entity-types.js';
+import type { CliContext } from '../context.js';
+import { resolveEntity } from '../entity-ref.js';
+import { examples } from '../help.js';
+import { readTextInput } from '../input.js';
+import { note, printJson } from '../output.js';
+
+export interface SendOptions {
+  file?: string;
+  stream: boolean;
+  idempotencyKey?: string;
+  json?: boolean;
+}
+
+export function registerSend(program: Command, ctx: CliContext): void {
+  examples(
+    program
+      .command('send')
+      .description('send a message to an entity and print the reply as it streams')
+      .argument('<entity>', 'entity id or exact name')
+      .argument('[text]', 'the message; - reads stdin')
+      .option('-f, --file <file>', 'read the message from a file')
+      .option('--no-stream', 'wait for the whole reply, then print it')
+      .option('--idempotency-key <key>', 'a retry with the same key returns the same reply and appends nothing')
+      .option('--json', 'print the chat.completion object (implies --no-stream)'),
+    [
+      'mgpt send ada "What did we decide yesterday?"',
+      'echo hi | mgpt send ada -',
+      'mgpt send ada -f question.txt --idempotency-key q-2026-11-22-1',
+      "mgpt send ada hi --json | jq -r '.choices[0].message.content'",
+    ],
+  ).action((ref: string, text: string | undefined, o: SendOptions) => runSend(ctx, ref, text, o));
+}
+
+export async function runSend(ctx: CliContext, ref: string, text: string | undefined, o: SendOptions): Promise<void> {
+  const content = await readTextInput(ctx, 'message', text, o.file);
+  const entity = await resolveEntity(ctx, ref);
+  const backend = await ctx.backend();
+  if (backend.kind === 'local' && ctx.settings().usesDefaultEcho(ENTITY_MODEL)) {
+    note(ctx, 'using the built-in echo provider (no model configured); set one with: mgpt config set models.mgpt-1-27b.baseUrl http://127.0.0.1:11434/v1');
+  }
+  const streaming = o.stream && !o.json;
+  let completion: EntityCompletion | undefined;
+  let printed = '';
+  for await (const ev of backend.sendMessage(entity.id, { content, idempotencyKey: o.idempotencyKey, signal: ctx.signal })) {
+    if (ev.type === 'delta' && streaming) {
+      ctx.io.stdout.write(ev.text);
+      printed += ev.text;
+    } else if (ev.type === 'rotation' && (ctx.flags.verbose || ctx.io.stderrIsTTY)) {
+      note(ctx, `window rotated: messages ${ev.covers[0]}-${ev.covers[1]} folded into a ${ev.summaryTokens}-token summary`);
+    } else if (ev.type === 'done') {
+      completion = ev.completion;
+      if (ev.replayed && ctx.flags.verbose) note(ctx, 'replayed the stored reply for this idempotency key');
+    }
+  }
+  if (!completion) return;
+  if (o.json) return printJson(ctx.io, completion);
+  const reply = completion.choices[0]?.message.content ?? '';
+  if (!streaming) ctx.io.stdout.write(reply);
+  if (!(streaming ? printed : reply).endsWith('\n')) ctx.io.stdout.write('\n');
+  if (ctx.flags.verbose) {
+    const u = completion.usage;
+    note(ctx, `${completion.id}: ${u.prompt_tokens} prompt + ${u.completion_tokens} completion tokens`);
+  }
+}

@@ -1,0 +1,77 @@
+import type { Backend } from '../core/backend.js';
+import { type Env, type GlobalFlags, type Settings, resolveSettings } from '../config/config.js';
+
+export interface Io {
+  stdout: { write(chunk: string | Uint8Array): boolean };
+  stderr: { write(chunk: string): boolean };
+  stdin: NodeJS.ReadableStream;
+  stdoutIsTTY: boolean;
+  stderrIsTTY: boolean;
+  stdinIsTTY: boolean;
+}
+
+export interface CliFlags extends GlobalFlags {
+  verbose?: boolean;
+}
+
+/** Everything a command touches, so tests can swap io, environment and backend. */
+export interface CliContext {
+  io: Io;
+  env: Env;
+  version: string;
+  flags: CliFlags;
+  /** Aborted on Ctrl-C: a turn in flight is cancelled and leaves no trace. */
+  signal: AbortSignal;
+  settings(): Settings;
+  backend(): Promise<Backend>;
+  close(): Promise<void>;
+}
+
+export interface ContextOptions {
+  io: Io;
+  env: Env;
+  version: string;
+  signal: AbortSignal;
+  /** Tests inject a backend; otherwise the local one is built from settings on first use. */
+  backend?: Backend;
+}
+
+export function createContext(opts: ContextOptions): CliContext {
+  let settings: Settings | undefined;
+  let backend: Promise<Backend> | undefined = opts.backend ? Promise.resolve(opts.backend) : undefined;
+  const ctx: CliContext = {
+    io: opts.io,
+    env: opts.env,
+    version: opts.version,
+    flags: {},
+    signal: opts.signal,
+    settings() {
+      settings ??= resolveSettings(opts.env, ctx.flags);
+      return settings;
+    },
+    backend() {
+      backend ??= (async () => {
+        const s = ctx.settings();
+        // Loaded here, not at startup: the engine pulls in SQLite and the providers.
+        const [{ LocalBackend }, { createChatModel }] = await Promise.all([
+          import('../backends/local.js'),
+          import('../providers/registry.js'),
+        ]);
+        return new LocalBackend({
+          db: s.db,
+          windowBudget: s.windowBudget,
+          transcriptCap: s.transcriptCap,
+          leaseTtlMs: s.leaseTtlMs,
+          prices: s.prices,
+          version: opts.version,
+          chatModel: (id) => createChatModel(id, s.route(id)),
+        });
+      })();
+      return backend;
+    },
+    async close() {
+      if (backend) await (await backend.catch(() => undefined))?.close();
+    },
+  };
+  return ctx;
+}

@@ -1,0 +1,54 @@
+import { readFile } from 'node:fs/promises';
+import { BadRequestError } from '../core/errors.js';
+import type { CliContext } from './context.js';
+
+/** Reads all of stdin as bytes. */
+export async function readStdinBytes(ctx: CliContext): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of ctx.io.stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
+  return Buffer.concat(chunks);
+}
+
+/** Reads all of stdin as UTF-8. */
+export async function readStdin(ctx: CliContext): Promise<string> {
+  return (await readStdinBytes(ctx)).toString('utf8');
+}
+
+/**
+ * Text from an argument, a file (`-f`), or stdin (`-`, or implicitly when stdin is piped and no
+ * argument was given). A single trailing newline from a file or pipe is dropped.
+ */
+export async function readTextInput(
+  ctx: CliContext,
+  what: string,
+  arg: string | undefined,
+  file: string | undefined,
+): Promise<string> {
+  if (arg !== undefined && file !== undefined) throw new BadRequestError(`give the ${what} either as an argument or with -f, not both`);
+  let text: string;
+  if (file !== undefined) {
+    try {
+      text = file === '-' ? await readStdin(ctx) : await readFile(file, 'utf8');
+    } catch (err) {
+      throw new BadRequestError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
+  } else if (arg === '-' || (arg === undefined && !ctx.io.stdinIsTTY)) {
+    text = await readStdin(ctx);
+  } else if (arg !== undefined) {
+    return arg;
+  } else {
+    throw new BadRequestError(`no ${what} given`, { hint: `pass it as an argument, with -f FILE, or - to read stdin` });
+  }
+  return text.replace(/\r?\n$/, '');
+}
+
+/** Parses a non-negative integer option; commander hands options over as strings. */
+export function intOption(name: string, raw: string | undefined, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n) || n < min || n > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `from ${min} to ${max}`;
+    throw new BadRequestError(`${name} must be an integer ${range}, got ${JSON.stringify(raw)}`);
+  }
+  return n;
+}

@@ -1,0 +1,38 @@
+import { CommanderError } from 'commander';
+import { type ExitCode, MgptError, PaymentRequiredError, exitCodeOf } from '../core/errors.js';
+import { type CliContext, createContext, type ContextOptions } from './context.js';
+import { colors } from './output.js';
+import { buildProgram } from './program.js';
+
+/** Runs one command line and returns its exit code; prints `error: ...` lines, never exits. */
+export async function runCli(argv: string[], opts: ContextOptions): Promise<ExitCode> {
+  const ctx = createContext(opts);
+  try {
+    await buildProgram(ctx).parseAsync(argv, { from: 'user' });
+    return 0;
+  } catch (err) {
+    return report(ctx, err);
+  } finally {
+    await ctx.close();
+  }
+}
+
+function report(ctx: CliContext, err: unknown): ExitCode {
+  if (err instanceof CommanderError) {
+    // Commander already printed its message; help and --version end normally.
+    if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return 0;
+    return 2;
+  }
+  const c = colors(ctx, 'stderr');
+  const message = err instanceof Error ? err.message : String(err);
+  ctx.io.stderr.write(`${c.red('error:')} ${message}\n`);
+  if (err instanceof PaymentRequiredError) {
+    const d = err.details;
+    ctx.io.stderr.write(`balance $${d.balanceUsd.toFixed(6)}, this request $${d.billedUsd.toFixed(6)}, missing $${d.missingUsd.toFixed(6)}\n`);
+  }
+  if (err instanceof MgptError && err.hint) ctx.io.stderr.write(c.dim(`hint: ${err.hint}`) + '\n');
+  if (ctx.flags.verbose && err instanceof Error && !(err instanceof MgptError) && err.stack) {
+    ctx.io.stderr.write(c.dim(err.stack) + '\n');
+  }
+  return exitCodeOf(err);
+}

@@ -1,0 +1,121 @@
+import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { DEFAULT_TRANSCRIPT_CAP, DEFAULT_WINDOW_BUDGET } from '../core/entity-types.js';
+import { MgptError } from '../core/errors.js';
+import type { ModelPrice } from '../core/models.js';
+import type { ModelRoute } from '../providers/spec.js';
+import { type ConfigFile, type ProfileSettings, parseValue } from './schema.js';
+
+export type Env = Record<string, string | undefined>;
+
+/** Where config.json lives: $MGPT_CONFIG_DIR, else $XDG_CONFIG_HOME/mgpt, else ~/.config/mgpt. */
+export function configDir(env: Env): string {
+  return env.MGPT_CONFIG_DIR || join(env.XDG_CONFIG_HOME || join(homedir(), '.config'), 'mgpt');
+}
+
+export function configPath(env: Env): string {
+  return join(configDir(env), 'config.json');
+}
+
+/** $XDG_DATA_HOME/mgpt, else ~/.local/share/mgpt. */
+export function dataDir(env: Env): string {
+  return join(env.XDG_DATA_HOME || join(homedir(), '.local', 'share'), 'mgpt');
+}
+
+/**
+ * Reads config.json directly: loading `conf` costs ~100 ms, so it is used only by commands that
+ * write settings (see store.ts), while every command reads through this.
+ */
+export function readConfigFile(env: Env): ConfigFile {
+  const path = configPath(env);
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    throw new MgptError(`cannot read config ${path}: ${(err as Error).message}`);
+  }
+  try {
+    const parsed = JSON.parse(text) as ConfigFile;
+    return typeof parsed === 'object' && parsed !== null ? parsed : {};
+  } catch {
+    throw new MgptError(`config ${path} is not valid JSON`, { hint: `fix or remove it; \`mgpt config path\` shows where it is` });
+  }
+}
+
+export interface GlobalFlags {
+  profile?: string;
+  db?: string;
+  backend?: string;
+}
+
+export interface Settings {
+  profile: string;
+  backend: 'local';
+  db: string;
+  promptsDir: string;
+  windowBudget: number;
+  transcriptCap: number;
+  leaseTtlMs?: number;
+  prices: Record<string, ModelPrice>;
+  /** The provider route of a platform model id (flag > environment > profile > echo). */
+  route(modelId: string): ModelRoute;
+  /** True when `modelId` falls back to the built-in echo provider because nothing routes it. */
+  usesDefaultEcho(modelId: string): boolean;
+}
+
+export function activeProfileName(file: ConfigFile, env: Env, flags: GlobalFlags): string {
+  return flags.profile || env.MGPT_PROFILE || file.profile || 'default';
+}
+
+/** Resolves every setting with the precedence flag > environment > profile > default. */
+export function resolveSettings(env: Env, flags: GlobalFlags = {}, file: ConfigFile = readConfigFile(env)): Settings {
+  const profileName = activeProfileName(file, env, flags);
+  const p: ProfileSettings = file.profiles?.[profileName] ?? {};
+  const backend = [flags.backend, env.MGPT_BACKEND, p.backend].find((v) => v) ?? 'local';
+  if (backend !== 'local') {
+    throw new MgptError(`backend must be local, got ${JSON.stringify(backend)} (this build has only the embedded engine)`);
+  }
+  const prices: Record<string, ModelPrice> = {};
+  for (const [id, pr] of Object.entries(p.prices ?? {})) prices[id] = { input: pr.input ?? 0, output: pr.output ?? 0 };
+  const override = env.MGPT_PROVIDER;
+  const route = (modelId: string): ModelRoute => {
+    if (override) {
+      return {
+        provider: override,
+        baseUrl: env.MGPT_PROVIDER_URL || env.OPENAI_BASE_URL,
+        model: env.MGPT_PROVIDER_MODEL || modelId,
+        apiKey: env.MGPT_PROVIDER_KEY || env.OPENAI_API_KEY,
+      };
+    }
+    const r = p.models?.[modelId];
+    if (!r || (!r.provider && !r.baseUrl)) return { provider: 'echo', model: modelId };
+    return {
+      provider: r.provider ?? 'openai',
+      model: r.model ?? modelId,
+      baseUrl: r.baseUrl,
+      apiKey: r.apiKey,
+      timeoutMs: r.timeoutMs,
+    };
+  };
+  return {
+    profile: profileName,
+    backend,
+    db: flags.db || env.MGPT_DB || p.db || join(dataDir(env), 'mgpt.db'),
+    promptsDir: env.MGPT_PROMPTS_DIR || p.promptsDir || join(dataDir(env), 'prompts'),
+    windowBudget: intFrom('MGPT_WINDOW_BUDGET', env.MGPT_WINDOW_BUDGET) ?? p.engine?.windowBudget ?? DEFAULT_WINDOW_BUDGET,
+    transcriptCap: intFrom('MGPT_TRANSCRIPT_CAP', env.MGPT_TRANSCRIPT_CAP) ?? p.engine?.transcriptCap ?? DEFAULT_TRANSCRIPT_CAP,
+    leaseTtlMs: intFrom('MGPT_LEASE_TTL_MS', env.MGPT_LEASE_TTL_MS),
+    prices,
+    route,
+    usesDefaultEcho: (modelId) => !override && route(modelId).provider === 'echo' && !p.models?.[modelId]?.provider,
+  };
+}
+
+function intFrom(name: string, raw: string | undefined): number | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  const parsed = parseValue('engine.windowBudget', raw);
+  if ('error' in parsed) throw new MgptError(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
+  return parsed.value as number;
+}

@@ -1,0 +1,95 @@
+/** The settings mgpt knows, their types and validation. Config keys are dotted paths into a profile. */
+
+export interface ModelRouteSetting {
+  provider?: string;
+  model?: string;
+  baseUrl?: string;
+  apiKey?: string;
+  timeoutMs?: number;
+}
+
+export interface ProfileSettings {
+  backend?: 'local';
+  db?: string;
+  promptsDir?: string;
+  engine?: { windowBudget?: number; transcriptCap?: number };
+  models?: Record<string, ModelRouteSetting>;
+  prices?: Record<string, { input?: number; output?: number }>;
+}
+
+export interface ConfigFile {
+  /** The active profile when neither --profile nor MGPT_PROFILE names one. */
+  profile?: string;
+  profiles?: Record<string, ProfileSettings>;
+}
+
+type Kind = 'string' | 'url' | 'path' | 'boolean' | 'positiveInt' | 'nonNegativeNumber' | 'secret' | readonly string[];
+
+interface KeySpec {
+  pattern: RegExp;
+  kind: Kind;
+  description: string;
+}
+
+const ID = '[A-Za-z0-9][A-Za-z0-9_:-]*'; // no dots: keys are dotted paths
+
+export const KEYS: readonly KeySpec[] = [
+  { pattern: /^backend$/, kind: ['local'], description: 'backend: local (the embedded engine)' },
+  { pattern: /^db$/, kind: 'path', description: 'SQLite database file of the local backend' },
+  { pattern: /^promptsDir$/, kind: 'path', description: 'directory of stored prompts' },
+  { pattern: /^engine\.windowBudget$/, kind: 'positiveInt', description: 'entity window budget in tokens (new entities)' },
+  { pattern: /^engine\.transcriptCap$/, kind: 'positiveInt', description: 'entity transcript cap in tokens (new entities)' },
+  { pattern: new RegExp(`^models\\.${ID}\\.provider$`), kind: ['echo', 'openai', 'llama'], description: 'provider of a model id' },
+  { pattern: new RegExp(`^models\\.${ID}\\.model$`), kind: 'string', description: "the provider's model name" },
+  { pattern: new RegExp(`^models\\.${ID}\\.baseUrl$`), kind: 'url', description: 'OpenAI-compatible base URL ending in /v1' },
+  { pattern: new RegExp(`^models\\.${ID}\\.apiKey$`), kind: 'secret', description: "the provider's API key" },
+  { pattern: new RegExp(`^models\\.${ID}\\.timeoutMs$`), kind: 'positiveInt', description: 'provider timeout (ms)' },
+  { pattern: new RegExp(`^prices\\.${ID}\\.(input|output)$`), kind: 'nonNegativeNumber', description: 'USD per million tokens' },
+];
+
+export function keySpec(key: string): KeySpec | undefined {
+  return KEYS.find((k) => k.pattern.test(key));
+}
+
+export function isSecretKey(key: string): boolean {
+  return keySpec(key)?.kind === 'secret';
+}
+
+/** Parses a value given on the command line for `key`; returns an error message when it does not fit. */
+export function parseValue(key: string, raw: string): { value: unknown } | { error: string } {
+  const spec = keySpec(key);
+  if (!spec) return { error: `unknown config key ${JSON.stringify(key)}` };
+  const kind = spec.kind;
+  if (Array.isArray(kind)) {
+    return kind.includes(raw) ? { value: raw } : { error: `${key} must be one of ${kind.join(', ')}` };
+  }
+  switch (kind) {
+    case 'boolean':
+      if (raw === 'true' || raw === '1') return { value: true };
+      if (raw === 'false' || raw === '0') return { value: false };
+      return { error: `${key} must be true or false` };
+    case 'positiveInt': {
+      const n = Number(raw);
+      return /^\d+$/.test(raw) && Number.isSafeInteger(n) && n > 0 ? { value: n } : { error: `${key} must be a positive integer` };
+    }
+    case 'nonNegativeNumber': {
+      const n = Number(raw);
+      return raw.trim() !== '' && Number.isFinite(n) && n >= 0 ? { value: n } : { error: `${key} must be a number >= 0` };
+    }
+    case 'url':
+      try {
+        const u = new URL(raw);
+        if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error();
+        return { value: raw.replace(/\/+$/, '') };
+      } catch {
+        return { error: `${key} must be an http(s) URL` };
+      }
+    default:
+      return raw === '' ? { error: `${key} must not be empty` } : { value: raw };
+  }
+}
+
+/** `mgpt_live_abcd…`: enough to recognise a key, never enough to use it. */
+export function maskSecret(value: string): string {
+  return value.length <= 14 ? '…' : `${value.slice(0, 14)}…`;
+}

@@ -1,0 +1,46 @@
+import type {
+  CreateEntityInput,
+  CreatedEntity,
+  DeletedEntity,
+  Entity,
+  EntityList,
+  EntityWindow,
+  ExportFormat,
+  ListMessagesInput,
+  MessageList,
+  SendInput,
+  TurnEvent,
+} from './entity-types.js';
+
+export interface ImportOptions {
+  keepId?: boolean;
+}
+
+export interface AccountInfo {
+  id: string;
+  name: string;
+  /** null: unmetered. */
+  balanceUsd: number | null;
+  createdAt: string;
+}
+
+/** Every CLI command runs against a Backend: `local` (embedded engine) or `remote` (HTTP). */
+export interface Backend {
+  readonly kind: 'local' | 'remote';
+  createEntity(input: CreateEntityInput): Promise<CreatedEntity>;
+  listEntities(): Promise<EntityList>;
+  getEntity(id: string): Promise<Entity>;
+  deleteEntity(id: string): Promise<DeletedEntity>;
+  /** Streams one turn. Stopping the iteration early (or aborting `signal`) cancels it without a trace. */
+  sendMessage(id: string, input: SendInput): AsyncIterable<TurnEvent>;
+  listMessages(id: string, input?: ListMessagesInput): Promise<MessageList>;
+  getWindow(id: string): Promise<EntityWindow>;
+  /** The export body, streamed in pieces; memory does not grow with the transcript. */
+  exportEntity(id: string, format: ExportFormat): AsyncIterable<Uint8Array>;
+  importEntity(bytes: Uint8Array, format: ExportFormat, opts?: ImportOptions): Promise<Entity>;
+  listAccounts(): Promise<AccountInfo[]>;
+  createAccount(name: string): Promise<AccountInfo>;
+  /** Adds `usd` to the account's balance; the first top-up makes an unmetered account metered. */
+  topupAccount(id: string, usd: number): Promise<AccountInfo>;
+  close(): Promise<void>;
+}

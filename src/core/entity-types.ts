@@ -1,0 +1,154 @@
+/** Wire shapes of the entity service (seed 001, sections 2 and 4). */
+
+export const ENTITY_MODEL = 'mgpt-1-27b';
+export const ENTITY_NAME_MAX = 200;
+export const IDEMPOTENCY_KEY_MAX = 200;
+export const LIST_ENTITIES_MAX = 200;
+export const LIST_MESSAGES_DEFAULT = 100;
+export const LIST_MESSAGES_MAX = 500;
+export const DEFAULT_WINDOW_BUDGET = 32_000;
+export const DEFAULT_TRANSCRIPT_CAP = 1_000_000;
+
+export type Role = 'user' | 'assistant';
+
+export interface Entity {
+  id: string;
+  object: 'entity';
+  name: string;
+  instructions: string;
+  model: string;
+  state: string;
+  read_only: boolean;
+  transcript: { messages: number; tokens: number; cap_tokens: number };
+  /** `tokens` and `blocks` are present on retrieve only, absent on list. */
+  window: { budget_tokens: number; tokens?: number; blocks?: number };
+  created_at: string;
+  updated_at: string;
+}
+
+export interface CreatedEntity extends Entity {
+  entity_id: string;
+}
+
+export interface EntityList {
+  object: 'list';
+  data: Entity[];
+}
+
+export interface TranscriptMessage {
+  seq: number;
+  role: Role;
+  content: string;
+  tokens: number;
+  created_at: string;
+}
+
+export interface MessageList {
+  object: 'list';
+  entity_id: string;
+  data: TranscriptMessage[];
+  has_more: boolean;
+  next_after: number;
+}
+
+export interface WindowBlock {
+  id: string;
+  kind: 'summary' | 'message';
+  role: 'system' | Role;
+  content: string;
+  tokens: number;
+  covers: [number, number];
+}
+
+export interface EntityWindow {
+  entity_id: string;
+  object: 'entity.window';
+  budget_tokens: number;
+  tokens: number;
+  blocks: WindowBlock[];
+}
+
+export interface DeletedEntity {
+  id: string;
+  object: 'entity';
+  deleted: true;
+}
+
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+}
+
+/** Buffered reply (`stream: false`): a chat.completion plus `entity_id`. */
+export interface EntityCompletion {
+  id: string;
+  object: 'chat.completion';
+  created: number;
+  model: string;
+  choices: Array<{
+    index: 0;
+    message: { role: 'assistant'; content: string };
+    finish_reason: 'stop';
+  }>;
+  usage: Usage;
+  entity_id: string;
+}
+
+export interface CompletionChunk {
+  id: string;
+  object: 'chat.completion.chunk';
+  created: number;
+  model: string;
+  choices: Array<{
+    index: 0;
+    delta: { role?: 'assistant'; content?: string };
+    finish_reason: 'stop' | null;
+  }>;
+  usage?: Usage;
+}
+
+/** What a send yields, in order: start, rotation?, delta*, done. */
+export type TurnEvent =
+  | { type: 'start'; id: string; model: string; created: number; entityId: string; replayed: boolean }
+  | { type: 'rotation'; covers: [number, number]; summaryTokens: number; windowTokens: number }
+  | { type: 'delta'; text: string }
+  | { type: 'done'; completion: EntityCompletion; replayed: boolean };
+
+export interface CreateEntityInput {
+  model: string;
+  name?: string;
+  instructions?: string;
+}
+
+export interface SendInput {
+  content: string;
+  idempotencyKey?: string;
+  signal?: AbortSignal;
+}
+
+export interface ListMessagesInput {
+  after?: number;
+  limit?: number;
+}
+
+/** Export manifest (SPEC section 4). */
+export interface ExportManifest {
+  format: 'mgpt-entity';
+  version: 1;
+  entity: {
+    id: string;
+    name: string;
+    instructions: string;
+    model: string;
+    state: string;
+    created_at: string;
+    updated_at: string;
+  };
+  transcript: { messages: number; tokens: number; cap_tokens: number; sha256: string };
+  window: { budget_tokens: number; tokens: number; blocks: number; sha256: string };
+  exported_at: string;
+  exporter: string;
+}
+
+export type ExportFormat = 'json' | 'tar';

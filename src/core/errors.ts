@@ -1,0 +1,104 @@
+/** Typed errors: each knows its HTTP status and CLI exit code, so callers never branch on transport. */
+
+export type ExitCode = 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7;
+
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+export class MgptError extends Error {
+  readonly status: number = 500;
+  readonly exitCode: ExitCode = 1;
+  /** An optional next step shown to a person after the error line. */
+  hint?: string;
+  constructor(message: string, opts: { hint?: string; cause?: unknown } = {}) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = new.target.name;
+    this.hint = opts.hint;
+  }
+}
+
+export class BadRequestError extends MgptError {
+  override readonly status = 400;
+  override readonly exitCode = 2;
+  readonly errors?: FieldError[];
+  constructor(message: string, opts: { hint?: string; errors?: FieldError[] } = {}) {
+    super(message, opts);
+    this.errors = opts.errors;
+  }
+}
+
+export class PayloadTooLargeError extends MgptError {
+  override readonly status = 413;
+  override readonly exitCode = 2;
+}
+
+export class AuthError extends MgptError {
+  override readonly status = 401;
+  override readonly exitCode = 3;
+}
+
+export class ForbiddenError extends MgptError {
+  override readonly status = 403;
+  override readonly exitCode = 3;
+}
+
+export class NotFoundError extends MgptError {
+  override readonly status = 404;
+  override readonly exitCode = 4;
+}
+
+export class ConflictError extends MgptError {
+  override readonly status = 409;
+  override readonly exitCode = 5;
+}
+
+export interface BalanceDetails {
+  balanceUsd: number;
+  billedUsd: number;
+  missingUsd: number;
+}
+
+export class PaymentRequiredError extends MgptError {
+  override readonly status = 402;
+  override readonly exitCode = 6;
+  readonly details: BalanceDetails;
+  constructor(message: string, details: BalanceDetails, opts: { hint?: string } = {}) {
+    super(message, opts);
+    this.details = details;
+  }
+}
+
+/** The model provider (or an upstream server) failed. */
+export class ProviderError extends MgptError {
+  override readonly status: number = 502;
+  override readonly exitCode = 7;
+  readonly retryable: boolean;
+  constructor(message: string, opts: { retryable?: boolean; hint?: string; cause?: unknown; status?: number } = {}) {
+    super(message, opts);
+    this.retryable = opts.retryable ?? false;
+    if (opts.status !== undefined) this.status = opts.status;
+  }
+}
+
+/** The operation was cancelled by the caller (Ctrl-C, a dropped client). */
+export class CancelledError extends MgptError {
+  override readonly status = 499;
+  override readonly exitCode = 1;
+  constructor(message = 'cancelled') {
+    super(message);
+  }
+}
+
+/** Exit code for any thrown value: typed errors know theirs, everything else is 1. */
+export function exitCodeOf(err: unknown): ExitCode {
+  return err instanceof MgptError ? err.exitCode : 1;
+}
+
+export function isAbortError(err: unknown): boolean {
+  return (
+    err instanceof CancelledError ||
+    (typeof err === 'object' && err !== null && (err as { name?: string }).name === 'AbortError')
+  );
+}

@@ -1,0 +1,37 @@
+/** Platform model ids and aliases (SPEC section 3). */
+
+export type ModelKind = 'entity' | 'text' | 'image';
+
+export interface KnownModel {
+  id: string;
+  kind: ModelKind;
+  description: string;
+}
+
+export const KNOWN_MODELS: readonly KnownModel[] = [
+  { id: 'mgpt-1-27b', kind: 'entity', description: 'entity model (routed backbone)' },
+  { id: 'game-1-lite-frozen', kind: 'text', description: 'text alias' },
+  { id: 'agent-1-lite-frozen', kind: 'text', description: 'text alias' },
+  { id: 'general-frozen-overridable', kind: 'text', description: 'text alias; accepts modelOverride' },
+  { id: 'image-1', kind: 'image', description: 'public image alias (default for images)' },
+];
+
+/** USD per million tokens. */
+export interface ModelPrice {
+  input: number;
+  output: number;
+}
+
+export const DEFAULT_PRICES: Readonly<Record<string, ModelPrice>> = {
+  'mgpt-1-27b': { input: 0.5, output: 1.5 },
+};
+
+export function costUsd(price: ModelPrice | undefined, inputTokens: number, outputTokens: number): number {
+  if (!price) return 0;
+  return roundUsd((inputTokens * price.input + outputTokens * price.output) / 1_000_000);
+}
+
+/** Money is kept to a millionth of a cent so sums do not drift. */
+export function roundUsd(x: number): number {
+  return Math.round(x * 1e8) / 1e8;
+}

@@ -1,0 +1,43 @@
+import type { AccountInfo } from '../core/backend.js';
+import { BadRequestError, ConflictError, NotFoundError } from '../core/errors.js';
+import type { AccountRow } from '../store/account-repo.js';
+import type { EngineDeps } from './deps.js';
+
+/** Accounts own entities and hold a prepaid balance; null balance means unmetered. */
+export class AccountService {
+  constructor(private readonly deps: EngineDeps) {}
+
+  list(): AccountInfo[] {
+    return this.deps.store.accounts.list().map(toInfo);
+  }
+
+  create(name: string): AccountInfo {
+    if (typeof name !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(name)) {
+      throw new BadRequestError('account name: 1-64 letters, digits, dots, dashes or underscores');
+    }
+    if (this.deps.store.accounts.byName(name)) throw new ConflictError(`account ${name} already exists`);
+    const row: AccountRow = { id: `acct_${this.deps.newId()}`, name, balanceUsd: null, createdAt: this.deps.clock.iso() };
+    this.deps.store.accounts.insert(row);
+    return toInfo(row);
+  }
+
+  /** Finds an account by id or by name. */
+  find(ref: string): AccountInfo {
+    const row = this.deps.store.accounts.get(ref) ?? this.deps.store.accounts.byName(ref);
+    if (!row) throw new NotFoundError(`no account ${ref}`, { hint: 'list accounts with: mgpt accounts list' });
+    return toInfo(row);
+  }
+
+  topup(ref: string, usd: number): AccountInfo {
+    if (typeof usd !== 'number' || !Number.isFinite(usd) || usd <= 0 || usd > 1e9) {
+      throw new BadRequestError('amount must be a positive number of dollars');
+    }
+    const account = this.find(ref);
+    this.deps.store.accounts.topup(account.id, usd);
+    return this.find(account.id);
+  }
+}
+
+function toInfo(r: AccountRow): AccountInfo {
+  return { id: r.id, name: r.name, balanceUsd: r.balanceUsd, createdAt: r.createdAt };
+}

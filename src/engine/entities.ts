@@ -1,0 +1,166 @@
+import { createHash, randomUUID } from 'node:crypto';
+import {
+  type CreateEntityInput,
+  type CreatedEntity,
+  type DeletedEntity,
+  ENTITY_MODEL,
+  ENTITY_NAME_MAX,
+  type Entity,
+  type EntityList,
+  type EntityWindow,
+  type ExportFormat,
+  IDEMPOTENCY_KEY_MAX,
+  LIST_ENTITIES_MAX,
+  LIST_MESSAGES_DEFAULT,
+  LIST_MESSAGES_MAX,
+  type ListMessagesInput,
+  type MessageList,
+  type SendInput,
+  type TurnEvent,
+} from '../core/entity-types.js';
+import type { ImportOptions } from '../core/backend.js';
+import { BadRequestError, NotFoundError } from '../core/errors.js';
+import { loadTokenEstimator } from '../core/tokens.js';
+import type { EntityRow } from '../store/entity-repo.js';
+import type { EngineDeps } from './deps.js';
+import { toBlock, toEntity, toMessage } from './entity-wire.js';
+import { exportEntity } from './export.js';
+import { importEntity } from './import.js';
+import { runTurn } from './turn.js';
+
+export const DEFAULT_ACCOUNT = 'local';
+
+/** The entity service of seed 001 over the store: every rule of SPEC section 4. */
+export class EntityService {
+  constructor(private readonly deps: EngineDeps) {}
+
+  async create(input: CreateEntityInput, accountId = DEFAULT_ACCOUNT): Promise<CreatedEntity> {
+    const model = input?.model;
+    if (model === undefined || model === null || model === '') {
+      throw new BadRequestError(`model is required; entities use ${ENTITY_MODEL}`);
+    }
+    if (model !== ENTITY_MODEL) {
+      throw new BadRequestError(`unsupported model ${JSON.stringify(model)}: entities use ${ENTITY_MODEL}`);
+    }
+    const name = input.name ?? '';
+    if (typeof name !== 'string') throw new BadRequestError('name must be a string');
+    if ([...name].length > ENTITY_NAME_MAX) {
+      throw new BadRequestError(`name is ${[...name].length} characters; the limit is ${ENTITY_NAME_MAX}`);
+    }
+    const instructions = input.instructions ?? '';
+    if (typeof instructions !== 'string') throw new BadRequestError('instructions must be a string');
+    const tok = await loadTokenEstimator();
+    const now = this.deps.clock.iso();
+    const row: EntityRow = {
+      id: this.deps.newId(),
+      accountId,
+      name,
+      instructions,
+      instructionsTokens: tok.count(instructions),
+      model,
+      state: 'none',
+      budgetTokens: this.deps.limits.windowBudget,
+      capTokens: this.deps.limits.transcriptCap,
+      transcriptMessages: 0,
+      transcriptTokens: 0,
+      windowTokens: 0,
+      windowBlocks: 0,
+      createdAt: now,
+      updatedAt: now,
+    };
+    this.deps.store.entities.insert(row);
+    return { ...toEntity(row, true), entity_id: row.id };
+  }
+
+  list(accountId = DEFAULT_ACCOUNT): EntityList {
+    const rows = this.deps.store.entities.list(accountId, LIST_ENTITIES_MAX);
+    return { object: 'list', data: rows.map((r) => toEntity(r, false)) };
+  }
+
+  get(id: string, accountId = DEFAULT_ACCOUNT): Entity {
+    return toEntity(this.row(id, accountId), true);
+  }
+
+  delete(id: string, accountId = DEFAULT_ACCOUNT): DeletedEntity {
+    if (!this.deps.store.entities.delete(accountId, id)) throw notFound(id);
+    // Deleted pages are zeroed (secure_delete); also empty the WAL, which still holds old page images.
+    this.deps.store.checkpoint();
+    return { id, object: 'entity', deleted: true };
+  }
+
+  messages(id: string, input: ListMessagesInput = {}, accountId = DEFAULT_ACCOUNT): MessageList {
+    const after = input.after ?? 0;
+    const limit = input.limit ?? LIST_MESSAGES_DEFAULT;
+    if (!Number.isSafeInteger(after) || after < 0) throw new BadRequestError('after must be an integer >= 0');
+    if (!Number.isSafeInteger(limit) || limit < 1 || limit > LIST_MESSAGES_MAX) {
+      throw new BadRequestError(`limit must be an integer from 1 to ${LIST_MESSAGES_MAX}`);
+    }
+    this.row(id, accountId);
+    const rows = this.deps.store.entities.messages(id, after, limit + 1);
+    const page = rows.slice(0, limit);
+    return {
+      object: 'list',
+      entity_id: id,
+      data: page.map(toMessage),
+      has_more: rows.length > limit,
+      next_after: page.length ? page[page.length - 1].seq : after,
+    };
+  }
+
+  window(id: string, accountId = DEFAULT_ACCOUNT): EntityWindow {
+    const row = this.row(id, accountId);
+    return {
+      entity_id: id,
+      object: 'entity.window',
+      budget_tokens: row.budgetTokens,
+      tokens: row.windowTokens,
+      blocks: this.deps.store.entities.window(id).map(toBlock),
+    };
+  }
+
+  /** One turn, streamed. See turn.ts for the atomicity, lease and idempotency rules. */
+  send(id: string, input: SendInput, accountId = DEFAULT_ACCOUNT): AsyncGenerator<TurnEvent> {
+    const content = input?.content;
+    if (content === undefined || content === null) throw new BadRequestError('content is required');
+    if (typeof content !== 'string') throw new BadRequestError('content must be a string');
+    if (content.trim() === '') throw new BadRequestError('content is empty');
+    const key = input.idempotencyKey;
+    if (key !== undefined) {
+      if (typeof key !== 'string' || key.length === 0) throw new BadRequestError('idempotency key must be a non-empty string');
+      if (key.length > IDEMPOTENCY_KEY_MAX) {
+        throw new BadRequestError(`idempotency key is ${key.length} characters; the limit is ${IDEMPOTENCY_KEY_MAX}`);
+      }
+    }
+    const entity = this.row(id, accountId);
+    return runTurn(this.deps, entity, { content, key, contentSha256: sha256(content), signal: input.signal });
+  }
+
+  /** Streams the export (JSON or tar); see export.ts. */
+  export(id: string, format: ExportFormat, accountId = DEFAULT_ACCOUNT): AsyncGenerator<Uint8Array> {
+    if (format !== 'json' && format !== 'tar') throw new BadRequestError('export format must be json or tar');
+    return exportEntity(this.deps, this.row(id, accountId), format);
+  }
+
+  import(bytes: Uint8Array, format: ExportFormat, opts: ImportOptions = {}, accountId = DEFAULT_ACCOUNT): Promise<Entity> {
+    return importEntity(this.deps, bytes, format, opts, accountId);
+  }
+
+  /** The entity row, or 404: another account's entity is indistinguishable from a missing one. */
+  row(id: string, accountId: string): EntityRow {
+    const row = typeof id === 'string' ? this.deps.store.entities.get(accountId, id) : undefined;
+    if (!row) throw notFound(id);
+    return row;
+  }
+}
+
+export function notFound(id: string): NotFoundError {
+  return new NotFoundError(`no entity ${id} on this account`, { hint: 'list entities with: mgpt entities list' });
+}
+
+export function sha256(text: string | Uint8Array): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+export function newUuid(): string {
+  return randomUUID();
+}

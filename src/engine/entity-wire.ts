@@ -1,0 +1,35 @@
+import type { Entity, TranscriptMessage, WindowBlock } from '../core/entity-types.js';
+import type { BlockRow, EntityRow, MessageRow } from '../store/entity-repo.js';
+
+/** Store rows -> wire objects (seed 001 section 2). Field order is fixed: exports hash these bytes. */
+
+export function toEntity(row: EntityRow, withWindowCounts: boolean): Entity {
+  return {
+    id: row.id,
+    object: 'entity',
+    name: row.name,
+    instructions: row.instructions,
+    model: row.model,
+    state: row.state,
+    read_only: row.transcriptTokens >= row.capTokens,
+    transcript: { messages: row.transcriptMessages, tokens: row.transcriptTokens, cap_tokens: row.capTokens },
+    window: withWindowCounts
+      ? { budget_tokens: row.budgetTokens, tokens: row.windowTokens, blocks: row.windowBlocks }
+      : { budget_tokens: row.budgetTokens },
+    created_at: row.createdAt,
+    updated_at: row.updatedAt,
+  };
+}
+
+export function toMessage(m: MessageRow): TranscriptMessage {
+  return { seq: m.seq, role: m.role, content: m.content, tokens: m.tokens, created_at: m.createdAt };
+}
+
+export function toBlock(b: BlockRow): WindowBlock {
+  return { id: b.id, kind: b.kind, role: b.role, content: b.content, tokens: b.tokens, covers: [b.coversFrom, b.coversTo] };
+}
+
+/** The bytes of `window.json` (and of the JSON export's `window` member). */
+export function windowDocument(budgetTokens: number, tokens: number, blocks: WindowBlock[]): string {
+  return JSON.stringify({ budget_tokens: budgetTokens, tokens, blocks });
+}

@@ -1,0 +1,111 @@
+import { createHash } from 'node:crypto';
+import type { ExportFormat, ExportManifest } from '../core/entity-types.js';
+import { tarHeader, tarPadding, tarTrailer } from '../core/tar.js';
+import type { EntityRow } from '../store/entity-repo.js';
+import type { EngineDeps } from './deps.js';
+import { toBlock, toMessage, windowDocument } from './entity-wire.js';
+
+const PAGE = 2000;
+const enc = new TextEncoder();
+
+export const EXPORT_FILES = ['manifest.json', 'transcript.json', 'window.json'] as const;
+
+/**
+ * Streams an entity's export. The transcript is read twice in keyset pages (once to hash and size
+ * it for the manifest and the tar header, once to emit it), so memory does not grow with it. The
+ * transcript is append-only, so bounding both passes by the message count seen at the start makes
+ * them agree even while new turns land.
+ */
+export async function* exportEntity(deps: EngineDeps, entity: EntityRow, format: ExportFormat): AsyncGenerator<Uint8Array> {
+  const maxSeq = entity.transcriptMessages;
+  const windowJson = enc.encode(
+    windowDocument(entity.budgetTokens, entity.windowTokens, deps.store.entities.window(entity.id).map(toBlock)),
+  );
+  const hash = createHash('sha256');
+  let size = 0;
+  for (const piece of transcriptPieces(deps, entity.id, maxSeq)) {
+    hash.update(piece);
+    size += piece.length;
+  }
+  const manifest: ExportManifest = {
+    format: 'mgpt-entity',
+    version: 1,
+    entity: {
+      id: entity.id,
+      name: entity.name,
+      instructions: entity.instructions,
+      model: entity.model,
+      state: entity.state,
+      created_at: entity.createdAt,
+      updated_at: entity.updatedAt,
+    },
+    transcript: {
+      messages: maxSeq,
+      tokens: entity.transcriptTokens,
+      cap_tokens: entity.capTokens,
+      sha256: hash.digest('hex'),
+    },
+    window: {
+      budget_tokens: entity.budgetTokens,
+      tokens: entity.windowTokens,
+      blocks: entity.windowBlocks,
+      sha256: createHash('sha256').update(windowJson).digest('hex'),
+    },
+    exported_at: deps.clock.iso(),
+    exporter: `mgpt/${deps.version}`,
+  };
+  const manifestJson = enc.encode(JSON.stringify(manifest, null, 2));
+
+  if (format === 'json') {
+    // A superset of the seed's `{ manifest, transcript }`: the window rides along so an import restores it.
+    yield enc.encode(`{"manifest":`);
+    yield manifestJson;
+    yield enc.encode(`,"transcript":`);
+    yield* emitTranscript(deps, entity.id, maxSeq, size);
+    yield enc.encode(`,"window":`);
+    yield windowJson;
+    yield enc.encode('}\n');
+    return;
+  }
+  const mtime = Math.floor(deps.clock.now() / 1000);
+  yield tarHeader('manifest.json', manifestJson.length, mtime);
+  yield manifestJson;
+  yield tarPadding(manifestJson.length);
+  yield tarHeader('transcript.json', size, mtime);
+  yield* emitTranscript(deps, entity.id, maxSeq, size);
+  yield tarPadding(size);
+  yield tarHeader('window.json', windowJson.length, mtime);
+  yield windowJson;
+  yield tarPadding(windowJson.length);
+  yield tarTrailer();
+}
+
+async function* emitTranscript(deps: EngineDeps, entityId: string, maxSeq: number, size: number): AsyncGenerator<Uint8Array> {
+  let emitted = 0;
+  for (const piece of transcriptPieces(deps, entityId, maxSeq)) {
+    emitted += piece.length;
+    yield piece;
+    // Let the event loop breathe (and the consumer drain) between pages.
+    await new Promise<void>((r) => setImmediate(r));
+  }
+  if (emitted !== size) throw new Error('the transcript changed during export (was the entity deleted?)');
+}
+
+/** `transcript.json` as byte pieces: `[` messages joined by `,` `]`, one piece per page. */
+function* transcriptPieces(deps: EngineDeps, entityId: string, maxSeq: number): Generator<Uint8Array> {
+  let after = 0;
+  let first = true;
+  yield enc.encode('[');
+  while (after < maxSeq) {
+    const rows = deps.store.entities.messagesUpTo(entityId, after, maxSeq, PAGE);
+    if (rows.length === 0) break;
+    let text = '';
+    for (const r of rows) {
+      text += (first ? '' : ',') + JSON.stringify(toMessage(r));
+      first = false;
+    }
+    after = rows[rows.length - 1].seq;
+    yield enc.encode(text);
+  }
+  yield enc.encode(']');
+}

@@ -1,0 +1,222 @@
+import {
+  ENTITY_MODEL,
+  type Entity,
+  type ExportFormat,
+  type ExportManifest,
+  type TranscriptMessage,
+  type WindowBlock,
+} from '../core/entity-types.js';
+import { BadRequestError, ConflictError } from '../core/errors.js';
+import { readTar } from '../core/tar.js';
+import { loadTokenEstimator } from '../core/tokens.js';
+import { checkWindowInvariant } from '../core/window-plan.js';
+import type { EntityRow } from '../store/entity-repo.js';
+import type { EngineDeps } from './deps.js';
+import { sha256 } from './entities.js';
+import { toEntity, windowDocument } from './entity-wire.js';
+import { EXPORT_FILES } from './export.js';
+
+const dec = new TextDecoder('utf-8', { fatal: true });
+
+interface ImportFiles {
+  manifest: unknown;
+  transcript: unknown;
+  window: unknown;
+  transcriptSha: string;
+  windowSha: string;
+}
+
+/**
+ * Recreates an exported entity: same transcript and window, a new id unless `keepId`. Everything
+ * is verified (archive layout, sha256 values, seqs, the window invariant) before one transaction
+ * writes it; any problem is a clear error and nothing is written.
+ */
+export async function importEntity(
+  deps: EngineDeps,
+  bytes: Uint8Array,
+  format: ExportFormat,
+  opts: { keepId?: boolean },
+  accountId: string,
+): Promise<Entity> {
+  const files = format === 'tar' ? fromTar(bytes) : fromJson(bytes);
+  const manifest = checkManifest(files.manifest);
+  if (files.transcriptSha !== manifest.transcript.sha256) fail('transcript sha256 does not match the manifest');
+  if (files.windowSha !== manifest.window.sha256) fail('window sha256 does not match the manifest');
+  const messages = checkTranscript(files.transcript, manifest);
+  const window = checkWindow(files.window, manifest, messages.length);
+
+  const id = opts.keepId ? manifest.entity.id : deps.newId();
+  if (opts.keepId && deps.store.entities.exists(id)) {
+    throw new ConflictError(`an entity with id ${id} already exists`, { hint: 'import without --keep-id to get a new id' });
+  }
+  const tok = await loadTokenEstimator();
+  const row: EntityRow = {
+    id,
+    accountId,
+    name: manifest.entity.name,
+    instructions: manifest.entity.instructions,
+    instructionsTokens: tok.count(manifest.entity.instructions),
+    model: manifest.entity.model,
+    state: manifest.entity.state,
+    budgetTokens: manifest.window.budget_tokens,
+    capTokens: manifest.transcript.cap_tokens,
+    transcriptMessages: messages.length,
+    transcriptTokens: manifest.transcript.tokens,
+    windowTokens: window.tokens,
+    windowBlocks: window.blocks.length,
+    createdAt: manifest.entity.created_at,
+    updatedAt: manifest.entity.updated_at,
+  };
+  deps.store.transaction(() => {
+    deps.store.entities.insert(row);
+    for (const m of messages) {
+      deps.store.entities.insertMessage(id, { seq: m.seq, role: m.role, content: m.content, tokens: m.tokens, createdAt: m.created_at });
+    }
+    window.blocks.forEach((b, i) => {
+      deps.store.entities.insertBlock(id, {
+        // Block ids are global; a copy next to its original needs fresh ones.
+        id: opts.keepId ? b.id : deps.newId(),
+        position: i + 1,
+        kind: b.kind,
+        role: b.role,
+        content: b.content,
+        tokens: b.tokens,
+        coversFrom: b.covers[0],
+        coversTo: b.covers[1],
+      });
+    });
+  });
+  return toEntity(row, true);
+}
+
+function fromTar(bytes: Uint8Array): ImportFiles {
+  let entries;
+  try {
+    entries = readTar(bytes);
+  } catch (err) {
+    fail(`not a valid export archive: ${(err as Error).message}`);
+  }
+  const byName = new Map<string, Uint8Array>();
+  for (const e of entries) {
+    if (!(EXPORT_FILES as readonly string[]).includes(e.name)) fail(`unexpected archive entry ${JSON.stringify(e.name)}`);
+    if (byName.has(e.name)) fail(`archive holds ${e.name} twice`);
+    byName.set(e.name, e.body);
+  }
+  for (const name of EXPORT_FILES) if (!byName.has(name)) fail(`archive has no ${name}`);
+  const transcript = byName.get('transcript.json')!;
+  const window = byName.get('window.json')!;
+  return {
+    manifest: parse(byName.get('manifest.json')!, 'manifest.json'),
+    transcript: parse(transcript, 'transcript.json'),
+    window: parse(window, 'window.json'),
+    transcriptSha: sha256(transcript),
+    windowSha: sha256(window),
+  };
+}
+
+function fromJson(bytes: Uint8Array): ImportFiles {
+  const doc = parse(bytes, 'the export file');
+  if (!isObject(doc) || !('manifest' in doc) || !('transcript' in doc)) fail('a JSON export holds manifest and transcript');
+  if (!('window' in doc)) fail('this JSON export has no window; import the tar export instead');
+  if (!Array.isArray(doc.transcript)) fail('transcript must be an array');
+  const w = doc.window;
+  if (!isObject(w) || !Array.isArray(w.blocks)) fail('window must be an object with blocks');
+  // Hash the canonical serialization: the same bytes the exporter hashed.
+  const transcriptText = '[' + (doc.transcript as unknown[]).map((m) => JSON.stringify(canonicalMessage(m))).join(',') + ']';
+  const windowText = windowDocument(w.budget_tokens as number, w.tokens as number, (w.blocks as unknown[]).map(canonicalBlock));
+  return {
+    manifest: doc.manifest,
+    transcript: doc.transcript,
+    window: w,
+    transcriptSha: sha256(transcriptText),
+    windowSha: sha256(windowText),
+  };
+}
+
+function checkManifest(m: unknown): ExportManifest {
+  if (!isObject(m) || m.format !== 'mgpt-entity') fail('manifest format is not mgpt-entity');
+  if (m.version !== 1) fail(`manifest version ${JSON.stringify(m.version)} is not supported (expected 1)`);
+  const e = m.entity;
+  if (!isObject(e) || typeof e.id !== 'string' || typeof e.name !== 'string' || typeof e.instructions !== 'string') {
+    fail('manifest entity is incomplete');
+  }
+  if (e.model !== ENTITY_MODEL) fail(`manifest model ${JSON.stringify(e.model)} is not ${ENTITY_MODEL}`);
+  for (const f of ['state', 'created_at', 'updated_at']) if (typeof e[f] !== 'string') fail(`manifest entity.${f} is missing`);
+  const t = m.transcript;
+  const w = m.window;
+  if (!isObject(t) || !isCount(t.messages) || !isCount(t.tokens) || !isCount(t.cap_tokens) || typeof t.sha256 !== 'string') {
+    fail('manifest transcript is incomplete');
+  }
+  if (!isObject(w) || !isCount(w.budget_tokens) || !isCount(w.tokens) || !isCount(w.blocks) || typeof w.sha256 !== 'string') {
+    fail('manifest window is incomplete');
+  }
+  if ((w.budget_tokens as number) < 1 || (t.cap_tokens as number) < 1) fail('manifest budget and cap must be positive');
+  return m as unknown as ExportManifest;
+}
+
+function checkTranscript(t: unknown, manifest: ExportManifest): TranscriptMessage[] {
+  if (!Array.isArray(t)) fail('transcript.json is not an array');
+  let tokens = 0;
+  const out = t.map((raw, i) => {
+    const m = canonicalMessage(raw);
+    if (m.seq !== i + 1) fail(`transcript message ${i + 1} has seq ${JSON.stringify(m.seq)}`);
+    if (m.role !== 'user' && m.role !== 'assistant') fail(`transcript message ${m.seq} has role ${JSON.stringify(m.role)}`);
+    if (typeof m.content !== 'string' || !isCount(m.tokens) || typeof m.created_at !== 'string') {
+      fail(`transcript message ${m.seq} is incomplete`);
+    }
+    tokens += m.tokens;
+    return m;
+  });
+  if (out.length !== manifest.transcript.messages) fail('transcript length does not match the manifest');
+  if (tokens !== manifest.transcript.tokens) fail('transcript tokens do not match the manifest');
+  return out;
+}
+
+function checkWindow(w: unknown, manifest: ExportManifest, n: number): { tokens: number; blocks: WindowBlock[] } {
+  if (!isObject(w) || !Array.isArray(w.blocks)) fail('window.json has no blocks');
+  if (w.budget_tokens !== manifest.window.budget_tokens) fail('window budget does not match the manifest');
+  const blocks = (w.blocks as unknown[]).map(canonicalBlock);
+  let tokens = 0;
+  for (const b of blocks) {
+    if (typeof b.id !== 'string' || typeof b.content !== 'string' || !isCount(b.tokens)) fail('a window block is incomplete');
+    if (!Array.isArray(b.covers) || b.covers.length !== 2 || !b.covers.every(isCount)) fail('a window block has bad covers');
+    const ok = b.kind === 'summary' ? b.role === 'system' : b.kind === 'message' && (b.role === 'user' || b.role === 'assistant');
+    if (!ok) fail(`a window block has kind ${JSON.stringify(b.kind)} and role ${JSON.stringify(b.role)}`);
+    tokens += b.tokens;
+  }
+  const broken = checkWindowInvariant(blocks, n);
+  if (broken) fail(`window does not cover the transcript: ${broken}`);
+  if (tokens !== w.tokens || tokens !== manifest.window.tokens) fail('window tokens do not match');
+  if (blocks.length !== manifest.window.blocks) fail('window block count does not match the manifest');
+  return { tokens, blocks };
+}
+
+function canonicalMessage(raw: unknown): TranscriptMessage {
+  const m = (isObject(raw) ? raw : {}) as Record<string, unknown>;
+  return { seq: m.seq, role: m.role, content: m.content, tokens: m.tokens, created_at: m.created_at } as TranscriptMessage;
+}
+
+function canonicalBlock(raw: unknown): WindowBlock {
+  const b = (isObject(raw) ? raw : {}) as Record<string, unknown>;
+  return { id: b.id, kind: b.kind, role: b.role, content: b.content, tokens: b.tokens, covers: b.covers } as WindowBlock;
+}
+
+function parse(bytes: Uint8Array, what: string): unknown {
+  try {
+    return JSON.parse(dec.decode(bytes));
+  } catch (err) {
+    fail(`${what} is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+function isObject(x: unknown): x is Record<string, unknown> {
+  return typeof x === 'object' && x !== null && !Array.isArray(x);
+}
+
+function isCount(x: unknown): x is number {
+  return Number.isSafeInteger(x) && (x as number) >= 0;
+}
+
+function fail(message: string): never {
+  throw new BadRequestError(`import: ${message}`);
+}

@@ -1,0 +1,192 @@
+import { request } from 'undici';
+import { CancelledError, ProviderError } from '../../core/errors.js';
+import type { ChatModel, ChatRequest, StreamPart } from '../spec.js';
+import { SseDecoder } from './sse.js';
+
+export interface OpenAIChatOptions {
+  baseUrl: string;
+  model: string;
+  apiKey?: string;
+  /** Connect/headers timeout and the longest silence allowed between streamed bytes. */
+  timeoutMs?: number;
+  /** Retries on connect errors, 429 and 5xx, only before the response body started. */
+  maxRetries?: number;
+  retryBaseMs?: number;
+}
+
+const RETRYABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_SOCKET',
+]);
+
+/** Any OpenAI-compatible `/v1/chat/completions` server (Ollama, llama-server, vLLM, OpenAI, ...). */
+export class OpenAIChatModel implements ChatModel {
+  readonly provider = 'openai';
+  readonly modelId: string;
+
+  constructor(private readonly opts: OpenAIChatOptions) {
+    this.modelId = opts.model;
+  }
+
+  async *stream(req: ChatRequest): AsyncIterable<StreamPart> {
+    const body = JSON.stringify(this.body(req));
+    const res = await this.connect(body, req.signal);
+    const decoder = new SseDecoder();
+    const tools = new Map<number, { id: string; name: string; arguments: string }>();
+    let finish = 'stop';
+    try {
+      const utf8 = new TextDecoder();
+      const handle = function* (this: void, payloads: string[]): Generator<StreamPart, boolean> {
+        for (const data of payloads) {
+          if (data === '[DONE]') return true;
+          let chunk: OpenAIChunk;
+          try {
+            chunk = JSON.parse(data) as OpenAIChunk;
+          } catch {
+            throw new ProviderError(`provider sent a malformed stream chunk: ${data.slice(0, 80)}`);
+          }
+          if (chunk.error) throw new ProviderError(`provider error: ${chunk.error.message ?? JSON.stringify(chunk.error)}`);
+          for (const choice of chunk.choices ?? []) {
+            const d = choice.delta ?? {};
+            if (typeof d.content === 'string' && d.content.length > 0) yield { type: 'text-delta', text: d.content };
+            for (const tc of d.tool_calls ?? []) {
+              const cur = tools.get(tc.index ?? 0) ?? { id: '', name: '', arguments: '' };
+              if (tc.id) cur.id = tc.id;
+              if (tc.function?.name) cur.name += tc.function.name;
+              if (tc.function?.arguments) cur.arguments += tc.function.arguments;
+              tools.set(tc.index ?? 0, cur);
+            }
+            if (choice.finish_reason) finish = choice.finish_reason;
+          }
+          if (chunk.usage) {
+            yield {
+              type: 'usage',
+              usage: { inputTokens: chunk.usage.prompt_tokens ?? 0, outputTokens: chunk.usage.completion_tokens ?? 0 },
+            };
+          }
+        }
+        return false;
+      };
+      let done = false;
+      for await (const piece of res.body) {
+        done = yield* handle(decoder.push(utf8.decode(piece as Buffer, { stream: true })));
+        if (done) break;
+      }
+      if (!done) {
+        done = yield* handle(decoder.flush());
+        if (!done) throw new ProviderError('provider stream ended before [DONE]', { retryable: true });
+      }
+    } catch (err) {
+      throw this.wrap(err, req.signal);
+    } finally {
+      res.body.destroy();
+    }
+    for (const [, t] of [...tools.entries()].sort((a, b) => a[0] - b[0])) {
+      yield { type: 'tool-call', callId: t.id, name: t.name, arguments: t.arguments };
+    }
+    yield { type: 'finish', reason: finish };
+  }
+
+  private body(req: ChatRequest): Record<string, unknown> {
+    const b: Record<string, unknown> = {
+      model: this.opts.model,
+      messages: req.messages,
+      stream: true,
+      stream_options: { include_usage: true },
+    };
+    if (req.maxTokens !== undefined) b.max_tokens = req.maxTokens;
+    if (req.temperature !== undefined) b.temperature = req.temperature;
+    if (req.responseFormat) b.response_format = req.responseFormat;
+    if (req.tools?.length) {
+      b.tools = req.tools.map((t) => ({
+        type: 'function',
+        function: { name: t.name, description: t.description, parameters: t.parameters ?? { type: 'object' } },
+      }));
+    }
+    if (req.toolChoice !== undefined) {
+      b.tool_choice =
+        typeof req.toolChoice === 'string' ? req.toolChoice : { type: 'function', function: { name: req.toolChoice.name } };
+    }
+    return b;
+  }
+
+  private async connect(body: string, signal?: AbortSignal) {
+    const url = this.opts.baseUrl.replace(/\/+$/, '') + '/chat/completions';
+    const timeout = this.opts.timeoutMs ?? 60_000;
+    const maxRetries = this.opts.maxRetries ?? 2;
+    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'text/event-stream' };
+    if (this.opts.apiKey) headers.authorization = `Bearer ${this.opts.apiKey}`;
+    for (let attempt = 0; ; attempt++) {
+      let failure: ProviderError | CancelledError;
+      try {
+        const res = await request(url, { method: 'POST', headers, body, signal, headersTimeout: timeout, bodyTimeout: timeout });
+        if (res.statusCode >= 200 && res.statusCode < 300) return res;
+        const text = await res.body.text().catch(() => '');
+        const retryable = res.statusCode === 429 || res.statusCode >= 500;
+        failure = new ProviderError(`provider answered ${res.statusCode}: ${errorText(text)}`, {
+          retryable,
+          status: res.statusCode === 429 ? 503 : 502,
+        });
+      } catch (err) {
+        failure = this.wrap(err, signal);
+      }
+      if (failure instanceof CancelledError || !failure.retryable || attempt >= maxRetries) throw failure;
+      await sleep((this.opts.retryBaseMs ?? 250) * 2 ** attempt, signal);
+    }
+  }
+
+  private wrap(err: unknown, signal?: AbortSignal): ProviderError | CancelledError {
+    if (err instanceof ProviderError || err instanceof CancelledError) return err;
+    if (signal?.aborted || (err as { name?: string }).name === 'AbortError') return new CancelledError();
+    const code = (err as { code?: string }).code ?? '';
+    return new ProviderError(`cannot reach the model provider at ${this.opts.baseUrl}: ${(err as Error).message}`, {
+      retryable: RETRYABLE_CODES.has(code),
+      cause: err,
+      hint: 'check the provider URL with `mgpt models`, or that the model server is running',
+    });
+  }
+}
+
+interface OpenAIChunk {
+  choices?: Array<{
+    delta?: {
+      content?: string | null;
+      tool_calls?: Array<{ index?: number; id?: string; function?: { name?: string; arguments?: string } }>;
+    };
+    finish_reason?: string | null;
+  }>;
+  usage?: { prompt_tokens?: number; completion_tokens?: number };
+  error?: { message?: string };
+}
+
+function errorText(body: string): string {
+  try {
+    const j = JSON.parse(body) as { error?: { message?: string } | string; detail?: string };
+    if (typeof j.error === 'string') return j.error;
+    if (j.error?.message) return j.error.message;
+    if (j.detail) return j.detail;
+  } catch {
+    // not JSON: show the start of the text
+  }
+  return body.slice(0, 200) || '(empty body)';
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(new CancelledError());
+    const t = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(new CancelledError());
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

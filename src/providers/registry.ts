@@ -1,0 +1,32 @@
+import { MgptError } from '../core/errors.js';
+import { EchoChatModel } from './echo/echo.js';
+import type { ChatModel, ModelRoute } from './spec.js';
+
+export const PROVIDERS = ['echo', 'openai'] as const;
+
+/** Builds the ChatModel a route names; heavy providers are imported only when used. */
+export async function createChatModel(platformId: string, route: ModelRoute): Promise<ChatModel> {
+  switch (route.provider) {
+    case 'echo':
+      return new EchoChatModel(route.model ?? platformId);
+    case 'openai': {
+      if (!route.baseUrl) {
+        throw new MgptError(`model ${platformId} is routed to the openai provider without a base URL`, {
+          hint: `set one: mgpt config set models.${platformId}.baseUrl http://127.0.0.1:11434/v1 (or MGPT_PROVIDER_URL)`,
+        });
+      }
+      const { OpenAIChatModel } = await import('./openai/openai-chat.js');
+      return new OpenAIChatModel({
+        baseUrl: route.baseUrl,
+        model: route.model ?? platformId,
+        apiKey: route.apiKey,
+        timeoutMs: route.timeoutMs,
+        maxRetries: route.maxRetries,
+      });
+    }
+    default:
+      throw new MgptError(`unknown provider ${JSON.stringify(route.provider)} for model ${platformId}`, {
+        hint: `known providers: ${PROVIDERS.join(', ')}`,
+      });
+  }
+}

@@ -1,0 +1,70 @@
+/** The provider spec: types only. A provider turns a prompt into a stream of typed parts. */
+
+export interface ChatToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+export type ChatMessage =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string | ChatContentPart[] }
+  | { role: 'assistant'; content: string | null; tool_calls?: ChatToolCall[] }
+  | { role: 'tool'; content: string; tool_call_id: string };
+
+export type ChatContentPart =
+  | { type: 'text'; text: string }
+  | { type: 'image_url'; image_url: { url: string } };
+
+export interface ToolDefinition {
+  type: 'function';
+  name: string;
+  description?: string;
+  parameters?: Record<string, unknown>;
+}
+
+export type ToolChoice = 'auto' | 'none' | { type: 'function'; name: string };
+
+export interface ChatRequest {
+  messages: ChatMessage[];
+  tools?: ToolDefinition[];
+  toolChoice?: ToolChoice;
+  /** OpenAI `response_format` shape, passed through. */
+  responseFormat?: Record<string, unknown>;
+  maxTokens?: number;
+  temperature?: number;
+  /** What the call is for; providers may use it (echo summarizes), most ignore it. */
+  purpose?: 'reply' | 'summary';
+  signal?: AbortSignal;
+}
+
+export interface ProviderUsage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+export type StreamPart =
+  | { type: 'text-delta'; text: string }
+  | { type: 'tool-call'; callId: string; name: string; arguments: string }
+  | { type: 'usage'; usage: ProviderUsage }
+  | { type: 'finish'; reason: string }
+  | { type: 'error'; error: Error };
+
+export interface ChatModel {
+  /** Provider name (`echo`, `openai`, ...). */
+  readonly provider: string;
+  /** The provider's own model name. */
+  readonly modelId: string;
+  /** Streams the reply. Retries happen inside, and only before the first part is yielded. */
+  stream(request: ChatRequest): AsyncIterable<StreamPart>;
+}
+
+/** Where a platform model id is routed. */
+export interface ModelRoute {
+  provider: string;
+  model?: string;
+  baseUrl?: string;
+  apiKey?: string;
+  timeoutMs?: number;
+  maxRetries?: number;
+}

@@ -1,0 +1,54 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { MgptError } from '../core/errors.js';
+import { MIGRATIONS } from './migrations.js';
+
+export type Db = Database.Database;
+
+/** Opens (creating if needed) the database file with the pragmas the engine relies on, then migrates. */
+export function openDatabase(path: string): Db {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  let db: Db;
+  try {
+    db = new Database(path);
+  } catch (err) {
+    throw new MgptError(`cannot open database ${path}: ${(err as Error).message}`, { cause: err });
+  }
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('foreign_keys = ON');
+  db.pragma('busy_timeout = 5000');
+  // Deleted rows are overwritten with zeros, so a deleted entity's text does not linger in the file.
+  db.pragma('secure_delete = ON');
+  migrate(db);
+  return db;
+}
+
+export function migrate(db: Db): void {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  if (current > MIGRATIONS.length) {
+    throw new MgptError(
+      `database schema version ${current} is newer than this mgpt understands (${MIGRATIONS.length})`,
+      { hint: 'upgrade mgpt, or point --db at another file' },
+    );
+  }
+  for (let v = current; v < MIGRATIONS.length; v++) {
+    db.transaction(() => {
+      // Re-read inside the write lock: another process may have migrated meanwhile.
+      const now = db.pragma('user_version', { simple: true }) as number;
+      if (now > v) return;
+      db.exec(MIGRATIONS[v]);
+      db.pragma(`user_version = ${v + 1}`);
+    }).immediate();
+  }
+}
+
+/** Runs `fn` in one write transaction (BEGIN IMMEDIATE, so cross-process writers queue, not deadlock). */
+export function inTransaction<T>(db: Db, fn: () => T): T {
+  return db.transaction(fn).immediate();
+}
+
+export function integrityCheck(db: Db): string {
+  return db.pragma('integrity_check', { simple: true }) as string;
+}

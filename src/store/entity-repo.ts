@@ -1,0 +1,140 @@
+import type { Statement } from 'better-sqlite3';
+import type { Db } from './db.js';
+
+export interface EntityRow {
+  id: string;
+  accountId: string;
+  name: string;
+  instructions: string;
+  instructionsTokens: number;
+  model: string;
+  state: string;
+  budgetTokens: number;
+  capTokens: number;
+  transcriptMessages: number;
+  transcriptTokens: number;
+  windowTokens: number;
+  windowBlocks: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface MessageRow {
+  seq: number;
+  role: 'user' | 'assistant';
+  content: string;
+  tokens: number;
+  createdAt: string;
+}
+
+export interface BlockRow {
+  id: string;
+  position: number;
+  kind: 'summary' | 'message';
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+  tokens: number;
+  coversFrom: number;
+  coversTo: number;
+}
+
+const ENTITY_COLS = `id, account_id AS accountId, name, instructions, instructions_tokens AS instructionsTokens, model, state,
+  budget_tokens AS budgetTokens, cap_tokens AS capTokens,
+  transcript_messages AS transcriptMessages, transcript_tokens AS transcriptTokens,
+  window_tokens AS windowTokens, window_blocks AS windowBlocks,
+  created_at AS createdAt, updated_at AS updatedAt`;
+
+const BLOCK_COLS = `id, position, kind, role, content, tokens, covers_from AS coversFrom, covers_to AS coversTo`;
+
+/** Entities, their transcripts and their windows. */
+export class EntityRepo {
+  private readonly stmts = new Map<string, Statement>();
+  constructor(private readonly db: Db) {}
+
+  private s(sql: string): Statement {
+    let st = this.stmts.get(sql);
+    if (!st) {
+      st = this.db.prepare(sql);
+      this.stmts.set(sql, st);
+    }
+    return st;
+  }
+
+  insert(row: EntityRow): void {
+    this.s(
+      `INSERT INTO entities (id, account_id, name, instructions, instructions_tokens, model, state, budget_tokens, cap_tokens,
+         transcript_messages, transcript_tokens, window_tokens, window_blocks, created_at, updated_at)
+       VALUES (@id, @accountId, @name, @instructions, @instructionsTokens, @model, @state, @budgetTokens, @capTokens,
+         @transcriptMessages, @transcriptTokens, @windowTokens, @windowBlocks, @createdAt, @updatedAt)`,
+    ).run(row);
+  }
+
+  get(accountId: string, id: string): EntityRow | undefined {
+    return this.s(`SELECT ${ENTITY_COLS} FROM entities WHERE id = ? AND account_id = ?`).get(id, accountId) as
+      | EntityRow
+      | undefined;
+  }
+
+  exists(id: string): boolean {
+    return this.s(`SELECT 1 FROM entities WHERE id = ?`).get(id) !== undefined;
+  }
+
+  /** Most recently active first. */
+  list(accountId: string, limit: number): EntityRow[] {
+    return this.s(
+      `SELECT ${ENTITY_COLS} FROM entities WHERE account_id = ? ORDER BY updated_at DESC, rowid DESC LIMIT ?`,
+    ).all(accountId, limit) as EntityRow[];
+  }
+
+  delete(accountId: string, id: string): boolean {
+    return this.s(`DELETE FROM entities WHERE id = ? AND account_id = ?`).run(id, accountId).changes > 0;
+  }
+
+  messages(entityId: string, after: number, limit: number): MessageRow[] {
+    return this.s(
+      `SELECT seq, role, content, tokens, created_at AS createdAt FROM messages
+       WHERE entity_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
+    ).all(entityId, after, limit) as MessageRow[];
+  }
+
+  /** A page of the transcript up to `maxSeq`, as raw rows (used by export; keyset paging keeps it O(page)). */
+  messagesUpTo(entityId: string, after: number, maxSeq: number, limit: number): MessageRow[] {
+    return this.s(
+      `SELECT seq, role, content, tokens, created_at AS createdAt FROM messages
+       WHERE entity_id = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?`,
+    ).all(entityId, after, maxSeq, limit) as MessageRow[];
+  }
+
+  window(entityId: string): BlockRow[] {
+    return this.s(`SELECT ${BLOCK_COLS} FROM blocks WHERE entity_id = ? ORDER BY position`).all(entityId) as BlockRow[];
+  }
+
+  insertMessage(entityId: string, m: MessageRow): void {
+    this.s(
+      `INSERT INTO messages (entity_id, seq, role, content, tokens, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+    ).run(entityId, m.seq, m.role, m.content, m.tokens, m.createdAt);
+  }
+
+  insertBlock(entityId: string, b: BlockRow): void {
+    this.s(
+      `INSERT INTO blocks (id, entity_id, position, kind, role, content, tokens, covers_from, covers_to)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(b.id, entityId, b.position, b.kind, b.role, b.content, b.tokens, b.coversFrom, b.coversTo);
+  }
+
+  deleteBlocks(ids: readonly string[]): void {
+    const st = this.s(`DELETE FROM blocks WHERE id = ?`);
+    for (const id of ids) st.run(id);
+  }
+
+  /** Writes the counters that let reads avoid scanning the transcript or window. */
+  updateCounters(
+    id: string,
+    c: Pick<EntityRow, 'transcriptMessages' | 'transcriptTokens' | 'windowTokens' | 'windowBlocks' | 'updatedAt'>,
+  ): void {
+    this.s(
+      `UPDATE entities SET transcript_messages = @transcriptMessages, transcript_tokens = @transcriptTokens,
+         window_tokens = @windowTokens, window_blocks = @windowBlocks, updated_at = @updatedAt WHERE id = @id`,
+    ).run({ id, ...c });
+  }
+}

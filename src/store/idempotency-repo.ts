@@ -1,0 +1,25 @@
+import type { Db } from './db.js';
+
+export interface IdempotencyRow {
+  contentSha256: string;
+  /** The completed reply, as JSON, so a replay returns the same ids and content. */
+  completion: string;
+}
+
+export class IdempotencyRepo {
+  constructor(private readonly db: Db) {}
+
+  get(entityId: string, key: string): IdempotencyRow | undefined {
+    return this.db
+      .prepare(`SELECT content_sha256 AS contentSha256, completion FROM idempotency_keys WHERE entity_id = ? AND key = ?`)
+      .get(entityId, key) as IdempotencyRow | undefined;
+  }
+
+  insert(entityId: string, key: string, row: IdempotencyRow, createdAt: string): void {
+    this.db
+      .prepare(
+        `INSERT INTO idempotency_keys (entity_id, key, content_sha256, completion, created_at) VALUES (?, ?, ?, ?, ?)`,
+      )
+      .run(entityId, key, row.contentSha256, row.completion, createdAt);
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * Append-only schema migrations. Never edit a shipped entry: add a new one. The applied count is
+ * kept in `PRAGMA user_version`, and each migration runs in its own transaction.
+ */
+export const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE accounts (
+    id          TEXT PRIMARY KEY,
+    name        TEXT NOT NULL UNIQUE,
+    balance_usd REAL,
+    created_at  TEXT NOT NULL
+  );
+  INSERT INTO accounts (id, name, balance_usd, created_at)
+    VALUES ('local', 'local', NULL, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'));
+
+  CREATE TABLE entities (
+    id                  TEXT PRIMARY KEY,
+    account_id          TEXT NOT NULL REFERENCES accounts(id),
+    name                TEXT NOT NULL,
+    instructions        TEXT NOT NULL,
+    instructions_tokens INTEGER NOT NULL DEFAULT 0,
+    model               TEXT NOT NULL,
+    state               TEXT NOT NULL DEFAULT 'none',
+    budget_tokens       INTEGER NOT NULL,
+    cap_tokens          INTEGER NOT NULL,
+    transcript_messages INTEGER NOT NULL DEFAULT 0,
+    transcript_tokens   INTEGER NOT NULL DEFAULT 0,
+    window_tokens       INTEGER NOT NULL DEFAULT 0,
+    window_blocks       INTEGER NOT NULL DEFAULT 0,
+    created_at          TEXT NOT NULL,
+    updated_at          TEXT NOT NULL
+  );
+  CREATE INDEX entities_by_activity ON entities (account_id, updated_at DESC);
+
+  CREATE TABLE messages (
+    entity_id  TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    seq        INTEGER NOT NULL,
+    role       TEXT NOT NULL CHECK (role IN ('user', 'assistant')),
+    content    TEXT NOT NULL,
+    tokens     INTEGER NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (entity_id, seq)
+  ) WITHOUT ROWID;
+
+  CREATE TABLE blocks (
+    id          TEXT PRIMARY KEY,
+    entity_id   TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    position    INTEGER NOT NULL,
+    kind        TEXT NOT NULL CHECK (kind IN ('summary', 'message')),
+    role        TEXT NOT NULL CHECK (role IN ('system', 'user', 'assistant')),
+    content     TEXT NOT NULL,
+    tokens      INTEGER NOT NULL,
+    covers_from INTEGER NOT NULL,
+    covers_to   INTEGER NOT NULL,
+    UNIQUE (entity_id, position)
+  );
+
+  CREATE TABLE turn_leases (
+    entity_id       TEXT PRIMARY KEY REFERENCES entities(id) ON DELETE CASCADE,
+    owner           TEXT NOT NULL,
+    idempotency_key TEXT,
+    content_sha256  TEXT,
+    expires_at      INTEGER NOT NULL
+  );
+
+  CREATE TABLE idempotency_keys (
+    entity_id      TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    key            TEXT NOT NULL,
+    content_sha256 TEXT NOT NULL,
+    completion     TEXT NOT NULL,
+    created_at     TEXT NOT NULL,
+    PRIMARY KEY (entity_id, key)
+  ) WITHOUT ROWID;
+
+  CREATE TABLE ledger (
+    id            INTEGER PRIMARY KEY,
+    account_id    TEXT NOT NULL REFERENCES accounts(id),
+    entity_id     TEXT,
+    model         TEXT NOT NULL,
+    input_tokens  INTEGER NOT NULL,
+    output_tokens INTEGER NOT NULL,
+    cost_usd      REAL NOT NULL,
+    created_at    TEXT NOT NULL
+  );
+  `,
+];

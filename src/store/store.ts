@@ -1,0 +1,41 @@
+import { AccountRepo } from './account-repo.js';
+import { type Db, inTransaction, integrityCheck, openDatabase } from './db.js';
+import { EntityRepo } from './entity-repo.js';
+import { IdempotencyRepo } from './idempotency-repo.js';
+import { LeaseRepo } from './lease-repo.js';
+
+/** The database and its repos, opened once per process. */
+export class Store {
+  readonly entities: EntityRepo;
+  readonly leases: LeaseRepo;
+  readonly idempotency: IdempotencyRepo;
+  readonly accounts: AccountRepo;
+
+  constructor(readonly db: Db) {
+    this.entities = new EntityRepo(db);
+    this.leases = new LeaseRepo(db);
+    this.idempotency = new IdempotencyRepo(db);
+    this.accounts = new AccountRepo(db);
+  }
+
+  static open(path: string): Store {
+    return new Store(openDatabase(path));
+  }
+
+  transaction<T>(fn: () => T): T {
+    return inTransaction(this.db, fn);
+  }
+
+  /** Folds the WAL into the database file and truncates it, so no old page images remain there. */
+  checkpoint(): void {
+    this.db.pragma('wal_checkpoint(TRUNCATE)');
+  }
+
+  integrityCheck(): string {
+    return integrityCheck(this.db);
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+}
