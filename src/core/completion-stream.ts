@@ -1,0 +1,59 @@
+import type { CompletionChunk, EntityCompletion, TurnEvent } from './entity-types.js';
+
+/**
+ * Turn events -> the seed's stream (4.5): content chunks (the first delta carries the role), a
+ * final chunk with an empty delta and finish_reason "stop", a usage chunk with no choices, then
+ * the literal [DONE]. Pure, so the server and tests share one definition.
+ */
+export class CompletionChunker {
+  private id = '';
+  private model = '';
+  private created = 0;
+  private first = true;
+
+  /** Chunks for one event (possibly none). */
+  push(ev: TurnEvent): CompletionChunk[] {
+    switch (ev.type) {
+      case 'start':
+        this.id = ev.id;
+        this.model = ev.model;
+        this.created = ev.created;
+        return [];
+      case 'delta': {
+        const delta = this.first ? { role: 'assistant' as const, content: ev.text } : { content: ev.text };
+        this.first = false;
+        return [this.chunk(delta, null)];
+      }
+      case 'done': {
+        const out: CompletionChunk[] = [];
+        // A reply with no text still opens with the assistant role.
+        if (this.first) out.push(this.chunk({ role: 'assistant', content: '' }, null));
+        out.push(this.chunk({}, 'stop'));
+        out.push({ ...this.base(ev.completion), choices: [], usage: ev.completion.usage });
+        return out;
+      }
+      default:
+        return [];
+    }
+  }
+
+  private base(c?: EntityCompletion) {
+    return {
+      id: c?.id ?? this.id,
+      object: 'chat.completion.chunk' as const,
+      created: c?.created ?? this.created,
+      model: c?.model ?? this.model,
+    };
+  }
+
+  private chunk(delta: CompletionChunk['choices'][0]['delta'], finish: 'stop' | null): CompletionChunk {
+    return { ...this.base(), choices: [{ index: 0, delta, finish_reason: finish }] };
+  }
+}
+
+/** One server-sent event frame. */
+export function sseFrame(data: unknown): string {
+  return `data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`;
+}
+
+export const SSE_DONE = sseFrame('[DONE]');

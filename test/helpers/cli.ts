@@ -1,0 +1,46 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const BIN = fileURLToPath(new URL('../../bin/mgpt', import.meta.url));
+
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** An isolated environment: its own config dir, data dir and database, no colour. */
+export function cliEnv(dir: string, extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const k of ['PATH', 'HOME', 'TMPDIR', 'LANG']) if (process.env[k]) env[k] = process.env[k]!;
+  return {
+    ...env,
+    MGPT_CONFIG_DIR: join(dir, 'config'),
+    XDG_DATA_HOME: join(dir, 'data'),
+    MGPT_DB: join(dir, 'mgpt.db'),
+    NO_COLOR: '1',
+    ...extra,
+  };
+}
+
+/** Starts bin/mgpt; the caller decides when to wait or kill. */
+export function spawnMgpt(args: string[], env: Record<string, string>, input?: string): ChildProcess & { result: Promise<CliResult> } {
+  const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));
+  child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
+  if (input !== undefined) child.stdin.end(input);
+  else child.stdin.end();
+  const result = new Promise<CliResult>((resolve) =>
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
+  );
+  return Object.assign(child, { result });
+}
+
+/** Runs bin/mgpt to completion. */
+export function mgpt(args: string[], env: Record<string, string>, input?: string): Promise<CliResult> {
+  return spawnMgpt(args, env, input).result;
+}

@@ -1,0 +1,27 @@
+import { join } from 'node:path';
+import { Engine, type EngineOptions } from '../../src/engine/engine.js';
+import { createChatModel } from '../../src/providers/registry.js';
+import type { FakeOpenAI } from './fake-openai.js';
+
+let n = 0;
+
+/** An engine on a new SQLite file in `dir`, routed to the fake provider (or echo). */
+export function makeEngine(
+  dir: string,
+  opts: Partial<EngineOptions> & { fake?: FakeOpenAI } = {},
+): Engine {
+  const { fake, ...rest } = opts;
+  return new Engine({
+    db: join(dir, `engine-${process.pid}-${n++}.db`),
+    chatModel: (id) =>
+      createChatModel(id, fake ? { provider: 'openai', baseUrl: fake.url, model: 'fake-model', maxRetries: 0 } : { provider: 'echo' }),
+    ...rest,
+  });
+}
+
+/** Drains a turn and returns its events. */
+export async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const x of it) out.push(x);
+  return out;
+}

@@ -1,0 +1,136 @@
+import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** One scripted provider reply. Without `status`, it streams SSE like /v1/chat/completions. */
+export interface ScriptedReply {
+  /** The reply text; an array gives the exact chunks. */
+  text?: string | string[];
+  toolCalls?: Array<{ id: string; name: string; arguments: string }>;
+  usage?: { prompt_tokens: number; completion_tokens: number };
+  /** Answer with this status and body instead of a stream. */
+  status?: number;
+  body?: string;
+  /** Wait before sending headers. */
+  delayMs?: number;
+  /** Wait between chunks. */
+  chunkDelayMs?: number;
+  /** Destroy the connection after this many content chunks (a mid-stream failure). */
+  failAfterChunks?: number;
+  /** Drop the connection before answering (a connect-level failure). */
+  dropConnection?: boolean;
+}
+
+export interface RecordedRequest {
+  path: string;
+  headers: IncomingMessage['headers'];
+  body: any;
+}
+
+export interface FakeOpenAI {
+  /** Base URL ending in /v1. */
+  url: string;
+  requests: RecordedRequest[];
+  /** Queue replies; when the queue is empty, `fallback` answers. */
+  script(...replies: ScriptedReply[]): void;
+  fallback: (body: any) => ScriptedReply;
+  /** Requests whose connection was closed by the client before the reply ended. */
+  aborted: number;
+  close(): Promise<void>;
+}
+
+/** The last user message, as the default reply: tests know what to expect. */
+export function echoLastUser(body: any): ScriptedReply {
+  const last = [...(body.messages ?? [])].reverse().find((m: any) => m.role === 'user');
+  const text = typeof last?.content === 'string' ? last.content : 'ok';
+  const isSummary = body.messages?.[0]?.role === 'system' && /long-term memory/.test(body.messages[0].content);
+  return { text: isSummary ? `summary: ${text.slice(0, 40)}` : `reply: ${text}` };
+}
+
+export async function startFakeOpenAI(): Promise<FakeOpenAI> {
+  const queue: ScriptedReply[] = [];
+  const fake: FakeOpenAI = {
+    url: '',
+    requests: [],
+    aborted: 0,
+    script: (...replies) => queue.push(...replies),
+    fallback: echoLastUser,
+    close: () => new Promise((r) => server.close(() => r())),
+  };
+  const sockets = new Set<import('node:net').Socket>();
+  const server = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    let body: any = null;
+    try {
+      body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    } catch {
+      body = Buffer.concat(chunks).toString('utf8');
+    }
+    fake.requests.push({ path: req.url ?? '', headers: req.headers, body });
+    const reply = queue.shift() ?? fake.fallback(body);
+    await serve(reply, req, res, fake);
+  });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  fake.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  fake.close = () =>
+    new Promise((r) => {
+      for (const s of sockets) s.destroy();
+      server.close(() => r());
+    });
+  return fake;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function serve(reply: ScriptedReply, req: IncomingMessage, res: ServerResponse, fake: FakeOpenAI): Promise<void> {
+  let closed = false;
+  res.on('close', () => {
+    if (!res.writableFinished) {
+      closed = true;
+      fake.aborted++;
+    }
+  });
+  if (reply.delayMs) await sleep(reply.delayMs);
+  if (reply.dropConnection) {
+    req.socket.destroy();
+    return;
+  }
+  if (reply.status) {
+    res.writeHead(reply.status, { 'content-type': 'application/json' });
+    res.end(reply.body ?? JSON.stringify({ error: { message: `scripted ${reply.status}` } }));
+    return;
+  }
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  res.flushHeaders();
+  // Let written chunks reach the client before a scripted failure cuts the connection.
+  const cut = async () => {
+    await sleep(30);
+    res.socket?.destroy();
+  };
+  const pieces = Array.isArray(reply.text) ? reply.text : (reply.text ?? '').match(/\s*\S+/g) ?? [];
+  const base = { id: 'chatcmpl-fake', object: 'chat.completion.chunk', created: 1, model: 'fake' };
+  const send = (obj: unknown) => res.write(`data: ${JSON.stringify(obj)}\n\n`);
+  send({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] });
+  for (const [i, p] of pieces.entries()) {
+    if (closed) return;
+    if (reply.failAfterChunks !== undefined && i >= reply.failAfterChunks) return cut();
+    if (reply.chunkDelayMs) await sleep(reply.chunkDelayMs);
+    if (closed) return;
+    send({ ...base, choices: [{ index: 0, delta: { content: p }, finish_reason: null }] });
+  }
+  if (reply.failAfterChunks !== undefined && pieces.length <= reply.failAfterChunks) return cut();
+  for (const [i, t] of (reply.toolCalls ?? []).entries()) {
+    send({
+      ...base,
+      choices: [{ index: 0, delta: { tool_calls: [{ index: i, id: t.id, type: 'function', function: { name: t.name, arguments: t.arguments } }] }, finish_reason: null }],
+    });
+  }
+  send({ ...base, choices: [{ index: 0, delta: {}, finish_reason: reply.toolCalls?.length ? 'tool_calls' : 'stop' }] });
+  if (reply.usage) send({ ...base, choices: [], usage: { ...reply.usage, total_tokens: reply.usage.prompt_tokens + reply.usage.completion_tokens } });
+  res.write('data: [DONE]\n\n');
+  res.end();
+}
