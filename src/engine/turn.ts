@@ -134,12 +134,18 @@ export async function* runTurn(deps: EngineDeps, entity: EntityRow, input: TurnI
 
     const replyId = `chatcmpl-${deps.newId()}`;
     const created = Math.floor(clock.now() / 1000);
-    yield { type: 'start', id: replyId, model: current.model, created, entityId: id, replayed: false };
+    // Announced with the first output, so a provider that fails before answering fails the request cleanly.
+    const start: TurnEvent = { type: 'start', id: replyId, model: current.model, created, entityId: id, replayed: false };
+    let started = false;
     let reply = '';
     let providerUsage: { inputTokens: number; outputTokens: number } | undefined;
     for await (const part of model.stream({ messages: promptMessages(current.instructions, window), purpose: 'reply', signal: abort.signal })) {
       if (abort.signal.aborted) break;
       if (part.type === 'text-delta') {
+        if (!started) {
+          started = true;
+          yield start;
+        }
         reply += part.text;
         yield { type: 'delta', text: part.text };
       } else if (part.type === 'usage') {
@@ -210,6 +216,7 @@ export async function* runTurn(deps: EngineDeps, entity: EntityRow, input: TurnI
       store.leases.release(id, owner);
     });
     committed = true;
+    if (!started) yield start;
     yield { type: 'done', completion, replayed: false };
   } catch (err) {
     if (isAbortError(err) || abort.signal.aborted) {
