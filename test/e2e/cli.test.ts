@@ -1,0 +1,204 @@
+import { execFile, execFileSync } from 'node:child_process';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliEnv, mgpt } from '../helpers/cli.js';
+import { type FakeOpenAI, startFakeOpenAI } from '../helpers/fake-openai.js';
+import { tempDir } from '../helpers/temp.js';
+
+const dir = tempDir();
+let fake: FakeOpenAI;
+let env: Record<string, string>;
+beforeAll(async () => {
+  fake = await startFakeOpenAI();
+  env = cliEnv(dir, { MGPT_PROVIDER: 'openai', MGPT_PROVIDER_URL: fake.url, MGPT_PROVIDER_MODEL: 'fake-model' });
+});
+afterAll(() => fake.close());
+
+const json = (s: string) => JSON.parse(s);
+
+describe('mgpt basics', () => {
+  it('--version and --help with examples', async () => {
+    const v = await mgpt(['--version'], env);
+    expect(v).toMatchObject({ code: 0, stdout: `${JSON.parse(readFileSync('package.json', 'utf8')).version}\n`, stderr: '' });
+    const h = await mgpt(['send', '--help'], env);
+    expect(h.code).toBe(0);
+    expect(h.stdout).toMatch(/Usage: mgpt send \[options\] <entity> \[text\]/);
+    expect(h.stdout).toMatch(/Examples:\n {2}\$ mgpt send/);
+  });
+
+  it('usage errors exit 2 with an error line', async () => {
+    const r = await mgpt(['entities', 'frobnicate'], env);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^error: unknown command 'frobnicate'/m);
+    const r2 = await mgpt(['send'], env);
+    expect(r2.code).toBe(2);
+    expect(r2.stderr).toMatch(/error: missing required argument 'entity'/);
+  });
+});
+
+describe('config and models', () => {
+  it('sets, gets, lists, unsets; masks secrets; writes mode 0600', async () => {
+    const cfgEnv = cliEnv(join(dir, 'cfg'));
+    const path = (await mgpt(['config', 'path'], cfgEnv)).stdout.trim();
+    expect(path).toBe(join(dir, 'cfg', 'config', 'config.json'));
+    expect((await mgpt(['config', 'set', 'engine.windowBudget', '8000'], cfgEnv)).code).toBe(0);
+    expect((await mgpt(['config', 'set', 'models.mgpt-1-27b.apiKey', 'sk-live-1234567890abcdef'], cfgEnv)).code).toBe(0);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    expect((await mgpt(['config', 'get', 'engine.windowBudget'], cfgEnv)).stdout).toBe('8000\n');
+    const list = json((await mgpt(['config', 'list', '--json'], cfgEnv)).stdout);
+    expect(list).toEqual({
+      profile: 'default',
+      settings: { 'engine.windowBudget': 8000, 'models.mgpt-1-27b.apiKey': 'sk-live-123456…' },
+    });
+    expect((await mgpt(['config', 'list'], cfgEnv)).stdout).not.toMatch(/abcdef/);
+    const bad = await mgpt(['config', 'set', 'engine.windowBudget', 'lots'], cfgEnv);
+    expect([bad.code, bad.stderr]).toEqual([2, expect.stringMatching(/must be a positive integer/)]);
+    expect((await mgpt(['config', 'set', 'nope', '1'], cfgEnv)).code).toBe(2);
+    expect((await mgpt(['config', 'unset', 'engine.windowBudget'], cfgEnv)).code).toBe(0);
+    expect((await mgpt(['config', 'get', 'engine.windowBudget'], cfgEnv)).code).toBe(4);
+    // A new entity takes the configured budget.
+    await mgpt(['config', 'set', 'engine.windowBudget', '777'], cfgEnv);
+    const e = json((await mgpt(['entities', 'create', '--json'], cfgEnv)).stdout);
+    expect(e.window.budget_tokens).toBe(777);
+  });
+
+  it('lists models with their routes', async () => {
+    const r = await mgpt(['models', '--json'], env);
+    const m = json(r.stdout).data.find((x: any) => x.id === 'mgpt-1-27b');
+    expect(m).toMatchObject({ kind: 'entity', provider: 'openai', model: 'fake-model', baseUrl: fake.url });
+    const plain = await mgpt(['models'], cliEnv(join(dir, 'plain')));
+    expect(plain.stdout).toMatch(/^mgpt-1-27b\tentity\techo\tmgpt-1-27b\t-$/m);
+  });
+});
+
+describe('entities, send, history, window', () => {
+  let id: string;
+
+  it('creates (instructions from a file), lists, shows', async () => {
+    writeFileSync(join(dir, 'persona.md'), 'You are Ada.\n');
+    const c = await mgpt(['entities', 'create', '--name', 'ada', '-f', join(dir, 'persona.md')], env);
+    expect(c.code).toBe(0);
+    id = c.stdout.trim();
+    expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    const list = json((await mgpt(['entities', 'list', '--json'], env)).stdout);
+    expect(list.data.map((e: any) => e.id)).toContain(id);
+    expect((await mgpt(['entities', 'list'], env)).stdout).toMatch(new RegExp(`^${id}\\tada\\t0\\t0\\tactive\\t`, 'm'));
+    const show = json((await mgpt(['entities', 'show', 'ada', '--json'], env)).stdout);
+    expect(show).toMatchObject({ id, name: 'ada', instructions: 'You are Ada.', window: { tokens: 0, blocks: 0 } });
+    const bad = await mgpt(['entities', 'create', '--model', 'gpt-4o'], env);
+    expect([bad.code, bad.stdout]).toEqual([2, '']);
+    expect(bad.stderr).toMatch(/^error: unsupported model "gpt-4o"/);
+  });
+
+  it('sends from an argument, stdin and a file; buffered and JSON; replays an idempotency key', async () => {
+    fake.script({ text: ['Hello', ', ', 'Bob', '.'] });
+    const a = await mgpt(['send', id, 'I am Bob'], env);
+    expect(a).toMatchObject({ code: 0, stdout: 'Hello, Bob.\n' });
+    expect(fake.requests.at(-1)!.body.messages).toEqual([
+      { role: 'system', content: 'You are Ada.' },
+      { role: 'user', content: 'I am Bob' },
+    ]);
+    const piped = await mgpt(['send', id, '-'], env, 'hi\n');
+    expect(piped).toMatchObject({ code: 0, stdout: 'reply: hi\n' });
+    // A real shell pipe (async: the fake provider lives in this process and must keep answering).
+    const sh = await new Promise<string>((resolve, reject) =>
+      execFile('sh', ['-c', `echo hi | "${process.execPath}" bin/mgpt send ${id} -`], { env }, (err, out) => (err ? reject(err) : resolve(out))),
+    );
+    expect(sh).toBe('reply: hi\n');
+    writeFileSync(join(dir, 'msg.txt'), 'from a file\n');
+    expect((await mgpt(['send', 'ada', '-f', join(dir, 'msg.txt'), '--no-stream'], env)).stdout).toBe('reply: from a file\n');
+    const j = json((await mgpt(['send', id, 'as json', '--json', '--idempotency-key', 'k-1'], env)).stdout);
+    expect(j).toMatchObject({ object: 'chat.completion', entity_id: id, choices: [{ message: { content: 'reply: as json' } }] });
+    const calls = fake.requests.length;
+    const replay = json((await mgpt(['send', id, 'as json', '--json', '--idempotency-key', 'k-1'], env)).stdout);
+    expect(replay).toEqual(j);
+    expect(fake.requests.length).toBe(calls);
+    const streamedReplay = await mgpt(['send', id, 'as json', '--idempotency-key', 'k-1'], env);
+    expect(streamedReplay.stdout).toBe('reply: as json\n');
+    const clash = await mgpt(['send', id, 'other', '--idempotency-key', 'k-1'], env);
+    expect([clash.code, clash.stderr]).toEqual([2, expect.stringMatching(/already used with different content/)]);
+    const none = await mgpt(['send', id], { ...env });
+    expect(none.code).toBe(2);
+  });
+
+  it('pages history and shows the window', async () => {
+    const h = json((await mgpt(['history', id, '--limit', '3', '--json'], env)).stdout);
+    expect(h).toMatchObject({ object: 'list', entity_id: id, has_more: true, next_after: 3 });
+    expect(h.data.map((m: any) => m.seq)).toEqual([1, 2, 3]);
+    const next = json((await mgpt(['history', id, '--after', '3', '--limit', '500', '--json'], env)).stdout);
+    expect(next.data[0].seq).toBe(4);
+    expect(next.has_more).toBe(false);
+    const all = json((await mgpt(['history', id, '--all', '--json'], env)).stdout);
+    expect(all.data.map((m: any) => m.seq)).toEqual(Array.from({ length: 10 }, (_, i) => i + 1));
+    const text = (await mgpt(['history', id, '--limit', '2'], env)).stdout;
+    expect(text).toMatch(/^#1 user \d+ tok · \S+\nI am Bob\n\n#2 assistant \d+ tok · \S+\nHello, Bob\.\n\n$/);
+    for (const bad of [['--limit', '0'], ['--limit', '501'], ['--after', '-1'], ['--limit', 'x']]) {
+      expect((await mgpt(['history', id, ...bad], env)).code, bad.join(' ')).toBe(2);
+    }
+    const w = json((await mgpt(['window', id, '--json'], env)).stdout);
+    expect(w).toMatchObject({ entity_id: id, object: 'entity.window', budget_tokens: 32000 });
+    expect(w.blocks).toHaveLength(10);
+    const wt = (await mgpt(['window', id], env)).stdout.split('\n');
+    expect(wt[0]).toMatch(/^message\t1\t\d+\tuser\tI am Bob$/);
+  });
+
+  it('exports tar and JSON, imports them back', async () => {
+    const tarPath = join(dir, 'ada.tar');
+    const ex = json((await mgpt(['export', 'ada', '-o', tarPath, '--json'], env)).stdout);
+    expect(ex).toMatchObject({ entity_id: id, format: 'tar', path: tarPath });
+    expect(execFileSync('tar', ['-tf', tarPath], { encoding: 'utf8' })).toBe('manifest.json\ntranscript.json\nwindow.json\n');
+    const jsonPath = join(dir, 'ada.json');
+    expect((await mgpt(['export', id, '-o', jsonPath], env)).code).toBe(0);
+    expect(json(readFileSync(jsonPath, 'utf8')).manifest.entity.id).toBe(id);
+    const stdoutTar = await mgpt(['export', id, '-o', '-', '--format', 'tar'], env);
+    expect(stdoutTar.stdout.startsWith('manifest.json')).toBe(true);
+    const unknown = await mgpt(['export', id, '-o', join(dir, 'ada.zip')], env);
+    expect([unknown.code, unknown.stderr]).toEqual([2, expect.stringMatching(/cannot tell the format/)]);
+    const imported = await mgpt(['import', tarPath], env);
+    expect(imported.code).toBe(0);
+    const copy = json((await mgpt(['entities', 'show', imported.stdout.trim(), '--json'], env)).stdout);
+    expect(copy).toMatchObject({ name: 'ada', transcript: { messages: 10 } });
+    const fromJson = json((await mgpt(['import', jsonPath, '--json'], env)).stdout);
+    expect(fromJson.transcript.messages).toBe(10);
+    writeFileSync(join(dir, 'broken.tar'), readFileSync(tarPath).subarray(0, 1000));
+    const broken = await mgpt(['import', join(dir, 'broken.tar')], env);
+    expect([broken.code, broken.stderr]).toEqual([2, expect.stringMatching(/^error: import: not a valid export archive/)]);
+    expect((await mgpt(['import', join(dir, 'missing.tar')], env)).code).toBe(2);
+  });
+
+  it('maps 402 to exit 6 and a provider outage to exit 7, changing nothing', async () => {
+    const metered = cliEnv(join(dir, 'metered'), { MGPT_PROVIDER: 'openai', MGPT_PROVIDER_URL: fake.url });
+    const e = (await mgpt(['entities', 'create'], metered)).stdout.trim();
+    const top = json((await mgpt(['accounts', 'topup', 'local', '0.000001', '--json'], metered)).stdout);
+    expect(top).toMatchObject({ id: 'local', balanceUsd: 0.000001 });
+    const poor = await mgpt(['send', e, 'a message with many words that costs more than a millionth of a dollar'], metered);
+    expect(poor.code).toBe(6);
+    expect(poor.stderr).toMatch(/^error: insufficient balance/m);
+    expect(poor.stderr).toMatch(/missing \$0\.0000\d\d/);
+    const accounts = json((await mgpt(['accounts', 'list', '--json'], metered)).stdout);
+    expect(accounts.data[0]).toMatchObject({ id: 'local', balanceUsd: 0.000001 });
+    const down = cliEnv(join(dir, 'metered'), { MGPT_PROVIDER: 'openai', MGPT_PROVIDER_URL: 'http://127.0.0.1:9/v1' });
+    await mgpt(['accounts', 'topup', 'local', '5'], down);
+    const r = await mgpt(['send', e, 'hello?'], down);
+    expect(r.code).toBe(7);
+    expect(r.stderr).toMatch(/^error: cannot reach the model provider/m);
+    expect(json((await mgpt(['history', e, '--json'], down)).stdout).data).toEqual([]);
+  });
+
+  it('uses echo with no configuration, and says so on stderr only', async () => {
+    const bare = cliEnv(join(dir, 'bare'));
+    const e = (await mgpt(['entities', 'create'], bare)).stdout.trim();
+    const r = await mgpt(['send', e, 'just echo'], bare);
+    expect(r).toMatchObject({ code: 0, stdout: 'just echo\n' });
+    expect(r.stderr).toMatch(/built-in echo provider.*mgpt config set models\.mgpt-1-27b/);
+  });
+
+  it('deletes', async () => {
+    const del = json((await mgpt(['entities', 'delete', id, '--yes', '--json'], env)).stdout);
+    expect(del).toEqual({ id, object: 'entity', deleted: true });
+    const gone = await mgpt(['entities', 'show', id], env);
+    expect([gone.code, gone.stderr]).toEqual([4, expect.stringMatching(/^error: no entity/)]);
+    expect((await mgpt(['entities', 'delete', id], env)).code).toBe(4);
+  });
+});
