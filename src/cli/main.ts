@@ -17,7 +17,7 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
   throw err;
 });
 
-const code = await runCli(process.argv.slice(2), {
+void runCli(process.argv.slice(2), {
   io: {
     stdout: process.stdout,
     stderr: process.stderr,
@@ -29,5 +29,4 @@ const code = await runCli(process.argv.slice(2), {
   env: process.env,
   version: typeof MGPT_VERSION === 'string' ? MGPT_VERSION : '0.0.0-dev',
   signal: controller.signal,
-});
-process.exit(interrupted && code !== 0 ? 130 : code);
+}).then((code) => process.exit(interrupted && code !== 0 ? 130 : code));

@@ -1,11 +1,38 @@
-import { Chalk, type ChalkInstance } from 'chalk';
 import type { CliContext, Io } from './context.js';
 
-/** Colours for a stream: off with NO_COLOR or when the stream is not a terminal. */
-export function colors(ctx: CliContext, stream: 'stdout' | 'stderr' = 'stdout'): ChalkInstance {
+type Style = (text: string) => string;
+
+/** The styles mgpt uses. */
+export interface Paint {
+  bold: Style;
+  dim: Style;
+  red: Style;
+  green: Style;
+  yellow: Style;
+  cyan: Style;
+}
+
+const plain: Paint = { bold: String, dim: String, red: String, green: String, yellow: String, cyan: String };
+let chalk: Paint | undefined;
+
+/** Whether either output stream can show colour: off with NO_COLOR or when not a terminal. */
+export function colorWanted(io: Io, env: CliContext['env']): boolean {
+  return (io.stdoutIsTTY || io.stderrIsTTY) && !env.NO_COLOR;
+}
+
+/**
+ * Loads chalk, only when a terminal will show colour: piped runs (scripts, CI) skip its load
+ * time entirely. Called once before a command runs.
+ */
+export async function loadColors(): Promise<void> {
+  const { Chalk } = await import('chalk');
+  chalk = new Chalk({ level: 1 });
+}
+
+/** Colours for a stream: plain text with NO_COLOR or when the stream is not a terminal. */
+export function colors(ctx: CliContext, stream: 'stdout' | 'stderr' = 'stdout'): Paint {
   const tty = stream === 'stdout' ? ctx.io.stdoutIsTTY : ctx.io.stderrIsTTY;
-  const off = ctx.env.NO_COLOR !== undefined && ctx.env.NO_COLOR !== '';
-  return new Chalk({ level: tty && !off ? 1 : 0 });
+  return tty && chalk && !ctx.env.NO_COLOR ? chalk : plain;
 }
 
 /** Machine output: exactly one JSON document on stdout. */

@@ -1,13 +1,14 @@
 import { CommanderError } from 'commander';
 import { type ExitCode, MgptError, PaymentRequiredError, exitCodeOf } from '../core/errors.js';
 import { type CliContext, createContext, type ContextOptions } from './context.js';
-import { colors } from './output.js';
+import { colorWanted, colors, loadColors } from './output.js';
 import { buildProgram } from './program.js';
 
 /** Runs one command line and returns its exit code; prints `error: ...` lines, never exits. */
 export async function runCli(argv: string[], opts: ContextOptions): Promise<ExitCode> {
   const ctx = createContext(opts);
   try {
+    if (colorWanted(opts.io, opts.env)) await loadColors();
     await buildProgram(ctx).parseAsync(argv, { from: 'user' });
     return 0;
   } catch (err) {

@@ -1,6 +1,7 @@
 import type { ModelPrice } from '../core/models.js';
 import type { ChatModel } from '../providers/spec.js';
 import type { Store } from '../store/store.js';
+import type { WindowCache } from './window-cache.js';
 
 export interface EngineLimits {
   windowBudget: number;
@@ -17,6 +18,7 @@ export interface Clock {
 /** Everything the engine's services share; tests swap the clock, ids and models. */
 export interface EngineDeps {
   store: Store;
+  windows: WindowCache;
   limits: EngineLimits;
   prices: Readonly<Record<string, ModelPrice>>;
   chatModel(platformId: string): Promise<ChatModel>;

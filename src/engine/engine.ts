@@ -7,6 +7,7 @@ import { Store } from '../store/store.js';
 import { AccountService } from './accounts.js';
 import { type Clock, type EngineDeps, systemClock } from './deps.js';
 import { EntityService } from './entities.js';
+import { WindowCache } from './window-cache.js';
 
 export const DEFAULT_LEASE_TTL_MS = 15_000;
 
@@ -39,6 +40,7 @@ export class Engine {
     this.store = typeof opts.db === 'string' ? Store.open(opts.db) : opts.db;
     this.deps = {
       store: this.store,
+      windows: new WindowCache(),
       limits,
       prices: { ...DEFAULT_PRICES, ...opts.prices },
       chatModel: opts.chatModel,

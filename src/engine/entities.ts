@@ -83,6 +83,7 @@ export class EntityService {
 
   delete(id: string, accountId = DEFAULT_ACCOUNT): DeletedEntity {
     if (!this.deps.store.entities.delete(accountId, id)) throw notFound(id);
+    this.deps.windows.delete(id);
     // Deleted pages are zeroed (secure_delete); also empty the WAL, which still holds old page images.
     this.deps.store.checkpoint();
     return { id, object: 'entity', deleted: true };

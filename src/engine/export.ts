@@ -5,7 +5,7 @@ import type { EntityRow } from '../store/entity-repo.js';
 import type { EngineDeps } from './deps.js';
 import { toBlock, toMessage, windowDocument } from './entity-wire.js';
 
-const PAGE = 2000;
+const PAGE = 500;
 const enc = new TextEncoder();
 
 export const EXPORT_FILES = ['manifest.json', 'transcript.json', 'window.json'] as const;

@@ -13,6 +13,7 @@ import { planRotation } from '../core/window-plan.js';
 import type { ChatMessage, ChatModel } from '../providers/spec.js';
 import type { BlockRow, EntityRow } from '../store/entity-repo.js';
 import type { EngineDeps } from './deps.js';
+import { WindowCache } from './window-cache.js';
 
 interface TurnInput {
   content: string;
@@ -91,7 +92,7 @@ export async function* runTurn(deps: EngineDeps, entity: EntityRow, input: TurnI
     checkBalance(deps, current, messageTokens);
 
     const model = await deps.chatModel(current.model);
-    const blocks = store.entities.window(id);
+    const blocks = deps.windows.get(current) ?? store.entities.window(id);
     const plan = planRotation(blocks, messageTokens, current.budgetTokens);
     const now = clock.iso();
     const userSeq = current.transcriptMessages + 1;
@@ -177,6 +178,14 @@ export async function* runTurn(deps: EngineDeps, entity: EntityRow, input: TurnI
       coversTo: userSeq + 1,
     };
 
+    const finalWindow = [...window, replyBlock];
+    const counters = {
+      transcriptMessages: userSeq + 1,
+      transcriptTokens: current.transcriptTokens + messageTokens + replyTokens,
+      windowTokens: finalWindow.reduce((t, b) => t + b.tokens, 0),
+      windowBlocks: finalWindow.length,
+      updatedAt: clock.iso(),
+    };
     store.transaction(() => {
       if (!store.leases.isHeld(id, owner, clock.now())) {
         throw new ConflictError(`entity ${id}: the turn's lease expired before it could be stored`, {
@@ -192,14 +201,7 @@ export async function* runTurn(deps: EngineDeps, entity: EntityRow, input: TurnI
       }
       repo.insertBlock(id, userBlock);
       repo.insertBlock(id, replyBlock);
-      const finalWindow = [...window, replyBlock];
-      repo.updateCounters(id, {
-        transcriptMessages: userSeq + 1,
-        transcriptTokens: current.transcriptTokens + messageTokens + replyTokens,
-        windowTokens: finalWindow.reduce((t, b) => t + b.tokens, 0),
-        windowBlocks: finalWindow.length,
-        updatedAt: clock.iso(),
-      });
+      repo.updateCounters(id, counters);
       // Billed: the new message and the reply; never the window, history or rotation summaries.
       store.accounts.charge({
         accountId: current.accountId,
@@ -216,6 +218,7 @@ export async function* runTurn(deps: EngineDeps, entity: EntityRow, input: TurnI
       store.leases.release(id, owner);
     });
     committed = true;
+    deps.windows.set(id, WindowCache.version(counters), finalWindow);
     if (!started) yield start;
     yield { type: 'done', completion, replayed: false };
   } catch (err) {
@@ -226,8 +229,9 @@ export async function* runTurn(deps: EngineDeps, entity: EntityRow, input: TurnI
   } finally {
     clearInterval(refresh);
     input.signal?.removeEventListener('abort', onAbort);
-    abort.abort();
     if (!committed) {
+      // Cancels a provider call still in flight (a consumer that stopped reading, an error).
+      abort.abort();
       try {
         store.leases.release(id, owner);
       } catch {

@@ -1,4 +1,4 @@
-import type { Db } from './db.js';
+import { type Db, Statements } from './db.js';
 
 export interface AccountRow {
   id: string;
@@ -21,47 +21,46 @@ const ACCOUNT_COLS = `id, name, balance_usd AS balanceUsd, created_at AS created
 
 /** Accounts, their prepaid balances and the billing ledger. */
 export class AccountRepo {
-  constructor(private readonly db: Db) {}
+  private readonly s: Statements;
+  constructor(db: Db) {
+    this.s = new Statements(db);
+  }
 
   get(id: string): AccountRow | undefined {
-    return this.db.prepare(`SELECT ${ACCOUNT_COLS} FROM accounts WHERE id = ?`).get(id) as AccountRow | undefined;
+    return this.s.get(`SELECT ${ACCOUNT_COLS} FROM accounts WHERE id = ?`).get(id) as AccountRow | undefined;
   }
 
   byName(name: string): AccountRow | undefined {
-    return this.db.prepare(`SELECT ${ACCOUNT_COLS} FROM accounts WHERE name = ?`).get(name) as AccountRow | undefined;
+    return this.s.get(`SELECT ${ACCOUNT_COLS} FROM accounts WHERE name = ?`).get(name) as AccountRow | undefined;
   }
 
   list(): AccountRow[] {
-    return this.db.prepare(`SELECT ${ACCOUNT_COLS} FROM accounts ORDER BY created_at, id`).all() as AccountRow[];
+    return this.s.get(`SELECT ${ACCOUNT_COLS} FROM accounts ORDER BY created_at, id`).all() as AccountRow[];
   }
 
   insert(row: AccountRow): void {
-    this.db
-      .prepare(`INSERT INTO accounts (id, name, balance_usd, created_at) VALUES (@id, @name, @balanceUsd, @createdAt)`)
+    this.s.get(`INSERT INTO accounts (id, name, balance_usd, created_at) VALUES (@id, @name, @balanceUsd, @createdAt)`)
       .run(row);
   }
 
   /** Adds to the balance; an unmetered account (NULL) starts from zero. */
   topup(id: string, usd: number): void {
-    this.db.prepare(`UPDATE accounts SET balance_usd = round(coalesce(balance_usd, 0) + ?, 8) WHERE id = ?`).run(usd, id);
+    this.s.get(`UPDATE accounts SET balance_usd = round(coalesce(balance_usd, 0) + ?, 8) WHERE id = ?`).run(usd, id);
   }
 
   /** Records a charge; the balance moves only when the account is metered. */
   charge(row: LedgerRow): void {
-    this.db
-      .prepare(
+    this.s.get(
         `INSERT INTO ledger (account_id, entity_id, model, input_tokens, output_tokens, cost_usd, created_at)
          VALUES (@accountId, @entityId, @model, @inputTokens, @outputTokens, @costUsd, @createdAt)`,
       )
       .run(row);
-    this.db
-      .prepare(`UPDATE accounts SET balance_usd = round(balance_usd - ?, 8) WHERE id = ? AND balance_usd IS NOT NULL`)
+    this.s.get(`UPDATE accounts SET balance_usd = round(balance_usd - ?, 8) WHERE id = ? AND balance_usd IS NOT NULL`)
       .run(row.costUsd, row.accountId);
   }
 
   ledger(accountId: string): LedgerRow[] {
-    return this.db
-      .prepare(
+    return this.s.get(
         `SELECT account_id AS accountId, entity_id AS entityId, model, input_tokens AS inputTokens,
            output_tokens AS outputTokens, cost_usd AS costUsd, created_at AS createdAt
          FROM ledger WHERE account_id = ? ORDER BY id`,

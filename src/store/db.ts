@@ -1,17 +1,33 @@
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { existsSync, mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { MgptError } from '../core/errors.js';
 import { MIGRATIONS } from './migrations.js';
 
 export type Db = Database.Database;
 
+/** Prepared statements, compiled once per connection: preparing costs more than running. */
+export class Statements {
+  private readonly cache = new Map<string, Database.Statement>();
+  constructor(readonly db: Db) {}
+
+  get(sql: string): Database.Statement {
+    let st = this.cache.get(sql);
+    if (!st) {
+      st = this.db.prepare(sql);
+      this.cache.set(sql, st);
+    }
+    return st;
+  }
+}
+
 /** Opens (creating if needed) the database file with the pragmas the engine relies on, then migrates. */
 export function openDatabase(path: string): Db {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   let db: Db;
   try {
-    db = new Database(path);
+    db = new Database(path, { nativeBinding: nativeBinding() });
   } catch (err) {
     throw new MgptError(`cannot open database ${path}: ${(err as Error).message}`, { cause: err });
   }
@@ -23,6 +39,21 @@ export function openDatabase(path: string): Db {
   db.pragma('secure_delete = ON');
   migrate(db);
   return db;
+}
+
+let binding: string | undefined | null = null;
+
+/**
+ * The compiled addon's path, handed to better-sqlite3 directly: its default lookup (the
+ * `bindings` package) probes a dozen paths on every start.
+ */
+function nativeBinding(): string | undefined {
+  if (binding === null) {
+    const pkg = createRequire(import.meta.url).resolve('better-sqlite3/package.json');
+    const file = join(dirname(pkg), 'build', 'Release', 'better_sqlite3.node');
+    binding = existsSync(file) ? file : undefined;
+  }
+  return binding;
 }
 
 export function migrate(db: Db): void {
@@ -44,9 +75,16 @@ export function migrate(db: Db): void {
   }
 }
 
+const runners = new WeakMap<Db, Database.Transaction<(fn: () => unknown) => unknown>>();
+
 /** Runs `fn` in one write transaction (BEGIN IMMEDIATE, so cross-process writers queue, not deadlock). */
 export function inTransaction<T>(db: Db, fn: () => T): T {
-  return db.transaction(fn).immediate();
+  let run = runners.get(db);
+  if (!run) {
+    run = db.transaction((f: () => unknown) => f());
+    runners.set(db, run);
+  }
+  return run.immediate(fn) as T;
 }
 
 export function integrityCheck(db: Db): string {

@@ -1,5 +1,4 @@
-import type { Statement } from 'better-sqlite3';
-import type { Db } from './db.js';
+import { type Db, Statements } from './db.js';
 
 export interface EntityRow {
   id: string;
@@ -48,16 +47,13 @@ const BLOCK_COLS = `id, position, kind, role, content, tokens, covers_from AS co
 
 /** Entities, their transcripts and their windows. */
 export class EntityRepo {
-  private readonly stmts = new Map<string, Statement>();
-  constructor(private readonly db: Db) {}
+  private readonly stmts: Statements;
+  constructor(db: Db) {
+    this.stmts = new Statements(db);
+  }
 
-  private s(sql: string): Statement {
-    let st = this.stmts.get(sql);
-    if (!st) {
-      st = this.db.prepare(sql);
-      this.stmts.set(sql, st);
-    }
-    return st;
+  private s(sql: string) {
+    return this.stmts.get(sql);
   }
 
   insert(row: EntityRow): void {

@@ -1,4 +1,4 @@
-import type { Db } from './db.js';
+import { type Db, Statements } from './db.js';
 
 export interface IdempotencyRow {
   contentSha256: string;
@@ -7,17 +7,18 @@ export interface IdempotencyRow {
 }
 
 export class IdempotencyRepo {
-  constructor(private readonly db: Db) {}
+  private readonly s: Statements;
+  constructor(db: Db) {
+    this.s = new Statements(db);
+  }
 
   get(entityId: string, key: string): IdempotencyRow | undefined {
-    return this.db
-      .prepare(`SELECT content_sha256 AS contentSha256, completion FROM idempotency_keys WHERE entity_id = ? AND key = ?`)
+    return this.s.get(`SELECT content_sha256 AS contentSha256, completion FROM idempotency_keys WHERE entity_id = ? AND key = ?`)
       .get(entityId, key) as IdempotencyRow | undefined;
   }
 
   insert(entityId: string, key: string, row: IdempotencyRow, createdAt: string): void {
-    this.db
-      .prepare(
+    this.s.get(
         `INSERT INTO idempotency_keys (entity_id, key, content_sha256, completion, created_at) VALUES (?, ?, ?, ?, ?)`,
       )
       .run(entityId, key, row.contentSha256, row.completion, createdAt);

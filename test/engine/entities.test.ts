@@ -267,3 +267,28 @@ describe('delete', () => {
     expect(readFileSync(path).includes(marker)).toBe(false);
   });
 });
+
+describe('window cache', () => {
+  it('never serves a stale window when another process writes the entity', async () => {
+    const a = makeEngine(dir, { fake, windowBudget: 120 });
+    const { Engine } = await import('../../src/engine/engine.js');
+    const { createChatModel } = await import('../../src/providers/registry.js');
+    // A second engine on the same file: another connection, its own cache, as another process has.
+    const b = new Engine({
+      db: a.store.db.name,
+      windowBudget: 120,
+      chatModel: (id) => createChatModel(id, { provider: 'openai', baseUrl: fake.url, model: 'm', maxRetries: 0 }),
+    });
+    const e = await a.entities.create({ model: 'mgpt-1-27b' });
+    for (let i = 0; i < 30; i++) {
+      const engine = i % 3 === 0 ? b : a;
+      await send(engine, e.id, `turn ${i} ${'filler words '.repeat(i % 4)}`);
+      const w = a.entities.window(e.id);
+      const sent = fake.requests.at(-1)!.body.messages;
+      expect(sent).toEqual(w.blocks.slice(0, -1).map((blk) => ({ role: blk.kind === 'summary' ? 'system' : blk.role, content: blk.content })));
+    }
+    expect(a.entities.window(e.id)).toEqual(b.entities.window(e.id));
+    a.close();
+    b.close();
+  });
+});

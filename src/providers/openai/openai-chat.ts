@@ -1,4 +1,3 @@
-import { request } from 'undici';
 import { CancelledError, ProviderError } from '../../core/errors.js';
 import type { ChatModel, ChatRequest, StreamPart } from '../spec.js';
 import { SseDecoder } from './sse.js';
@@ -124,6 +123,8 @@ export class OpenAIChatModel implements ChatModel {
     for (let attempt = 0; ; attempt++) {
       let failure: ProviderError | CancelledError;
       try {
+        // undici is loaded with the first call: commands that never reach a provider skip it.
+        const { request } = await import('undici');
         const res = await request(url, { method: 'POST', headers, body, signal, headersTimeout: timeout, bodyTimeout: timeout });
         if (res.statusCode >= 200 && res.statusCode < 300) return res;
         const text = await res.body.text().catch(() => '');

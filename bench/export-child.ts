@@ -1,0 +1,21 @@
+// Runs in its own process so peak memory belongs to the export alone.
+import { createWriteStream } from 'node:fs';
+import { Engine } from '../src/engine/engine.js';
+import { createChatModel } from '../src/providers/registry.js';
+
+const [dbPath, entityId, format, outPath] = process.argv.slice(2);
+const engine = new Engine({ db: dbPath, chatModel: (id) => createChatModel(id, { provider: 'echo' }) });
+global.gc?.();
+const baseline = process.memoryUsage().rss;
+const out = createWriteStream(outPath);
+const t0 = performance.now();
+let bytes = 0;
+for await (const piece of engine.entities.export(entityId, format as 'tar' | 'json')) {
+  bytes += piece.length;
+  if (!out.write(piece)) await new Promise<void>((r) => out.once('drain', r));
+}
+await new Promise<void>((r) => out.end(r));
+const ms = performance.now() - t0;
+const peak = process.resourceUsage().maxRSS * 1024;
+process.stdout.write(JSON.stringify({ ms, bytes, baselineRss: baseline, peakRss: peak, growth: peak - baseline }));
+engine.close();

@@ -1,0 +1,127 @@
+// npm run bench: measures the targets of the issues and prints a table; writes bench/results/*.json.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Engine } from '../src/engine/engine.js';
+import { createChatModel } from '../src/providers/registry.js';
+import { seedTranscript } from './seed.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const bin = join(root, 'bin', 'mgpt');
+const work = mkdtempSync(join(tmpdir(), 'mgpt-bench-'));
+const quick = process.argv.includes('--quick');
+
+interface Row {
+  name: string;
+  value: number;
+  unit: string;
+  target?: string;
+  met?: boolean;
+  note?: string;
+}
+const rows: Row[] = [];
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))];
+
+function wall(cmd: string, args: string[], env: NodeJS.ProcessEnv): number {
+  const t0 = performance.now();
+  const r = spawnSync(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const ms = performance.now() - t0;
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed: ${r.stderr}`);
+  return ms;
+}
+
+function newEngine(db: string, windowBudget?: number) {
+  return new Engine({ db, windowBudget, chatModel: (id) => createChatModel(id, { provider: 'echo' }) });
+}
+
+// 1. Startup, measured against bare node in the same run, interleaved so load noise hits both.
+{
+  const db = join(work, 'startup.db');
+  const engine = newEngine(db);
+  for (let i = 0; i < 100; i++) await engine.entities.create({ model: 'mgpt-1-27b', name: `entity ${i}` });
+  engine.close();
+  const env = { ...process.env, MGPT_DB: db, MGPT_CONFIG_DIR: join(work, 'cfg'), NO_COLOR: '1' };
+  const runs = quick ? 7 : 25;
+  const node: number[] = [];
+  const version: number[] = [];
+  const list: number[] = [];
+  for (let i = 0; i < 3; i++) wall(process.execPath, [bin, 'entities', 'list', '--json'], env); // warm the page cache
+  for (let i = 0; i < runs; i++) {
+    node.push(wall(process.execPath, ['-e', '0'], env));
+    version.push(wall(process.execPath, [bin, '--version'], env));
+    list.push(wall(process.execPath, [bin, 'entities', 'list', '--json'], env));
+  }
+  const base = median(node);
+  rows.push({ name: 'node -e 0 (baseline)', value: base, unit: 'ms' });
+  rows.push({ name: 'mgpt --version', value: median(version), unit: 'ms' });
+  rows.push({ name: 'mgpt --version / node', value: median(version) / base, unit: 'x', target: '<= 1.3', met: median(version) / base <= 1.3 });
+  rows.push({ name: 'mgpt entities list --json (100)', value: median(list), unit: 'ms' });
+  rows.push({ name: 'entities list / node', value: median(list) / base, unit: 'x', target: '<= 1.6', met: median(list) / base <= 1.6 });
+}
+
+// 2. Engine turn overhead with the echo provider, at 100 and at 20,000 transcript messages.
+async function turnOverhead(messages: number): Promise<number[]> {
+  const engine = newEngine(join(work, `turns-${messages}.db`));
+  const e = await engine.entities.create({ model: 'mgpt-1-27b', instructions: 'You are a benchmark.' });
+  await seedTranscript(engine, e.id, messages, 40); // 20k x 40 = 800k tokens, under the 1M cap
+  const times: number[] = [];
+  const turns = quick ? 100 : 300;
+  for (let i = 0; i < turns + 20; i++) {
+    const t0 = performance.now();
+    for await (const _ of engine.entities.send(e.id, { content: `turn ${i}: how are the tomatoes doing this week?` }));
+    if (i >= 20) times.push(performance.now() - t0); // the first turns warm the JIT and the tokenizer
+  }
+  engine.close();
+  return times;
+}
+{
+  const small = await turnOverhead(100);
+  const large = await turnOverhead(20_000);
+  rows.push({ name: 'turn overhead @100 msgs (median)', value: median(small), unit: 'ms', target: '<= 2', met: median(small) <= 2, note: `p95 ${pct(small, 0.95).toFixed(2)} ms` });
+  rows.push({ name: 'turn overhead @20k msgs (median)', value: median(large), unit: 'ms', target: '<= 2', met: median(large) <= 2, note: `p95 ${pct(large, 0.95).toFixed(2)} ms` });
+  const ratio = median(large) / median(small);
+  rows.push({ name: 'turn @20k / turn @100', value: ratio, unit: 'x', target: '<= 1.2', met: ratio <= 1.2 });
+}
+
+// 3. Export of a 1M-token transcript: time and peak memory growth, in a child process.
+{
+  const db = join(work, 'export.db');
+  const engine = newEngine(db);
+  const e = await engine.entities.create({ model: 'mgpt-1-27b' });
+  const { transcriptTokens } = await seedTranscript(engine, e.id, 5000, 200);
+  engine.close();
+  for (const format of ['tar', 'json'] as const) {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'bench', 'export-child.ts'), db, e.id, format, join(work, `out.${format}`)], {
+      cwd: root,
+      encoding: 'utf8',
+    });
+    if (r.status !== 0) throw new Error(`export child failed: ${r.stderr}`);
+    const m = JSON.parse(r.stdout) as { ms: number; bytes: number; growth: number };
+    const mb = m.growth / 1024 / 1024;
+    rows.push({ name: `export ${format}, ${(transcriptTokens / 1e6).toFixed(2)}M tokens`, value: m.ms, unit: 'ms', target: '<= 1000', met: m.ms <= 1000, note: `${(m.bytes / 1e6).toFixed(1)} MB written` });
+    rows.push({ name: `export ${format} peak memory growth`, value: mb, unit: 'MB', target: '< 50', met: mb < 50 });
+  }
+}
+
+rmSync(work, { recursive: true, force: true });
+
+// Print and save.
+const fmt = (r: Row) => (r.unit === 'x' ? r.value.toFixed(2) : r.value.toFixed(r.value < 10 ? 2 : 0));
+const width = Math.max(...rows.map((r) => r.name.length));
+console.log(`\n${'scenario'.padEnd(width)}  ${'value'.padStart(9)}  unit  target    met`);
+for (const r of rows) {
+  const met = r.met === undefined ? '' : r.met ? 'yes' : 'NO';
+  console.log(`${r.name.padEnd(width)}  ${fmt(r).padStart(9)}  ${r.unit.padEnd(4)}  ${(r.target ?? '').padEnd(8)}  ${met.padEnd(3)} ${r.note ?? ''}`);
+}
+const dir = join(root, 'bench', 'results');
+mkdirSync(dir, { recursive: true });
+const result = { at: new Date().toISOString(), node: process.version, quick, rows };
+writeFileSync(join(dir, 'latest.json'), JSON.stringify(result, null, 2) + '\n');
+console.log(`\nwrote bench/results/latest.json`);
