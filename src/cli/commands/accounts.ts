@@ -6,7 +6,10 @@ import { examples } from '../help.js';
 import { printJson, printTable } from '../output.js';
 
 export function registerAccounts(program: Command, ctx: CliContext): void {
-  const accounts = program.command('accounts').description('accounts and prepaid balances (unmetered until the first top-up)');
+  const accounts = examples(program.command('accounts').description('accounts and prepaid balances (unmetered until the first top-up)'), [
+    'mgpt accounts list',
+    'mgpt accounts topup local 5',
+  ]);
   examples(accounts.command('list').description('list accounts and balances').option('--json', 'JSON output'), [
     'mgpt accounts list',
   ]).action((o: { json?: boolean }) => runAccountsList(ctx, o));

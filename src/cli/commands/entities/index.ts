@@ -1,12 +1,18 @@
 import type { Command } from 'commander';
 import type { CliContext } from '../../context.js';
+import { examples } from '../../help.js';
 import { registerCreate } from './create.js';
 import { registerDelete } from './delete.js';
 import { registerList } from './list.js';
 import { registerShow } from './show.js';
 
 export function registerEntities(program: Command, ctx: CliContext): void {
-  const entities = program.command('entities').description('create, list, show and delete entities');
+  const entities = examples(program.command('entities').description('create, list, show and delete entities'), [
+    'mgpt entities create --name ada --instructions "You are Ada."',
+    'mgpt entities list',
+    'mgpt entities show ada --json',
+    'mgpt entities delete ada --yes',
+  ]);
   registerCreate(entities, ctx);
   registerList(entities, ctx);
   registerShow(entities, ctx);
