@@ -6,10 +6,13 @@ declare const MGPT_VERSION: string;
 const controller = new AbortController();
 let interrupted = false;
 process.on('SIGINT', () => {
-  // First Ctrl-C cancels the turn in flight (no trace); a second one leaves at once.
+  // Ctrl-C cancels what is in flight (a turn leaves no trace, an export removes its partial
+  // file) and the command ends on its own; a command with nothing to cancel is ended shortly
+  // after, and a second Ctrl-C leaves at once.
   if (interrupted) process.exit(130);
   interrupted = true;
   controller.abort();
+  setTimeout(() => process.exit(130), 1000).unref();
 });
 process.stdout.on('error', (err: NodeJS.ErrnoException) => {
   // `mgpt history x | head` closes the pipe early: not an error.

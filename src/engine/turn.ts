@@ -73,7 +73,11 @@ export async function* runTurn(deps: EngineDeps, entity: EntityRow, input: TurnI
   input.signal?.addEventListener('abort', onAbort, { once: true });
   if (input.signal?.aborted) abort.abort();
   const refresh = setInterval(() => {
-    if (!store.leases.refresh(id, owner, clock.now() + ttl)) abort.abort();
+    try {
+      if (!store.leases.refresh(id, owner, clock.now() + ttl)) abort.abort();
+    } catch {
+      // The file is busy (another writer's commit): try again on the next tick; the TTL allows it.
+    }
   }, Math.max(50, Math.floor(ttl / 3)));
   refresh.unref();
   let committed = false;
@@ -155,7 +159,7 @@ export async function* runTurn(deps: EngineDeps, entity: EntityRow, input: TurnI
         throw part.error;
       }
     }
-    if (abort.signal.aborted) throw new CancelledError(input.signal?.aborted ? 'cancelled' : 'the turn lost its lease');
+    if (abort.signal.aborted) throw cancelled(input.signal);
 
     const replyTokens = tok.count(reply);
     const completion: EntityCompletion = {
@@ -222,9 +226,7 @@ export async function* runTurn(deps: EngineDeps, entity: EntityRow, input: TurnI
     if (!started) yield start;
     yield { type: 'done', completion, replayed: false };
   } catch (err) {
-    if (isAbortError(err) || abort.signal.aborted) {
-      throw err instanceof CancelledError ? err : new CancelledError();
-    }
+    if (isAbortError(err) || abort.signal.aborted) throw cancelled(input.signal);
     throw err;
   } finally {
     clearInterval(refresh);
@@ -306,6 +308,14 @@ function* replay(c: EntityCompletion): Generator<TurnEvent> {
   const content = c.choices[0]?.message.content ?? '';
   if (content) yield { type: 'delta', text: content };
   yield { type: 'done', completion: c, replayed: true };
+}
+
+function cancelled(signal?: AbortSignal): CancelledError {
+  return new CancelledError(
+    signal?.aborted
+      ? 'cancelled: nothing of this turn was stored'
+      : 'the turn lost its lease (the process stalled longer than the lease TTL); nothing was stored',
+  );
 }
 
 function keyReused(key: string): BadRequestError {

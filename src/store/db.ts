@@ -24,7 +24,8 @@ export class Statements {
 
 /** Opens (creating if needed) the database file with the pragmas the engine relies on, then migrates. */
 export function openDatabase(path: string): Db {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  // The file holds conversations: a new data directory is private to the user.
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   let db: Db;
   try {
     db = new Database(path, { nativeBinding: nativeBinding() });

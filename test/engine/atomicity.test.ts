@@ -116,4 +116,24 @@ describe('a failed or cancelled turn leaves no trace', () => {
     expect(snapshot(env.MGPT_DB, id)).toEqual(before);
     expect(integrity(env.MGPT_DB)).toBe('ok');
   });
+
+  it('Ctrl-C (SIGINT) during mgpt send cancels the turn and says nothing was stored', async () => {
+    const env = cliEnv(dir, { MGPT_DB: join(dir, 'sigint.db'), MGPT_PROVIDER: 'openai', MGPT_PROVIDER_URL: fake.url });
+    const id = (await mgpt(['entities', 'create'], env)).stdout.trim();
+    await mgpt(['send', id, 'first'], env);
+    const before = snapshot(env.MGPT_DB, id);
+    const abortedBefore = fake.aborted;
+    fake.script({ text: 'a long reply the person does not want to wait for', chunkDelayMs: 100 });
+    const child = spawnMgpt(['send', id, 'never mind'], env);
+    await new Promise<void>((resolve) => child.stdout!.once('data', () => resolve()));
+    child.kill('SIGINT');
+    const r = await child.result;
+    expect(r.code).toBe(130);
+    expect(r.stderr).toMatch(/^error: cancelled: nothing of this turn was stored$/m);
+    expect(snapshot(env.MGPT_DB, id)).toEqual(before);
+    await new Promise((res) => setTimeout(res, 50));
+    expect(fake.aborted - abortedBefore).toBe(1);
+    // The lease went with it: the next message goes through at once.
+    expect((await mgpt(['send', id, 'again'], env)).code).toBe(0);
+  });
 });

@@ -4,7 +4,7 @@ import { rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import type { ExportFormat } from '../../core/entity-types.js';
-import { BadRequestError } from '../../core/errors.js';
+import { BadRequestError, CancelledError } from '../../core/errors.js';
 import type { CliContext } from '../context.js';
 import { resolveEntity } from '../entity-ref.js';
 import { examples } from '../help.js';
@@ -41,6 +41,7 @@ export function formatFor(file: string, explicit: string | undefined): ExportFor
 
 export async function runExport(ctx: CliContext, ref: string, o: ExportOptions): Promise<void> {
   const format = formatFor(o.output, o.format);
+  if (o.output === '-' && o.json) throw new BadRequestError('--json prints a summary on stdout; it cannot go with -o -');
   const entity = await resolveEntity(ctx, ref);
   const body = (await ctx.backend()).exportEntity(entity.id, format);
   const hash = createHash('sha256');
@@ -58,6 +59,7 @@ export async function runExport(ctx: CliContext, ref: string, o: ExportOptions):
     const out = createWriteStream(tmp);
     try {
       for await (const piece of body) {
+        if (ctx.signal.aborted) throw new CancelledError('export cancelled; no file was written');
         hash.update(piece);
         bytes += piece.length;
         if (!out.write(piece)) await new Promise<void>((r) => out.once('drain', r));

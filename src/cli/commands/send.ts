@@ -41,6 +41,7 @@ export async function runSend(ctx: CliContext, ref: string, text: string | undef
     note(ctx, 'using the built-in echo provider (no model configured); set one with: mgpt config set models.mgpt-1-27b.baseUrl http://127.0.0.1:11434/v1');
   }
   const streaming = o.stream && !o.json;
+  const started = performance.now();
   let completion: EntityCompletion | undefined;
   let printed = '';
   for await (const ev of backend.sendMessage(entity.id, { content, idempotencyKey: o.idempotencyKey, signal: ctx.signal })) {
@@ -61,6 +62,6 @@ export async function runSend(ctx: CliContext, ref: string, text: string | undef
   if (!(streaming ? printed : reply).endsWith('\n')) ctx.io.stdout.write('\n');
   if (ctx.flags.verbose) {
     const u = completion.usage;
-    note(ctx, `${completion.id}: ${u.prompt_tokens} prompt + ${u.completion_tokens} completion tokens`);
+    note(ctx, `${completion.id}: ${u.prompt_tokens} prompt + ${u.completion_tokens} completion tokens, ${Math.round(performance.now() - started)} ms`);
   }
 }
