@@ -178,6 +178,12 @@ describe('entities, send, history, window', () => {
     expect(poor.stderr).toMatch(/missing \$0\.0000\d\d/);
     const accounts = json((await mgpt(['accounts', 'list', '--json'], metered)).stdout);
     expect(accounts.data[0]).toMatchObject({ id: 'local', balanceUsd: 0.000001 });
+    const acme = json((await mgpt(['accounts', 'create', 'acme', '--json'], metered)).stdout);
+    expect(acme).toMatchObject({ name: 'acme', balanceUsd: null, id: expect.stringMatching(/^acct_/) });
+    expect((await mgpt(['accounts', 'create', 'acme'], metered)).code).toBe(5);
+    expect((await mgpt(['accounts', 'topup', 'acme', '-3'], metered)).code).toBe(2);
+    expect((await mgpt(['accounts', 'topup', 'nobody', '3'], metered)).code).toBe(4);
+    expect((await mgpt(['accounts', 'list'], metered)).stdout).toMatch(/^acct_\S+\tacme\tunmetered\t/m);
     const down = cliEnv(join(dir, 'metered'), { MGPT_PROVIDER: 'openai', MGPT_PROVIDER_URL: 'http://127.0.0.1:9/v1' });
     await mgpt(['accounts', 'topup', 'local', '5'], down);
     const r = await mgpt(['send', e, 'hello?'], down);

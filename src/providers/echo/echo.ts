@@ -1,7 +1,9 @@
-import type { ChatModel, ChatRequest, StreamPart } from '../spec.js';
+import type { ChatMessage, ChatModel, ChatRequest, StreamPart } from '../spec.js';
 
 /**
- * The built-in offline provider: deterministic, instant. Replies with the last user message; a
+ * The built-in offline provider: deterministic, instant. It replies with the last user message;
+ * when the request carries tools and that message names one, it calls the tool instead (arguments
+ * `{ "input": <the message> }`); once tool results are the last messages, it reports them; a
  * summary request gets a short extractive summary (the first words of each line).
  */
 export class EchoChatModel implements ChatModel {
@@ -9,9 +11,19 @@ export class EchoChatModel implements ChatModel {
   constructor(readonly modelId: string) {}
 
   async *stream(request: ChatRequest): AsyncIterable<StreamPart> {
-    const text = request.purpose === 'summary' ? summarize(lastUserText(request), request.maxTokens) : lastUserText(request);
-    const pieces = text.match(/\s*\S+/g) ?? [];
-    for (const piece of pieces) {
+    const last = request.messages[request.messages.length - 1];
+    const userText = lastUserText(request.messages);
+    const tool = last?.role === 'user' && request.toolChoice !== 'none' ? namedTool(request, userText) : undefined;
+    if (tool) {
+      yield { type: 'tool-call', callId: `call_echo_${request.messages.length}`, name: tool, arguments: JSON.stringify({ input: userText }) };
+      yield { type: 'finish', reason: 'tool_calls' };
+      return;
+    }
+    let text: string;
+    if (request.purpose === 'summary') text = summarize(userText, request.maxTokens);
+    else if (last?.role === 'tool') text = `tool results: ${toolResults(request.messages).join('; ')}`;
+    else text = userText;
+    for (const piece of text.match(/\s*\S+/g) ?? []) {
       if (request.signal?.aborted) return;
       yield { type: 'text-delta', text: piece };
     }
@@ -19,14 +31,28 @@ export class EchoChatModel implements ChatModel {
   }
 }
 
-function lastUserText(request: ChatRequest): string {
-  for (let i = request.messages.length - 1; i >= 0; i--) {
-    const m = request.messages[i];
+function lastUserText(messages: ChatMessage[]): string {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i];
     if (m.role !== 'user') continue;
     if (typeof m.content === 'string') return m.content;
     return m.content.map((p) => (p.type === 'text' ? p.text : '')).join(' ');
   }
   return '';
+}
+
+/** The forced tool, or the first tool whose name appears in the text as a word. */
+function namedTool(request: ChatRequest, text: string): string | undefined {
+  const tools = request.tools ?? [];
+  if (typeof request.toolChoice === 'object') return tools.find((t) => t.name === (request.toolChoice as { name: string }).name)?.name;
+  return tools.find((t) => new RegExp(`(^|[^\\w])${t.name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}([^\\w]|$)`).test(text))?.name;
+}
+
+/** The trailing run of tool messages, in order. */
+function toolResults(messages: ChatMessage[]): string[] {
+  const out: string[] = [];
+  for (let i = messages.length - 1; i >= 0 && messages[i].role === 'tool'; i--) out.unshift(messages[i].content as string);
+  return out;
 }
 
 function summarize(text: string, maxTokens = 256): string {
@@ -35,9 +61,9 @@ function summarize(text: string, maxTokens = 256): string {
   const out: string[] = [];
   let used = 0;
   for (const line of text.split('\n')) {
-    const words = line.trim().split(/\s+/).filter(Boolean).slice(0, wordsPerLine);
+    if (used >= budgetWords) break;
+    const words = line.trim().split(/\s+/).filter(Boolean).slice(0, Math.min(wordsPerLine, budgetWords - used));
     if (words.length === 0) continue;
-    if (used + words.length > budgetWords) break;
     out.push(words.join(' '));
     used += words.length;
   }
