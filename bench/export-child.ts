@@ -1,10 +1,9 @@
 // Runs in its own process so peak memory belongs to the export alone.
 import { createWriteStream } from 'node:fs';
 import { Engine } from '../src/engine/engine.js';
-import { createChatModel } from '../src/providers/registry.js';
 
 const [dbPath, entityId, format, outPath] = process.argv.slice(2);
-const engine = new Engine({ db: dbPath, chatModel: (id) => createChatModel(id, { provider: 'echo' }) });
+const engine = new Engine({ db: dbPath });
 global.gc?.();
 const baseline = process.memoryUsage().rss;
 const out = createWriteStream(outPath);

@@ -5,7 +5,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Engine } from '../src/engine/engine.js';
-import { createChatModel } from '../src/providers/registry.js';
 import { seedTranscript } from './seed.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -38,7 +37,7 @@ function wall(cmd: string, args: string[], env: NodeJS.ProcessEnv): number {
 }
 
 function newEngine(db: string, windowBudget?: number) {
-  return new Engine({ db, windowBudget, chatModel: (id) => createChatModel(id, { provider: 'echo' }) });
+  return new Engine({ db, windowBudget });
 }
 
 // 1. Startup, measured against bare node in the same run, interleaved so load noise hits both.

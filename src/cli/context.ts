@@ -53,10 +53,7 @@ export function createContext(opts: ContextOptions): CliContext {
       backend ??= (async () => {
         const s = ctx.settings();
         // Loaded here, not at startup: the engine pulls in SQLite and the providers.
-        const [{ LocalBackend }, { createChatModel }] = await Promise.all([
-          import('../backends/local.js'),
-          import('../providers/registry.js'),
-        ]);
+        const { LocalBackend } = await import('../backends/local.js');
         return new LocalBackend({
           db: s.db,
           windowBudget: s.windowBudget,
@@ -64,7 +61,7 @@ export function createContext(opts: ContextOptions): CliContext {
           leaseTtlMs: s.leaseTtlMs,
           prices: s.prices,
           version: opts.version,
-          chatModel: (id) => createChatModel(id, s.route(id)),
+          route: s.route,
         });
       })();
       return backend;

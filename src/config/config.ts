@@ -3,8 +3,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_TRANSCRIPT_CAP, DEFAULT_WINDOW_BUDGET } from '../core/entity-types.js';
 import { MgptError } from '../core/errors.js';
-import type { ModelPrice } from '../core/models.js';
-import type { ModelRoute } from '../providers/spec.js';
+import type { ModelPrice, ModelRoute } from '../core/models.js';
 import { type ConfigFile, type ProfileSettings, parseValue } from './schema.js';
 
 export type Env = Record<string, string | undefined>;

@@ -35,3 +35,14 @@ export function costUsd(price: ModelPrice | undefined, inputTokens: number, outp
 export function roundUsd(x: number): number {
   return Math.round(x * 1e8) / 1e8;
 }
+
+/** Where a platform model id is routed. */
+export interface ModelRoute {
+  /** `echo`, `openai`, ... */
+  provider: string;
+  model?: string;
+  baseUrl?: string;
+  apiKey?: string;
+  timeoutMs?: number;
+  maxRetries?: number;
+}

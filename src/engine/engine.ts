@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { DEFAULT_TRANSCRIPT_CAP, DEFAULT_WINDOW_BUDGET } from '../core/entity-types.js';
 import { BadRequestError } from '../core/errors.js';
-import { DEFAULT_PRICES, type ModelPrice } from '../core/models.js';
-import type { ChatModel } from '../providers/spec.js';
+import { DEFAULT_PRICES, type ModelPrice, type ModelRoute } from '../core/models.js';
+import { createChatModel } from '../providers/registry.js';
 import { Store } from '../store/store.js';
 import { AccountService } from './accounts.js';
 import { type Clock, type EngineDeps, systemClock } from './deps.js';
@@ -14,7 +14,8 @@ export const DEFAULT_LEASE_TTL_MS = 15_000;
 export interface EngineOptions {
   /** SQLite file path (or an open Store). */
   db: string | Store;
-  chatModel(platformId: string): Promise<ChatModel>;
+  /** Where each platform model id goes; default: the built-in echo provider. */
+  route?: (platformId: string) => ModelRoute;
   windowBudget?: number;
   transcriptCap?: number;
   leaseTtlMs?: number;
@@ -43,7 +44,7 @@ export class Engine {
       windows: new WindowCache(),
       limits,
       prices: { ...DEFAULT_PRICES, ...opts.prices },
-      chatModel: opts.chatModel,
+      chatModel: (id) => createChatModel(id, opts.route?.(id) ?? { provider: 'echo' }),
       clock: opts.clock ?? systemClock,
       newId: opts.newId ?? randomUUID,
       version: opts.version ?? '0.0.0',

@@ -1,5 +1,7 @@
 /** The provider spec: types only. A provider turns a prompt into a stream of typed parts. */
 
+export type { ModelRoute } from '../core/models.js';
+
 export interface ChatToolCall {
   id: string;
   type: 'function';
@@ -57,14 +59,4 @@ export interface ChatModel {
   readonly modelId: string;
   /** Streams the reply. Retries happen inside, and only before the first part is yielded. */
   stream(request: ChatRequest): AsyncIterable<StreamPart>;
-}
-
-/** Where a platform model id is routed. */
-export interface ModelRoute {
-  provider: string;
-  model?: string;
-  baseUrl?: string;
-  apiKey?: string;
-  timeoutMs?: number;
-  maxRetries?: number;
 }

@@ -272,12 +272,11 @@ describe('window cache', () => {
   it('never serves a stale window when another process writes the entity', async () => {
     const a = makeEngine(dir, { fake, windowBudget: 120 });
     const { Engine } = await import('../../src/engine/engine.js');
-    const { createChatModel } = await import('../../src/providers/registry.js');
     // A second engine on the same file: another connection, its own cache, as another process has.
     const b = new Engine({
       db: a.store.db.name,
       windowBudget: 120,
-      chatModel: (id) => createChatModel(id, { provider: 'openai', baseUrl: fake.url, model: 'm', maxRetries: 0 }),
+      route: () => ({ provider: 'openai', baseUrl: fake.url, model: 'm', maxRetries: 0 }),
     });
     const e = await a.entities.create({ model: 'mgpt-1-27b' });
     for (let i = 0; i < 30; i++) {

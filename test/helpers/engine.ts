@@ -1,6 +1,5 @@
 import { join } from 'node:path';
 import { Engine, type EngineOptions } from '../../src/engine/engine.js';
-import { createChatModel } from '../../src/providers/registry.js';
 import type { FakeOpenAI } from './fake-openai.js';
 
 let n = 0;
@@ -13,8 +12,7 @@ export function makeEngine(
   const { fake, ...rest } = opts;
   return new Engine({
     db: join(dir, `engine-${process.pid}-${n++}.db`),
-    chatModel: (id) =>
-      createChatModel(id, fake ? { provider: 'openai', baseUrl: fake.url, model: 'fake-model', maxRetries: 0 } : { provider: 'echo' }),
+    route: () => (fake ? { provider: 'openai', baseUrl: fake.url, model: 'fake-model', maxRetries: 0 } : { provider: 'echo' }),
     ...rest,
   });
 }
