@@ -1,4 +1,4 @@
-import type { AccountInfo, Backend, ImportOptions } from '../core/backend.js';
+import type { AccountInfo, Backend, ImportOptions, NewPrompt } from '../core/backend.js';
 import type {
   CreateEntityInput,
   CreatedEntity,
@@ -12,6 +12,18 @@ import type {
   SendInput,
   TurnEvent,
 } from '../core/entity-types.js';
+import type {
+  CreateUniverseInput,
+  CreatedUniverse,
+  GenerationResponse,
+  ImageResponse,
+  LogDetail,
+  LogList,
+  LogQuery,
+  StoredPromptInfo,
+  UniverseDoc,
+  UniverseSummary,
+} from '../core/universe-types.js';
 import { Engine, type EngineOptions } from '../engine/engine.js';
 
 /** The embedded default: the engine in-process, state in one SQLite file. */
@@ -67,6 +79,39 @@ export class LocalBackend implements Backend {
   }
   async topupAccount(id: string, usd: number): Promise<AccountInfo> {
     return this.engine.accounts.topup(id, usd);
+  }
+  listPrompts(): Promise<StoredPromptInfo[]> {
+    return this.engine.deps.prompts.list();
+  }
+  getPrompt(name: string): Promise<StoredPromptInfo> {
+    return this.engine.deps.prompts.get(name);
+  }
+  addPrompt(name: string, prompt: NewPrompt, opts?: { force?: boolean }): Promise<StoredPromptInfo> {
+    return this.engine.deps.prompts.add(name, prompt, opts);
+  }
+  createUniverse(input: CreateUniverseInput): Promise<CreatedUniverse> {
+    return this.engine.universes.create(input);
+  }
+  async listUniverses(): Promise<UniverseSummary[]> {
+    return this.engine.universes.list();
+  }
+  async getUniverse(id: string): Promise<UniverseSummary> {
+    return this.engine.universes.summary(id);
+  }
+  async getUniverseDoc(id: string): Promise<UniverseDoc> {
+    return this.engine.universes.doc(id);
+  }
+  respond(body: unknown, opts?: { signal?: AbortSignal }): Promise<GenerationResponse> {
+    return this.engine.respond(body, opts);
+  }
+  generateImage(body: unknown, opts?: { signal?: AbortSignal }): Promise<ImageResponse> {
+    return this.engine.generateImage(body, opts);
+  }
+  async listLogs(query: LogQuery): Promise<LogList> {
+    return this.engine.logs.list(query);
+  }
+  async getLog(id: string): Promise<LogDetail> {
+    return this.engine.logs.get(id);
   }
   async close(): Promise<void> {
     this.engine.close();

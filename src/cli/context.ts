@@ -62,6 +62,7 @@ export function createContext(opts: ContextOptions): CliContext {
           prices: s.prices,
           version: opts.version,
           route: s.route,
+          promptsDir: s.promptsDir,
         });
       })();
       return backend;

@@ -4,9 +4,14 @@ import { registerConfig } from './commands/config/config.js';
 import { registerEntities } from './commands/entities/index.js';
 import { registerExport } from './commands/export.js';
 import { registerHistory } from './commands/history.js';
+import { registerImage } from './commands/image.js';
 import { registerImport } from './commands/import.js';
+import { registerLogs } from './commands/logs.js';
 import { registerModels } from './commands/models.js';
+import { registerPrompts } from './commands/prompts.js';
+import { registerRespond } from './commands/respond.js';
 import { registerSend } from './commands/send.js';
+import { registerUniverses } from './commands/universes.js';
 import { registerWindow } from './commands/window.js';
 import type { CliContext } from './context.js';
 import { examples } from './help.js';
@@ -43,6 +48,11 @@ export function buildProgram(ctx: CliContext): Command {
   registerWindow(program, ctx);
   registerExport(program, ctx);
   registerImport(program, ctx);
+  registerPrompts(program, ctx);
+  registerUniverses(program, ctx);
+  registerRespond(program, ctx);
+  registerImage(program, ctx);
+  registerLogs(program, ctx);
   registerAccounts(program, ctx);
   // Subcommands inherit output and exit handling from the root.
   for (const cmd of allCommands(program)) {

@@ -11,6 +11,18 @@ import type {
   SendInput,
   TurnEvent,
 } from './entity-types.js';
+import type {
+  CreateUniverseInput,
+  CreatedUniverse,
+  GenerationResponse,
+  ImageResponse,
+  LogDetail,
+  LogList,
+  LogQuery,
+  StoredPromptInfo,
+  UniverseDoc,
+  UniverseSummary,
+} from './universe-types.js';
 
 export interface ImportOptions {
   keepId?: boolean;
@@ -42,5 +54,24 @@ export interface Backend {
   createAccount(name: string): Promise<AccountInfo>;
   /** Adds `usd` to the account's balance; the first top-up makes an unmetered account metered. */
   topupAccount(id: string, usd: number): Promise<AccountInfo>;
+  listPrompts(): Promise<StoredPromptInfo[]>;
+  getPrompt(name: string): Promise<StoredPromptInfo>;
+  addPrompt(name: string, prompt: NewPrompt, opts?: { force?: boolean }): Promise<StoredPromptInfo>;
+  createUniverse(input: CreateUniverseInput): Promise<CreatedUniverse>;
+  listUniverses(): Promise<UniverseSummary[]>;
+  getUniverse(id: string): Promise<UniverseSummary>;
+  /** The universe in `universeDoc` shape (never with the prompt text). */
+  getUniverseDoc(id: string): Promise<UniverseDoc>;
+  /** POST /responses; `body` is validated by the backend. */
+  respond(body: unknown, opts?: { signal?: AbortSignal }): Promise<GenerationResponse>;
+  generateImage(body: unknown, opts?: { signal?: AbortSignal }): Promise<ImageResponse>;
+  listLogs(query: LogQuery): Promise<LogList>;
+  getLog(id: string): Promise<LogDetail>;
   close(): Promise<void>;
+}
+
+export interface NewPrompt {
+  text: string;
+  responseFormat?: Record<string, unknown>;
+  additionalInstructions?: string;
 }

@@ -1,7 +1,10 @@
 import type { ModelPrice } from '../core/models.js';
 import type { ChatModel } from '../providers/spec.js';
 import type { Store } from '../store/store.js';
-import type { WindowCache } from './window-cache.js';
+import type { PromptStore } from './prompts.js';
+import type { BlockRow } from '../store/entity-repo.js';
+import type { UniverseMessageRow } from '../store/universe-repo.js';
+import type { VersionedCache } from './versioned-cache.js';
 
 export interface EngineLimits {
   windowBudget: number;
@@ -18,10 +21,13 @@ export interface Clock {
 /** Everything the engine's services share; tests swap the clock, ids and models. */
 export interface EngineDeps {
   store: Store;
-  windows: WindowCache;
+  windows: VersionedCache<readonly BlockRow[]>;
+  universeCache: VersionedCache<UniverseMessageRow[]>;
   limits: EngineLimits;
   prices: Readonly<Record<string, ModelPrice>>;
-  chatModel(platformId: string): Promise<ChatModel>;
+  /** The model a platform id or alias routes to; `modelOverride` replaces the provider model. */
+  chatModel(platformId: string, modelOverride?: string): Promise<ChatModel>;
+  prompts: PromptStore;
   clock: Clock;
   newId(): string;
   version: string;

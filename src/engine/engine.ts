@@ -1,13 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { DEFAULT_TRANSCRIPT_CAP, DEFAULT_WINDOW_BUDGET } from '../core/entity-types.js';
 import { BadRequestError } from '../core/errors.js';
+import type { GenerationResponse, ImageResponse } from '../core/universe-types.js';
 import { DEFAULT_PRICES, type ModelPrice, type ModelRoute } from '../core/models.js';
 import { createChatModel } from '../providers/registry.js';
 import { Store } from '../store/store.js';
 import { AccountService } from './accounts.js';
 import { type Clock, type EngineDeps, systemClock } from './deps.js';
 import { EntityService } from './entities.js';
-import { WindowCache } from './window-cache.js';
+import { generateImage } from './images.js';
+import { LogService } from './logs.js';
+import { respond } from './respond.js';
+import { UniverseService } from './universes.js';
+import { PromptStore } from './prompts.js';
+import { VersionedCache } from './versioned-cache.js';
 
 export const DEFAULT_LEASE_TTL_MS = 15_000;
 
@@ -16,6 +22,8 @@ export interface EngineOptions {
   db: string | Store;
   /** Where each platform model id goes; default: the built-in echo provider. */
   route?: (platformId: string) => ModelRoute;
+  /** Directory of stored prompts (universes). */
+  promptsDir?: string;
   windowBudget?: number;
   transcriptCap?: number;
   leaseTtlMs?: number;
@@ -30,6 +38,8 @@ export class Engine {
   readonly store: Store;
   readonly entities: EntityService;
   readonly accounts: AccountService;
+  readonly universes: UniverseService;
+  readonly logs: LogService;
   readonly deps: EngineDeps;
 
   constructor(opts: EngineOptions) {
@@ -41,16 +51,33 @@ export class Engine {
     this.store = typeof opts.db === 'string' ? Store.open(opts.db) : opts.db;
     this.deps = {
       store: this.store,
-      windows: new WindowCache(),
+      windows: new VersionedCache(),
+      universeCache: new VersionedCache(),
       limits,
       prices: { ...DEFAULT_PRICES, ...opts.prices },
-      chatModel: (id) => createChatModel(id, opts.route?.(id) ?? { provider: 'echo' }),
+      chatModel: (id, modelOverride) => {
+        const route = opts.route?.(id) ?? { provider: 'echo' };
+        return createChatModel(id, modelOverride ? { ...route, model: modelOverride } : route);
+      },
+      prompts: new PromptStore(opts.promptsDir ?? null),
       clock: opts.clock ?? systemClock,
       newId: opts.newId ?? randomUUID,
       version: opts.version ?? '0.0.0',
     };
     this.entities = new EntityService(this.deps);
     this.accounts = new AccountService(this.deps);
+    this.universes = new UniverseService(this.deps);
+    this.logs = new LogService(this.deps);
+  }
+
+  /** POST /responses (seed 000): validates `body` itself, so the server can pass JSON straight in. */
+  respond(body: unknown, opts: { userId?: string; signal?: AbortSignal } = {}): Promise<GenerationResponse> {
+    return respond(this.deps, this.universes, body, opts);
+  }
+
+  /** POST /images (seed 000). */
+  generateImage(body: unknown, opts: { userId?: string; signal?: AbortSignal } = {}): Promise<ImageResponse> {
+    return generateImage(this.deps, body, opts);
   }
 
   close(): void {

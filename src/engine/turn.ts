@@ -13,7 +13,7 @@ import { planRotation } from '../core/window-plan.js';
 import type { ChatMessage, ChatModel } from '../providers/spec.js';
 import type { BlockRow, EntityRow } from '../store/entity-repo.js';
 import type { EngineDeps } from './deps.js';
-import { WindowCache } from './window-cache.js';
+import { windowVersion } from './versioned-cache.js';
 
 interface TurnInput {
   content: string;
@@ -96,7 +96,7 @@ export async function* runTurn(deps: EngineDeps, entity: EntityRow, input: TurnI
     checkBalance(deps, current, messageTokens);
 
     const model = await deps.chatModel(current.model);
-    const blocks = deps.windows.get(current) ?? store.entities.window(id);
+    const blocks = deps.windows.get(id, windowVersion(current))?.value ?? store.entities.window(id);
     const plan = planRotation(blocks, messageTokens, current.budgetTokens);
     const now = clock.iso();
     const userSeq = current.transcriptMessages + 1;
@@ -222,7 +222,7 @@ export async function* runTurn(deps: EngineDeps, entity: EntityRow, input: TurnI
       store.leases.release(id, owner);
     });
     committed = true;
-    deps.windows.set(id, WindowCache.version(counters), finalWindow);
+    deps.windows.set(id, windowVersion(counters), finalWindow);
     if (!started) yield start;
     yield { type: 'done', completion, replayed: false };
   } catch (err) {

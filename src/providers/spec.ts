@@ -52,6 +52,20 @@ export type StreamPart =
   | { type: 'finish'; reason: string }
   | { type: 'error'; error: Error };
 
+export interface ImageGenerationRequest {
+  /** System prompt, then one user message whose parts are in the order the seed gives. */
+  messages: ChatMessage[];
+  imageSize: '1K' | '2K' | '4K';
+  aspectRatio: string;
+  signal?: AbortSignal;
+}
+
+export interface GeneratedImage {
+  mimeType: string;
+  /** base64 */
+  data: string;
+}
+
 export interface ChatModel {
   /** Provider name (`echo`, `openai`, ...). */
   readonly provider: string;
@@ -59,4 +73,6 @@ export interface ChatModel {
   readonly modelId: string;
   /** Streams the reply. Retries happen inside, and only before the first part is yielded. */
   stream(request: ChatRequest): AsyncIterable<StreamPart>;
+  /** Image output, for providers that have it. */
+  generateImage?(request: ImageGenerationRequest): Promise<{ images: GeneratedImage[]; usage?: ProviderUsage }>;
 }

@@ -83,4 +83,69 @@ export const MIGRATIONS: readonly string[] = [
     created_at    TEXT NOT NULL
   );
   `,
+  `
+  CREATE TABLE universes (
+    id                      TEXT PRIMARY KEY,
+    user_id                 TEXT NOT NULL,
+    display_name            TEXT,
+    stored_prompt           TEXT NOT NULL,
+    prompt_text             TEXT NOT NULL,
+    response_format         TEXT,
+    additional_instructions TEXT,
+    prompt_fingerprint      TEXT NOT NULL,
+    messages                INTEGER NOT NULL DEFAULT 0,
+    created_at              TEXT NOT NULL,
+    updated_at              TEXT NOT NULL
+  );
+  CREATE INDEX universes_by_user ON universes (user_id, updated_at DESC);
+
+  -- runtime.conversation: model-facing messages in OpenAI chat shape
+  CREATE TABLE universe_messages (
+    universe_id  TEXT NOT NULL REFERENCES universes(id) ON DELETE CASCADE,
+    seq          INTEGER NOT NULL,
+    role         TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'tool')),
+    content      TEXT,
+    tool_calls   TEXT,
+    tool_call_id TEXT,
+    tool_name    TEXT,
+    tool_ok      INTEGER,
+    created_at   TEXT NOT NULL,
+    PRIMARY KEY (universe_id, seq)
+  ) WITHOUT ROWID;
+
+  CREATE TABLE universe_requests (
+    user_id     TEXT NOT NULL,
+    request_id  TEXT NOT NULL,
+    universe_id TEXT,
+    status      TEXT NOT NULL CHECK (status IN ('pending', 'failed', 'done')),
+    user_seq    INTEGER,
+    response    TEXT,
+    created_at  TEXT NOT NULL,
+    updated_at  TEXT NOT NULL,
+    PRIMARY KEY (user_id, request_id)
+  ) WITHOUT ROWID;
+
+  CREATE TABLE generation_logs (
+    id               TEXT PRIMARY KEY,
+    kind             TEXT NOT NULL CHECK (kind IN ('text', 'image')),
+    owner_user_id    TEXT NOT NULL,
+    user_id          TEXT NOT NULL,
+    game_id          TEXT,
+    universe_id      TEXT,
+    request_id       TEXT,
+    model            TEXT NOT NULL,
+    provider_model   TEXT,
+    status           TEXT NOT NULL,
+    error            TEXT,
+    input_tokens     INTEGER NOT NULL DEFAULT 0,
+    output_tokens    INTEGER NOT NULL DEFAULT 0,
+    cost_usd         REAL NOT NULL DEFAULT 0,
+    total_ms         INTEGER NOT NULL DEFAULT 0,
+    provider_ms      INTEGER NOT NULL DEFAULT 0,
+    created_at       TEXT NOT NULL,
+    request_summary  TEXT NOT NULL,
+    response_summary TEXT NOT NULL
+  );
+  CREATE INDEX logs_by_owner ON generation_logs (owner_user_id, created_at DESC);
+  `,
 ];

@@ -3,6 +3,8 @@ import { type Db, inTransaction, integrityCheck, openDatabase } from './db.js';
 import { EntityRepo } from './entity-repo.js';
 import { IdempotencyRepo } from './idempotency-repo.js';
 import { LeaseRepo } from './lease-repo.js';
+import { LogRepo } from './log-repo.js';
+import { UniverseRepo } from './universe-repo.js';
 
 /** The database and its repos, opened once per process. */
 export class Store {
@@ -10,12 +12,16 @@ export class Store {
   readonly leases: LeaseRepo;
   readonly idempotency: IdempotencyRepo;
   readonly accounts: AccountRepo;
+  readonly universes: UniverseRepo;
+  readonly logs: LogRepo;
 
   constructor(readonly db: Db) {
     this.entities = new EntityRepo(db);
     this.leases = new LeaseRepo(db);
     this.idempotency = new IdempotencyRepo(db);
     this.accounts = new AccountRepo(db);
+    this.universes = new UniverseRepo(db);
+    this.logs = new LogRepo(db);
   }
 
   static open(path: string): Store {

@@ -15,7 +15,10 @@ describe('store', () => {
     expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
     expect(db.pragma('secure_delete', { simple: true })).toBe(1);
     const tables = (db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`).all() as Array<{ name: string }>).map((r) => r.name);
-    expect(tables).toEqual(['accounts', 'blocks', 'entities', 'idempotency_keys', 'ledger', 'messages', 'turn_leases']);
+    expect(tables).toEqual([
+      'accounts', 'blocks', 'entities', 'generation_logs', 'idempotency_keys', 'ledger', 'messages', 'turn_leases',
+      'universe_messages', 'universe_requests', 'universes',
+    ]);
     expect(db.prepare(`SELECT id, balance_usd FROM accounts`).all()).toEqual([{ id: 'local', balance_usd: null }]);
     db.close();
   });

@@ -1,10 +1,12 @@
-import type { ChatMessage, ChatModel, ChatRequest, StreamPart } from '../spec.js';
+import type { ChatMessage, ChatModel, ChatRequest, GeneratedImage, ImageGenerationRequest, StreamPart } from '../spec.js';
+import { placeholderPng } from './png.js';
 
 /**
  * The built-in offline provider: deterministic, instant. It replies with the last user message;
  * when the request carries tools and that message names one, it calls the tool instead (arguments
  * `{ "input": <the message> }`); once tool results are the last messages, it reports them; a
- * summary request gets a short extractive summary (the first words of each line).
+ * summary request gets a short extractive summary (the first words of each line); an image
+ * request gets a small gradient PNG in the requested aspect ratio, coloured by the prompt.
  */
 export class EchoChatModel implements ChatModel {
   readonly provider = 'echo';
@@ -28,6 +30,13 @@ export class EchoChatModel implements ChatModel {
       yield { type: 'text-delta', text: piece };
     }
     yield { type: 'finish', reason: 'stop' };
+  }
+
+  async generateImage(request: ImageGenerationRequest): Promise<{ images: GeneratedImage[] }> {
+    const [w, h] = request.aspectRatio.split(':').map(Number);
+    const scale = 64 / Math.max(w, h);
+    const png = placeholderPng(JSON.stringify(request.messages), Math.max(1, Math.round(w * scale)), Math.max(1, Math.round(h * scale)));
+    return { images: [{ mimeType: 'image/png', data: png.toString('base64') }] };
   }
 }
 

@@ -1,5 +1,5 @@
 import { CancelledError, ProviderError } from '../../core/errors.js';
-import type { ChatModel, ChatRequest, StreamPart } from '../spec.js';
+import type { ChatModel, ChatRequest, GeneratedImage, ImageGenerationRequest, ProviderUsage, StreamPart } from '../spec.js';
 import { SseDecoder } from './sse.js';
 
 export interface OpenAIChatOptions {
@@ -91,6 +91,32 @@ export class OpenAIChatModel implements ChatModel {
     yield { type: 'finish', reason: finish };
   }
 
+  /** Image output through chat completions (`modalities: ["image","text"]` + `image_config`). */
+  async generateImage(req: ImageGenerationRequest): Promise<{ images: GeneratedImage[]; usage?: ProviderUsage }> {
+    const body = JSON.stringify({
+      model: this.opts.model,
+      messages: req.messages,
+      modalities: ['image', 'text'],
+      image_config: { image_size: req.imageSize, aspect_ratio: req.aspectRatio },
+      stream: false,
+    });
+    const res = await this.connect(body, req.signal, 'application/json');
+    let json: ImageCompletion;
+    try {
+      json = (await res.body.json()) as ImageCompletion;
+    } catch (err) {
+      throw this.wrap(err, req.signal);
+    }
+    const images: GeneratedImage[] = [];
+    for (const img of json.choices?.[0]?.message?.images ?? []) {
+      const m = /^data:([^;,]+);base64,(.*)$/s.exec(img.image_url?.url ?? '');
+      if (m) images.push({ mimeType: m[1], data: m[2] });
+    }
+    if (images.length === 0) throw new ProviderError('the provider returned no image', { hint: 'is the routed model an image model?' });
+    const u = json.usage;
+    return { images, usage: u ? { inputTokens: u.prompt_tokens ?? 0, outputTokens: u.completion_tokens ?? 0 } : undefined };
+  }
+
   private body(req: ChatRequest): Record<string, unknown> {
     const b: Record<string, unknown> = {
       model: this.opts.model,
@@ -114,11 +140,11 @@ export class OpenAIChatModel implements ChatModel {
     return b;
   }
 
-  private async connect(body: string, signal?: AbortSignal) {
+  private async connect(body: string, signal?: AbortSignal, accept = 'text/event-stream') {
     const url = this.opts.baseUrl.replace(/\/+$/, '') + '/chat/completions';
     const timeout = this.opts.timeoutMs ?? 60_000;
     const maxRetries = this.opts.maxRetries ?? 2;
-    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'text/event-stream' };
+    const headers: Record<string, string> = { 'content-type': 'application/json', accept };
     if (this.opts.apiKey) headers.authorization = `Bearer ${this.opts.apiKey}`;
     for (let attempt = 0; ; attempt++) {
       let failure: ProviderError | CancelledError;
@@ -151,6 +177,11 @@ export class OpenAIChatModel implements ChatModel {
       hint: 'check the provider URL with `mgpt models`, or that the model server is running',
     });
   }
+}
+
+interface ImageCompletion {
+  choices?: Array<{ message?: { images?: Array<{ image_url?: { url?: string } }> } }>;
+  usage?: { prompt_tokens?: number; completion_tokens?: number };
 }
 
 interface OpenAIChunk {

@@ -1,0 +1,99 @@
+import { readFile } from 'node:fs/promises';
+import type { Command } from 'commander';
+import { BadRequestError } from '../../core/errors.js';
+import { parsePromptText } from '../../core/prompt-file.js';
+import type { CliContext } from '../context.js';
+import { examples } from '../help.js';
+import { readTextInput } from '../input.js';
+import { colors, printJson, printTable } from '../output.js';
+
+export function registerPrompts(program: Command, ctx: CliContext): void {
+  const prompts = examples(
+    program.command('prompts').description('stored prompts: .md/.txt files with optional YAML front matter (responseFormat, additionalInstructions)'),
+    ['mgpt prompts add narrator -f narrator.md', 'mgpt prompts list'],
+  );
+  examples(prompts.command('list').alias('ls').description('list stored prompts').option('--json', 'JSON output'), [
+    'mgpt prompts list --json',
+  ]).action((o: { json?: boolean }) => runPromptsList(ctx, o));
+  examples(prompts.command('show').description('print a stored prompt and its front matter').argument('<name>').option('--json', 'JSON output'), [
+    'mgpt prompts show narrator',
+  ]).action((name: string, o: { json?: boolean }) => runPromptsShow(ctx, name, o));
+  examples(
+    prompts
+      .command('add')
+      .description('store a prompt (written as NAME.md in the prompts directory)')
+      .argument('<name>')
+      .argument('[text]', 'the prompt text; - reads stdin')
+      .option('-f, --file <file>', 'read the prompt from a file (its own front matter is kept)')
+      .option('--response-format <file>', 'a JSON file with the output contract (OpenAI response_format)')
+      .option('--additional-instructions <text>', 'appended to the system prompt when a request asks for it')
+      .option('--force', 'replace an existing prompt')
+      .option('--json', 'JSON output'),
+    [
+      'mgpt prompts add narrator "You narrate a gentle fantasy world."',
+      'mgpt prompts add quest -f quest.md --response-format contract.json --force',
+    ],
+  ).action((name: string, text: string | undefined, o: AddOptions) => runPromptsAdd(ctx, name, text, o));
+}
+
+interface AddOptions {
+  file?: string;
+  responseFormat?: string;
+  additionalInstructions?: string;
+  force?: boolean;
+  json?: boolean;
+}
+
+export async function runPromptsList(ctx: CliContext, o: { json?: boolean }): Promise<void> {
+  const list = await (await ctx.backend()).listPrompts();
+  if (o.json) return printJson(ctx.io, { object: 'list', data: list.map(({ text: _t, ...rest }) => ({ ...rest, chars: _t.length })) });
+  if (list.length === 0 && ctx.io.stdoutIsTTY) {
+    ctx.io.stderr.write(`no stored prompts in ${ctx.settings().promptsDir}: add one with \`mgpt prompts add NAME -f FILE\`\n`);
+    return;
+  }
+  printTable(
+    ctx,
+    [
+      { header: 'NAME', value: (p) => p.name },
+      { header: 'CHARS', value: (p) => String(p.text.length), right: true },
+      { header: 'CONTRACT', value: (p) => (p.responseFormat ? String(p.responseFormat.type ?? 'yes') : '-') },
+      { header: 'ADDITIONAL', value: (p) => (p.additionalInstructions ? 'yes' : '-') },
+      { header: 'MODIFIED', value: (p) => p.modifiedAt },
+    ],
+    list,
+  );
+}
+
+export async function runPromptsShow(ctx: CliContext, name: string, o: { json?: boolean }): Promise<void> {
+  const p = await (await ctx.backend()).getPrompt(name);
+  if (o.json) return printJson(ctx.io, p);
+  const c = colors(ctx);
+  if (ctx.io.stdoutIsTTY) ctx.io.stdout.write(c.dim(`# ${p.file}`) + '\n');
+  if (p.responseFormat) ctx.io.stdout.write(c.dim(`# responseFormat: ${JSON.stringify(p.responseFormat)}`) + '\n');
+  if (p.additionalInstructions) ctx.io.stdout.write(c.dim(`# additionalInstructions: ${p.additionalInstructions}`) + '\n');
+  ctx.io.stdout.write(p.text + '\n');
+}
+
+export async function runPromptsAdd(ctx: CliContext, name: string, text: string | undefined, o: AddOptions): Promise<void> {
+  const backend = await ctx.backend();
+  let body = await readTextInput(ctx, 'prompt text', text, o.file);
+  let responseFormat: Record<string, unknown> | undefined;
+  let additionalInstructions = o.additionalInstructions;
+  if (o.file) {
+    // A file may carry its own front matter; the flags win over it.
+    const parsed = await parsePromptText(body, o.file);
+    body = parsed.text;
+    responseFormat = parsed.responseFormat;
+    additionalInstructions ??= parsed.additionalInstructions;
+  }
+  if (o.responseFormat) {
+    try {
+      responseFormat = JSON.parse(await readFile(o.responseFormat, 'utf8'));
+    } catch (err) {
+      throw new BadRequestError(`--response-format ${o.responseFormat}: ${(err as Error).message}`);
+    }
+  }
+  const saved = await backend.addPrompt(name, { text: body, responseFormat, additionalInstructions }, { force: o.force });
+  if (o.json) return printJson(ctx.io, saved);
+  ctx.io.stderr.write(`stored prompt ${saved.name} (${saved.file})\n`);
+}

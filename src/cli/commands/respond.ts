@@ -1,0 +1,166 @@
+import { spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import type { Command } from 'commander';
+import { BadRequestError } from '../../core/errors.js';
+import { type GenerationResponse, type ToolCallOut, type ToolResultInput, type UniverseDoc, toolResultContent } from '../../core/universe-types.js';
+import type { CliContext } from '../context.js';
+import { examples } from '../help.js';
+import { intOption, readTextInput } from '../input.js';
+import { note, printJson } from '../output.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const MAX_TOOL_ROUNDS = 16;
+
+export interface RespondOptions {
+  model: string;
+  modelOverride?: string;
+  doc?: string;
+  tools?: string;
+  toolChoice?: string;
+  toolExec?: string;
+  toolResults?: string;
+  statePointer?: string;
+  requestId?: string;
+  structured?: boolean;
+  additionalInstructions?: boolean;
+  responseFormat?: string;
+  game?: string;
+  file?: string;
+  json?: boolean;
+}
+
+export function registerRespond(program: Command, ctx: CliContext): void {
+  examples(
+    program
+      .command('respond')
+      .description('generate the next assistant turn of a universe (or inline with --doc, or standalone)')
+      .argument('[universe]', 'universe id (omit for standalone mode, or with --doc)')
+      .argument('[text]', 'the user input; - reads stdin')
+      .option('--model <alias>', 'game-1-lite-frozen, agent-1-lite-frozen or general-frozen-overridable', 'game-1-lite-frozen')
+      .option('--model-override <id>', 'provider model id (only with general-frozen-overridable)')
+      .option('-f, --file <file>', 'read the user input from a file')
+      .option('--doc <file>', 'inline mode: a universe document (mgpt universes show ID --doc); nothing is stored')
+      .option('--tools <file>', 'JSON array of tool definitions ({ type: "function", name, parameters })')
+      .option('--tool-choice <choice>', 'auto, none, or a tool name')
+      .option('--tool-exec <cmd>', 'run each tool call: CMD gets {callId,name,arguments} as JSON on stdin and prints the output JSON')
+      .option('--tool-results <file>', 'JSON array of tool results ({ callId, name, output, ok }) for a pending turn')
+      .option('--state-pointer <n>', 'keep only the first N runtime messages before this turn (a branch)')
+      .option('--request-id <id>', 'retries with the same id are de-duplicated')
+      .option('--structured', "use the stored output contract as the response format")
+      .option('--additional-instructions', "append the stored additional instructions to the system prompt")
+      .option('--response-format <file>', 'JSON file: an inline response_format')
+      .option('--game <id>', 'hosted game id (recorded in the logs)')
+      .option('--json', 'print the whole response object'),
+    [
+      'mgpt respond $U "I open the door."',
+      'echo "look around" | mgpt respond $U -',
+      'mgpt respond $U "roll for it" --tools tools.json --tool-exec ./run-tool.sh',
+      'mgpt respond --doc doc.json "what now?" --json',
+      'mgpt respond "Say hi in French." --model general-frozen-overridable --model-override openai/gpt-4o-mini',
+    ],
+  ).action((a: string | undefined, b: string | undefined, o: RespondOptions) => runRespond(ctx, a, b, o));
+}
+
+async function readJson(path: string, what: string): Promise<unknown> {
+  try {
+    return JSON.parse(await readFile(path, 'utf8'));
+  } catch (err) {
+    throw new BadRequestError(`${what} ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+}
+
+export async function runRespond(ctx: CliContext, a: string | undefined, b: string | undefined, o: RespondOptions): Promise<void> {
+  // One positional: a universe id, or the text (inline and standalone modes).
+  let universe: string | undefined;
+  let text: string | undefined;
+  if (b !== undefined) [universe, text] = [a, b];
+  else if (a !== undefined && UUID.test(a) && !o.doc) universe = a;
+  else text = a;
+  if (o.doc && universe) throw new BadRequestError('--doc (inline mode) and a universe id are mutually exclusive');
+  const userInput = await readTextInput(ctx, 'user input', text, o.file);
+  const body: Record<string, unknown> = { model: o.model, userInput };
+  if (universe) body.universe = universe;
+  let doc: UniverseDoc | undefined;
+  if (o.doc) body.universeDoc = doc = (await readJson(o.doc, '--doc')) as UniverseDoc;
+  if (o.modelOverride) body.modelOverride = o.modelOverride;
+  if (o.tools) body.tools = await readJson(o.tools, '--tools');
+  if (o.toolChoice) body.toolChoice = o.toolChoice === 'auto' || o.toolChoice === 'none' ? o.toolChoice : { type: 'function', name: o.toolChoice };
+  if (o.toolResults) body.toolResults = await readJson(o.toolResults, '--tool-results');
+  const pointer = intOption('--state-pointer', o.statePointer, 0);
+  if (pointer !== undefined) body.statePointer = pointer;
+  if (o.requestId) body.requestId = o.requestId;
+  if (o.structured) body.useStructuredOutput = true;
+  if (o.additionalInstructions) body.useAdditionalInstructions = true;
+  if (o.responseFormat) body.responseFormat = await readJson(o.responseFormat, '--response-format');
+  if (o.game) body.gameId = o.game;
+
+  const backend = await ctx.backend();
+  let res: GenerationResponse = await backend.respond(body, { signal: ctx.signal });
+  const results: ToolResultInput[] = (body.toolResults as ToolResultInput[] | undefined) ?? [];
+  for (let round = 0; res.toolCalls?.length && o.toolExec; round++) {
+    if (round >= MAX_TOOL_ROUNDS) throw new BadRequestError(`stopped after ${MAX_TOOL_ROUNDS} rounds of tool calls`);
+    if (doc) {
+      // Inline mode stores nothing: the document itself carries the pending tool-call turn.
+      if (round === 0 && results.length === 0) doc.runtime.conversation.push({ role: 'user', content: userInput });
+      doc.runtime.conversation.push({
+        role: 'assistant',
+        content: res.assistantRaw || null,
+        tool_calls: res.toolCalls.map((c) => ({ id: c.callId, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.arguments) } })),
+      });
+    }
+    for (const call of res.toolCalls) {
+      if (results.some((r) => r.callId === call.callId)) continue;
+      if (ctx.flags.verbose) note(ctx, `tool ${call.name}(${JSON.stringify(call.arguments)})`);
+      const result = await execTool(o.toolExec, call);
+      results.push(result);
+      if (doc) {
+        doc.runtime.conversation.push({
+          role: 'tool',
+          tool_call_id: result.callId,
+          name: result.name,
+          content: toolResultContent(result),
+        });
+      }
+    }
+    // Results are sent cumulatively; the service appends only the new ones.
+    res = await backend.respond({ ...body, ...(doc ? { universeDoc: doc } : {}), toolResults: results }, { signal: ctx.signal });
+  }
+  if (o.json) return printJson(ctx.io, res);
+  if (res.assistantRaw) ctx.io.stdout.write(res.assistantRaw.endsWith('\n') ? res.assistantRaw : res.assistantRaw + '\n');
+  if (res.toolCalls?.length) {
+    for (const c of res.toolCalls) ctx.io.stderr.write(`tool call ${c.callId}: ${c.name} ${JSON.stringify(c.arguments)}\n`);
+    note(ctx, 'the turn waits for tool results: run them with --tool-exec CMD, or send --tool-results FILE with the same request');
+  }
+  if (ctx.flags.verbose) {
+    const d = res.diagnostics;
+    note(ctx, `log ${res.requestLog.id}; window ${d.prompt.windowStart}+${d.prompt.windowMessages}/${d.prompt.totalMessages}; ${res.usageSettlement.inputTokens}+${res.usageSettlement.outputTokens} tokens; ${res.timingBreakdown.totalMs} ms`);
+  }
+}
+
+/** Runs one tool call through `cmd` (a shell command): JSON in, JSON out; a failure becomes ok: false. */
+export function execTool(cmd: string, call: ToolCallOut): Promise<ToolResultInput> {
+  return new Promise((resolve) => {
+    const child = spawn('sh', ['-c', cmd], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.setEncoding('utf8').on('data', (d) => (out += d));
+    child.stderr.setEncoding('utf8').on('data', (d) => (err += d));
+    child.on('error', (e) => resolve({ callId: call.callId, name: call.name, ok: false, output: { error: e.message } }));
+    child.on('close', (code) => {
+      if (code !== 0) {
+        resolve({ callId: call.callId, name: call.name, ok: false, output: { error: err.trim() || `exit code ${code}`, exitCode: code } });
+        return;
+      }
+      let output: Record<string, unknown>;
+      try {
+        const v = JSON.parse(out);
+        output = typeof v === 'object' && v !== null && !Array.isArray(v) ? v : { value: v };
+      } catch {
+        output = { text: out.trim() };
+      }
+      resolve({ callId: call.callId, name: call.name, ok: true, output });
+    });
+    child.stdin.on('error', () => {});
+    child.stdin.end(JSON.stringify({ callId: call.callId, name: call.name, arguments: call.arguments }));
+  });
+}

@@ -1,0 +1,90 @@
+import { BadRequestError, NotFoundError } from '../core/errors.js';
+import { LOCAL_USER_ID, LOG_PAGE_SIZE_MAX, type LogDetail, type LogList, type LogQuery, type LogRecord } from '../core/universe-types.js';
+import type { LogRow } from '../store/log-repo.js';
+import type { EngineDeps } from './deps.js';
+
+export interface LogEntry {
+  kind: 'text' | 'image';
+  userId: string;
+  gameId: string | null;
+  universeId: string | null;
+  requestId: string | null;
+  model: string;
+  providerModel: string | null;
+  status: string;
+  error: string | null;
+  inputTokens: number;
+  outputTokens: number;
+  costUsd: number;
+  totalMs: number;
+  providerMs: number;
+  /** Summaries only: never prompt text. */
+  request: Record<string, unknown>;
+  response: Record<string, unknown>;
+}
+
+/** Writes one generation record; returns its id. The acting user owns it. */
+export function writeLog(deps: EngineDeps, e: LogEntry): string {
+  const id = deps.newId();
+  const { request, response, ...rest } = e;
+  deps.store.logs.insert({
+    id,
+    ownerUserId: e.userId,
+    ...rest,
+    createdAt: deps.clock.iso(),
+    requestSummary: JSON.stringify(request),
+    responseSummary: JSON.stringify(response),
+  });
+  return id;
+}
+
+/** GET /logs: a page of records, newest first, or one record in detail. */
+export class LogService {
+  constructor(private readonly deps: EngineDeps) {}
+
+  list(q: LogQuery = {}, ownerUserId = LOCAL_USER_ID): LogList {
+    const page = q.page ?? 1;
+    const pageSize = q.pageSize ?? 20;
+    const errors = [];
+    if (!Number.isSafeInteger(page) || page < 1) errors.push({ field: 'page', message: 'must be an integer >= 1' });
+    if (!Number.isSafeInteger(pageSize) || pageSize < 1 || pageSize > LOG_PAGE_SIZE_MAX) {
+      errors.push({ field: 'pageSize', message: `must be an integer from 1 to ${LOG_PAGE_SIZE_MAX}` });
+    }
+    if (q.kind !== undefined && q.kind !== 'text' && q.kind !== 'image') errors.push({ field: 'kind', message: 'text or image' });
+    if (errors.length) throw new BadRequestError(errors.map((e) => `${e.field} ${e.message}`).join('; '), { errors });
+    const { rows, total } = this.deps.store.logs.list(
+      { ownerUserId, kind: q.kind, gameId: q.game, userId: q.user, requestId: q.requestId },
+      pageSize,
+      (page - 1) * pageSize,
+    );
+    return { data: rows.map(toRecord), page, pageSize, total, hasMore: page * pageSize < total };
+  }
+
+  get(id: string, ownerUserId = LOCAL_USER_ID): LogDetail {
+    const row = typeof id === 'string' ? this.deps.store.logs.get(ownerUserId, id) : undefined;
+    if (!row) throw new NotFoundError(`no log ${id}`, { hint: 'list logs with: mgpt logs' });
+    return { ...toRecord(row), request: JSON.parse(row.requestSummary), response: JSON.parse(row.responseSummary) };
+  }
+}
+
+function toRecord(r: LogRow): LogRecord {
+  return {
+    id: r.id,
+    kind: r.kind,
+    ownerUserId: r.ownerUserId,
+    userId: r.userId,
+    gameId: r.gameId,
+    universeId: r.universeId,
+    requestId: r.requestId,
+    model: r.model,
+    providerModel: r.providerModel,
+    status: r.status,
+    error: r.error,
+    inputTokens: r.inputTokens,
+    outputTokens: r.outputTokens,
+    costUsd: r.costUsd,
+    totalMs: r.totalMs,
+    providerMs: r.providerMs,
+    createdAt: r.createdAt,
+  };
+}

@@ -1,0 +1,116 @@
+import { BadRequestError, type FieldError } from '../core/errors.js';
+import { OVERRIDABLE_ALIAS, type RespondInput, TEXT_ALIASES } from '../core/universe-types.js';
+
+const FIELDS = new Set([
+  'model',
+  'modelOverride',
+  'userInput',
+  'universe',
+  'universeDoc',
+  'statePointer',
+  'requestId',
+  'gameId',
+  'workspacePreview',
+  'useStructuredOutput',
+  'useAdditionalInstructions',
+  'responseFormat',
+  'tools',
+  'toolChoice',
+  'toolResults',
+]);
+const GATEWAY_FIELDS = new Set(['userId', 'usageForward']);
+const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+export const REQUEST_ID_MAX = 200;
+
+const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+
+/** Checks a POST /responses body; every problem becomes one `{ field, message }` of a single 400. */
+export function validateRespond(body: unknown): RespondInput {
+  if (!isObject(body)) throw new BadRequestError('the request body must be a JSON object');
+  const errors: FieldError[] = [];
+  const err = (field: string, message: string) => errors.push({ field, message });
+  for (const key of Object.keys(body)) {
+    if (GATEWAY_FIELDS.has(key)) err(key, 'is set by the gateway; clients must not send it');
+    else if (!FIELDS.has(key)) err(key, 'unknown field');
+  }
+  const b = body as Record<string, unknown>;
+  if (typeof b.model !== 'string' || !(TEXT_ALIASES as readonly string[]).includes(b.model)) {
+    err('model', `required; one of ${TEXT_ALIASES.join(', ')}`);
+  }
+  if (b.modelOverride !== undefined) {
+    if (typeof b.modelOverride !== 'string' || b.modelOverride === '') err('modelOverride', 'must be a non-empty string');
+    else if (b.model !== OVERRIDABLE_ALIAS) err('modelOverride', `is allowed only with ${OVERRIDABLE_ALIAS}`);
+  }
+  const hasResults = Array.isArray(b.toolResults) && b.toolResults.length > 0;
+  if (typeof b.userInput !== 'string') err('userInput', 'required: a string');
+  else if (b.userInput.trim() === '' && !hasResults) err('userInput', 'must not be empty');
+  if (b.universe !== undefined && b.universeDoc !== undefined) err('universe', 'universe and universeDoc are mutually exclusive');
+  if (b.universe !== undefined && typeof b.universe !== 'string') err('universe', 'must be a UUID string');
+  if (b.universeDoc !== undefined) checkDoc(b.universeDoc, err);
+  const standalone = b.universe === undefined && b.universeDoc === undefined;
+  if (b.statePointer !== undefined) {
+    if (!Number.isSafeInteger(b.statePointer) || (b.statePointer as number) < 0) err('statePointer', 'must be an integer >= 0');
+    else if (standalone) err('statePointer', 'needs a universe or universeDoc');
+  }
+  if (b.requestId !== undefined && (typeof b.requestId !== 'string' || b.requestId === '' || b.requestId.length > REQUEST_ID_MAX)) {
+    err('requestId', `must be a string of 1 to ${REQUEST_ID_MAX} characters`);
+  }
+  if (b.gameId !== undefined && typeof b.gameId !== 'string') err('gameId', 'must be a string');
+  for (const f of ['workspacePreview', 'useStructuredOutput', 'useAdditionalInstructions']) {
+    if (b[f] !== undefined && typeof b[f] !== 'boolean') err(f, 'must be a boolean');
+  }
+  if (b.responseFormat !== undefined && !isObject(b.responseFormat)) err('responseFormat', 'must be an object (OpenAI response_format)');
+  if (b.tools !== undefined) {
+    if (!Array.isArray(b.tools)) err('tools', 'must be an array');
+    else
+      b.tools.forEach((t, i) => {
+        if (!isObject(t) || t.type !== 'function') err(`tools[${i}].type`, 'must be "function"');
+        else {
+          if (typeof t.name !== 'string' || !TOOL_NAME.test(t.name)) err(`tools[${i}].name`, 'required: letters, digits, _ or -, up to 64');
+          if (t.parameters !== undefined && !isObject(t.parameters)) err(`tools[${i}].parameters`, 'must be a JSON schema object');
+          if (t.description !== undefined && typeof t.description !== 'string') err(`tools[${i}].description`, 'must be a string');
+        }
+      });
+  }
+  if (b.toolChoice !== undefined) {
+    const c = b.toolChoice;
+    const ok = c === 'auto' || c === 'none' || (isObject(c) && c.type === 'function' && typeof c.name === 'string' && c.name !== '');
+    if (!ok) err('toolChoice', '"auto", "none", or { type: "function", name }');
+  }
+  if (b.toolResults !== undefined) {
+    if (!Array.isArray(b.toolResults)) err('toolResults', 'must be an array');
+    else if (standalone && b.toolResults.length) err('toolResults', 'needs a universe or universeDoc');
+    else
+      b.toolResults.forEach((r, i) => {
+        if (!isObject(r)) return err(`toolResults[${i}]`, 'must be an object');
+        if (typeof r.callId !== 'string' || r.callId === '') err(`toolResults[${i}].callId`, 'required');
+        if (typeof r.name !== 'string' || r.name === '') err(`toolResults[${i}].name`, 'required');
+        if (!isObject(r.output)) err(`toolResults[${i}].output`, 'required: an object');
+        if (typeof r.ok !== 'boolean') err(`toolResults[${i}].ok`, 'required: a boolean');
+      });
+  }
+  if (errors.length) throw new BadRequestError(errors.map((e) => `${e.field}: ${e.message}`).join('; '), { errors });
+  return b as unknown as RespondInput;
+}
+
+function checkDoc(doc: unknown, err: (field: string, message: string) => void): void {
+  if (!isObject(doc)) return err('universeDoc', 'must be an object');
+  if (!Array.isArray(doc.conversation)) err('universeDoc.conversation', 'required: an array');
+  if (!isObject(doc.runtime) || !Array.isArray(doc.runtime.conversation)) {
+    return err('universeDoc.runtime.conversation', 'required: an array');
+  }
+  const p = doc.prompt;
+  if (p !== undefined && (!isObject(p) || (typeof p.text !== 'string' && typeof p.storedPrompt !== 'string'))) {
+    err('universeDoc.prompt', 'must hold text or storedPrompt');
+  }
+  (doc.runtime.conversation as unknown[]).forEach((m, i) => {
+    const at = `universeDoc.runtime.conversation[${i}]`;
+    if (!isObject(m)) return err(at, 'must be an object');
+    if (m.role === 'user' && typeof m.content === 'string') return;
+    if (m.role === 'tool' && typeof m.content === 'string' && typeof m.tool_call_id === 'string') return;
+    if (m.role === 'assistant' && (typeof m.content === 'string' || (m.content === null && Array.isArray(m.tool_calls)))) {
+      if (m.tool_calls === undefined || Array.isArray(m.tool_calls)) return;
+    }
+    err(at, 'not a user, assistant or tool message in OpenAI chat shape');
+  });
+}

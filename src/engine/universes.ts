@@ -1,0 +1,113 @@
+import { BadRequestError, ForbiddenError, NotFoundError } from '../core/errors.js';
+import {
+  type ConversationTurn,
+  type CreateUniverseInput,
+  type CreatedUniverse,
+  LOCAL_USER_ID,
+  type RuntimeMessage,
+  type UniverseDoc,
+  type UniverseSummary,
+} from '../core/universe-types.js';
+import type { UniverseMessageRow, UniverseRow } from '../store/universe-repo.js';
+import type { EngineDeps } from './deps.js';
+import { sha256 } from './entities.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const DISPLAY_NAME_MAX = 200;
+
+/** Universes of seed 000: a frozen prompt snapshot plus a runtime conversation. */
+export class UniverseService {
+  constructor(private readonly deps: EngineDeps) {}
+
+  async create(input: CreateUniverseInput, userId = LOCAL_USER_ID): Promise<CreatedUniverse> {
+    const errors = [];
+    if (typeof input?.storedPrompt !== 'string' || input.storedPrompt === '') {
+      errors.push({ field: 'storedPrompt', message: 'required: the name of a stored prompt' });
+    }
+    if (input?.displayName !== undefined && (typeof input.displayName !== 'string' || input.displayName.length > DISPLAY_NAME_MAX)) {
+      errors.push({ field: 'displayName', message: `a string of at most ${DISPLAY_NAME_MAX} characters` });
+    }
+    if (errors.length) throw new BadRequestError('invalid universe', { errors });
+    const prompt = await this.deps.prompts.get(input.storedPrompt);
+    const now = this.deps.clock.iso();
+    const row: UniverseRow = {
+      id: this.deps.newId(),
+      userId,
+      displayName: input.displayName ?? null,
+      storedPrompt: prompt.name,
+      // The snapshot: later edits of the file change nothing for this universe.
+      promptText: prompt.text,
+      responseFormat: prompt.responseFormat ? JSON.stringify(prompt.responseFormat) : null,
+      additionalInstructions: prompt.additionalInstructions ?? null,
+      promptFingerprint: `sha256:${sha256(JSON.stringify([prompt.text, prompt.responseFormat ?? null, prompt.additionalInstructions ?? null]))}`,
+      messages: 0,
+      createdAt: now,
+      updatedAt: now,
+    };
+    this.deps.store.universes.insert(row);
+    return { universe: row.id, userId, prompt: { storedPrompt: row.storedPrompt, stored: true } };
+  }
+
+  list(userId = LOCAL_USER_ID): UniverseSummary[] {
+    return this.deps.store.universes.list(userId, 200).map(summary);
+  }
+
+  /** The universe document (the inline `universeDoc` shape); the prompt text is never in it. */
+  doc(id: string, userId = LOCAL_USER_ID): UniverseDoc {
+    const u = this.owned(id, userId);
+    const rows = this.deps.store.universes.messages(id);
+    return {
+      id: u.id,
+      userId: u.userId,
+      ...(u.displayName !== null ? { displayName: u.displayName } : {}),
+      prompt: { storedPrompt: u.storedPrompt, fingerprint: u.promptFingerprint },
+      conversation: callerView(rows),
+      runtime: { conversation: rows.map(toRuntime) },
+    };
+  }
+
+  summary(id: string, userId = LOCAL_USER_ID): UniverseSummary {
+    return summary(this.owned(id, userId));
+  }
+
+  /** 400 for a malformed id, 404 for an unknown one, 403 for another user's. */
+  owned(id: string, userId: string): UniverseRow {
+    if (typeof id !== 'string' || !UUID.test(id)) {
+      throw new BadRequestError('universe must be a UUID', { errors: [{ field: 'universe', message: 'must be a UUID' }] });
+    }
+    const u = this.deps.store.universes.get(id);
+    if (!u) throw new NotFoundError('Universe not found', { hint: 'list universes with: mgpt universes list' });
+    if (u.userId !== userId) throw new ForbiddenError('the universe is owned by another user');
+    return u;
+  }
+}
+
+function summary(u: UniverseRow): UniverseSummary {
+  return {
+    id: u.id,
+    userId: u.userId,
+    displayName: u.displayName,
+    storedPrompt: u.storedPrompt,
+    messages: u.messages,
+    createdAt: u.createdAt,
+    updatedAt: u.updatedAt,
+  };
+}
+
+export function toRuntime(r: UniverseMessageRow): RuntimeMessage {
+  if (r.role === 'user') return { role: 'user', content: r.content ?? '' };
+  if (r.role === 'tool') {
+    return { role: 'tool', tool_call_id: r.toolCallId ?? '', ...(r.toolName ? { name: r.toolName } : {}), content: r.content ?? '' };
+  }
+  return r.toolCalls ? { role: 'assistant', content: r.content, tool_calls: JSON.parse(r.toolCalls) } : { role: 'assistant', content: r.content };
+}
+
+/** The turns as the caller sees them: user inputs and final assistant texts. */
+export function callerView(rows: Array<Pick<UniverseMessageRow, 'role' | 'content' | 'toolCalls' | 'createdAt'>>): ConversationTurn[] {
+  const out: ConversationTurn[] = [];
+  for (const r of rows) {
+    if (r.role === 'user') out.push({ role: 'user', content: r.content ?? '', at: r.createdAt });
+    else if (r.role === 'assistant' && !r.toolCalls) out.push({ role: 'assistant', content: r.content ?? '', at: r.createdAt });
+  }
+  return out;
+}
