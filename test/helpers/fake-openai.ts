@@ -18,7 +18,13 @@ export interface ScriptedReply {
   failAfterChunks?: number;
   /** Drop the connection before answering (a connect-level failure). */
   dropConnection?: boolean;
+  /** For image requests (`modalities` with "image"): data URLs to return. */
+  images?: string[];
 }
+
+/** A 1x1 PNG, as a data URL. */
+export const ONE_PIXEL_PNG =
+  'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC';
 
 export interface RecordedRequest {
   path: string;
@@ -68,6 +74,14 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     }
     fake.requests.push({ path: req.url ?? '', headers: req.headers, body });
     const reply = queue.shift() ?? fake.fallback(body);
+    if (Array.isArray(body?.modalities) && body.modalities.includes('image') && !reply.status && !reply.dropConnection) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({
+        choices: [{ message: { role: 'assistant', content: '', images: (reply.images ?? [ONE_PIXEL_PNG]).map((url) => ({ type: 'image_url', image_url: { url } })) } }],
+        usage: { prompt_tokens: 10, completion_tokens: 1000 },
+      }));
+      return;
+    }
     await serve(reply, req, res, fake);
   });
   server.on('connection', (s) => {

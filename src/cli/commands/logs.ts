@@ -29,9 +29,10 @@ export function registerLogs(program: Command, ctx: CliContext): void {
       .option('--json', 'JSON output ({ data, page, pageSize, total, hasMore })'),
     ['mgpt logs --kind image', 'mgpt logs --request-id turn-7 --json', 'mgpt logs show 1b2c...'],
   ).action((o: LogsOptions) => runLogs(ctx, o));
+  // `logs` has its own --json; commander hands a trailing --json to it, so `show` reads both.
   examples(logs.command('show').description('one log record in detail (request and response summaries)').argument('<id>').option('--json', 'JSON output'), [
     'mgpt logs show 1b2c... --json',
-  ]).action((id: string, o: { json?: boolean }) => runLogShow(ctx, id, o));
+  ]).action((id: string, o: { json?: boolean }, cmd: Command) => runLogShow(ctx, id, { json: o.json || cmd.parent?.opts().json }));
 }
 
 export async function runLogs(ctx: CliContext, o: LogsOptions): Promise<void> {

@@ -15,7 +15,7 @@ export function registerUniverses(program: Command, ctx: CliContext): void {
       .requiredOption('--prompt <name>', 'stored prompt name')
       .option('--name <display>', 'display name')
       .option('--json', 'JSON output (the create response)'),
-    ['U=$(mgpt universes create --prompt narrator)', 'mgpt universes create --prompt narrator --name "Tuesday" --json'],
+    ['mgpt universes create --prompt narrator', 'U=$(mgpt universes create --prompt narrator --name "Tuesday")'],
   ).action((o: { prompt: string; name?: string; json?: boolean }) => runUniversesCreate(ctx, o));
   examples(universes.command('list').alias('ls').description('list universes, most recently used first').option('--json', 'JSON output'), [
     'mgpt universes list --json',
