@@ -3,15 +3,20 @@
 // Why CommonJS: on Node 20 an ESM entry costs ~20 ms more at startup than a CommonJS one, and a
 // plain command should start close to bare `node`. esbuild wraps every module the CLI imports
 // dynamically in a lazy initializer, so the engine, SQLite, providers and chalk are evaluated only
-// by the commands that use them. conf and undici are ESM-only (Node 20 cannot require() them), so
-// each is bundled alone into dist/vendor/*.mjs and loaded with import() on first use; they share
-// no classes with mgpt's code, so nothing is duplicated across bundles.
+// by the commands that use them. Large libraries that only some commands need (conf and undici are
+// also ESM-only, which Node 20 cannot require()) are each bundled alone into dist/vendor/*.mjs and
+// loaded with import() on first use, so plain commands do not even parse them; they share no
+// classes with mgpt's code, so nothing is duplicated across bundles.
 import { readFileSync, rmSync } from 'node:fs';
 import { build } from 'esbuild';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
 /** Each vendor bundle re-exports what mgpt uses of the package. */
-const vendors = { conf: "export { default } from 'conf';", undici: "export { request } from 'undici';" };
+const vendors = {
+  conf: "export { default } from 'conf';",
+  undici: "export { request } from 'undici';",
+  yaml: "export { parse, stringify } from 'yaml';",
+};
 rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
 
 /** Points imports of a vendor at its separate bundle, kept as a runtime import(). */
