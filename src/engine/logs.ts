@@ -3,21 +3,8 @@ import { LOCAL_USER_ID, LOG_PAGE_SIZE_MAX, type LogDetail, type LogList, type Lo
 import type { LogRow } from '../store/log-repo.js';
 import type { EngineDeps } from './deps.js';
 
-export interface LogEntry {
-  kind: 'text' | 'image';
-  userId: string;
-  gameId: string | null;
-  universeId: string | null;
-  requestId: string | null;
-  model: string;
-  providerModel: string | null;
-  status: string;
-  error: string | null;
-  inputTokens: number;
-  outputTokens: number;
-  costUsd: number;
-  totalMs: number;
-  providerMs: number;
+/** What a generation reports to its log; the record's id, owner and time are added here. */
+export interface LogEntry extends Omit<LogRecord, 'id' | 'ownerUserId' | 'createdAt'> {
   /** Summaries only: never prompt text. */
   request: Record<string, unknown>;
   response: Record<string, unknown>;
@@ -67,24 +54,6 @@ export class LogService {
   }
 }
 
-function toRecord(r: LogRow): LogRecord {
-  return {
-    id: r.id,
-    kind: r.kind,
-    ownerUserId: r.ownerUserId,
-    userId: r.userId,
-    gameId: r.gameId,
-    universeId: r.universeId,
-    requestId: r.requestId,
-    model: r.model,
-    providerModel: r.providerModel,
-    status: r.status,
-    error: r.error,
-    inputTokens: r.inputTokens,
-    outputTokens: r.outputTokens,
-    costUsd: r.costUsd,
-    totalMs: r.totalMs,
-    providerMs: r.providerMs,
-    createdAt: r.createdAt,
-  };
+function toRecord({ requestSummary: _req, responseSummary: _res, ...record }: LogRow): LogRecord {
+  return record;
 }

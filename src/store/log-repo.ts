@@ -1,24 +1,8 @@
+import type { LogRecord } from '../core/universe-types.js';
 import { type Db, Statements } from './db.js';
 
-export interface LogRow {
-  id: string;
-  kind: 'text' | 'image';
-  ownerUserId: string;
-  userId: string;
-  gameId: string | null;
-  universeId: string | null;
-  requestId: string | null;
-  model: string;
-  providerModel: string | null;
-  status: string;
-  error: string | null;
-  inputTokens: number;
-  outputTokens: number;
-  costUsd: number;
-  totalMs: number;
-  providerMs: number;
-  createdAt: string;
-  /** JSON summaries: never the prompt text. */
+/** A stored record: the wire record plus JSON summaries (never the prompt text). */
+export interface LogRow extends LogRecord {
   requestSummary: string;
   responseSummary: string;
 }
