@@ -30,22 +30,37 @@ const vendorPlugin = {
   },
 };
 
+/** `mgpt serve` loads the server bundle: Hono stays out of every other command's startup. */
+const serverPlugin = {
+  name: 'server',
+  setup(b) {
+    b.onResolve({ filter: /server\/listen\.js$/ }, () => ({ path: './server.cjs', external: true }));
+  },
+};
+
+const common = {
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  // The tokenizer's large tables stay in node_modules (loaded with import() when first needed);
+  // better-sqlite3's JS is bundled and its compiled addon is loaded by path (src/store/db.ts).
+  external: ['gpt-tokenizer', 'gpt-tokenizer/*', '*.node'],
+  define: { MGPT_VERSION: JSON.stringify(pkg.version), 'import.meta.url': '__mgpt_import_meta_url' },
+  banner: { js: "const __mgpt_import_meta_url = require('node:url').pathToFileURL(__filename).href;" },
+  legalComments: 'none',
+  logLevel: 'warning',
+};
+
 await Promise.all([
+  // The server bundle builds its own engine from options (src/server/listen.ts), so no object
+  // crosses between the two bundles' copies of the engine's classes.
+  build({ ...common, entryPoints: ['src/server/listen.ts'], outfile: 'dist/server.cjs', plugins: [vendorPlugin] }),
   build({
+    ...common,
     entryPoints: ['src/cli/main.ts'],
     outfile: 'dist/cli.cjs',
-    bundle: true,
-    format: 'cjs',
-    platform: 'node',
-    target: 'node20',
-    // The tokenizer's large tables stay in node_modules (loaded with import() when first needed);
-    // better-sqlite3's JS is bundled and its compiled addon is loaded by path (src/store/db.ts).
-    external: ['gpt-tokenizer', 'gpt-tokenizer/*', '*.node'],
-    plugins: [vendorPlugin],
-    define: { MGPT_VERSION: JSON.stringify(pkg.version), 'import.meta.url': '__mgpt_import_meta_url' },
-    banner: { js: "const __mgpt_import_meta_url = require('node:url').pathToFileURL(__filename).href;" },
-    legalComments: 'none',
-    logLevel: 'warning',
+    plugins: [vendorPlugin, serverPlugin],
   }),
   ...Object.entries(vendors).map(([name, contents]) =>
     build({

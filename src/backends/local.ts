@@ -1,4 +1,4 @@
-import type { AccountInfo, Backend, ImportOptions, NewPrompt } from '../core/backend.js';
+import type { AccountInfo, Backend, ImportOptions, KeyInfo, NewPrompt } from '../core/backend.js';
 import type {
   CreateEntityInput,
   CreatedEntity,
@@ -112,6 +112,15 @@ export class LocalBackend implements Backend {
   }
   async getLog(id: string): Promise<LogDetail> {
     return this.engine.logs.get(id);
+  }
+  async createKey(account: string, scopes: string[]): Promise<KeyInfo> {
+    return this.engine.keys.create(account, scopes);
+  }
+  async listKeys(): Promise<KeyInfo[]> {
+    return this.engine.keys.list();
+  }
+  async revokeKey(id: string): Promise<KeyInfo> {
+    return this.engine.keys.revoke(id);
   }
   async close(): Promise<void> {
     this.engine.close();

@@ -1,5 +1,17 @@
 import type { Backend } from '../core/backend.js';
 import { type Env, type GlobalFlags, type Settings, resolveSettings } from '../config/config.js';
+import type { ModelRoute } from '../core/models.js';
+
+export interface EngineSettings {
+  db: string;
+  windowBudget: number;
+  transcriptCap: number;
+  leaseTtlMs?: number;
+  prices: Settings['prices'];
+  version: string;
+  route: (id: string) => ModelRoute;
+  promptsDir: string;
+}
 
 export interface Io {
   stdout: { write(chunk: string | Uint8Array): boolean };
@@ -23,6 +35,8 @@ export interface CliContext {
   /** Aborted on Ctrl-C: a turn in flight is cancelled and leaves no trace. */
   signal: AbortSignal;
   settings(): Settings;
+  /** How to open the embedded engine (local backend and `mgpt serve`). */
+  engineOptions(): EngineSettings;
   backend(): Promise<Backend>;
   close(): Promise<void>;
 }
@@ -49,21 +63,24 @@ export function createContext(opts: ContextOptions): CliContext {
       settings ??= resolveSettings(opts.env, ctx.flags);
       return settings;
     },
+    engineOptions() {
+      const s = ctx.settings();
+      return {
+        db: s.db,
+        windowBudget: s.windowBudget,
+        transcriptCap: s.transcriptCap,
+        leaseTtlMs: s.leaseTtlMs,
+        prices: s.prices,
+        version: opts.version,
+        route: s.route,
+        promptsDir: s.promptsDir,
+      };
+    },
     backend() {
       backend ??= (async () => {
-        const s = ctx.settings();
         // Loaded here, not at startup: the engine pulls in SQLite and the providers.
         const { LocalBackend } = await import('../backends/local.js');
-        return new LocalBackend({
-          db: s.db,
-          windowBudget: s.windowBudget,
-          transcriptCap: s.transcriptCap,
-          leaseTtlMs: s.leaseTtlMs,
-          prices: s.prices,
-          version: opts.version,
-          route: s.route,
-          promptsDir: s.promptsDir,
-        });
+        return new LocalBackend(ctx.engineOptions());
       })();
       return backend;
     },

@@ -6,11 +6,13 @@ import { registerExport } from './commands/export.js';
 import { registerHistory } from './commands/history.js';
 import { registerImage } from './commands/image.js';
 import { registerImport } from './commands/import.js';
+import { registerKeys } from './commands/keys.js';
 import { registerLogs } from './commands/logs.js';
 import { registerModels } from './commands/models.js';
 import { registerPrompts } from './commands/prompts.js';
 import { registerRespond } from './commands/respond.js';
 import { registerSend } from './commands/send.js';
+import { registerServe } from './commands/serve.js';
 import { registerUniverses } from './commands/universes.js';
 import { registerWindow } from './commands/window.js';
 import type { CliContext } from './context.js';
@@ -54,6 +56,8 @@ export function buildProgram(ctx: CliContext): Command {
   registerImage(program, ctx);
   registerLogs(program, ctx);
   registerAccounts(program, ctx);
+  registerKeys(program, ctx);
+  registerServe(program, ctx);
   // Subcommands inherit output and exit handling from the root.
   for (const cmd of allCommands(program)) {
     cmd.exitOverride().configureOutput(program.configureOutput()).showHelpAfterError('(add --help for usage)');

@@ -33,6 +33,8 @@ export interface AccountInfo {
   name: string;
   /** null: unmetered. */
   balanceUsd: number | null;
+  /** Owner of the account's universes. */
+  userId: string;
   createdAt: string;
 }
 
@@ -67,7 +69,20 @@ export interface Backend {
   generateImage(body: unknown, opts?: { signal?: AbortSignal }): Promise<ImageResponse>;
   listLogs(query: LogQuery): Promise<LogList>;
   getLog(id: string): Promise<LogDetail>;
+  createKey(account: string, scopes: string[]): Promise<KeyInfo>;
+  listKeys(): Promise<KeyInfo[]>;
+  revokeKey(id: string): Promise<KeyInfo>;
   close(): Promise<void>;
+}
+
+export interface KeyInfo {
+  id: string;
+  account: string;
+  scopes: string[];
+  createdAt: string;
+  revokedAt: string | null;
+  /** Only when just created: the full key, shown once. */
+  key?: string;
 }
 
 export interface NewPrompt {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { AccountInfo } from '../core/backend.js';
 import { BadRequestError, ConflictError, NotFoundError } from '../core/errors.js';
 import type { AccountRow } from '../store/account-repo.js';
@@ -16,7 +17,7 @@ export class AccountService {
       throw new BadRequestError('account name: 1-64 letters, digits, dots, dashes or underscores');
     }
     if (this.deps.store.accounts.byName(name)) throw new ConflictError(`account ${name} already exists`);
-    const row: AccountRow = { id: `acct_${this.deps.newId()}`, name, balanceUsd: null, createdAt: this.deps.clock.iso() };
+    const row: AccountRow = { id: `acct_${this.deps.newId()}`, name, balanceUsd: null, userId: randomUUID(), createdAt: this.deps.clock.iso() };
     this.deps.store.accounts.insert(row);
     return toInfo(row);
   }
@@ -39,5 +40,5 @@ export class AccountService {
 }
 
 function toInfo(r: AccountRow): AccountInfo {
-  return { id: r.id, name: r.name, balanceUsd: r.balanceUsd, createdAt: r.createdAt };
+  return { id: r.id, name: r.name, balanceUsd: r.balanceUsd, userId: r.userId, createdAt: r.createdAt };
 }

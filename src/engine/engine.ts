@@ -9,6 +9,7 @@ import { AccountService } from './accounts.js';
 import { type Clock, type EngineDeps, systemClock } from './deps.js';
 import { EntityService } from './entities.js';
 import { generateImage } from './images.js';
+import { KeyService } from './keys.js';
 import { LogService } from './logs.js';
 import { respond } from './respond.js';
 import { UniverseService } from './universes.js';
@@ -40,6 +41,7 @@ export class Engine {
   readonly accounts: AccountService;
   readonly universes: UniverseService;
   readonly logs: LogService;
+  readonly keys: KeyService;
   readonly deps: EngineDeps;
 
   constructor(opts: EngineOptions) {
@@ -68,6 +70,7 @@ export class Engine {
     this.accounts = new AccountService(this.deps);
     this.universes = new UniverseService(this.deps);
     this.logs = new LogService(this.deps);
+    this.keys = new KeyService(this.deps, this.accounts);
   }
 
   /** POST /responses (seed 000): validates `body` itself, so the server can pass JSON straight in. */

@@ -21,6 +21,11 @@ export class UniverseService {
 
   async create(input: CreateUniverseInput, userId = LOCAL_USER_ID): Promise<CreatedUniverse> {
     const errors = [];
+    if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new BadRequestError('the request body must be a JSON object');
+    for (const k of Object.keys(input)) {
+      if (k === 'userId' || k === 'usageForward') errors.push({ field: k, message: 'is set by the gateway; clients must not send it' });
+      else if (k !== 'storedPrompt' && k !== 'displayName') errors.push({ field: k, message: 'unknown field' });
+    }
     if (typeof input?.storedPrompt !== 'string' || input.storedPrompt === '') {
       errors.push({ field: 'storedPrompt', message: 'required: the name of a stored prompt' });
     }

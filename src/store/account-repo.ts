@@ -4,6 +4,8 @@ export interface AccountRow {
   id: string;
   name: string;
   balanceUsd: number | null;
+  /** The user that owns the account's universes (a UUID). */
+  userId: string;
   createdAt: string;
 }
 
@@ -17,7 +19,7 @@ export interface LedgerRow {
   createdAt: string;
 }
 
-const ACCOUNT_COLS = `id, name, balance_usd AS balanceUsd, created_at AS createdAt`;
+const ACCOUNT_COLS = `id, name, balance_usd AS balanceUsd, user_id AS userId, created_at AS createdAt`;
 
 /** Accounts, their prepaid balances and the billing ledger. */
 export class AccountRepo {
@@ -39,7 +41,7 @@ export class AccountRepo {
   }
 
   insert(row: AccountRow): void {
-    this.s.get(`INSERT INTO accounts (id, name, balance_usd, created_at) VALUES (@id, @name, @balanceUsd, @createdAt)`)
+    this.s.get(`INSERT INTO accounts (id, name, balance_usd, user_id, created_at) VALUES (@id, @name, @balanceUsd, @userId, @createdAt)`)
       .run(row);
   }
 

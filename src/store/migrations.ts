@@ -148,4 +148,23 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX logs_by_owner ON generation_logs (owner_user_id, created_at DESC);
   `,
+  `
+  -- A universe belongs to its owning user: every account has one user id.
+  ALTER TABLE accounts ADD COLUMN user_id TEXT;
+  UPDATE accounts SET user_id = '00000000-0000-4000-8000-000000000001' WHERE id = 'local';
+  UPDATE accounts SET user_id = lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2))) || '-4' ||
+    substr(lower(hex(randomblob(2))), 2) || '-8' || substr(lower(hex(randomblob(2))), 2) || '-' ||
+    lower(hex(randomblob(6))) WHERE user_id IS NULL;
+
+  -- API keys: mgpt_live_<public>.<secret>; only the secret's sha256 is kept.
+  CREATE TABLE api_keys (
+    id            TEXT PRIMARY KEY,
+    account_id    TEXT NOT NULL REFERENCES accounts(id),
+    public_id     TEXT NOT NULL UNIQUE,
+    secret_sha256 TEXT NOT NULL,
+    scopes        TEXT NOT NULL,
+    created_at    TEXT NOT NULL,
+    revoked_at    TEXT
+  );
+  `,
 ];

@@ -2,6 +2,7 @@ import { AccountRepo } from './account-repo.js';
 import { type Db, inTransaction, integrityCheck, openDatabase } from './db.js';
 import { EntityRepo } from './entity-repo.js';
 import { IdempotencyRepo } from './idempotency-repo.js';
+import { KeyRepo } from './key-repo.js';
 import { LeaseRepo } from './lease-repo.js';
 import { LogRepo } from './log-repo.js';
 import { UniverseRepo } from './universe-repo.js';
@@ -14,6 +15,7 @@ export class Store {
   readonly accounts: AccountRepo;
   readonly universes: UniverseRepo;
   readonly logs: LogRepo;
+  readonly keys: KeyRepo;
 
   constructor(readonly db: Db) {
     this.entities = new EntityRepo(db);
@@ -22,6 +24,7 @@ export class Store {
     this.accounts = new AccountRepo(db);
     this.universes = new UniverseRepo(db);
     this.logs = new LogRepo(db);
+    this.keys = new KeyRepo(db);
   }
 
   static open(path: string): Store {

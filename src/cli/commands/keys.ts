@@ -1,0 +1,60 @@
+import type { Command } from 'commander';
+import type { KeyInfo } from '../../core/backend.js';
+import type { CliContext } from '../context.js';
+import { examples } from '../help.js';
+import { printJson, printTable } from '../output.js';
+
+export function registerKeys(program: Command, ctx: CliContext): void {
+  const keys = examples(program.command('keys').description('API keys for mgpt serve (only a hash of the secret is stored)'), [
+    'mgpt keys create --account local --scopes mgpt.responses:create',
+    'mgpt keys list',
+  ]);
+  examples(
+    keys
+      .command('create')
+      .description('create a key; the full key is printed once and cannot be shown again')
+      .requiredOption('--account <account>', 'account id or name')
+      .requiredOption('--scopes <scopes>', 'comma-separated: mgpt.responses:create, mgpt.images:create, mgpt.logs:read')
+      .option('--json', 'JSON output: { id, key, scopes, account }'),
+    ['mgpt keys create --account acme --scopes mgpt.responses:create,mgpt.logs:read --json'],
+  ).action((o: { account: string; scopes: string; json?: boolean }) => runKeysCreate(ctx, o));
+  examples(keys.command('list').alias('ls').description('list keys (never their secrets)').option('--json', 'JSON output'), [
+    'mgpt keys list --json',
+  ]).action((o: { json?: boolean }) => runKeysList(ctx, o));
+  examples(keys.command('revoke').description('revoke a key at once').argument('<id>').option('--json', 'JSON output'), [
+    'mgpt keys revoke key_0123456789abcdef',
+  ]).action((id: string, o: { json?: boolean }) => runKeysRevoke(ctx, id, o));
+}
+
+function table(ctx: CliContext, rows: KeyInfo[]): void {
+  printTable(
+    ctx,
+    [
+      { header: 'ID', value: (k) => k.id },
+      { header: 'ACCOUNT', value: (k) => k.account },
+      { header: 'SCOPES', value: (k) => k.scopes.join(',') },
+      { header: 'CREATED', value: (k) => k.createdAt },
+      { header: 'REVOKED', value: (k) => k.revokedAt ?? '-' },
+    ],
+    rows,
+  );
+}
+
+export async function runKeysCreate(ctx: CliContext, o: { account: string; scopes: string; json?: boolean }): Promise<void> {
+  const k = await (await ctx.backend()).createKey(o.account, o.scopes.split(',').map((s) => s.trim()).filter(Boolean));
+  if (o.json) return printJson(ctx.io, { id: k.id, key: k.key, scopes: k.scopes, account: k.account });
+  ctx.io.stdout.write(`${k.key}\n`);
+  ctx.io.stderr.write(`created ${k.id} for ${k.account} (${k.scopes.join(', ')}); the key is shown only now\n`);
+}
+
+export async function runKeysList(ctx: CliContext, o: { json?: boolean }): Promise<void> {
+  const rows = await (await ctx.backend()).listKeys();
+  if (o.json) return printJson(ctx.io, { object: 'list', data: rows });
+  table(ctx, rows);
+}
+
+export async function runKeysRevoke(ctx: CliContext, id: string, o: { json?: boolean }): Promise<void> {
+  const k = await (await ctx.backend()).revokeKey(id);
+  if (o.json) return printJson(ctx.io, k);
+  ctx.io.stderr.write(`revoked ${k.id}\n`);
+}

@@ -1,0 +1,85 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { AuthError, BadRequestError, NotFoundError } from '../core/errors.js';
+import type { KeyInfo } from '../core/backend.js';
+import type { AccountService } from './accounts.js';
+import type { EngineDeps } from './deps.js';
+
+/** The scopes keys carry (seed 000 section 5; seed 001 uses the first for every entity route). */
+export const SCOPES = ['mgpt.responses:create', 'mgpt.images:create', 'mgpt.logs:read'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+const KEY = /^mgpt_live_([0-9a-f]{16})\.([A-Za-z0-9_-]{43})$/;
+
+
+/** Who a request acts for. */
+export interface Principal {
+  keyId: string;
+  accountId: string;
+  userId: string;
+  scopes: string[];
+}
+
+const sha256 = (s: string) => createHash('sha256').update(s).digest();
+
+/** API keys `mgpt_live_<public>.<secret>`: only a hash of the secret is stored, compared in constant time. */
+export class KeyService {
+  constructor(
+    private readonly deps: EngineDeps,
+    private readonly accounts: AccountService,
+  ) {}
+
+  create(accountRef: string, scopes: string[]): KeyInfo {
+    const account = this.accounts.find(accountRef);
+    const wanted = [...new Set(scopes)];
+    const unknown = wanted.filter((s) => !(SCOPES as readonly string[]).includes(s));
+    if (wanted.length === 0 || unknown.length) {
+      throw new BadRequestError(`scopes must be some of ${SCOPES.join(', ')}${unknown.length ? `; unknown: ${unknown.join(', ')}` : ''}`);
+    }
+    const publicId = randomBytes(8).toString('hex');
+    const secret = randomBytes(32).toString('base64url');
+    const row = {
+      id: `key_${publicId}`,
+      accountId: account.id,
+      publicId,
+      secretSha256: sha256(secret).toString('hex'),
+      scopes: wanted.join(','),
+      createdAt: this.deps.clock.iso(),
+      revokedAt: null,
+    };
+    this.deps.store.keys.insert(row);
+    return { id: row.id, account: account.id, scopes: wanted, createdAt: row.createdAt, revokedAt: null, key: `mgpt_live_${publicId}.${secret}` };
+  }
+
+  list(): KeyInfo[] {
+    return this.deps.store.keys.list().map((k) => ({
+      id: k.id,
+      account: k.accountId,
+      scopes: k.scopes.split(','),
+      createdAt: k.createdAt,
+      revokedAt: k.revokedAt,
+    }));
+  }
+
+  revoke(id: string): KeyInfo {
+    if (!this.deps.store.keys.revoke(id, this.deps.clock.iso())) {
+      const exists = this.list().find((k) => k.id === id);
+      throw exists ? new BadRequestError(`key ${id} is already revoked`) : new NotFoundError(`no key ${id}`);
+    }
+    return this.list().find((k) => k.id === id)!;
+  }
+
+  /** The principal behind a bearer token; 401 for a missing, malformed, unknown or revoked key. */
+  authenticate(token: string | undefined): Principal {
+    if (!token) throw new AuthError('missing bearer token', { hint: 'send Authorization: Bearer mgpt_live_…' });
+    const m = KEY.exec(token);
+    if (!m) throw new AuthError('malformed API key');
+    const row = this.deps.store.keys.byPublicId(m[1]);
+    // Hash either way, so an unknown key takes as long as a wrong secret.
+    const given = sha256(m[2]);
+    const stored = row ? Buffer.from(row.secretSha256, 'hex') : sha256('');
+    if (!row || !timingSafeEqual(given, stored)) throw new AuthError('invalid API key');
+    if (row.revokedAt) throw new AuthError('this API key was revoked');
+    const account = this.accounts.find(row.accountId);
+    return { keyId: row.id, accountId: account.id, userId: account.userId, scopes: row.scopes.split(',') };
+  }
+}

@@ -1,0 +1,237 @@
+import { randomUUID } from 'node:crypto';
+import type { HttpBindings } from '@hono/node-server';
+import { type Context, Hono, type MiddlewareHandler } from 'hono';
+import { CompletionChunker, SSE_DONE, sseFrame } from '../core/completion-stream.js';
+import type { TurnEvent } from '../core/entity-types.js';
+import {
+  BadRequestError,
+  ForbiddenError,
+  MgptError,
+  NotFoundError,
+  PayloadTooLargeError,
+  PaymentRequiredError,
+  isAbortError,
+} from '../core/errors.js';
+import type { Engine } from '../engine/engine.js';
+import type { Principal, Scope } from '../engine/keys.js';
+
+export interface AppOptions {
+  /** Largest accepted request body in bytes (413 above). */
+  bodyLimit?: number;
+  /** Told about errors that are not the client's fault (they answer 500). */
+  onUnexpectedError?: (err: unknown) => void;
+}
+
+type Env = { Bindings: Partial<HttpBindings>; Variables: { principal: Principal; requestId: string; signal: AbortSignal } };
+
+const UNIVERSE_PREFIXES = ['/api/mgpt', '/backend-api/mgpt'];
+const enc = new TextEncoder();
+
+/**
+ * Both wire contracts over the embedded engine, as a pure fetch handler (the socket listener is
+ * in listen.ts). Routes only translate HTTP to engine calls; validation and rules live in the
+ * engine, so `mgpt serve` means exactly what the local backend means.
+ */
+export function createApp(engine: Engine, opts: AppOptions = {}): Hono<Env> {
+  const limit = opts.bodyLimit ?? 1024 * 1024;
+  const app = new Hono<Env>();
+
+  app.use('*', async (c, next) => {
+    const requestId = c.req.header('x-request-id')?.slice(0, 200) || randomUUID();
+    c.set('requestId', requestId);
+    // A client that goes away cancels what it asked for (a turn then leaves no trace).
+    const abort = new AbortController();
+    const out = c.env?.outgoing;
+    out?.once('close', () => {
+      if (!out.writableFinished) abort.abort();
+    });
+    c.set('signal', abort.signal);
+    await next();
+    c.res.headers.set('X-Request-Id', requestId);
+  });
+
+  app.onError((err, c) => {
+    if (!(err instanceof MgptError) && !isAbortError(err)) opts.onUnexpectedError?.(err);
+    return errorResponse(c, err);
+  });
+  app.notFound((c) => errorResponse(c, new NotFoundError(`no route ${c.req.method} ${c.req.path}`)));
+
+  const auth =
+    (scope: Scope): MiddlewareHandler<Env> =>
+    async (c, next) => {
+      const header = c.req.header('authorization');
+      const token = header?.match(/^Bearer\s+(\S+)\s*$/i)?.[1] ?? (header ? 'malformed' : undefined);
+      const principal = engine.keys.authenticate(token);
+      if (!principal.scopes.includes(scope)) throw new ForbiddenError(`the API key lacks the scope ${scope}`);
+      c.set('principal', principal);
+      await next();
+    };
+
+  const body = async (c: Context<Env>): Promise<unknown> => {
+    const declared = Number(c.req.header('content-length') ?? 0);
+    if (declared > limit) throw new PayloadTooLargeError(`request body over ${limit} bytes`);
+    const type = c.req.header('content-type') ?? '';
+    if (!/^application\/json\b/i.test(type)) throw new BadRequestError('Content-Type must be application/json');
+    const buf = new Uint8Array(await c.req.arrayBuffer());
+    if (buf.length > limit) throw new PayloadTooLargeError(`request body over ${limit} bytes`);
+    try {
+      return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(buf));
+    } catch {
+      throw new BadRequestError('malformed JSON body');
+    }
+  };
+
+  // Universe routes (seed 000), under both prefixes.
+  for (const prefix of UNIVERSE_PREFIXES) {
+    app.post(`${prefix}/universes`, auth('mgpt.responses:create'), async (c) => {
+      const created = await engine.universes.create((await body(c)) as never, c.get('principal').userId);
+      return c.json(created, 201);
+    });
+    app.post(`${prefix}/responses`, auth('mgpt.responses:create'), async (c) => {
+      const res = await engine.respond(await body(c), { userId: c.get('principal').userId, signal: c.get('signal') });
+      return c.json(res, 200);
+    });
+    app.post(`${prefix}/images`, auth('mgpt.images:create'), async (c) => {
+      return c.json(await engine.generateImage(await body(c), { userId: c.get('principal').userId, signal: c.get('signal') }), 200);
+    });
+    app.get(`${prefix}/logs`, auth('mgpt.logs:read'), (c) => {
+      const q = c.req.query();
+      const userId = c.get('principal').userId;
+      if (!q.ownerUserId) throw new BadRequestError('ownerUserId is required', { errors: [{ field: 'ownerUserId', message: 'required' }] });
+      if (q.ownerUserId !== userId) throw new ForbiddenError('logs of another user');
+      if (q.identifier !== undefined) return c.json(engine.logs.get(q.identifier, userId));
+      return c.json(
+        engine.logs.list(
+          { kind: q.kind, game: q.game, user: q.user, requestId: q.requestId, page: queryInt(q.page, 'page'), pageSize: queryInt(q.pageSize, 'pageSize') },
+          userId,
+        ),
+      );
+    });
+  }
+
+  // Entity routes (seed 001): every one needs mgpt.responses:create; entities belong to the key's account.
+  const ent = auth('mgpt.responses:create');
+  app.post('/v1/entities', ent, async (c) => {
+    const b = await body(c);
+    checkFields(b, ['model', 'name', 'instructions']);
+    const created = await engine.entities.create(b as never, c.get('principal').accountId);
+    return c.json(created, 201);
+  });
+  app.get('/v1/entities', ent, (c) => c.json(engine.entities.list(c.get('principal').accountId)));
+  app.get('/v1/entities/:id', ent, (c) => c.json(engine.entities.get(c.req.param('id'), c.get('principal').accountId)));
+  app.delete('/v1/entities/:id', ent, (c) => c.json(engine.entities.delete(c.req.param('id'), c.get('principal').accountId), 202));
+  app.get('/v1/entities/:id/window', ent, (c) => c.json(engine.entities.window(c.req.param('id'), c.get('principal').accountId)));
+  app.get('/v1/entities/:id/messages', ent, (c) => {
+    const after = queryInt(c.req.query('after'), 'after');
+    const limitQ = queryInt(c.req.query('limit'), 'limit');
+    return c.json(engine.entities.messages(c.req.param('id'), { after, limit: limitQ }, c.get('principal').accountId));
+  });
+  app.get('/v1/entities/:id/export', ent, (c) => {
+    const tar = /application\/x-svc-entity/i.test(c.req.header('accept') ?? '');
+    const pieces = engine.entities.export(c.req.param('id'), tar ? 'tar' : 'json', c.get('principal').accountId);
+    return c.body(streamOf(pieces), 200, { 'Content-Type': tar ? 'application/x-svc-entity' : 'application/json' });
+  });
+  app.post('/v1/entities/:id/messages', ent, async (c) => {
+    const b = await body(c);
+    checkFields(b, ['content', 'stream', 'idempotency_key']);
+    const m = b as { content?: unknown; stream?: unknown; idempotency_key?: unknown };
+    if (m.stream !== undefined && typeof m.stream !== 'boolean') throw new BadRequestError('stream must be a boolean');
+    const key = c.req.header('idempotency-key') ?? (m.idempotency_key as string | undefined);
+    const id = c.req.param('id');
+    const turn = engine.entities.send(
+      id,
+      { content: m.content as string, idempotencyKey: key, signal: c.get('signal') },
+      c.get('principal').accountId,
+    );
+    if (m.stream === false) {
+      for await (const ev of turn) if (ev.type === 'done') return c.json(ev.completion, 200, { 'X-Entity-Id': id });
+      throw new MgptError('the turn ended without a reply');
+    }
+    // Wait for the first output before answering, so an early failure still gets its real status.
+    const chunker = new CompletionChunker();
+    const head: TurnEvent[] = [];
+    for (;;) {
+      const r = await turn.next();
+      if (r.done) break;
+      head.push(r.value);
+      if (r.value.type === 'start' || r.value.type === 'done') break;
+    }
+    const frames = (ev: TurnEvent) => chunker.push(ev).map((ch) => enc.encode(sseFrame(ch)));
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (const ev of head) for (const f of frames(ev)) controller.enqueue(f);
+      },
+      async pull(controller) {
+        try {
+          const r = await turn.next();
+          if (r.done) {
+            controller.enqueue(enc.encode(SSE_DONE));
+            controller.close();
+            return;
+          }
+          for (const f of frames(r.value)) controller.enqueue(f);
+        } catch (err) {
+          // Headers are gone: the stream just ends without [DONE]; the turn left no trace.
+          controller.error(err);
+        }
+      },
+      async cancel() {
+        await turn.return(undefined);
+      },
+    });
+    return c.body(stream, 200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', 'X-Entity-Id': id });
+  });
+
+  return app;
+}
+
+function streamOf(pieces: AsyncGenerator<Uint8Array>): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const r = await pieces.next();
+        if (r.done) controller.close();
+        else controller.enqueue(r.value);
+      } catch (err) {
+        controller.error(err);
+      }
+    },
+    async cancel() {
+      await pieces.return(undefined);
+    },
+  });
+}
+
+function queryInt(raw: string | undefined, name: string): number | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^-?\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) {
+    throw new BadRequestError(`${name} must be an integer`, { errors: [{ field: name, message: 'must be an integer' }] });
+  }
+  return Number(raw);
+}
+
+function checkFields(b: unknown, allowed: string[]): void {
+  if (typeof b !== 'object' || b === null || Array.isArray(b)) throw new BadRequestError('the request body must be a JSON object');
+  const extra = Object.keys(b).filter((k) => !allowed.includes(k));
+  if (extra.length) throw new BadRequestError(`unknown fields: ${extra.join(', ')}`);
+}
+
+/** Each seed's error shape: `{ error }` on entity routes, `{ detail, errors? }` on universe routes. */
+function errorResponse(c: Context<Env>, err: unknown): Response {
+  const known = err instanceof MgptError;
+  const status = isAbortError(err) ? 499 : known ? err.status : 500;
+  const message = known || isAbortError(err) ? (err as Error).message : 'internal error';
+  const entityRoute = c.req.path.startsWith('/v1/');
+  let payload: Record<string, unknown>;
+  if (entityRoute) {
+    payload = { error: message };
+    if (err instanceof PaymentRequiredError) Object.assign(payload, err.details);
+  } else {
+    payload = { detail: message };
+    if (err instanceof BadRequestError && err.errors?.length) payload.errors = err.errors;
+    if (err instanceof PaymentRequiredError) Object.assign(payload, err.details);
+  }
+  const res = c.json(payload, status as 400);
+  res.headers.set('X-Request-Id', c.get('requestId') ?? randomUUID());
+  return res;
+}

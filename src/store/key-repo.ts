@@ -1,0 +1,43 @@
+import { type Db, Statements } from './db.js';
+
+export interface KeyRow {
+  id: string;
+  accountId: string;
+  publicId: string;
+  secretSha256: string;
+  /** Comma-separated. */
+  scopes: string;
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+const COLS = `id, account_id AS accountId, public_id AS publicId, secret_sha256 AS secretSha256, scopes,
+  created_at AS createdAt, revoked_at AS revokedAt`;
+
+export class KeyRepo {
+  private readonly s: Statements;
+  constructor(db: Db) {
+    this.s = new Statements(db);
+  }
+
+  insert(row: KeyRow): void {
+    this.s
+      .get(
+        `INSERT INTO api_keys (id, account_id, public_id, secret_sha256, scopes, created_at, revoked_at)
+         VALUES (@id, @accountId, @publicId, @secretSha256, @scopes, @createdAt, @revokedAt)`,
+      )
+      .run(row);
+  }
+
+  byPublicId(publicId: string): KeyRow | undefined {
+    return this.s.get(`SELECT ${COLS} FROM api_keys WHERE public_id = ?`).get(publicId) as KeyRow | undefined;
+  }
+
+  list(): KeyRow[] {
+    return this.s.get(`SELECT ${COLS} FROM api_keys ORDER BY created_at, id`).all() as KeyRow[];
+  }
+
+  revoke(id: string, at: string): boolean {
+    return this.s.get(`UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`).run(at, id).changes > 0;
+  }
+}
