@@ -42,12 +42,13 @@ export class EntityService {
     if (model !== ENTITY_MODEL) {
       throw new BadRequestError(`unsupported model ${JSON.stringify(model)}: entities use ${ENTITY_MODEL}`);
     }
-    const name = input.name ?? '';
+    // Absent means empty; null or any other type is a malformed request.
+    const name = input.name === undefined ? '' : input.name;
     if (typeof name !== 'string') throw new BadRequestError('name must be a string');
     if ([...name].length > ENTITY_NAME_MAX) {
       throw new BadRequestError(`name is ${[...name].length} characters; the limit is ${ENTITY_NAME_MAX}`);
     }
-    const instructions = input.instructions ?? '';
+    const instructions = input.instructions === undefined ? '' : input.instructions;
     if (typeof instructions !== 'string') throw new BadRequestError('instructions must be a string');
     const tok = await loadTokenEstimator();
     const now = this.deps.clock.iso();

@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { cliEnv, mgpt, spawnMgpt } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
+
+const dir = tempDir();
+const json = (s: string) => JSON.parse(s);
+
+describe('mgpt keys and mgpt serve', () => {
+  it('creates a key shown once, lists keys without secrets, revokes', async () => {
+    const env = cliEnv(dir);
+    const k = json((await mgpt(['keys', 'create', '--account', 'local', '--scopes', 'mgpt.responses:create,mgpt.logs:read', '--json'], env)).stdout);
+    expect(k).toEqual({ id: expect.stringMatching(/^key_/), key: expect.stringMatching(/^mgpt_live_[0-9a-f]{16}\.[\w-]{43}$/), scopes: ['mgpt.responses:create', 'mgpt.logs:read'], account: 'local' });
+    const list = await mgpt(['keys', 'list', '--json'], env);
+    expect(list.stdout).not.toContain(k.key.split('.')[1]);
+    expect(json(list.stdout).data).toEqual([expect.objectContaining({ id: k.id, revokedAt: null })]);
+    expect((await mgpt(['keys', 'create', '--account', 'local', '--scopes', 'admin'], env)).code).toBe(2);
+    expect((await mgpt(['keys', 'create', '--account', 'nobody', '--scopes', 'mgpt.logs:read'], env)).code).toBe(4);
+    const revoked = json((await mgpt(['keys', 'revoke', k.id, '--json'], env)).stdout);
+    expect(revoked.revokedAt).toEqual(expect.any(String));
+    expect((await mgpt(['keys', 'revoke', 'key_nope'], env)).code).toBe(4);
+  });
+
+  it('serves on a free port, answers with a key, and stops cleanly on SIGTERM', async () => {
+    const env = cliEnv(dir, { MGPT_DB: `${dir}/served.db` });
+    const key = (await mgpt(['keys', 'create', '--account', 'local', '--scopes', 'mgpt.responses:create'], env)).stdout.trim();
+    const server = spawnMgpt(['serve', '--port', '0'], env);
+    const url = await new Promise<string>((resolve) => {
+      let out = '';
+      server.stdout!.on('data', (d) => {
+        out += d;
+        if (out.includes('\n')) resolve(out.trim());
+      });
+    });
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const created = await fetch(`${url}/v1/entities`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'mgpt-1-27b', name: 'served' }),
+    });
+    expect(created.status).toBe(201);
+    const res = await fetch(`${url}/v1/entities/${(await created.json()).id}/messages`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ content: 'echo me', stream: false }),
+    });
+    expect((await res.json()).choices[0].message.content).toBe('echo me');
+    expect((await fetch(`${url}/v1/entities`)).status).toBe(401);
+    server.kill('SIGTERM');
+    const r = await server.result;
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/listening on http:\/\/127\.0\.0\.1:\d+[\s\S]*stopped/);
+  });
+});
