@@ -78,6 +78,11 @@ export function createContext(opts: ContextOptions): CliContext {
     },
     backend() {
       backend ??= (async () => {
+        const s = ctx.settings();
+        if (s.backend === 'remote') {
+          const { RemoteBackend } = await import('../backends/remote/remote-backend.js');
+          return new RemoteBackend({ baseUrl: s.baseUrl, entitiesUrl: s.entitiesUrl, apiKey: s.apiKey, dev: s.dev, userId: s.userId });
+        }
         // Loaded here, not at startup: the engine pulls in SQLite and the providers.
         const { LocalBackend } = await import('../backends/local.js');
         return new LocalBackend(ctx.engineOptions());

@@ -7,6 +7,7 @@ import { registerHistory } from './commands/history.js';
 import { registerImage } from './commands/image.js';
 import { registerImport } from './commands/import.js';
 import { registerKeys } from './commands/keys.js';
+import { registerLogin } from './commands/login.js';
 import { registerLogs } from './commands/logs.js';
 import { registerModels } from './commands/models.js';
 import { registerPrompts } from './commands/prompts.js';
@@ -25,6 +26,8 @@ export function buildProgram(ctx: CliContext): Command {
     .version(ctx.version, '-V, --version', 'print the version')
     .option('--db <path>', 'SQLite database of the local backend (env MGPT_DB)')
     .option('--profile <name>', 'config profile (env MGPT_PROFILE)')
+    .option('--backend <backend>', 'local (embedded engine) or remote (HTTP; env MGPT_BACKEND)')
+    .option('--dev', 'remote: use the /backend-api/mgpt prefix')
     .option('--verbose', 'more detail: rotation notices, ids, usage')
     .showHelpAfterError('(add --help for usage)')
     .configureOutput({
@@ -43,6 +46,7 @@ export function buildProgram(ctx: CliContext): Command {
     'mgpt export ada -o ada.tar',
   ]);
   registerConfig(program, ctx);
+  registerLogin(program, ctx);
   registerModels(program, ctx);
   registerEntities(program, ctx);
   registerSend(program, ctx);

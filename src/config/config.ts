@@ -47,13 +47,19 @@ export interface GlobalFlags {
   profile?: string;
   db?: string;
   backend?: string;
+  dev?: boolean;
 }
 
 export interface Settings {
   profile: string;
-  backend: 'local';
+  backend: 'local' | 'remote';
   db: string;
   promptsDir: string;
+  baseUrl?: string;
+  entitiesUrl?: string;
+  apiKey?: string;
+  userId?: string;
+  dev: boolean;
   windowBudget: number;
   transcriptCap: number;
   leaseTtlMs?: number;
@@ -73,8 +79,8 @@ export function resolveSettings(env: Env, flags: GlobalFlags = {}, file: ConfigF
   const profileName = activeProfileName(file, env, flags);
   const p: ProfileSettings = file.profiles?.[profileName] ?? {};
   const backend = [flags.backend, env.MGPT_BACKEND, p.backend].find((v) => v) ?? 'local';
-  if (backend !== 'local') {
-    throw new MgptError(`backend must be local, got ${JSON.stringify(backend)} (this build has only the embedded engine)`);
+  if (backend !== 'local' && backend !== 'remote') {
+    throw new MgptError(`backend must be local or remote, got ${JSON.stringify(backend)}`);
   }
   const prices: Record<string, ModelPrice> = {};
   for (const [id, pr] of Object.entries(p.prices ?? {})) prices[id] = { input: pr.input ?? 0, output: pr.output ?? 0 };
@@ -103,6 +109,11 @@ export function resolveSettings(env: Env, flags: GlobalFlags = {}, file: ConfigF
     backend,
     db: flags.db || env.MGPT_DB || p.db || join(dataDir(env), 'mgpt.db'),
     promptsDir: env.MGPT_PROMPTS_DIR || p.promptsDir || join(dataDir(env), 'prompts'),
+    baseUrl: env.MGPT_BASE_URL || p.baseUrl,
+    entitiesUrl: env.MGPT_ENTITIES_URL || p.entitiesUrl,
+    apiKey: env.MGPT_API_KEY || p.apiKey,
+    userId: env.MGPT_USER_ID || p.userId,
+    dev: flags.dev ?? p.dev ?? false,
     windowBudget: intFrom('MGPT_WINDOW_BUDGET', env.MGPT_WINDOW_BUDGET) ?? p.engine?.windowBudget ?? DEFAULT_WINDOW_BUDGET,
     transcriptCap: intFrom('MGPT_TRANSCRIPT_CAP', env.MGPT_TRANSCRIPT_CAP) ?? p.engine?.transcriptCap ?? DEFAULT_TRANSCRIPT_CAP,
     leaseTtlMs: intFrom('MGPT_LEASE_TTL_MS', env.MGPT_LEASE_TTL_MS),

@@ -9,7 +9,12 @@ export interface ModelRouteSetting {
 }
 
 export interface ProfileSettings {
-  backend?: 'local';
+  backend?: 'local' | 'remote';
+  baseUrl?: string;
+  entitiesUrl?: string;
+  apiKey?: string;
+  userId?: string;
+  dev?: boolean;
   db?: string;
   promptsDir?: string;
   engine?: { windowBudget?: number; transcriptCap?: number };
@@ -34,7 +39,12 @@ interface KeySpec {
 const ID = '[A-Za-z0-9][A-Za-z0-9_:-]*'; // no dots: keys are dotted paths
 
 export const KEYS: readonly KeySpec[] = [
-  { pattern: /^backend$/, kind: ['local'], description: 'backend: local (the embedded engine)' },
+  { pattern: /^backend$/, kind: ['local', 'remote'], description: 'local (the embedded engine) or remote (HTTP)' },
+  { pattern: /^baseUrl$/, kind: 'url', description: 'remote: the universe API base URL ({base_url})' },
+  { pattern: /^entitiesUrl$/, kind: 'url', description: 'remote: the entity API URL, ending in /v1 ({entities_url})' },
+  { pattern: /^apiKey$/, kind: 'secret', description: 'remote: the API key (mgpt login stores it)' },
+  { pattern: /^userId$/, kind: 'string', description: 'remote: your user id (the logs endpoint scopes by it)' },
+  { pattern: /^dev$/, kind: 'boolean', description: 'remote: use the /backend-api/mgpt prefix (local development)' },
   { pattern: /^db$/, kind: 'path', description: 'SQLite database file of the local backend' },
   { pattern: /^promptsDir$/, kind: 'path', description: 'directory of stored prompts' },
   { pattern: /^engine\.windowBudget$/, kind: 'positiveInt', description: 'entity window budget in tokens (new entities)' },

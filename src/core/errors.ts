@@ -82,6 +82,12 @@ export class ProviderError extends MgptError {
   }
 }
 
+/** The backend in use cannot do this (the remote wire contract has no such operation). */
+export class NotSupportedError extends MgptError {
+  override readonly status = 400;
+  override readonly exitCode = 2;
+}
+
 /** The operation was cancelled by the caller (Ctrl-C, a dropped client). */
 export class CancelledError extends MgptError {
   override readonly status = 499;

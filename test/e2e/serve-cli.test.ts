@@ -51,3 +51,34 @@ describe('mgpt keys and mgpt serve', () => {
     expect(r.stderr).toMatch(/listening on http:\/\/127\.0\.0\.1:\d+[\s\S]*stopped/);
   });
 });
+
+describe('mgpt login, logout and the remote backend from the CLI', () => {
+  it('checks the key before storing it, then runs commands against the server', async () => {
+    const serverEnv = cliEnv(dir, { MGPT_DB: `${dir}/remote.db` });
+    const key = (await mgpt(['keys', 'create', '--account', 'local', '--scopes', 'mgpt.responses:create,mgpt.logs:read'], serverEnv)).stdout.trim();
+    const server = spawnMgpt(['serve', '--port', '0'], serverEnv);
+    const url = await new Promise<string>((resolve) => server.stdout!.once('data', (d) => resolve(String(d).trim())));
+    // The client: its own config dir and a database it must never touch.
+    const client = cliEnv(`${dir}/client`, { MGPT_DB: `${dir}/client/never.db` });
+    const bad = await mgpt(['login', '--base-url', url, '--entities-url', `${url}/v1`, '--key', 'mgpt_live_0000000000000000.' + 'x'.repeat(43)], client);
+    expect([bad.code, bad.stderr]).toEqual([3, expect.stringMatching(/^error: the server refused the key: invalid API key/m)]);
+    const ok = await mgpt(['login', '--base-url', url, '--entities-url', `${url}/v1`, '--json'], client, key + '\n');
+    expect(ok.code).toBe(0);
+    expect(JSON.parse(ok.stdout)).toMatchObject({ backend: 'remote', apiKey: expect.stringMatching(/^mgpt_live_.{4}…$/), checked: ['entities', 'universes'] });
+    expect((await mgpt(['config', 'list'], client)).stdout).not.toContain(key.split('.')[1]);
+    const id = (await mgpt(['entities', 'create', '--name', 'far'], client)).stdout.trim();
+    const sent = await mgpt(['send', 'far', 'over the wire'], client);
+    expect(sent).toMatchObject({ code: 0, stdout: 'over the wire\n' });
+    const history = JSON.parse((await mgpt(['history', id, '--json'], client)).stdout);
+    expect(history.data.map((m: any) => m.content)).toEqual(['over the wire', 'over the wire']);
+    expect((await mgpt(['export', id, '-o', `${dir}/far.tar`], client)).code).toBe(0);
+    const imp = await mgpt(['import', `${dir}/far.tar`], client);
+    expect([imp.code, imp.stderr]).toEqual([2, expect.stringMatching(/^error: import works on the local backend only/m)]);
+    const missing = await mgpt(['entities', 'show', '00000000-0000-4000-8000-000000000000'], client);
+    expect(missing.code).toBe(4);
+    expect((await mgpt(['logout'], client)).code).toBe(0);
+    expect((await mgpt(['entities', 'list', '--json'], client)).stdout).not.toContain(id);
+    server.kill('SIGTERM');
+    await server.result;
+  });
+});

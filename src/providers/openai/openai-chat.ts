@@ -1,6 +1,6 @@
 import { CancelledError, ProviderError } from '../../core/errors.js';
 import type { ChatModel, ChatRequest, GeneratedImage, ImageGenerationRequest, ProviderUsage, StreamPart } from '../spec.js';
-import { SseDecoder } from './sse.js';
+import { SseDecoder } from '../../core/sse.js';
 
 export interface OpenAIChatOptions {
   baseUrl: string;

@@ -1,0 +1,47 @@
+import {
+  AuthError,
+  BadRequestError,
+  ConflictError,
+  type FieldError,
+  ForbiddenError,
+  MgptError,
+  NotFoundError,
+  PayloadTooLargeError,
+  PaymentRequiredError,
+  ProviderError,
+} from '../../core/errors.js';
+
+/**
+ * One factory from an HTTP status and body to the typed errors the engine throws (openai-node's
+ * APIError.generate), so callers never branch on the transport. Reads both seeds' shapes:
+ * `{ error }` (entities) and `{ detail, errors? }` (universes).
+ */
+export function errorFromResponse(status: number, body: unknown, requestId?: string): MgptError {
+  const b = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
+  const message = (typeof b.error === 'string' && b.error) || (typeof b.detail === 'string' && b.detail) || `HTTP ${status}`;
+  const hint = requestId ? `request id ${requestId}` : undefined;
+  switch (status) {
+    case 400:
+      return new BadRequestError(message, { errors: Array.isArray(b.errors) ? (b.errors as FieldError[]) : undefined, hint });
+    case 401:
+      return new AuthError(message, { hint: 'check the API key: mgpt login' });
+    case 402:
+      return new PaymentRequiredError(message, {
+        balanceUsd: Number(b.balanceUsd ?? 0),
+        billedUsd: Number(b.billedUsd ?? 0),
+        missingUsd: Number(b.missingUsd ?? 0),
+      });
+    case 403:
+      return new ForbiddenError(message, { hint });
+    case 404:
+      return new NotFoundError(message, { hint });
+    case 409:
+      return new ConflictError(message, { hint });
+    case 413:
+      return new PayloadTooLargeError(message, { hint });
+    default:
+      return status >= 500
+        ? new ProviderError(`server error ${status}: ${message}`, { status, retryable: true, hint })
+        : new BadRequestError(`HTTP ${status}: ${message}`, { hint });
+  }
+}

@@ -1,0 +1,226 @@
+import { randomUUID } from 'node:crypto';
+import type { AccountInfo, Backend, KeyInfo } from '../../core/backend.js';
+import type {
+  CompletionChunk,
+  CreateEntityInput,
+  CreatedEntity,
+  DeletedEntity,
+  Entity,
+  EntityCompletion,
+  EntityList,
+  EntityWindow,
+  ExportFormat,
+  ListMessagesInput,
+  MessageList,
+  SendInput,
+  TurnEvent,
+  Usage,
+} from '../../core/entity-types.js';
+import { BadRequestError, MgptError, NotSupportedError, ProviderError } from '../../core/errors.js';
+import { SseDecoder } from '../../core/sse.js';
+import type {
+  CreateUniverseInput,
+  CreatedUniverse,
+  GenerationResponse,
+  ImageResponse,
+  LogDetail,
+  LogList,
+  LogQuery,
+  StoredPromptInfo,
+  UniverseDoc,
+  UniverseSummary,
+} from '../../core/universe-types.js';
+import { HttpClient, type HttpOptions } from './http.js';
+
+export interface RemoteOptions extends HttpOptions {
+  /** `{base_url}`: the universe API lives under `/api/mgpt` (or `/backend-api/mgpt` with `dev`). */
+  baseUrl?: string;
+  /** `{entities_url}`, ending in `/v1`. */
+  entitiesUrl?: string;
+  dev?: boolean;
+  /** The caller's user id, which the logs endpoint scopes by. */
+  userId?: string;
+}
+
+/** The same operations as the local backend, over HTTP against mgpt serve or the hosted platform. */
+export class RemoteBackend implements Backend {
+  readonly kind = 'remote' as const;
+  private readonly http: HttpClient;
+
+  constructor(private readonly opts: RemoteOptions) {
+    this.http = new HttpClient(opts);
+  }
+
+  private api(path: string): string {
+    if (!this.opts.baseUrl) {
+      throw new MgptError('no base URL for the universe API', { hint: 'mgpt config set baseUrl https://host (or MGPT_BASE_URL)' });
+    }
+    return `${this.opts.baseUrl.replace(/\/+$/, '')}${this.opts.dev ? '/backend-api/mgpt' : '/api/mgpt'}${path}`;
+  }
+
+  private ent(path: string): string {
+    if (!this.opts.entitiesUrl) {
+      throw new MgptError('no entities URL', { hint: 'mgpt config set entitiesUrl https://host/v1 (or MGPT_ENTITIES_URL)' });
+    }
+    return `${this.opts.entitiesUrl.replace(/\/+$/, '')}${path}`;
+  }
+
+  createEntity(input: CreateEntityInput): Promise<CreatedEntity> {
+    return this.http.json('POST', this.ent('/entities'), { json: input });
+  }
+  listEntities(): Promise<EntityList> {
+    return this.http.json('GET', this.ent('/entities'));
+  }
+  getEntity(id: string): Promise<Entity> {
+    return this.http.json('GET', this.ent(`/entities/${encodeURIComponent(id)}`));
+  }
+  deleteEntity(id: string): Promise<DeletedEntity> {
+    return this.http.json('DELETE', this.ent(`/entities/${encodeURIComponent(id)}`));
+  }
+  listMessages(id: string, input: ListMessagesInput = {}): Promise<MessageList> {
+    const q = new URLSearchParams();
+    if (input.after !== undefined) q.set('after', String(input.after));
+    if (input.limit !== undefined) q.set('limit', String(input.limit));
+    return this.http.json('GET', this.ent(`/entities/${encodeURIComponent(id)}/messages?${q}`));
+  }
+  getWindow(id: string): Promise<EntityWindow> {
+    return this.http.json('GET', this.ent(`/entities/${encodeURIComponent(id)}/window`));
+  }
+
+  /** The SSE stream decoded into the same events the local backend yields. */
+  async *sendMessage(id: string, input: SendInput): AsyncGenerator<TurnEvent> {
+    if (typeof input?.content !== 'string') throw new BadRequestError('content is required');
+    // A key on every send makes the client's own retries safe.
+    const key = input.idempotencyKey ?? `mgpt-${randomUUID()}`;
+    const res = await this.http.send('POST', this.ent(`/entities/${encodeURIComponent(id)}/messages`), {
+      json: { content: input.content, stream: true },
+      headers: { 'idempotency-key': key, accept: 'text/event-stream' },
+      signal: input.signal,
+    });
+    const decoder = new SseDecoder();
+    const utf8 = new TextDecoder();
+    let head: CompletionChunk | undefined;
+    let text = '';
+    let usage: Usage | undefined;
+    try {
+      for await (const piece of res.body) {
+        for (const data of decoder.push(utf8.decode(piece as Buffer, { stream: true }))) {
+          if (data === '[DONE]') {
+            if (!head) throw new ProviderError('the stream ended without a reply');
+            const completion: EntityCompletion = {
+              id: head.id,
+              object: 'chat.completion',
+              created: head.created,
+              model: head.model,
+              choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
+              usage: usage ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+              entity_id: id,
+            };
+            yield { type: 'done', completion, replayed: false };
+            return;
+          }
+          const chunk = JSON.parse(data) as CompletionChunk;
+          if (!head) {
+            head = chunk;
+            yield { type: 'start', id: chunk.id, model: chunk.model, created: chunk.created, entityId: id, replayed: false };
+          }
+          const content = chunk.choices[0]?.delta?.content;
+          if (content) {
+            text += content;
+            yield { type: 'delta', text: content };
+          }
+          if (chunk.usage) usage = chunk.usage;
+        }
+      }
+      throw new ProviderError('the stream ended before [DONE]: the turn did not complete', {
+        hint: 'retry with the same --idempotency-key; nothing was stored',
+      });
+    } finally {
+      res.body.destroy();
+    }
+  }
+
+  async *exportEntity(id: string, format: ExportFormat): AsyncGenerator<Uint8Array> {
+    const res = await this.http.send('GET', this.ent(`/entities/${encodeURIComponent(id)}/export`), {
+      headers: { accept: format === 'tar' ? 'application/x-svc-entity' : 'application/json' },
+    });
+    for await (const piece of res.body) yield piece as Uint8Array;
+  }
+
+  async importEntity(): Promise<Entity> {
+    throw new NotSupportedError('import works on the local backend only: the wire contract has no import', {
+      hint: 'run it where the server keeps its database: mgpt --backend local import FILE',
+    });
+  }
+
+  createUniverse(input: CreateUniverseInput): Promise<CreatedUniverse> {
+    return this.http.json('POST', this.api('/universes'), { json: input });
+  }
+  respond(body: unknown, opts: { signal?: AbortSignal } = {}): Promise<GenerationResponse> {
+    // A requestId on every call makes the client's own retries after a 5xx safe.
+    const b = typeof body === 'object' && body !== null && !('requestId' in body) ? { ...body, requestId: `mgpt-${randomUUID()}` } : body;
+    return this.http.json('POST', this.api('/responses'), { json: b, signal: opts.signal });
+  }
+  generateImage(body: unknown, opts: { signal?: AbortSignal } = {}): Promise<ImageResponse> {
+    return this.http.json('POST', this.api('/images'), { json: body, signal: opts.signal });
+  }
+  listLogs(query: LogQuery): Promise<LogList> {
+    const q = this.logQuery();
+    for (const [k, v] of Object.entries(query)) if (v !== undefined) q.set(k, String(v));
+    return this.http.json('GET', this.api(`/logs?${q}`));
+  }
+  getLog(id: string): Promise<LogDetail> {
+    const q = this.logQuery();
+    q.set('identifier', id);
+    return this.http.json('GET', this.api(`/logs?${q}`));
+  }
+
+  private logQuery(): URLSearchParams {
+    if (!this.opts.userId) {
+      throw new MgptError('the logs endpoint needs your user id', { hint: 'mgpt config set userId UUID (or MGPT_USER_ID); universes create --json shows it' });
+    }
+    return new URLSearchParams({ ownerUserId: this.opts.userId });
+  }
+
+  // What the wire contract does not offer: these live with the server, not behind its API.
+  private serverSide(what: string): never {
+    throw new NotSupportedError(`${what} is not part of the remote API`, { hint: `run it on the server host: mgpt --backend local ${what}` });
+  }
+  listUniverses(): Promise<UniverseSummary[]> {
+    this.serverSide('universes list');
+  }
+  getUniverse(): Promise<UniverseSummary> {
+    this.serverSide('universes show');
+  }
+  getUniverseDoc(): Promise<UniverseDoc> {
+    this.serverSide('universes show');
+  }
+  listPrompts(): Promise<StoredPromptInfo[]> {
+    this.serverSide('prompts list');
+  }
+  getPrompt(): Promise<StoredPromptInfo> {
+    this.serverSide('prompts show');
+  }
+  addPrompt(): Promise<StoredPromptInfo> {
+    this.serverSide('prompts add');
+  }
+  listAccounts(): Promise<AccountInfo[]> {
+    this.serverSide('accounts list');
+  }
+  createAccount(): Promise<AccountInfo> {
+    this.serverSide('accounts create');
+  }
+  topupAccount(): Promise<AccountInfo> {
+    this.serverSide('accounts topup');
+  }
+  createKey(): Promise<KeyInfo> {
+    this.serverSide('keys create');
+  }
+  listKeys(): Promise<KeyInfo[]> {
+    this.serverSide('keys list');
+  }
+  revokeKey(): Promise<KeyInfo> {
+    this.serverSide('keys revoke');
+  }
+  async close(): Promise<void> {}
+}

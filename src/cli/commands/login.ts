@@ -1,0 +1,94 @@
+import type { Command } from 'commander';
+import { activeProfileName } from '../../config/config.js';
+import type { ConfigFile } from '../../config/schema.js';
+import { maskSecret, parseValue } from '../../config/schema.js';
+import { openConfigStore } from '../../config/store.js';
+import { AuthError, BadRequestError, ForbiddenError } from '../../core/errors.js';
+import type { CliContext } from '../context.js';
+import { examples } from '../help.js';
+import { readStdin } from '../input.js';
+import { note, printJson } from '../output.js';
+
+interface LoginOptions {
+  baseUrl?: string;
+  entitiesUrl?: string;
+  key?: string;
+  userId?: string;
+  json?: boolean;
+}
+
+export function registerLogin(program: Command, ctx: CliContext): void {
+  examples(
+    program
+      .command('login')
+      .description('use a remote mgpt (hosted, or mgpt serve): check the key against it, then store it (mode 0600)')
+      .option('--base-url <url>', 'universe API base URL')
+      .option('--entities-url <url>', 'entity API URL, ending in /v1')
+      .option('--key <key>', 'API key (default: read from stdin)')
+      .option('--user-id <id>', 'your user id (scopes the logs endpoint)')
+      .option('--json', 'JSON output'),
+    [
+      'mgpt login --base-url http://127.0.0.1:8080 --entities-url http://127.0.0.1:8080/v1 --key mgpt_live_…',
+      'echo "$MGPT_KEY" | mgpt login --base-url https://mgpt.example.com --entities-url https://entities.example.com/v1',
+    ],
+  ).action((o: LoginOptions) => runLogin(ctx, o));
+  examples(program.command('logout').description('forget the stored API key and use the local backend again'), ['mgpt logout']).action(() =>
+    runLogout(ctx),
+  );
+}
+
+export async function runLogin(ctx: CliContext, o: LoginOptions): Promise<void> {
+  const key = (o.key ?? (ctx.io.stdinIsTTY ? undefined : (await readStdin(ctx)).trim())) || undefined;
+  if (!key) throw new BadRequestError('no API key given', { hint: 'pass --key KEY, or pipe it on stdin' });
+  const settings = ctx.settings();
+  const baseUrl = o.baseUrl ?? settings.baseUrl;
+  const entitiesUrl = o.entitiesUrl ?? settings.entitiesUrl;
+  if (!baseUrl && !entitiesUrl) throw new BadRequestError('no server URL', { hint: 'pass --base-url and/or --entities-url' });
+  for (const [name, v] of [['baseUrl', baseUrl], ['entitiesUrl', entitiesUrl]] as const) {
+    if (v) {
+      const parsed = parseValue(name, v);
+      if ('error' in parsed) throw new BadRequestError(parsed.error);
+    }
+  }
+  const { RemoteBackend } = await import('../../backends/remote/remote-backend.js');
+  const remote = new RemoteBackend({ baseUrl, entitiesUrl, apiKey: key, dev: settings.dev, maxRetries: 0 });
+  // Authentication comes before validation on the server: an empty request tells a bad key (401)
+  // from a good one (400) without creating anything.
+  const checks: string[] = [];
+  try {
+    if (entitiesUrl) {
+      await remote.listEntities();
+      checks.push('entities');
+    }
+    if (baseUrl) {
+      await remote.respond({}).catch((err) => {
+        if (!(err instanceof BadRequestError)) throw err;
+      });
+      checks.push('universes');
+    }
+  } catch (err) {
+    if (err instanceof AuthError) throw new AuthError(`the server refused the key: ${err.message}`, { hint: 'create one with mgpt keys create on the server host' });
+    if (!(err instanceof ForbiddenError)) throw err;
+    note(ctx, `note: ${err.message}`);
+  }
+  const store = await openConfigStore(ctx.env);
+  const profile = activeProfileName(store.store as ConfigFile, ctx.env, ctx.flags);
+  const at = `profiles.${profile}`;
+  store.set(`${at}.backend`, 'remote');
+  store.set(`${at}.apiKey`, key);
+  if (baseUrl) store.set(`${at}.baseUrl`, baseUrl.replace(/\/+$/, ''));
+  if (entitiesUrl) store.set(`${at}.entitiesUrl`, entitiesUrl.replace(/\/+$/, ''));
+  if (o.userId) store.set(`${at}.userId`, o.userId);
+  const summary = { profile, backend: 'remote', baseUrl: baseUrl ?? null, entitiesUrl: entitiesUrl ?? null, apiKey: maskSecret(key), checked: checks };
+  if (o.json) return printJson(ctx.io, summary);
+  ctx.io.stderr.write(`logged in (profile ${profile}, key ${summary.apiKey}); commands now use the remote backend\n`);
+}
+
+export async function runLogout(ctx: CliContext): Promise<void> {
+  const store = await openConfigStore(ctx.env);
+  const profile = activeProfileName(store.store as ConfigFile, ctx.env, ctx.flags);
+  const had = store.has(`profiles.${profile}.apiKey`);
+  store.delete(`profiles.${profile}.apiKey`);
+  store.set(`profiles.${profile}.backend`, 'local');
+  ctx.io.stderr.write(had ? `logged out (profile ${profile}); commands use the local backend\n` : `no stored key in profile ${profile}\n`);
+}

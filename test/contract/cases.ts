@@ -1,0 +1,307 @@
+import { createHash } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TurnEvent } from '../../src/core/entity-types.js';
+import {
+  BadRequestError,
+  ConflictError,
+  ForbiddenError,
+  NotFoundError,
+  NotSupportedError,
+  PaymentRequiredError,
+  ProviderError,
+} from '../../src/core/errors.js';
+import { readTar } from '../../src/core/tar.js';
+import { checkWindowInvariant } from '../../src/core/window-plan.js';
+import { type FakeOpenAI, echoLastUser, startFakeOpenAI } from '../helpers/fake-openai.js';
+import { tempDir } from '../helpers/temp.js';
+import { CONTRACT_LIMITS, type ContractTarget, PROMPT_TEXT } from './harness.js';
+
+async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const x of it) out.push(x);
+  return out;
+}
+async function bytes(it: AsyncIterable<Uint8Array>): Promise<Buffer> {
+  const parts: Uint8Array[] = [];
+  for await (const p of it) parts.push(p);
+  return Buffer.concat(parts);
+}
+const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
+const done = (events: TurnEvent[]) => events.find((e) => e.type === 'done') as Extract<TurnEvent, { type: 'done' }>;
+
+/**
+ * Every entity and universe behaviour of issues 2 and 3, through the Backend interface. The same
+ * cases run against the local backend and the remote one talking to mgpt serve: both must pass.
+ */
+export function contractSuite(name: string, make: (dir: string, fake: FakeOpenAI) => Promise<ContractTarget>): void {
+  describe(`contract: ${name}`, () => {
+    const dir = tempDir(`mgpt-contract-${name}-`);
+    let fake: FakeOpenAI;
+    let t: ContractTarget;
+    beforeAll(async () => {
+      fake = await startFakeOpenAI();
+      t = await make(dir, fake);
+    });
+    afterAll(async () => {
+      await t.close();
+      await fake.close();
+    });
+    const b = () => t.backend;
+    /** The provider fails every call while `fn` runs: the remote client's retries fail too. */
+    const failing = async <T>(fn: () => Promise<T>, reply = { status: 500 }) => {
+      fake.fallback = () => reply;
+      try {
+        return await fn();
+      } finally {
+        fake.fallback = echoLastUser;
+      }
+    };
+    const entity = async (instructions = 'Be kind.') => (await b().createEntity({ model: 'mgpt-1-27b', instructions })).id;
+    const send = (id: string, content: string, idempotencyKey?: string) => collect(b().sendMessage(id, { content, idempotencyKey }));
+
+    describe('entities', () => {
+      it('create, get, list and delete with the seed shapes', async () => {
+        const e = await b().createEntity({ model: 'mgpt-1-27b', name: 'ada', instructions: 'Be kind.' });
+        expect(e).toMatchObject({ object: 'entity', entity_id: e.id, name: 'ada', state: 'none', read_only: false, window: { budget_tokens: CONTRACT_LIMITS.windowBudget, tokens: 0, blocks: 0 } });
+        expect(await b().getEntity(e.id)).toMatchObject({ id: e.id, transcript: { messages: 0, tokens: 0 } });
+        const list = await b().listEntities();
+        expect(list.object).toBe('list');
+        expect(list.data.find((x) => x.id === e.id)?.window).toEqual({ budget_tokens: CONTRACT_LIMITS.windowBudget });
+        expect(await b().deleteEntity(e.id)).toEqual({ id: e.id, object: 'entity', deleted: true });
+        await expect(b().getEntity(e.id)).rejects.toBeInstanceOf(NotFoundError);
+        await expect(b().deleteEntity(e.id)).rejects.toBeInstanceOf(NotFoundError);
+      });
+
+      it('rejects an unsupported model, a long name and missing content with 400', async () => {
+        await expect(b().createEntity({ model: 'gpt-4o' })).rejects.toBeInstanceOf(BadRequestError);
+        await expect(b().createEntity({ model: 'mgpt-1-27b', name: 'n'.repeat(201) })).rejects.toBeInstanceOf(BadRequestError);
+        const id = await entity();
+        await expect(send(id, '')).rejects.toBeInstanceOf(BadRequestError);
+        await expect(send(id, 'word '.repeat(400))).rejects.toThrow(/larger than the window budget/);
+      });
+
+      it('streams a turn: start, deltas, done; instructions first, then the window', async () => {
+        const id = await entity('You are Ada.');
+        fake.script({ text: ['Hello', ' Bob'], usage: { prompt_tokens: 9, completion_tokens: 2 } });
+        const events = await send(id, 'I am Bob');
+        expect(events.map((e) => e.type)).toEqual(['start', 'delta', 'delta', 'done']);
+        const c = done(events).completion;
+        expect(c).toMatchObject({ object: 'chat.completion', model: 'mgpt-1-27b', entity_id: id, usage: { prompt_tokens: 9, completion_tokens: 2, total_tokens: 11 } });
+        expect(c.choices[0].message).toEqual({ role: 'assistant', content: 'Hello Bob' });
+        expect(events[0]).toMatchObject({ type: 'start', id: c.id });
+        await send(id, 'Remember me?');
+        expect(fake.requests.at(-1)!.body.messages).toEqual([
+          { role: 'system', content: 'You are Ada.' },
+          { role: 'user', content: 'I am Bob' },
+          { role: 'assistant', content: 'Hello Bob' },
+          { role: 'user', content: 'Remember me?' },
+        ]);
+      });
+
+      it('pages the transcript and shows the window; rotation keeps the invariant', async () => {
+        const id = await entity();
+        for (let i = 0; i < 10; i++) await send(id, `message ${i} with a handful of words to fill the window`);
+        const page = await b().listMessages(id, { after: 2, limit: 3 });
+        expect(page).toMatchObject({ object: 'list', entity_id: id, has_more: true, next_after: 5 });
+        expect(page.data.map((m) => m.seq)).toEqual([3, 4, 5]);
+        await expect(b().listMessages(id, { limit: 501 })).rejects.toBeInstanceOf(BadRequestError);
+        await expect(b().listMessages(id, { limit: 0 })).rejects.toBeInstanceOf(BadRequestError);
+        const w = await b().getWindow(id);
+        expect(w).toMatchObject({ object: 'entity.window', entity_id: id, budget_tokens: CONTRACT_LIMITS.windowBudget });
+        expect(w.blocks[0].kind).toBe('summary');
+        expect(checkWindowInvariant(w.blocks, 20)).toBeNull();
+        expect(w.blocks.slice(0, -1).reduce((s, x) => s + x.tokens, 0)).toBeLessThanOrEqual(CONTRACT_LIMITS.windowBudget);
+        expect((await b().listMessages(id, { limit: 500 })).data).toHaveLength(20);
+      });
+
+      it('replays an idempotency key; different content 400; in flight 409; a busy entity 409', async () => {
+        const id = await entity();
+        const first = done(await send(id, 'question', 'key-a')).completion;
+        const calls = fake.requests.length;
+        const again = await send(id, 'question', 'key-a');
+        expect(done(again).completion).toEqual(first);
+        expect(again.filter((e) => e.type === 'delta').map((e: any) => e.text).join('')).toBe(first.choices[0].message.content);
+        expect(fake.requests.length).toBe(calls);
+        await expect(send(id, 'other', 'key-a')).rejects.toBeInstanceOf(BadRequestError);
+        fake.script({ text: 'slow reply here now', chunkDelayMs: 120 });
+        const running = send(id, 'slow', 'key-b');
+        await new Promise((r) => setTimeout(r, 150));
+        await expect(send(id, 'slow', 'key-b')).rejects.toBeInstanceOf(ConflictError);
+        await expect(send(id, 'someone else')).rejects.toThrow(/answering another message/);
+        await running;
+        expect((await b().getEntity(id)).transcript.messages).toBe(4);
+      });
+
+      it('a provider failure and a consumer that stops reading leave no trace', async () => {
+        const id = await entity();
+        await send(id, 'first');
+        const history = async () => ({ m: await b().listMessages(id, { limit: 500 }), w: await b().getWindow(id) });
+        const before = await history();
+        await failing(() => expect(send(id, 'boom')).rejects.toBeInstanceOf(ProviderError));
+        expect(await history()).toEqual(before);
+        fake.script({ text: 'one two three four five six', chunkDelayMs: 60 });
+        for await (const ev of b().sendMessage(id, { content: 'never mind' })) if (ev.type === 'delta') break;
+        await new Promise((r) => setTimeout(r, 200));
+        expect(await history()).toEqual(before);
+        await expect(send(id, 'and now')).resolves.toBeTruthy();
+      });
+
+      it('becomes read-only at the cap (409) and refuses unpaid messages (402)', async () => {
+        const id = await entity();
+        const long = 'many words make a long message '.repeat(8);
+        while (!(await b().getEntity(id)).read_only) await send(id, long);
+        await expect(send(id, 'more')).rejects.toThrow(/read-only/);
+        const paid = await entity();
+        t.engine.accounts.topup('local', 0.00000001);
+        const err = await send(paid, 'a message that costs more than a hundred-millionth of a dollar').catch((x) => x);
+        expect(err).toBeInstanceOf(PaymentRequiredError);
+        expect(err.details).toEqual({ balanceUsd: 0.00000001, billedUsd: expect.any(Number), missingUsd: expect.any(Number) });
+        t.engine.accounts.topup('local', 1000);
+      });
+
+      it('exports a tar of exactly three files whose sha256 values match, and JSON', async () => {
+        const id = await entity();
+        await send(id, 'export me');
+        const tar = await bytes(b().exportEntity(id, 'tar'));
+        const entries = readTar(tar);
+        expect(entries.map((e) => e.name)).toEqual(['manifest.json', 'transcript.json', 'window.json']);
+        const manifest = JSON.parse(Buffer.from(entries[0].body).toString());
+        expect(manifest).toMatchObject({ format: 'mgpt-entity', version: 1, entity: { id } });
+        expect(manifest.transcript.sha256).toBe(sha(entries[1].body));
+        expect(manifest.window.sha256).toBe(sha(entries[2].body));
+        const json = JSON.parse((await bytes(b().exportEntity(id, 'json'))).toString());
+        expect(json.transcript).toHaveLength(2);
+        await expect(collect(b().exportEntity('nope', 'json'))).rejects.toBeInstanceOf(NotFoundError);
+      });
+
+      it(`imports an export${name === 'remote' ? ' (remote: the wire contract has no import, so it says so)' : ''}`, async () => {
+        const id = await entity();
+        await send(id, 'carry me');
+        const tar = await bytes(b().exportEntity(id, 'tar'));
+        if (t.kind === 'remote') {
+          await expect(b().importEntity(tar, 'tar')).rejects.toBeInstanceOf(NotSupportedError);
+          return;
+        }
+        const copy = await b().importEntity(tar, 'tar');
+        expect(copy.transcript.messages).toBe(2);
+      });
+    });
+
+    describe('universes', () => {
+      const ask = (body: Record<string, unknown>) => b().respond({ model: 'game-1-lite-frozen', ...body });
+      const universe = async () => (await b().createUniverse({ storedPrompt: 'narrator' })).universe;
+
+      it('creates a universe and answers turns with the full response shape', async () => {
+        const created = await b().createUniverse({ storedPrompt: 'narrator', displayName: 'c' });
+        expect(created).toEqual({ universe: expect.any(String), userId: expect.any(String), prompt: { storedPrompt: 'narrator', stored: true } });
+        const r = await ask({ universe: created.universe, userInput: 'hello' });
+        expect(r.assistantRaw).toBe('reply: hello');
+        expect(r.promptFingerprint).toMatch(/^sha256:[0-9a-f]{64}$/);
+        expect(fake.requests.at(-1)!.body.messages[0]).toEqual({ role: 'system', content: PROMPT_TEXT });
+        expect(JSON.stringify(r)).not.toContain('CONTRACT-PROMPT-MARKER');
+        expect(Object.keys(r.diagnostics.serverStages)).toEqual(['auth', 'load', 'truncate', 'promptBuild', 'provider']);
+        await expect(b().createUniverse({ storedPrompt: 'missing' })).rejects.toBeInstanceOf(NotFoundError);
+        await expect(ask({ universe: '00000000-0000-4000-8000-0000000000aa', userInput: 'x' })).rejects.toThrow('Universe not found');
+      });
+
+      it('continues tool calls with cumulative results, each stored once', async () => {
+        const u = await universe();
+        const tools = [{ type: 'function', name: 'roll' }, { type: 'function', name: 'look' }];
+        fake.script({ toolCalls: [{ id: 'x1', name: 'roll', arguments: '{}' }, { id: 'x2', name: 'look', arguments: '{}' }] });
+        const first = await ask({ universe: u, userInput: 'go', tools });
+        expect(first.toolCalls?.map((c) => c.callId)).toEqual(['x1', 'x2']);
+        await expect(ask({ universe: u, userInput: 'new input' })).rejects.toBeInstanceOf(BadRequestError);
+        const bad = await ask({ universe: u, userInput: 'go', toolResults: [{ callId: 'zz', name: 'roll', output: {}, ok: true }] }).catch((e) => e);
+        expect(bad).toBeInstanceOf(BadRequestError);
+        expect(bad.errors).toEqual([{ field: 'toolResults[0].callId', message: 'zz is not pending' }]);
+        const r1 = { callId: 'x1', name: 'roll', output: { v: 3 }, ok: true };
+        const r2 = { callId: 'x2', name: 'look', output: { v: 'dark' }, ok: true };
+        expect((await ask({ universe: u, userInput: 'go', toolResults: [r1] })).toolCalls?.map((c) => c.callId)).toEqual(['x2']);
+        fake.script({ text: 'Done.' });
+        expect((await ask({ universe: u, userInput: 'go', toolResults: [r1, r2] })).assistantRaw).toBe('Done.');
+        const calls = fake.requests.length;
+        expect((await ask({ universe: u, userInput: 'go', toolResults: [r1, r2] })).assistantRaw).toBe('Done.');
+        expect(fake.requests.length).toBe(calls);
+        const sent = fake.requests.at(-1)!.body.messages;
+        expect(sent.filter((m: any) => m.role === 'tool').map((m: any) => m.tool_call_id)).toEqual(['x1', 'x2']);
+      });
+
+      it('de-duplicates by requestId after a 5xx and after success', async () => {
+        const u = await universe();
+        await failing(() => expect(ask({ universe: u, userInput: 'fragile', requestId: 'c-1' })).rejects.toBeInstanceOf(ProviderError));
+        const ok = await ask({ universe: u, userInput: 'fragile', requestId: 'c-1' });
+        const calls = fake.requests.length;
+        expect(await ask({ universe: u, userInput: 'fragile', requestId: 'c-1' })).toEqual(ok);
+        expect(fake.requests.length).toBe(calls);
+        const next = await ask({ universe: u, userInput: 'after' });
+        expect(next.diagnostics.prompt.totalMessages).toBe(3); // the failed attempt's input was stored once
+      });
+
+      it('validates: statePointer, modelOverride, universe with universeDoc, gateway fields', async () => {
+        const u = await universe();
+        await ask({ universe: u, userInput: 'one' });
+        const fields = async (body: Record<string, unknown>) => ((await ask(body).catch((e) => e)) as BadRequestError).errors?.map((e) => e.field);
+        expect(await fields({ universe: u, userInput: 'x', statePointer: 9 })).toEqual(['statePointer']);
+        expect(await fields({ userInput: 'x', modelOverride: 'v/x' })).toEqual(['modelOverride']);
+        expect(await fields({ universe: u, universeDoc: { conversation: [], runtime: { conversation: [] } }, userInput: 'x' })).toEqual(['universe']);
+        expect(await fields({ userInput: 'x', userId: 'me' })).toEqual(['userId']);
+        expect(await fields({ userInput: 'x', usageForward: {} })).toEqual(['usageForward']);
+        await ask({ universe: u, userInput: 'branch', statePointer: 0 });
+        expect((await ask({ universe: u, userInput: 'then' })).diagnostics.prompt.totalMessages).toBe(3);
+      });
+
+      it('inline and standalone modes', async () => {
+        const inline = await ask({ universeDoc: { prompt: { text: 'Inline.' }, conversation: [], runtime: { conversation: [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }] } }, userInput: 'c' });
+        expect(fake.requests.at(-1)!.body.messages).toEqual([
+          { role: 'system', content: 'Inline.' },
+          { role: 'user', content: 'a' },
+          { role: 'assistant', content: 'b' },
+          { role: 'user', content: 'c' },
+        ]);
+        expect(inline.diagnostics.summary.mode).toBe('inline');
+        await ask({ model: 'general-frozen-overridable', modelOverride: 'vendor/m', userInput: 'solo' });
+        expect(fake.requests.at(-1)!.body).toMatchObject({ model: 'vendor/m', messages: [{ role: 'user', content: 'solo' }] });
+      });
+
+      it('generates an image in the seed part order, and logs every generation', async () => {
+        const img = await b().generateImage({
+          sceneUid: 'sc',
+          systemPrompt: 'Sys.',
+          description: 'Desc',
+          additionalPrompt: 'Add',
+          backgroundReference: { type: 'text', text: 'bg' },
+          referenceImages: [{ type: 'text', text: 'ref' }],
+        });
+        expect(img).toMatchObject({ sceneUid: 'sc', model: 'image-1', images: [{ mimeType: 'image/png', data: expect.any(String) }] });
+        expect(fake.requests.at(-1)!.body.messages[1].content.map((p: any) => p.text)).toEqual(['bg', 'ref', 'Desc', 'Add']);
+        await expect(b().generateImage({ sceneUid: 'sc', systemPrompt: 'x', description: 'y', imageConfig: { imageSize: '9K' } })).rejects.toBeInstanceOf(BadRequestError);
+        const logs = await b().listLogs({ kind: 'image', pageSize: 100 });
+        expect(logs.data.some((l) => l.id === img.requestLog.id)).toBe(true);
+        expect(logs.data.every((l) => l.kind === 'image')).toBe(true);
+        const detail = await b().getLog(img.requestLog.id);
+        expect(detail).toMatchObject({ id: img.requestLog.id, kind: 'image', request: expect.any(Object), response: { images: 1 } });
+        const all = await b().listLogs({ pageSize: 100 });
+        expect(JSON.stringify(all)).not.toContain('CONTRACT-PROMPT-MARKER');
+        await expect(b().listLogs({ pageSize: 101 })).rejects.toBeInstanceOf(BadRequestError);
+      });
+
+      it(`denies another user's universe${name === 'local' ? ' (local: one user; checked in the engine tests)' : ''}`, async () => {
+        if (t.kind === 'local') {
+          expect(() => t.engine.universes.doc('00000000-0000-4000-8000-0000000000ab')).toThrow(NotFoundError);
+          return;
+        }
+        const u = await universe();
+        t.engine.accounts.create('intruder');
+        const { RemoteBackend } = await import('../../src/backends/remote/remote-backend.js');
+        const key = t.engine.keys.create('intruder', ['mgpt.responses:create']).key!;
+        const url = (t as any).server.url;
+        const intruder = new RemoteBackend({ baseUrl: url, entitiesUrl: `${url}/v1`, apiKey: key });
+        await expect(intruder.respond({ model: 'game-1-lite-frozen', universe: u, userInput: 'x' })).rejects.toBeInstanceOf(ForbiddenError);
+      });
+    });
+
+    afterAll(() => {
+      fake.fallback = echoLastUser;
+    });
+  });
+}
