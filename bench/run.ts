@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Engine } from '../src/engine/engine.js';
+import { benchServe } from './serve.js';
 import { seedTranscript } from './seed.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -107,6 +108,14 @@ async function turnOverhead(messages: number): Promise<number[]> {
     rows.push({ name: `export ${format}, ${(transcriptTokens / 1e6).toFixed(2)}M tokens`, value: m.ms, unit: 'ms', target: '<= 1000', met: m.ms <= 1000, note: `${(m.bytes / 1e6).toFixed(1)} MB written` });
     rows.push({ name: `export ${format} peak memory growth`, value: mb, unit: 'MB', target: '< 50', met: mb < 50 });
   }
+}
+
+// 4. mgpt serve: buffered messages per second against bare node:http, and first-token latency.
+{
+  const s = await benchServe(root, work, quick);
+  rows.push({ name: 'serve buffered msgs/s (echo)', value: s.serveRps, unit: '/s', note: `bare node:http ${s.bareRps.toFixed(0)}/s` });
+  rows.push({ name: 'serve msgs/s / bare node:http', value: s.ratio, unit: 'x', target: '>= 0.4', met: s.ratio >= 0.4 });
+  rows.push({ name: 'serve first-token latency added', value: s.firstTokenAddedMs, unit: 'ms', target: '<= 5', met: s.firstTokenAddedMs <= 5, note: `p95 ${s.firstTokenP95Ms.toFixed(2)} ms` });
 }
 
 rmSync(work, { recursive: true, force: true });

@@ -41,6 +41,8 @@ export interface FakeOpenAI {
   fallback: (body: any) => ScriptedReply;
   /** Requests whose connection was closed by the client before the reply ended. */
   aborted: number;
+  /** performance.now() when each streamed reply's first content chunk was written. */
+  firstTokenAt: number[];
   close(): Promise<void>;
 }
 
@@ -58,6 +60,7 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     url: '',
     requests: [],
     aborted: 0,
+    firstTokenAt: [],
     script: (...replies) => queue.push(...replies),
     fallback: echoLastUser,
     close: () => new Promise((r) => server.close(() => r())),
@@ -135,6 +138,7 @@ async function serve(reply: ScriptedReply, req: IncomingMessage, res: ServerResp
     if (reply.chunkDelayMs) await sleep(reply.chunkDelayMs);
     if (closed) return;
     send({ ...base, choices: [{ index: 0, delta: { content: p }, finish_reason: null }] });
+    if (i === 0) fake.firstTokenAt.push(performance.now());
   }
   if (reply.failAfterChunks !== undefined && pieces.length <= reply.failAfterChunks) return cut();
   for (const [i, t] of (reply.toolCalls ?? []).entries()) {
