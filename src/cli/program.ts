@@ -19,8 +19,51 @@ import { registerWindow } from './commands/window.js';
 import type { CliContext } from './context.js';
 import { examples } from './help.js';
 
+/** Top-level commands, by the names (and aliases) that select them. */
+const COMMANDS: Array<[string[], (program: Command, ctx: CliContext) => void]> = [
+  [['config'], registerConfig],
+  [['login', 'logout'], registerLogin],
+  [['models'], registerModels],
+  [['entities'], registerEntities],
+  [['send'], registerSend],
+  [['history'], registerHistory],
+  [['window'], registerWindow],
+  [['export'], registerExport],
+  [['import'], registerImport],
+  [['prompts'], registerPrompts],
+  [['universes'], registerUniverses],
+  [['respond'], registerRespond],
+  [['image'], registerImage],
+  [['logs'], registerLogs],
+  [['accounts'], registerAccounts],
+  [['keys'], registerKeys],
+  [['serve'], registerServe],
+];
+
+const GLOBAL_WITH_VALUE = new Set(['--db', '--profile', '--backend']);
+
+/**
+ * Which commands to define for this command line: building all of them costs startup time on
+ * every run, so only the one being run is defined; help and unknown commands get them all, a
+ * bare --version none.
+ */
+export function commandsFor(argv: string[]): typeof COMMANDS {
+  let first: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (GLOBAL_WITH_VALUE.has(a)) i++;
+    else if (!a.startsWith('-')) {
+      first = a;
+      break;
+    }
+  }
+  if (first === undefined) return argv.some((a) => a === '-V' || a === '--version') && !argv.some((a) => a === '-h' || a === '--help') ? [] : COMMANDS;
+  const hit = COMMANDS.filter(([names]) => names.includes(first!));
+  return hit.length ? hit : COMMANDS;
+}
+
 /** The commander root. Command modules are light; each loads the engine only when it runs. */
-export function buildProgram(ctx: CliContext): Command {
+export function buildProgram(ctx: CliContext, argv: string[] = []): Command {
   const program = new Command('mgpt')
     .description('mgpt: long-lived conversations with a model whose memory lives with the platform')
     .version(ctx.version, '-V, --version', 'print the version')
@@ -45,23 +88,7 @@ export function buildProgram(ctx: CliContext): Command {
     'mgpt history ada --all --json',
     'mgpt export ada -o ada.tar',
   ]);
-  registerConfig(program, ctx);
-  registerLogin(program, ctx);
-  registerModels(program, ctx);
-  registerEntities(program, ctx);
-  registerSend(program, ctx);
-  registerHistory(program, ctx);
-  registerWindow(program, ctx);
-  registerExport(program, ctx);
-  registerImport(program, ctx);
-  registerPrompts(program, ctx);
-  registerUniverses(program, ctx);
-  registerRespond(program, ctx);
-  registerImage(program, ctx);
-  registerLogs(program, ctx);
-  registerAccounts(program, ctx);
-  registerKeys(program, ctx);
-  registerServe(program, ctx);
+  for (const [, register] of commandsFor(argv)) register(program, ctx);
   // Subcommands inherit output and exit handling from the root.
   for (const cmd of allCommands(program)) {
     cmd.exitOverride().configureOutput(program.configureOutput()).showHelpAfterError('(add --help for usage)');

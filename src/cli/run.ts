@@ -9,7 +9,7 @@ export async function runCli(argv: string[], opts: ContextOptions): Promise<Exit
   const ctx = createContext(opts);
   try {
     if (colorWanted(opts.io, opts.env)) await loadColors();
-    await buildProgram(ctx).parseAsync(argv, { from: 'user' });
+    await buildProgram(ctx, argv).parseAsync(argv, { from: 'user' });
     return 0;
   } catch (err) {
     return report(ctx, err);
