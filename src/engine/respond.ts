@@ -314,7 +314,8 @@ async function finish(
     model: input.model, providerModel: o.model?.modelId ?? null, status: toolCalls?.length ? 'tool_calls' : 'ok', error: null,
     inputTokens, outputTokens, costUsd: cost, totalMs, providerMs: o.stages.provider,
     request: requestSummary(input, loaded.mode),
-    response: { assistantChars: text.length, toolCalls: toolCalls?.map((c) => c.name) ?? [], promptFingerprint: prompt.fingerprint, called: o.called },
+    // The turn's own text stays here, so messages a statePointer later drops are not lost (SPEC 5).
+    response: { assistantRaw: text, toolCalls: toolCalls ?? [], promptFingerprint: prompt.fingerprint, called: o.called },
   });
   const response: GenerationResponse = {
     assistantRaw: text,
@@ -400,12 +401,12 @@ function parseArguments(raw: string): Record<string, unknown> {
   }
 }
 
-/** What a log keeps of a request: shapes and sizes, never the prompt or the input text. */
+/** What a log keeps of a request: the input and its options; never the prompt snapshot or routing. */
 function requestSummary(input: RespondInput, mode: Mode): Record<string, unknown> {
   return {
     mode,
     universe: input.universe ?? null,
-    userInputChars: input.userInput?.length ?? 0,
+    userInput: input.userInput ?? null,
     statePointer: input.statePointer ?? null,
     tools: input.tools?.map((t) => t.name) ?? [],
     toolChoice: typeof input.toolChoice === 'object' ? input.toolChoice.name : (input.toolChoice ?? null),

@@ -411,6 +411,9 @@ describe('logs', () => {
     for (const bad of [{ page: 0 }, { pageSize: 0 }, { pageSize: 101 }, { kind: 'video' }]) expect(() => e.logs.list(bad)).toThrow(BadRequestError);
     const detail = e.logs.get(p1.data[0].id);
     expect(detail).toMatchObject({ id: p1.data[0].id, request: expect.any(Object), response: expect.any(Object) });
+    // A turn's text stays in its log, so what a statePointer later drops is not lost.
+    const t4 = e.logs.list({ requestId: 'r-4' }).data[0];
+    expect(e.logs.get(t4.id)).toMatchObject({ request: { userInput: 't4' }, response: { assistantRaw: 'reply: t4' } });
     expect(() => e.logs.get('nope')).toThrow(NotFoundError);
     const everything = JSON.stringify([all, ...all.data.map((l) => e.logs.get(l.id))]);
     expect(everything).not.toContain('SECRET-PROMPT-MARKER');
