@@ -1,4 +1,3 @@
-import type { ConfigFile } from './schema.js';
 import { type Env, configDir } from './config.js';
 
 /** The writable config store (conf), loaded only by commands that change settings. Mode 0600: it may hold keys. */

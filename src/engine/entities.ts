@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import {
   type CreateEntityInput,
   type CreatedEntity,
@@ -161,8 +161,4 @@ export function notFound(id: string): NotFoundError {
 
 export function sha256(text: string | Uint8Array): string {
   return createHash('sha256').update(text).digest('hex');
-}
-
-export function newUuid(): string {
-  return randomUUID();
 }

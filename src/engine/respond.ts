@@ -109,7 +109,7 @@ export async function respond(
         });
       }
       // A retry of a continuation that already completed: answer it again, store nothing.
-      return finish(deps, input, loaded, messages.slice(0, replay), messages[replay], { stages, t0, userId, called: false });
+      return finish(deps, input, loaded, messages.slice(0, replay), messages[replay], { conversation: messages, stages, t0, userId, called: false });
     }
     // Results are cumulative: those answered earlier (this round or a previous one) are skipped.
     const known = new Set(pending.map((c) => c.id));
@@ -132,7 +132,7 @@ export async function respond(
     if (waiting.length) {
       // Results for some calls only: the provider cannot continue until all are answered.
       const last = lastToolCallMessage(messages)!;
-      return finish(deps, input, loaded, messages, last, { stages, t0, userId, called: false, toolCalls: waiting });
+      return finish(deps, input, loaded, messages, last, { conversation: messages, stages, t0, userId, called: false, toolCalls: waiting });
     }
   } else {
     if (unanswered().length) {
@@ -201,7 +201,7 @@ export async function respond(
   );
   append([reply]);
   return finish(deps, input, loaded, messages.slice(0, -1), reply, {
-    stages, t0, userId, called: true, model, usage, prompt: built, toolCalls: calls.length ? calls : undefined,
+    conversation: messages, stages, t0, userId, called: true, model, usage, prompt: built, toolCalls: calls.length ? calls : undefined,
   });
 }
 
@@ -278,6 +278,8 @@ function buildPrompt(input: RespondInput, loaded: Loaded, messages: UniverseMess
 }
 
 interface FinishOptions {
+  /** The whole conversation as it now stands (what the cache keeps). */
+  conversation: UniverseMessageRow[];
   stages: GenerationResponse['diagnostics']['serverStages'];
   t0: number;
   userId: string;
@@ -349,7 +351,7 @@ async function finish(
   };
   if (loaded.mode === 'stored' && universeId) {
     const u = deps.store.universes.get(universeId)!;
-    deps.universeCache.set(universeId, `${u.messages}:${u.updatedAt}`, deps.store.universes.messages(universeId));
+    deps.universeCache.set(universeId, `${u.messages}:${u.updatedAt}`, o.conversation);
     if (input.requestId) {
       deps.store.universes.saveRequest(
         { userId: o.userId, requestId: input.requestId, universeId, status: 'done', userSeq: null, response: JSON.stringify(response) },
