@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TurnEvent } from '../../src/core/entity-types.js';
 import {
@@ -12,6 +14,7 @@ import {
 } from '../../src/core/errors.js';
 import { readTar } from '../../src/core/tar.js';
 import { checkWindowInvariant } from '../../src/core/window-plan.js';
+import { Engine } from '../../src/engine/engine.js';
 import { type FakeOpenAI, echoLastUser, startFakeOpenAI } from '../helpers/fake-openai.js';
 import { tempDir } from '../helpers/temp.js';
 import { CONTRACT_LIMITS, type ContractTarget, PROMPT_TEXT } from './harness.js';
@@ -130,6 +133,30 @@ export function contractSuite(name: string, make: (dir: string, fake: FakeOpenAI
         await expect(send(id, 'someone else')).rejects.toThrow(/answering another message/);
         await running;
         expect((await b().getEntity(id)).transcript.messages).toBe(4);
+      });
+
+      it('a writer on another connection (another process) holds the entity: 409; a crashed writer\'s lease expires', async () => {
+        const id = await entity();
+        // A second engine on the same file is exactly what another mgpt process is: its own connection.
+        const other = new Engine({ db: t.engine.store.db.name, route: () => ({ provider: 'openai', baseUrl: fake.url, model: 'fake-model', maxRetries: 0 }) });
+        try {
+          fake.script({ text: 'from the other process', chunkDelayMs: 100 });
+          const running = collect(other.entities.send(id, { content: 'elsewhere' }));
+          await new Promise((r) => setTimeout(r, 150));
+          await expect(send(id, 'here')).rejects.toBeInstanceOf(ConflictError);
+          await running;
+          await send(id, 'here');
+          const log = await b().listMessages(id, { limit: 10 });
+          expect(log.data.map((m) => m.content)).toEqual(['elsewhere', 'from the other process', 'here', 'reply: here']);
+          // A writer killed mid-turn leaves its lease row behind; it blocks only until it expires.
+          other.store.leases.acquire({ entityId: id, owner: 'killed-writer', idempotencyKey: null, contentSha256: null, expiresAt: Date.now() + 300 }, Date.now());
+          await expect(send(id, 'too soon')).rejects.toBeInstanceOf(ConflictError);
+          await new Promise((r) => setTimeout(r, 350));
+          await send(id, 'after expiry');
+          expect((await b().getEntity(id)).transcript.messages).toBe(6);
+        } finally {
+          other.close();
+        }
       });
 
       it('a provider failure and a consumer that stops reading leave no trace', async () => {
@@ -283,6 +310,37 @@ export function contractSuite(name: string, make: (dir: string, fake: FakeOpenAI
         const all = await b().listLogs({ pageSize: 100 });
         expect(JSON.stringify(all)).not.toContain('CONTRACT-PROMPT-MARKER');
         await expect(b().listLogs({ pageSize: 101 })).rejects.toBeInstanceOf(BadRequestError);
+      });
+
+      it('freezes a universe on its stored prompt: editing the file later changes only new universes', async () => {
+        const file = join(dirname(t.engine.store.db.name), 'prompts', 'narrator.md');
+        const u = await universe();
+        writeFileSync(file, 'An edited narrator.\n');
+        try {
+          await ask({ universe: u, userInput: 'still the old one?' });
+          expect(fake.requests.at(-1)!.body.messages[0]).toEqual({ role: 'system', content: PROMPT_TEXT });
+          const fresh = await universe();
+          await ask({ universe: fresh, userInput: 'and now?' });
+          expect(fake.requests.at(-1)!.body.messages[0]).toEqual({ role: 'system', content: 'An edited narrator.' });
+        } finally {
+          writeFileSync(file, PROMPT_TEXT + '\n');
+        }
+      });
+
+      it('pages the logs newest first without overlap, filtered by kind and requestId', async () => {
+        const u = await universe();
+        for (let i = 0; i < 5; i++) await ask({ universe: u, userInput: `log ${i}`, requestId: `page-${i}` });
+        const all = await b().listLogs({ kind: 'text', pageSize: 100 });
+        const p1 = await b().listLogs({ kind: 'text', pageSize: 2, page: 1 });
+        const p2 = await b().listLogs({ kind: 'text', pageSize: 2, page: 2 });
+        expect(p1).toMatchObject({ page: 1, pageSize: 2, total: all.total, hasMore: true });
+        expect([...p1.data, ...p2.data].map((l) => l.id)).toEqual(all.data.slice(0, 4).map((l) => l.id));
+        const last = await b().listLogs({ kind: 'text', pageSize: 2, page: Math.ceil(all.total / 2) });
+        expect(last.hasMore).toBe(false);
+        const one = await b().listLogs({ requestId: 'page-3' });
+        expect(one.total).toBe(1);
+        expect((await b().getLog(one.data[0].id)).request).toMatchObject({ userInput: 'log 3' });
+        await expect(b().listLogs({ page: 0 })).rejects.toBeInstanceOf(BadRequestError);
       });
 
       it(`denies another user's universe${name === 'local' ? ' (local: one user; checked in the engine tests)' : ''}`, async () => {
