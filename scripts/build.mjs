@@ -38,6 +38,29 @@ const serverPlugin = {
   },
 };
 
+/** `mgpt chat` on a terminal loads the chat bundle (ink, react, yoga): no other command parses it. */
+const chatPlugin = {
+  name: 'chat',
+  setup(b) {
+    b.onResolve({ filter: /ui\/run-chat\.js$/ }, () => ({ path: './chat.mjs', external: true }));
+  },
+};
+
+/**
+ * ink connects to React DevTools only when DEV=true, through react-devtools-core, which is not
+ * installed; the bundle would otherwise import it at load. DEV=true gets a clear error instead.
+ */
+const devtoolsPlugin = {
+  name: 'no-devtools',
+  setup(b) {
+    b.onResolve({ filter: /^react-devtools-core$/ }, () => ({ path: 'react-devtools-core', namespace: 'no-devtools' }));
+    b.onLoad({ filter: /.*/, namespace: 'no-devtools' }, () => ({
+      contents: "const fail = () => { throw new Error('React DevTools (DEV=true) is not part of mgpt'); }; export default { initialize: fail, connectToDevTools: fail };",
+      loader: 'js',
+    }));
+  },
+};
+
 const common = {
   bundle: true,
   format: 'cjs',
@@ -60,7 +83,22 @@ await Promise.all([
     ...common,
     entryPoints: ['src/cli/main.ts'],
     outfile: 'dist/cli.cjs',
-    plugins: [vendorPlugin, serverPlugin],
+    plugins: [vendorPlugin, serverPlugin, chatPlugin],
+  }),
+  // ESM: yoga-layout (ink's layout engine) starts with a top-level await, which CommonJS cannot hold.
+  build({
+    entryPoints: ['src/ui/run-chat.tsx'],
+    outfile: 'dist/chat.mjs',
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    jsx: 'automatic',
+    plugins: [devtoolsPlugin],
+    define: { 'process.env.NODE_ENV': '"production"' },
+    banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
+    legalComments: 'none',
+    logLevel: 'warning',
   }),
   ...Object.entries(vendors).map(([name, contents]) =>
     build({

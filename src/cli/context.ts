@@ -32,6 +32,8 @@ export interface CliContext {
   env: Env;
   version: string;
   flags: CliFlags;
+  /** A command that finished but failed in part (batch, chat's line mode) sets the exit code here. */
+  exitCode: number;
   /** Aborted on Ctrl-C: a turn in flight is cancelled and leaves no trace. */
   signal: AbortSignal;
   settings(): Settings;
@@ -58,6 +60,7 @@ export function createContext(opts: ContextOptions): CliContext {
     env: opts.env,
     version: opts.version,
     flags: {},
+    exitCode: 0,
     signal: opts.signal,
     settings() {
       settings ??= resolveSettings(opts.env, ctx.flags);

@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { registerAccounts } from './commands/accounts.js';
+import { registerChat } from './commands/chat.js';
 import { registerConfig } from './commands/config/config.js';
 import { registerEntities } from './commands/entities/index.js';
 import { registerExport } from './commands/export.js';
@@ -26,6 +27,7 @@ const COMMANDS: Array<[string[], (program: Command, ctx: CliContext) => void]> =
   [['models'], registerModels],
   [['entities'], registerEntities],
   [['send'], registerSend],
+  [['chat'], registerChat],
   [['history'], registerHistory],
   [['window'], registerWindow],
   [['export'], registerExport],

@@ -5,12 +5,12 @@ import { colorWanted, colors, loadColors } from './output.js';
 import { buildProgram } from './program.js';
 
 /** Runs one command line and returns its exit code; prints `error: ...` lines, never exits. */
-export async function runCli(argv: string[], opts: ContextOptions): Promise<ExitCode> {
+export async function runCli(argv: string[], opts: ContextOptions): Promise<number> {
   const ctx = createContext(opts);
   try {
     if (colorWanted(opts.io, opts.env)) await loadColors();
     await buildProgram(ctx, argv).parseAsync(argv, { from: 'user' });
-    return 0;
+    return ctx.exitCode;
   } catch (err) {
     return report(ctx, err);
   } finally {

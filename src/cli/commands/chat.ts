@@ -1,0 +1,143 @@
+import { readFile } from 'node:fs/promises';
+import type { Command } from 'commander';
+import { ENTITY_MODEL } from '../../core/entity-types.js';
+import { BadRequestError } from '../../core/errors.js';
+import type { ToolDefinitionInput } from '../../core/universe-types.js';
+import { ChatController, type ChatOptions, type ChatTarget } from '../../ui/chat-controller.js';
+import type { CliContext } from '../context.js';
+import { resolveEntity } from '../entity-ref.js';
+import { examples } from '../help.js';
+import { readTextInput } from '../input.js';
+import { note } from '../output.js';
+import { execTool } from './respond.js';
+
+export interface ChatCommandOptions {
+  new?: boolean;
+  name?: string;
+  instructions?: string;
+  file?: string;
+  model?: string;
+  universe?: string;
+  tools?: string;
+  toolExec?: string;
+}
+
+export function registerChat(program: Command, ctx: CliContext): void {
+  examples(
+    program
+      .command('chat')
+      .description('talk to an entity (or a universe) interactively; with piped stdin, one message per line')
+      .argument('[entity]', 'entity id or exact name (default: the most recently active one)')
+      .option('--new', 'start a new entity')
+      .option('--name <name>', 'name of the new entity')
+      .option('--instructions <text>', 'instructions of the new entity')
+      .option('-f, --file <file>', 'read the new entity\'s instructions from a file')
+      .option('--model <id>', `entity model (default ${ENTITY_MODEL}) or universe model alias (default game-1-lite-frozen)`)
+      .option('--universe <id>', 'chat with a universe instead of an entity')
+      .option('--tools <file>', 'universe: JSON array of tool definitions')
+      .option('--tool-exec <cmd>', 'universe: run each tool call (JSON in on stdin, JSON out); without it you are asked'),
+    [
+      'mgpt chat',
+      'mgpt chat ada',
+      'mgpt chat --new --name tutor --instructions "You are a patient maths tutor."',
+      'mgpt chat --universe $U --tools tools.json --tool-exec ./run-tool.sh',
+      'printf "hello\\nwhat did I just say?\\n" | mgpt chat ada',
+    ],
+  ).action((ref: string | undefined, o: ChatCommandOptions) => runChat(ctx, ref, o));
+}
+
+export async function runChat(ctx: CliContext, ref: string | undefined, o: ChatCommandOptions): Promise<void> {
+  if (o.universe && (ref || o.new)) throw new BadRequestError('--universe chats with a universe: give no entity and no --new');
+  if ((o.tools || o.toolExec) && !o.universe) throw new BadRequestError('--tools and --tool-exec apply to --universe chats');
+  const backend = await ctx.backend();
+  const instructions =
+    o.instructions === undefined && o.file === undefined ? undefined : await readTextInput(ctx, 'instructions', o.instructions, o.file);
+  let target: ChatTarget;
+  if (o.universe) {
+    target = { kind: 'universe', id: (await backend.getUniverse(o.universe)).id };
+  } else if (o.new || (ref === undefined && (await backend.listEntities()).data.length === 0)) {
+    if (!o.new && ctx.io.stderrIsTTY) note(ctx, 'no entity yet: starting a new one');
+    const e = await backend.createEntity({ model: o.model ?? ENTITY_MODEL, name: o.name, instructions });
+    target = { kind: 'entity', id: e.id };
+  } else if (ref !== undefined) {
+    target = { kind: 'entity', id: (await resolveEntity(ctx, ref)).id };
+  } else {
+    // The entity list is newest activity first.
+    target = { kind: 'entity', id: (await backend.listEntities()).data[0].id };
+  }
+  const opts: ChatOptions = {
+    backend,
+    target,
+    model: o.universe ? o.model : undefined,
+    tools: o.tools ? await readTools(o.tools) : undefined,
+    runTool: o.toolExec ? (call) => execTool(o.toolExec!, call) : undefined,
+    resolveEntity: (r) => resolveEntity(ctx, r),
+    instructions,
+    balance:
+      backend.kind === 'local'
+        ? async () => (await backend.listAccounts()).find((a) => a.id === 'local' || a.name === 'local')?.balanceUsd ?? null
+        : undefined,
+  };
+  if (ctx.io.stdinIsTTY && ctx.io.stdoutIsTTY) {
+    const { runChat: render } = await import('../../ui/run-chat.js');
+    await render(opts);
+    return;
+  }
+  ctx.exitCode = await lineMode(ctx, new ChatController(opts));
+}
+
+async function readTools(file: string): Promise<ToolDefinitionInput[]> {
+  try {
+    return JSON.parse(await readFile(file, 'utf8')) as ToolDefinitionInput[];
+  } catch (err) {
+    throw new BadRequestError(`--tools ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+}
+
+/**
+ * Without a terminal: one message (or slash command) a line from stdin, each reply printed as it
+ * streams; notices and errors on stderr. A failed line does not stop the rest; the exit code is
+ * the last failure's.
+ */
+async function lineMode(ctx: CliContext, chat: ChatController): Promise<number> {
+  let shown = 0;
+  let streamed = 0;
+  let exitCode = 0;
+  chat.subscribe(() => {
+    const s = chat.getState();
+    if (s.streaming !== null && s.streaming.length > streamed) {
+      ctx.io.stdout.write(s.streaming.slice(streamed));
+      streamed = s.streaming.length;
+    }
+    for (; shown < s.items.length; shown++) {
+      const item = s.items[shown];
+      if (item.kind === 'assistant') {
+        const rest = item.text.slice(streamed);
+        ctx.io.stdout.write(rest + (item.text.endsWith('\n') ? '' : '\n'));
+      } else if (item.kind === 'output') {
+        ctx.io.stdout.write(item.text + '\n');
+      } else if (item.kind === 'error') {
+        exitCode = item.exitCode ?? 1;
+        ctx.io.stderr.write(`error: ${item.text}\n${item.hint ? `hint: ${item.hint}\n` : ''}`);
+      } else if (item.kind === 'notice' && (shown > 0 || ctx.flags.verbose)) {
+        ctx.io.stderr.write(`${item.text}\n`);
+      }
+      if (item.kind !== 'user' && item.kind !== 'notice') streamed = 0;
+    }
+  });
+  const onAbort = () => chat.cancel();
+  ctx.signal.addEventListener('abort', onAbort);
+  try {
+    await chat.start();
+    const { createInterface } = await import('node:readline');
+    const lines = createInterface({ input: ctx.io.stdin, crlfDelay: Infinity });
+    for await (const line of lines) {
+      if (ctx.signal.aborted || chat.getState().exited) break;
+      if (!line.trim()) continue;
+      await chat.submit(line);
+    }
+  } finally {
+    ctx.signal.removeEventListener('abort', onAbort);
+  }
+  return ctx.signal.aborted ? 130 : exitCode;
+}

@@ -1,0 +1,158 @@
+import { Box, Static, Text, useApp, useInput } from 'ink';
+import { useEffect, useRef, useState } from 'react';
+import type { ChatController, ChatItem, ChatStatus } from './chat-controller.js';
+import { type EditorState, backspace, clear, down, emptyEditor, enter, insert, moveCursor, up } from './line-editor.js';
+import { useChat } from './use-chat.js';
+
+export interface ChatAppProps {
+  controller: ChatController;
+  history?: string[];
+  /** Called with the input history when the app leaves, so it can be kept for next time. */
+  onExit?: (history: string[]) => void;
+}
+
+/** `mgpt chat`: the conversation so far, the reply streaming in, a status line and the input. */
+export function ChatApp({ controller, history = [], onExit }: ChatAppProps) {
+  const state = useChat(controller);
+  const app = useApp();
+  // The editor lives in a ref too: several keys can arrive before React renders again.
+  const ref = useRef<EditorState | null>(null);
+  ref.current ??= emptyEditor(history);
+  const [editor, setEditor] = useState<EditorState>(ref.current);
+  const update = (next: EditorState) => {
+    ref.current = next;
+    setEditor(next);
+  };
+  const submit = () => {
+    const r = enter(ref.current!);
+    update(r.state);
+    if (r.submitted !== undefined) void controller.submit(r.submitted);
+  };
+
+  useEffect(() => {
+    if (!state.exited) return;
+    onExit?.(ref.current!.history);
+    app.exit();
+  }, [state.exited]);
+
+  useInput((input, key) => {
+    const s = ref.current!;
+    if (key.ctrl && input === 'c') {
+      if (!controller.cancel()) update(clear(s));
+      return;
+    }
+    if (key.ctrl && input === 'd') {
+      if (!s.text) controller.exit();
+      return;
+    }
+    if (key.return) {
+      if (key.meta) update(insert(s, '\n'));
+      else submit();
+      return;
+    }
+    // Typed ahead faster than the terminal is read: "text\r" arrives as one chunk. A chunk with
+    // line breaks inside is a paste and keeps them.
+    if (input.length > 1 && input.endsWith('\r') && !input.slice(0, -1).includes('\r')) {
+      update(insert(s, input.slice(0, -1)));
+      submit();
+      return;
+    }
+    if (key.backspace || key.delete) return update(backspace(s));
+    if (key.upArrow) return update(up(s));
+    if (key.downArrow) return update(down(s));
+    if (key.leftArrow) return update(moveCursor(s, -1));
+    if (key.rightArrow) return update(moveCursor(s, 1));
+    if (key.escape || key.tab || key.ctrl || key.pageUp || key.pageDown) return;
+    if (input) update(insert(s, input));
+  });
+
+  return (
+    <Box flexDirection="column">
+      <Static items={state.items}>{(item) => <Item key={item.id} item={item} />}</Static>
+      {state.streaming !== null && (
+        <Box>
+          <Text color="green">{state.streaming || '…'}</Text>
+        </Box>
+      )}
+      <StatusLine status={state.status} busy={state.busy} />
+      {!state.exited && <Input editor={editor} waiting={state.pendingTools[0]?.name} />}
+    </Box>
+  );
+}
+
+function Item({ item }: { item: ChatItem }) {
+  switch (item.kind) {
+    case 'user':
+      return (
+        <Text>
+          <Text color="cyan" bold>
+            {'› '}
+          </Text>
+          {item.text}
+        </Text>
+      );
+    case 'assistant':
+      return <Text color="green">{item.text}</Text>;
+    case 'notice':
+      return <Text color="yellow">{`· ${item.text}`}</Text>;
+    case 'error':
+      return (
+        <Text color="red">
+          {`error: ${item.text}`}
+          {item.hint ? <Text dimColor>{`  (${item.hint})`}</Text> : null}
+        </Text>
+      );
+    case 'output':
+      return <Text>{item.text}</Text>;
+  }
+}
+
+/** `ada · local · window 812/8000 tok, 12 blocks · transcript 40 msgs, 3.2k tok · $4.99` */
+export function statusText(s: ChatStatus): string {
+  const parts = [s.label, s.backend];
+  if (s.window) {
+    const pct = s.window.budget ? Math.round((s.window.tokens / s.window.budget) * 100) : 0;
+    parts.push(`window ${gauge(pct)} ${s.window.tokens}/${s.window.budget} tok, ${s.window.blocks} blocks`);
+  }
+  if (s.transcript) parts.push(`transcript ${s.transcript.messages} msgs${s.kind === 'entity' ? `, ${compact(s.transcript.tokens)} tok` : ''}`);
+  if (s.readOnly) parts.push('read-only');
+  if (typeof s.balanceUsd === 'number') parts.push(`$${s.balanceUsd.toFixed(2)}`);
+  return parts.join(' · ');
+}
+
+function gauge(pct: number): string {
+  const filled = Math.min(10, Math.round(pct / 10));
+  return `[${'█'.repeat(filled)}${'░'.repeat(10 - filled)}]`;
+}
+
+function compact(n: number): string {
+  return n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(n);
+}
+
+function StatusLine({ status, busy }: { status: ChatStatus; busy: boolean }) {
+  return (
+    <Box>
+      <Text dimColor>{statusText(status)}</Text>
+      {busy ? <Text color="yellow">{'  replying… (Ctrl-C cancels)'}</Text> : null}
+    </Box>
+  );
+}
+
+function Input({ editor, waiting }: { editor: EditorState; waiting?: string }) {
+  const before = editor.text.slice(0, editor.cursor);
+  const at = editor.text[editor.cursor] ?? ' ';
+  const after = editor.text.slice(editor.cursor + 1);
+  return (
+    <Box>
+      <Text color="cyan" bold>
+        {waiting ? `${waiting} result › ` : '› '}
+      </Text>
+      <Text>
+        {before}
+        <Text inverse>{at === '\n' ? ' ' : at}</Text>
+        {at === '\n' ? '\n' : ''}
+        {after}
+      </Text>
+    </Box>
+  );
+}

@@ -1,0 +1,452 @@
+import { createWriteStream } from 'node:fs';
+import { once } from 'node:events';
+import type { Backend } from '../core/backend.js';
+import type { Entity, ExportFormat } from '../core/entity-types.js';
+import type { ToolCallOut, ToolDefinitionInput, ToolResultInput } from '../core/universe-types.js';
+
+/** What `mgpt chat` talks to. */
+export type ChatTarget = { kind: 'entity'; id: string } | { kind: 'universe'; id: string };
+
+export type ChatItem = { id: number } & (
+  | { kind: 'user'; text: string }
+  | { kind: 'assistant'; text: string }
+  | { kind: 'notice'; text: string }
+  | { kind: 'error'; text: string; hint?: string; exitCode?: number }
+  | { kind: 'output'; text: string }
+);
+
+export interface ChatStatus {
+  kind: 'entity' | 'universe';
+  id: string;
+  label: string;
+  backend: string;
+  window?: { tokens: number; budget: number; blocks: number };
+  transcript?: { messages: number; tokens: number; cap: number };
+  readOnly?: boolean;
+  /** null or absent: not metered. */
+  balanceUsd?: number | null;
+}
+
+export interface ChatState {
+  items: ChatItem[];
+  /** The reply streaming in; null when no turn is running. */
+  streaming: string | null;
+  busy: boolean;
+  status: ChatStatus;
+  /** Universe tool calls waiting for the person to type their results, first one next. */
+  pendingTools: ToolCallOut[];
+  exited: boolean;
+}
+
+export interface ChatOptions {
+  backend: Backend;
+  target: ChatTarget;
+  /** Universe turns: the model alias (default game-1-lite-frozen). */
+  model?: string;
+  tools?: ToolDefinitionInput[];
+  /** Runs a universe tool call (`--tool-exec`); without it the person is asked for the result. */
+  runTool?: (call: ToolCallOut) => Promise<ToolResultInput>;
+  /** An entity by id or exact name (`/switch NAME`). */
+  resolveEntity?: (ref: string) => Promise<Entity>;
+  /** The account balance (null when not metered); absent when the backend cannot tell. */
+  balance?: () => Promise<number | null>;
+  /** Instructions for entities made with `/new`. */
+  instructions?: string;
+}
+
+export const HELP = [
+  '/help              this list',
+  '/window            the blocks the model sees now (summaries and live messages)',
+  '/history [n]       the last n transcript messages (default 10)',
+  '/export [file]     save the transcript (.tar or .json; universes: .json)',
+  '/new [name]        start a new entity (or universe on the same prompt) and switch to it',
+  '/switch [ref]      switch to another entity or universe; without ref, list them',
+  '/exit              leave (Ctrl-D also leaves)',
+  'Enter sends; end a line with \\ to continue on the next. Up/Down recall earlier inputs.',
+  'Ctrl-C cancels a reply in flight: nothing of that turn is stored.',
+].join('\n');
+
+const MAX_TOOL_ROUNDS = 16;
+
+/** A thrown value as one line and a hint, whichever bundle's error class it is. */
+function describe(err: unknown): { text: string; hint?: string; status?: number; exitCode?: number; details?: Record<string, unknown> } {
+  const e = err as { message?: string; hint?: string; status?: number; exitCode?: number; details?: Record<string, unknown> };
+  return { text: e?.message ?? String(err), hint: e?.hint, status: e?.status, exitCode: e?.exitCode ?? 1, details: e?.details };
+}
+
+function isCancel(err: unknown): boolean {
+  const e = err as { name?: string; status?: number };
+  return e?.name === 'AbortError' || e?.name === 'CancelledError' || e?.status === 499;
+}
+
+/**
+ * The REPL's logic without the screen: turns, cancellation, slash commands and status, as a small
+ * store the ink component subscribes to. Errors become items; nothing here ends the process.
+ */
+export class ChatController {
+  private state: ChatState;
+  private readonly listeners = new Set<() => void>();
+  private nextId = 1;
+  private turn: AbortController | null = null;
+  private toolResults: ToolResultInput[] = [];
+  private toolInput = '';
+  private target: ChatTarget;
+
+  constructor(private readonly opts: ChatOptions) {
+    this.target = opts.target;
+    this.state = {
+      items: [],
+      streaming: null,
+      busy: false,
+      status: { kind: opts.target.kind, id: opts.target.id, label: opts.target.id, backend: opts.backend.kind },
+      pendingTools: [],
+      exited: false,
+    };
+  }
+
+  getState = (): ChatState => this.state;
+
+  subscribe = (fn: () => void): (() => void) => {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  };
+
+  private set(patch: Partial<ChatState>): void {
+    this.state = { ...this.state, ...patch };
+    for (const fn of this.listeners) fn();
+  }
+
+  private push(...items: Array<ChatItem extends infer T ? (T extends ChatItem ? Omit<T, 'id'> : never) : never>): void {
+    this.set({ items: [...this.state.items, ...items.map((i) => ({ ...i, id: this.nextId++ }) as ChatItem)] });
+  }
+
+  /** Loads the status line and greets; an unknown target is an error item, not a crash. */
+  async start(): Promise<void> {
+    await this.refresh();
+    const what = this.target.kind === 'entity' ? 'entity' : 'universe';
+    this.push({ kind: 'notice', text: `${what} ${this.state.status.label} on the ${this.opts.backend.kind} backend; /help lists commands, Ctrl-D leaves` });
+  }
+
+  /** Re-reads the status line; failures are shown inline. */
+  async refresh(): Promise<void> {
+    try {
+      const { backend } = this.opts;
+      if (this.target.kind === 'entity') {
+        const e = await backend.getEntity(this.target.id);
+        this.set({
+          status: {
+            ...this.state.status,
+            kind: 'entity',
+            id: e.id,
+            label: e.name || e.id.slice(0, 8),
+            window: { tokens: e.window.tokens ?? 0, budget: e.window.budget_tokens, blocks: e.window.blocks ?? 0 },
+            transcript: { messages: e.transcript.messages, tokens: e.transcript.tokens, cap: e.transcript.cap_tokens },
+            readOnly: e.read_only,
+          },
+        });
+      } else {
+        const u = await backend.getUniverse(this.target.id);
+        this.set({
+          status: {
+            kind: 'universe',
+            id: u.id,
+            backend: backend.kind,
+            label: u.displayName || `${u.storedPrompt} ${u.id.slice(0, 8)}`,
+            transcript: { messages: u.messages, tokens: 0, cap: 0 },
+          },
+        });
+      }
+      if (this.opts.balance) this.set({ status: { ...this.state.status, balanceUsd: await this.opts.balance() } });
+    } catch (err) {
+      this.fail(err);
+    }
+  }
+
+  /** Enter: a slash command, a tool result the person typed, or a message. */
+  async submit(text: string): Promise<void> {
+    if (this.state.exited) return;
+    if (this.state.busy) {
+      this.push({ kind: 'notice', text: 'a reply is still coming; Ctrl-C cancels it' });
+      return;
+    }
+    const trimmed = text.trim();
+    if (trimmed.startsWith('/')) return this.command(trimmed);
+    if (this.state.pendingTools.length) return this.answerTool(text);
+    return this.target.kind === 'entity' ? this.entityTurn(text) : this.universeTurn(text);
+  }
+
+  /** Ctrl-C: cancels the turn in flight; false when there was none. */
+  cancel(): boolean {
+    if (!this.turn) return false;
+    this.turn.abort();
+    return true;
+  }
+
+  exit(): void {
+    this.cancel();
+    this.set({ exited: true });
+  }
+
+  private fail(err: unknown): void {
+    const d = describe(err);
+    if (d.status === 402 && d.details && typeof d.details.balanceUsd === 'number') {
+      this.set({ status: { ...this.state.status, balanceUsd: d.details.balanceUsd } });
+    }
+    this.push({ kind: 'error', text: d.text, hint: d.hint, exitCode: d.exitCode });
+  }
+
+  private async entityTurn(content: string): Promise<void> {
+    const abort = new AbortController();
+    this.turn = abort;
+    this.push({ kind: 'user', text: content });
+    this.set({ busy: true, streaming: '' });
+    let reply = '';
+    try {
+      for await (const ev of this.opts.backend.sendMessage(this.target.id, { content, signal: abort.signal })) {
+        if (abort.signal.aborted) break;
+        if (ev.type === 'rotation') {
+          this.push({
+            kind: 'notice',
+            text: `window rotated: messages ${ev.covers[0]}–${ev.covers[1]} were folded into a ${ev.summaryTokens}-token summary (window now ${ev.windowTokens} tokens)`,
+          });
+        } else if (ev.type === 'delta') {
+          reply += ev.text;
+          this.set({ streaming: reply });
+        } else if (ev.type === 'done') {
+          reply = ev.completion.choices[0]?.message.content ?? reply;
+        }
+      }
+      if (abort.signal.aborted) throw Object.assign(new Error('cancelled'), { name: 'AbortError' });
+      this.set({ streaming: null });
+      this.push({ kind: 'assistant', text: reply });
+    } catch (err) {
+      this.set({ streaming: null });
+      if (isCancel(err) || abort.signal.aborted) this.push({ kind: 'notice', text: 'cancelled: nothing of this turn was stored' });
+      else this.fail(err);
+    } finally {
+      this.turn = null;
+      this.set({ busy: false });
+    }
+    await this.refresh();
+  }
+
+  private async universeTurn(userInput: string, resume = false): Promise<void> {
+    const abort = new AbortController();
+    this.turn = abort;
+    if (!resume) {
+      this.push({ kind: 'user', text: userInput });
+      this.toolResults = [];
+      this.toolInput = userInput;
+    }
+    this.set({ busy: true, streaming: '' });
+    try {
+      const body: Record<string, unknown> = { model: this.opts.model ?? 'game-1-lite-frozen', universe: this.target.id, userInput: this.toolInput };
+      if (this.opts.tools) body.tools = this.opts.tools;
+      if (this.toolResults.length) body.toolResults = this.toolResults;
+      let res = await this.opts.backend.respond(body, { signal: abort.signal });
+      for (let round = 0; res.toolCalls?.length; round++) {
+        if (res.assistantRaw) this.push({ kind: 'assistant', text: res.assistantRaw });
+        const open = res.toolCalls.filter((c) => !this.toolResults.some((r) => r.callId === c.callId));
+        for (const c of open) this.push({ kind: 'notice', text: `tool call ${c.name}(${JSON.stringify(c.arguments)})` });
+        if (!this.opts.runTool) {
+          this.set({ pendingTools: open });
+          this.push({ kind: 'notice', text: `type the result of ${open[0].name} as JSON (or plain text)` });
+          return;
+        }
+        if (round >= MAX_TOOL_ROUNDS) throw new Error(`stopped after ${MAX_TOOL_ROUNDS} rounds of tool calls`);
+        for (const c of open) {
+          const r = await this.opts.runTool(c);
+          this.toolResults.push(r);
+          this.push({ kind: 'output', text: `${c.name} → ${r.ok ? '' : 'failed: '}${JSON.stringify(r.output)}` });
+        }
+        if (abort.signal.aborted) throw Object.assign(new Error('cancelled'), { name: 'AbortError' });
+        res = await this.opts.backend.respond({ ...body, toolResults: this.toolResults }, { signal: abort.signal });
+      }
+      this.toolResults = [];
+      this.push({ kind: 'assistant', text: res.assistantRaw });
+    } catch (err) {
+      if (isCancel(err) || abort.signal.aborted) this.push({ kind: 'notice', text: 'cancelled: nothing of this turn was stored' });
+      else this.fail(err);
+    } finally {
+      this.turn = null;
+      this.set({ busy: false, streaming: null });
+    }
+    await this.refresh();
+  }
+
+  private async answerTool(text: string): Promise<void> {
+    const [call, ...rest] = this.state.pendingTools;
+    let output: Record<string, unknown>;
+    try {
+      const parsed: unknown = JSON.parse(text);
+      output = parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : { result: parsed };
+    } catch {
+      output = { result: text };
+    }
+    this.toolResults.push({ callId: call.callId, name: call.name, output, ok: true });
+    this.push({ kind: 'output', text: `${call.name} → ${JSON.stringify(output)}` });
+    this.set({ pendingTools: rest });
+    if (rest.length) {
+      this.push({ kind: 'notice', text: `type the result of ${rest[0].name} as JSON (or plain text)` });
+      return;
+    }
+    await this.universeTurn(this.toolInput, true);
+  }
+
+  private async command(line: string): Promise<void> {
+    const [name, ...args] = line.slice(1).split(/\s+/);
+    const arg = args.join(' ').trim();
+    this.set({ busy: true });
+    try {
+      switch (name) {
+        case 'help':
+          this.push({ kind: 'output', text: HELP });
+          break;
+        case 'exit':
+        case 'quit':
+          this.exit();
+          break;
+        case 'window':
+          await this.showWindow();
+          break;
+        case 'history':
+          await this.showHistory(arg);
+          break;
+        case 'export':
+          await this.export(arg);
+          break;
+        case 'new':
+          await this.startNew(arg);
+          break;
+        case 'switch':
+          await this.switchTo(arg);
+          break;
+        default:
+          this.push({ kind: 'error', text: `unknown command /${name}`, hint: 'type /help for the list', exitCode: 2 });
+      }
+    } catch (err) {
+      this.fail(err);
+    } finally {
+      this.set({ busy: false });
+    }
+  }
+
+  private async showWindow(): Promise<void> {
+    const { backend } = this.opts;
+    if (this.target.kind === 'universe') {
+      const doc = await backend.getUniverseDoc(this.target.id);
+      const msgs = doc.runtime.conversation;
+      this.push({ kind: 'output', text: `${msgs.length} runtime messages (the model sees the last 64, trimmed by 16 at a time)` });
+      return;
+    }
+    const w = await backend.getWindow(this.target.id);
+    const lines = w.blocks.map((b) => {
+      const span = b.covers[0] === b.covers[1] ? `#${b.covers[0]}` : `#${b.covers[0]}–${b.covers[1]}`;
+      const kind = b.kind === 'summary' ? 'summary' : b.role;
+      return `${span.padEnd(12)} ${kind.padEnd(9)} ${String(b.tokens).padStart(6)} tok  ${preview(b.content)}`;
+    });
+    this.push({ kind: 'output', text: [`window: ${w.tokens} / ${w.budget_tokens} tokens in ${w.blocks.length} blocks`, ...lines].join('\n') });
+  }
+
+  private async showHistory(arg: string): Promise<void> {
+    const n = arg ? Number(arg) : 10;
+    if (!Number.isSafeInteger(n) || n < 1 || n > 500) {
+      this.push({ kind: 'error', text: '/history takes a count from 1 to 500', exitCode: 2 });
+      return;
+    }
+    const { backend } = this.opts;
+    if (this.target.kind === 'universe') {
+      const doc = await backend.getUniverseDoc(this.target.id);
+      const msgs = doc.runtime.conversation.slice(-n);
+      this.push({ kind: 'output', text: msgs.map((m) => `${m.role}: ${typeof m.content === 'string' ? m.content : ''}`).join('\n') || '(no messages yet)' });
+      return;
+    }
+    const e = await backend.getEntity(this.target.id);
+    const page = await backend.listMessages(this.target.id, { after: Math.max(0, e.transcript.messages - n), limit: n });
+    this.push({ kind: 'output', text: page.data.map((m) => `#${m.seq} ${m.role}: ${m.content}`).join('\n') || '(no messages yet)' });
+  }
+
+  private async export(arg: string): Promise<void> {
+    const { backend } = this.opts;
+    const base = this.state.status.label.replace(/[^\w.-]+/g, '-');
+    if (this.target.kind === 'universe') {
+      const file = arg || `${base}.json`;
+      await writeAll(file, [Buffer.from(JSON.stringify(await backend.getUniverseDoc(this.target.id), null, 2) + '\n')]);
+      this.push({ kind: 'output', text: `saved the universe document to ${file}` });
+      return;
+    }
+    const file = arg || `${base}.tar`;
+    const format: ExportFormat = file.endsWith('.json') ? 'json' : 'tar';
+    const bytes = await writeAll(file, backend.exportEntity(this.target.id, format));
+    this.push({ kind: 'output', text: `exported ${format} to ${file} (${bytes} bytes)` });
+  }
+
+  private async startNew(name: string): Promise<void> {
+    const { backend } = this.opts;
+    if (this.target.kind === 'universe') {
+      const u = await backend.getUniverse(this.target.id);
+      const created = await backend.createUniverse({ storedPrompt: u.storedPrompt, ...(name ? { displayName: name } : {}) });
+      this.target = { kind: 'universe', id: created.universe };
+    } else {
+      const e = await backend.getEntity(this.target.id);
+      const created = await backend.createEntity({ model: e.model, ...(name ? { name } : {}), ...(this.opts.instructions ? { instructions: this.opts.instructions } : {}) });
+      this.target = { kind: 'entity', id: created.id };
+    }
+    this.pendingReset();
+    await this.refresh();
+    this.push({ kind: 'notice', text: `new ${this.target.kind} ${this.state.status.label} (${this.target.id})` });
+  }
+
+  private async switchTo(ref: string): Promise<void> {
+    const { backend } = this.opts;
+    if (!ref) {
+      const rows =
+        this.target.kind === 'entity'
+          ? (await backend.listEntities()).data.map((e) => `${e.id}  ${(e.name || '-').padEnd(20)} ${e.transcript.messages} messages`)
+          : (await backend.listUniverses()).map((u) => `${u.id}  ${(u.displayName || u.storedPrompt).padEnd(20)} ${u.messages} messages`);
+      this.push({ kind: 'output', text: [...rows, 'switch with /switch ID (or an entity name)'].join('\n') });
+      return;
+    }
+    if (this.target.kind === 'entity') {
+      const e = this.opts.resolveEntity ? await this.opts.resolveEntity(ref) : await backend.getEntity(ref);
+      this.target = { kind: 'entity', id: e.id };
+    } else {
+      const u = await backend.getUniverse(ref);
+      this.target = { kind: 'universe', id: u.id };
+    }
+    this.pendingReset();
+    await this.refresh();
+    this.push({ kind: 'notice', text: `switched to ${this.target.kind} ${this.state.status.label}` });
+  }
+
+  private pendingReset(): void {
+    this.toolResults = [];
+    this.set({ pendingTools: [] });
+  }
+}
+
+function preview(text: string): string {
+  const one = text.replace(/\s+/g, ' ').trim();
+  return one.length > 60 ? `${one.slice(0, 59)}…` : one;
+}
+
+/** Streams pieces to a new file; a failure removes nothing it did not create. */
+async function writeAll(file: string, pieces: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): Promise<number> {
+  const out = createWriteStream(file, { flags: 'wx' });
+  await once(out, 'open');
+  let n = 0;
+  try {
+    for await (const p of pieces) {
+      n += p.length;
+      if (!out.write(p)) await once(out, 'drain');
+    }
+  } catch (err) {
+    out.destroy();
+    const { rm } = await import('node:fs/promises');
+    await rm(file, { force: true });
+    throw err;
+  }
+  out.end();
+  await once(out, 'finish');
+  return n;
+}

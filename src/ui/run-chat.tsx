@@ -1,0 +1,27 @@
+import { render } from 'ink';
+import { ChatApp } from './chat-app.js';
+import { ChatController, type ChatOptions } from './chat-controller.js';
+
+export interface RunChatOptions extends ChatOptions {
+  history?: string[];
+  stdin?: NodeJS.ReadStream;
+  stdout?: NodeJS.WriteStream;
+}
+
+/**
+ * Renders the REPL until the person leaves; resolves with the input history to keep. Ctrl-C is
+ * the app's (it cancels a reply), so ink must not exit on it.
+ */
+export async function runChat(opts: RunChatOptions): Promise<string[]> {
+  const controller = new ChatController(opts);
+  let kept = opts.history ?? [];
+  const app = render(<ChatApp controller={controller} history={opts.history} onExit={(h) => (kept = h)} />, {
+    exitOnCtrlC: false,
+    // Given only when set: an explicit undefined would replace ink's process defaults.
+    ...(opts.stdin ? { stdin: opts.stdin } : {}),
+    ...(opts.stdout ? { stdout: opts.stdout } : {}),
+  });
+  await controller.start();
+  await app.waitUntilExit();
+  return kept;
+}

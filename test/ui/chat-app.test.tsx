@@ -1,0 +1,207 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { render } from 'ink-testing-library';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { LocalBackend } from '../../src/backends/local.js';
+import type { Engine } from '../../src/engine/engine.js';
+import { ChatApp } from '../../src/ui/chat-app.js';
+import { ChatController, type ChatOptions } from '../../src/ui/chat-controller.js';
+import { makeEngine } from '../helpers/engine.js';
+import { type FakeOpenAI, echoLastUser, startFakeOpenAI } from '../helpers/fake-openai.js';
+import { tempDir } from '../helpers/temp.js';
+
+const dir = tempDir('mgpt-chat-ui-');
+let fake: FakeOpenAI;
+let engine: Engine;
+let backend: LocalBackend;
+
+beforeAll(async () => {
+  fake = await startFakeOpenAI();
+  mkdirSync(join(dir, 'prompts'));
+  writeFileSync(join(dir, 'prompts', 'narrator.md'), 'You narrate.\n');
+  engine = makeEngine(dir, { fake, windowBudget: 60, promptsDir: join(dir, 'prompts') });
+  backend = new LocalBackend(engine);
+});
+afterAll(async () => {
+  engine.close();
+  await fake.close();
+});
+afterEach(() => {
+  fake.fallback = echoLastUser;
+});
+
+async function until(what: string, check: () => boolean, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** The app on a fresh entity; `type` sends keystrokes, `frame` is the screen now. */
+async function chat(opts: Partial<ChatOptions> = {}) {
+  const e = await backend.createEntity({ model: 'mgpt-1-27b', name: `e${Math.random().toString(36).slice(2, 8)}` });
+  const controller = new ChatController({ backend, target: { kind: 'entity', id: e.id }, ...opts });
+  const app = render(<ChatApp controller={controller} />);
+  await controller.start();
+  const frame = () => app.lastFrame() ?? '';
+  const type = async (text: string) => {
+    app.stdin.write(text);
+    await new Promise((r) => setTimeout(r, 20));
+  };
+  const idle = () => until('the turn to end', () => !controller.getState().busy);
+  const sees = (text: string, ms?: number) => until(JSON.stringify(text), () => frame().includes(text), ms);
+  return { e, app, controller, frame, type, idle, sees };
+}
+
+describe('mgpt chat (ink)', () => {
+  it('renders tokens as they stream, then the reply, the gauge and the transcript size', async () => {
+    const c = await chat();
+    fake.script({ text: ['Hello ', 'from ', 'the stream'], chunkDelayMs: 150 });
+    await c.type('hi there\r');
+    await c.sees('Hello from');
+    expect(c.frame()).not.toContain('the stream');
+    expect(c.frame()).toContain('replying…');
+    await c.idle();
+    await c.sees('Hello from the stream');
+    expect(c.frame()).toContain('› hi there');
+    expect(c.frame()).toMatch(/window \[[█░]{10}\] \d+\/60 tok, 2 blocks/);
+    expect(c.frame()).toContain('transcript 2 msgs');
+    c.app.unmount();
+  });
+
+  it('announces a rotation with the transcript range folded into the summary', async () => {
+    const c = await chat();
+    for (let i = 0; i < 6 && !c.frame().includes('window rotated'); i++) {
+      await c.type(`message number ${i} with enough words to fill the small window quickly\r`);
+      await c.idle();
+    }
+    expect(c.frame()).toMatch(/window rotated: messages 1–\d+ were folded into a \d+-token summary/);
+    const w = await backend.getWindow(c.e.id);
+    expect(w.blocks[0].kind).toBe('summary');
+    c.app.unmount();
+  });
+
+  it('Ctrl-C cancels a reply in flight: the screen says so and the transcript is unchanged', async () => {
+    const c = await chat();
+    await c.type('keep this\r');
+    await c.idle();
+    const before = await backend.listMessages(c.e.id);
+    fake.script({ text: ['partial ', 'reply ', 'never ', 'stored'], chunkDelayMs: 200 });
+    await c.type('cancel me\r');
+    await c.sees('partial');
+    await c.type('\x03');
+    await c.sees('cancelled: nothing of this turn was stored');
+    await c.idle();
+    expect(await backend.listMessages(c.e.id)).toEqual(before);
+    expect(c.controller.getState().exited).toBe(false);
+    // Ctrl-C with nothing running only clears the input line.
+    await c.type('half typed');
+    await c.type('\x03');
+    expect(c.frame()).not.toContain('half typed');
+    await c.type('next\r');
+    await c.idle();
+    expect((await backend.getEntity(c.e.id)).transcript.messages).toBe(4);
+    c.app.unmount();
+  });
+
+  it('shows provider failures, a busy entity (409) and an empty balance (402) inline and keeps going', async () => {
+    const c = await chat({ balance: async () => (await backend.listAccounts()).find((a) => a.name === 'local')!.balanceUsd });
+    fake.fallback = () => ({ status: 500, body: '{"error":{"message":"upstream down"}}' });
+    await c.type('are you there?\r');
+    await c.idle();
+    expect(c.frame()).toMatch(/error: .*500/);
+    fake.fallback = echoLastUser;
+
+    engine.store.leases.acquire({ entityId: c.e.id, owner: 'someone-else', idempotencyKey: null, contentSha256: null, expiresAt: Date.now() + 60_000 }, Date.now());
+    await c.type('busy?\r');
+    await c.idle();
+    expect(c.frame()).toContain('is answering another message');
+    engine.store.leases.release(c.e.id, 'someone-else');
+
+    engine.accounts.topup('local', 1e-9);
+    await c.type('pay me\r');
+    await c.idle();
+    expect(c.frame()).toContain('error: insufficient balance');
+    expect(c.frame()).toMatch(/\$0\.00/);
+    engine.store.db.prepare(`UPDATE accounts SET balance_usd = NULL WHERE id = 'local'`).run();
+
+    await c.type('still here\r');
+    await c.idle();
+    await c.sees('reply: still here');
+    expect((await backend.getEntity(c.e.id)).transcript.messages).toBe(2);
+    c.app.unmount();
+  });
+
+  it('runs every slash command', async () => {
+    const c = await chat({ resolveEntity: async (ref) => (await backend.listEntities()).data.find((e) => e.name === ref)! });
+    await c.type('remember the tomatoes\r');
+    await c.idle();
+    await c.type('/help\r');
+    await c.sees('/history [n]');
+    await c.type('/window\r');
+    await c.idle();
+    await c.sees('window: ');
+    expect(c.frame()).toMatch(/#1\s+user\s+\d+ tok {2}remember the tomatoes/);
+    await c.type('/history 1\r');
+    await c.idle();
+    await c.sees('#2 assistant: reply: remember the tomatoes');
+    const file = join(dir, 'chat-export.json');
+    await c.type(`/export ${file}\r`);
+    await c.idle();
+    await c.sees(`exported json to ${file}`);
+    expect(JSON.parse(readFileSync(file, 'utf8')).manifest.entity.id).toBe(c.e.id);
+    await c.type(`/export ${file}\r`);
+    await c.idle();
+    await c.sees('error: EEXIST');
+    await c.type('/new bob\r');
+    await c.idle();
+    await c.sees('new entity bob');
+    expect(c.controller.getState().status).toMatchObject({ label: 'bob', transcript: { messages: 0 } });
+    await c.type('/switch\r');
+    await c.idle();
+    await c.sees('switch with /switch ID');
+    await c.type(`/switch ${c.e.name}\r`);
+    await c.idle();
+    await c.sees(`switched to entity ${c.e.name}`);
+    expect(c.controller.getState().status.transcript?.messages).toBe(2);
+    await c.type('/nope\r');
+    await c.sees('unknown command /nope');
+    await c.type('/exit\r');
+    await until('exit', () => c.controller.getState().exited);
+    expect(existsSync(file)).toBe(true);
+    c.app.unmount();
+  });
+
+  it('Ctrl-D leaves when the input is empty; up recalls the last input', async () => {
+    const c = await chat();
+    await c.type('first line\r');
+    await c.idle();
+    await c.type('\x1b[A');
+    expect(c.frame()).toMatch(/› first line\s*$/);
+    await c.type('\x03');
+    await c.type('\x04');
+    await until('exit', () => c.controller.getState().exited);
+    c.app.unmount();
+  });
+
+  it('universe chat asks the person for a tool result, then continues the turn', async () => {
+    const universe = await backend.createUniverse({ storedPrompt: 'narrator' });
+    const controller = new ChatController({
+      backend,
+      target: { kind: 'universe', id: universe.universe },
+      tools: [{ type: 'function', name: 'roll' }] as never,
+    });
+    const app = render(<ChatApp controller={controller} />);
+    await controller.start();
+    fake.script({ toolCalls: [{ id: 'r1', name: 'roll', arguments: '{"sides":6}' }] }, { text: 'You rolled a four.' });
+    app.stdin.write('roll a die\r');
+    await until('the tool prompt', () => (app.lastFrame() ?? '').includes('roll result ›'));
+    expect(app.lastFrame()).toContain('tool call roll({"sides":6})');
+    app.stdin.write('{"value":4}\r');
+    await until('the reply', () => (app.lastFrame() ?? '').includes('You rolled a four.'));
+    const sent = fake.requests.at(-1)!.body.messages;
+    expect(sent.find((m: any) => m.role === 'tool')).toMatchObject({ tool_call_id: 'r1', content: '{"value":4}' });
+    app.unmount();
+  });
+});
