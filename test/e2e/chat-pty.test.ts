@@ -1,0 +1,86 @@
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FakeOpenAI, startFakeOpenAI } from '../helpers/fake-openai.js';
+import { BIN, cliEnv, mgpt } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
+
+const run = promisify(execFile);
+const dir = tempDir('mgpt-chat-pty-');
+// Its own tmux server, so nothing else on the machine is touched.
+const socket = `mgpt-test-${process.pid}`;
+const tmux = (...args: string[]) => run('tmux', ['-L', socket, ...args]);
+let fake: FakeOpenAI;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  fake = await startFakeOpenAI();
+  env = cliEnv(dir, { MGPT_PROVIDER: 'openai', MGPT_PROVIDER_URL: fake.url, MGPT_PROVIDER_MODEL: 'fake-model', TERM: 'xterm-256color' });
+});
+afterAll(async () => {
+  await tmux('kill-server').catch(() => {});
+  await fake.close();
+});
+
+const screen = async () => (await tmux('capture-pane', '-p', '-t', 'chat')).stdout;
+
+async function until(what: string, check: (s: string) => boolean, ms = 15_000): Promise<string> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const s = await screen().catch(() => '');
+    if (check(s)) return s;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}; the screen:\n${s}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('mgpt chat in a real pseudo-terminal (tmux)', () => {
+  it('streams a reply, runs /window, cancels with Ctrl-C without a trace, and leaves with Ctrl-D', async () => {
+    const created = await mgpt(['entities', 'create', '--name', 'pty'], env);
+    expect(created.code).toBe(0);
+    const id = created.stdout.trim();
+    const exitFile = join(dir, 'exit-code');
+    const script = join(dir, 'chat.sh');
+    const exports = Object.entries(env).map(([k, v]) => `export ${k}=${JSON.stringify(v)}`).join('\n');
+    writeFileSync(script, `${exports}\n${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} chat pty\necho $? > ${JSON.stringify(exitFile)}\n`);
+    await tmux('new-session', '-d', '-s', 'chat', '-x', '120', '-y', '40', `bash ${script}`);
+    await until('the status line', (s) => s.includes('transcript 0 msgs'));
+
+    fake.script({ text: ['streamed ', 'reply ', 'arrives ', 'in pieces'], chunkDelayMs: 250 });
+    await tmux('send-keys', '-t', 'chat', 'hello pty', 'Enter');
+    const partial = await until('the first tokens', (s) => s.includes('streamed'));
+    expect(partial).not.toContain('in pieces');
+    await until('the whole reply and the new status', (s) => s.includes('streamed reply arrives in pieces') && s.includes('transcript 2 msgs'));
+
+    await tmux('send-keys', '-t', 'chat', '/window', 'Enter');
+    await until('the window', (s) => /window: \d+ \/ 32000 tokens in 2 blocks/.test(s));
+
+    fake.script({ text: ['doomed ', 'words ', 'never ', 'kept ', 'at ', 'all'], chunkDelayMs: 300 });
+    await tmux('send-keys', '-t', 'chat', 'cancel this one', 'Enter');
+    await until('the doomed reply to start', (s) => s.includes('doomed'));
+    await tmux('send-keys', '-t', 'chat', 'C-c');
+    await until('the cancel notice', (s) => s.includes('cancelled: nothing of this turn was stored'));
+    const history = await mgpt(['history', id, '--json'], env);
+    expect(JSON.parse(history.stdout).data.map((m: { content: string }) => m.content)).toEqual(['hello pty', 'streamed reply arrives in pieces']);
+
+    await tmux('send-keys', '-t', 'chat', 'C-d');
+    const end = Date.now() + 10_000;
+    while (!existsSync(exitFile) && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+    expect(readFileSync(exitFile, 'utf8').trim()).toBe('0');
+  });
+});
+
+describe('mgpt chat without a terminal', () => {
+  it('reads one message a line and prints each reply; slash commands work; a failure sets the exit code', async () => {
+    const id = (await mgpt(['entities', 'create', '--name', 'piped'], env)).stdout.trim();
+    const r = await mgpt(['chat', id], env, 'first line\n\nsecond line\n/history 2\n');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe('reply: first line\nreply: second line\n#3 user: second line\n#4 assistant: reply: second line\n');
+    const bad = await mgpt(['chat', id], env, '/history 0\nthird\n');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('error: /history takes a count from 1 to 500');
+    expect(bad.stdout).toBe('reply: third\n');
+  });
+});
