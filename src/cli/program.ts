@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { registerAccounts } from './commands/accounts.js';
+import { registerBatch } from './commands/batch.js';
 import { registerChat } from './commands/chat.js';
 import { registerConfig } from './commands/config/config.js';
 import { registerEntities } from './commands/entities/index.js';
@@ -28,6 +29,7 @@ const COMMANDS: Array<[string[], (program: Command, ctx: CliContext) => void]> =
   [['entities'], registerEntities],
   [['send'], registerSend],
   [['chat'], registerChat],
+  [['batch'], registerBatch],
   [['history'], registerHistory],
   [['window'], registerWindow],
   [['export'], registerExport],

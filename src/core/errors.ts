@@ -54,6 +54,14 @@ export class ConflictError extends MgptError {
   override readonly exitCode = 5;
 }
 
+/**
+ * A 409 that clears by itself: the entity is answering another message, or a crashed writer's
+ * lease has not expired yet. Read-only entities (the transcript cap) are the other 409 and stay so.
+ */
+export function isBusy(err: unknown): boolean {
+  return err instanceof ConflictError && !/read-only/.test(err.message);
+}
+
 export interface BalanceDetails {
   balanceUsd: number;
   billedUsd: number;

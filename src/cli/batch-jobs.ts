@@ -1,0 +1,128 @@
+import { createHash } from 'node:crypto';
+import { BadRequestError } from '../core/errors.js';
+
+/** One line of a batch file. Exactly one of entity, universe and newEntity says where it goes. */
+export interface BatchJob {
+  id: string;
+  /** 1-based line in the file, for messages. */
+  line: number;
+  entity?: string;
+  universe?: string;
+  newEntity?: { name?: string; instructions?: string; model?: string };
+  input: string;
+  /** Universe jobs: the model alias. */
+  model?: string;
+}
+
+export type BatchResult = { id: string; ms: number; entity?: string; universe?: string } & (
+  | { ok: true; reply: string; usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number }; replayed?: boolean; toolCalls?: unknown[] }
+  | { ok: false; error: { message: string; status?: number; exitCode: number } }
+);
+
+const JOB_ID = /^[A-Za-z0-9._:-]{1,100}$/;
+const FIELDS = new Set(['id', 'entity', 'universe', 'newEntity', 'input', 'model']);
+
+/**
+ * Parses and checks a whole JSONL batch before anything runs: a bad line stops the batch with
+ * every problem listed (up to 10), and nothing is sent.
+ */
+export function parseJobs(text: string): BatchJob[] {
+  const jobs: BatchJob[] = [];
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  text.split('\n').forEach((raw, i) => {
+    const line = i + 1;
+    if (!raw.trim()) return;
+    let v: unknown;
+    try {
+      v = JSON.parse(raw);
+    } catch {
+      problems.push(`line ${line}: not JSON`);
+      return;
+    }
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) {
+      problems.push(`line ${line}: not a JSON object`);
+      return;
+    }
+    const o = v as Record<string, unknown>;
+    const bad = (why: string) => problems.push(`line ${line}${typeof o.id === 'string' ? ` (${o.id})` : ''}: ${why}`);
+    const extra = Object.keys(o).filter((k) => !FIELDS.has(k));
+    if (extra.length) return bad(`unknown fields ${extra.join(', ')}`);
+    if (typeof o.id !== 'string' || !JOB_ID.test(o.id)) return bad('id must be 1-100 characters of A-Z a-z 0-9 . _ : -');
+    if (seen.has(o.id)) return bad(`id ${o.id} appears twice`);
+    seen.add(o.id);
+    const targets = ['entity', 'universe', 'newEntity'].filter((k) => o[k] !== undefined);
+    if (targets.length !== 1) return bad('give exactly one of entity, universe, newEntity');
+    if (o.entity !== undefined && (typeof o.entity !== 'string' || !o.entity)) return bad('entity must be an id or a name');
+    if (o.universe !== undefined && (typeof o.universe !== 'string' || !o.universe)) return bad('universe must be an id');
+    if (o.newEntity !== undefined) {
+      const n = o.newEntity as Record<string, unknown>;
+      if (typeof n !== 'object' || n === null || Array.isArray(n)) return bad('newEntity must be an object ({ name?, instructions?, model? })');
+      for (const k of Object.keys(n)) {
+        if (!['name', 'instructions', 'model'].includes(k)) return bad(`newEntity.${k} is not a field`);
+        if (typeof n[k] !== 'string') return bad(`newEntity.${k} must be a string`);
+      }
+    }
+    if (typeof o.input !== 'string' || !o.input.trim()) return bad('input must be a non-empty string');
+    if (o.model !== undefined && (typeof o.model !== 'string' || o.universe === undefined)) return bad('model is a universe job\'s model alias');
+    jobs.push({
+      id: o.id,
+      line,
+      input: o.input,
+      ...(o.entity !== undefined ? { entity: o.entity as string } : {}),
+      ...(o.universe !== undefined ? { universe: o.universe as string } : {}),
+      ...(o.newEntity !== undefined ? { newEntity: o.newEntity as BatchJob['newEntity'] } : {}),
+      ...(o.model !== undefined ? { model: o.model as string } : {}),
+    });
+  });
+  if (problems.length) {
+    const shown = problems.slice(0, 10).join('\n  ');
+    throw new BadRequestError(`the batch has ${problems.length} bad line${problems.length > 1 ? 's' : ''}; nothing was run:\n  ${shown}`);
+  }
+  if (!jobs.length) throw new BadRequestError('the batch has no jobs');
+  return jobs;
+}
+
+/**
+ * What identifies a batch across runs: its file (by absolute path), or for stdin its content.
+ * A job's idempotency key (entities) or requestId (universes) is this plus the job id, so a re-run
+ * replays what finished and sends only what did not.
+ */
+export function batchKey(source: { path?: string; content: string }): string {
+  const basis = source.path ? `file:${source.path}` : `stdin:${source.content}`;
+  return createHash('sha256').update(basis).digest('hex').slice(0, 16);
+}
+
+export function jobKey(batch: string, job: BatchJob): string {
+  return `batch-${batch}-${job.id}`;
+}
+
+/** Jobs that must run one after another: those of one entity or universe (new entities: each alone). */
+export function groupKey(job: BatchJob, resolvedEntity?: string): string {
+  if (job.universe) return `u:${job.universe}`;
+  if (job.entity) return `e:${resolvedEntity ?? job.entity}`;
+  return `n:${job.id}`;
+}
+
+/**
+ * Runs groups of jobs with at most `concurrency` at once: a group's jobs in file order, groups in
+ * the order of their first line. Stops taking jobs once `signal` aborts.
+ */
+export async function runGroups<T>(
+  groups: T[][],
+  concurrency: number,
+  run: (job: T) => Promise<void>,
+  signal?: AbortSignal,
+): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < groups.length && !signal?.aborted) {
+      const group = groups[next++];
+      for (const job of group) {
+        if (signal?.aborted) return;
+        await run(job);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, groups.length) }, worker));
+}

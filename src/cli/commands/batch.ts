@@ -1,0 +1,222 @@
+import { closeSync, createWriteStream, fsyncSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { once } from 'node:events';
+import { join, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { dataDir } from '../../config/config.js';
+import type { Backend } from '../../core/backend.js';
+import { ENTITY_MODEL, type EntityCompletion } from '../../core/entity-types.js';
+import { BadRequestError, MgptError, exitCodeOf, isBusy } from '../../core/errors.js';
+import { type BatchJob, type BatchResult, batchKey, groupKey, jobKey, parseJobs, runGroups } from '../batch-jobs.js';
+import type { CliContext } from '../context.js';
+import { resolveEntity } from '../entity-ref.js';
+import { examples } from '../help.js';
+import { intOption, readStdin } from '../input.js';
+import { Progress } from '../progress.js';
+
+export interface BatchOptions {
+  concurrency?: string;
+  output?: string;
+}
+
+export function registerBatch(program: Command, ctx: CliContext): void {
+  examples(
+    program
+      .command('batch')
+      .description('run a JSONL file of jobs ({id, entity|universe|newEntity, input}); a re-run resumes without duplicates')
+      .argument('<file>', 'the jobs, one JSON object a line; - reads stdin')
+      .option('-c, --concurrency <n>', 'jobs at once (jobs of one entity or universe still run in file order)', '4')
+      .option('-o, --output <file>', 'write the results as JSONL here instead of stdout'),
+    [
+      'mgpt batch jobs.jsonl -o results.jsonl',
+      'mgpt batch jobs.jsonl --concurrency 16 > results.jsonl',
+      `echo '{"id":"q1","entity":"ada","input":"Summarize our week."}' | mgpt batch -`,
+      `echo '{"id":"n1","newEntity":{"name":"bob"},"input":"Hello!"}' | mgpt batch -`,
+      "jq -c 'select(.ok == false)' results.jsonl",
+    ],
+  ).action((file: string, o: BatchOptions) => runBatch(ctx, file, o));
+}
+
+/** Entities created by `newEntity` jobs, kept beside the data so a re-run reuses them. */
+class NewEntityJournal {
+  private readonly file: string;
+  private readonly known = new Map<string, string>();
+  constructor(dir: string, key: string) {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    this.file = join(dir, `${key}.jsonl`);
+    let text = '';
+    try {
+      text = readFileSync(this.file, 'utf8');
+    } catch {
+      // First run of this batch.
+    }
+    for (const line of text.split('\n')) {
+      try {
+        const r = JSON.parse(line) as { job: string; entity: string };
+        this.known.set(r.job, r.entity);
+      } catch {
+        // A line cut by a crash: that entity was never used.
+      }
+    }
+  }
+  get(job: string): string | undefined {
+    return this.known.get(job);
+  }
+  /** Written and synced before the entity gets a message, so a crash cannot orphan a reply. */
+  add(job: string, entity: string): void {
+    const fd = openSync(this.file, 'a', 0o600);
+    try {
+      writeSync(fd, JSON.stringify({ job, entity }) + '\n');
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    this.known.set(job, entity);
+  }
+}
+
+export async function runBatch(ctx: CliContext, file: string, o: BatchOptions): Promise<void> {
+  const concurrency = intOption('--concurrency', o.concurrency, 1, 256) ?? 4;
+  let content: string;
+  try {
+    content = file === '-' ? await readStdin(ctx) : readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new BadRequestError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  const jobs = parseJobs(content);
+  const key = batchKey(file === '-' ? { content } : { path: resolve(file), content });
+  const backend = await ctx.backend();
+  const journal = new NewEntityJournal(join(dataDir(ctx.env), 'batches'), key);
+
+  // Names resolve once, up front; a job whose entity cannot be found fails alone.
+  const resolved = new Map<string, string | MgptError>();
+  for (const ref of new Set(jobs.flatMap((j) => (j.entity ? [j.entity] : [])))) {
+    try {
+      resolved.set(ref, (await resolveEntity(ctx, ref)).id);
+    } catch (err) {
+      if (!(err instanceof MgptError) || err.exitCode === 7 || err.exitCode === 3) throw err; // the backend itself is unusable
+      resolved.set(ref, err);
+    }
+  }
+  const groups = new Map<string, BatchJob[]>();
+  for (const job of jobs) {
+    const r = job.entity ? resolved.get(job.entity) : undefined;
+    const g = groupKey(job, typeof r === 'string' ? r : undefined);
+    groups.set(g, [...(groups.get(g) ?? []), job]);
+  }
+
+  const out = o.output ? createWriteStream(o.output) : null;
+  if (out) await once(out, 'open');
+  const write = (line: string) => (out ? out.write(line) : ctx.io.stdout.write(line));
+  const progress = new Progress(ctx.io.stderr, jobs.length, ctx.io.stderrIsTTY);
+  let failed = 0;
+  try {
+    await runGroups(
+      [...groups.values()],
+      concurrency,
+      async (job) => {
+        const result = await runJob(backend, job, key, resolved, journal, ctx.signal);
+        if (ctx.signal.aborted && !result.ok) return; // cancelled by Ctrl-C: not a result
+        if (!result.ok) failed++;
+        write(JSON.stringify(result) + '\n');
+        progress.tick(result.ok);
+      },
+      ctx.signal,
+    );
+  } finally {
+    if (out) {
+      out.end();
+      await once(out, 'finish');
+    }
+    progress.finish();
+  }
+  const secs = progress.elapsedMs() / 1000;
+  const doneCount = progress.done;
+  ctx.io.stderr.write(
+    `${doneCount} of ${jobs.length} jobs: ${doneCount - failed} ok, ${failed} failed in ${secs.toFixed(1)} s (${(doneCount / Math.max(secs, 1e-3)).toFixed(1)}/s)` +
+      `${ctx.signal.aborted ? '; interrupted: run the same command again to finish' : ''}\n`,
+  );
+  if (failed) ctx.exitCode = 1;
+}
+
+/** How long a job waits for a busy entity: past the 15 s lease of a killed writer. */
+const BUSY_WAIT_MS = 30_000;
+
+async function runJob(
+  backend: Backend,
+  job: BatchJob,
+  batch: string,
+  resolved: Map<string, string | MgptError>,
+  journal: NewEntityJournal,
+  signal: AbortSignal,
+): Promise<BatchResult> {
+  const started = performance.now();
+  const ms = () => Math.round(performance.now() - started);
+  let entity: string | undefined;
+  try {
+    if (job.universe) {
+      const res = await backend.respond(
+        { model: job.model ?? 'game-1-lite-frozen', universe: job.universe, userInput: job.input, requestId: jobKey(batch, job) },
+        { signal },
+      );
+      const u = res.usageSettlement;
+      return {
+        id: job.id,
+        ok: true,
+        universe: job.universe,
+        reply: res.assistantRaw,
+        usage: { prompt_tokens: u.inputTokens, completion_tokens: u.outputTokens, total_tokens: u.inputTokens + u.outputTokens },
+        ...(res.toolCalls?.length ? { toolCalls: res.toolCalls } : {}),
+        ms: ms(),
+      };
+    }
+    if (job.entity) {
+      const r = resolved.get(job.entity);
+      if (r instanceof MgptError) throw r;
+      entity = r;
+    } else {
+      entity = journal.get(job.id);
+      if (!entity) {
+        const n = job.newEntity!;
+        entity = (await backend.createEntity({ model: n.model ?? ENTITY_MODEL, name: n.name, instructions: n.instructions })).id;
+        journal.add(job.id, entity);
+      }
+    }
+    let completion: EntityCompletion | undefined;
+    let replayed = false;
+    // A busy entity (another writer, or the lease of a run that was killed) frees itself within
+    // the lease TTL; the idempotency key makes the retry safe.
+    for (let wait = 250; ; wait = Math.min(wait * 2, 2000)) {
+      try {
+        for await (const ev of backend.sendMessage(entity!, { content: job.input, idempotencyKey: jobKey(batch, job), signal })) {
+          if (ev.type === 'done') {
+            completion = ev.completion;
+            replayed = ev.replayed;
+          }
+        }
+        break;
+      } catch (err) {
+        if (!isBusy(err) || signal.aborted || performance.now() - started + wait > BUSY_WAIT_MS) throw err;
+        await new Promise((r) => setTimeout(r, wait));
+      }
+    }
+    if (!completion) throw new MgptError('the turn ended without a reply');
+    return {
+      id: job.id,
+      ok: true,
+      entity,
+      reply: completion.choices[0]?.message.content ?? '',
+      usage: completion.usage,
+      ...(replayed ? { replayed: true } : {}),
+      ms: ms(),
+    };
+  } catch (err) {
+    const e = err as MgptError;
+    return {
+      id: job.id,
+      ok: false,
+      ...(entity ? { entity } : job.universe ? { universe: job.universe } : {}),
+      error: { message: e?.message ?? String(err), ...(e?.status ? { status: e.status } : {}), exitCode: exitCodeOf(err) },
+      ms: ms(),
+    };
+  }
+}
