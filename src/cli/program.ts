@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { registerAccounts } from './commands/accounts.js';
 import { registerBatch } from './commands/batch.js';
 import { registerChat } from './commands/chat.js';
+import { registerCompletion } from './commands/completion.js';
 import { registerConfig } from './commands/config/config.js';
 import { registerEntities } from './commands/entities/index.js';
 import { registerExport } from './commands/export.js';
@@ -42,6 +43,7 @@ const COMMANDS: Array<[string[], (program: Command, ctx: CliContext) => void]> =
   [['accounts'], registerAccounts],
   [['keys'], registerKeys],
   [['serve'], registerServe],
+  [['completion'], registerCompletion],
 ];
 
 const GLOBAL_WITH_VALUE = new Set(['--db', '--profile', '--backend']);
@@ -62,6 +64,8 @@ export function commandsFor(argv: string[]): typeof COMMANDS {
     }
   }
   if (first === undefined) return argv.some((a) => a === '-V' || a === '--version') && !argv.some((a) => a === '-h' || a === '--help') ? [] : COMMANDS;
+  // Completion describes every command, so it needs them all defined.
+  if (first === 'completion') return COMMANDS;
   const hit = COMMANDS.filter(([names]) => names.includes(first!));
   return hit.length ? hit : COMMANDS;
 }
