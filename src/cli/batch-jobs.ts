@@ -105,24 +105,39 @@ export function groupKey(job: BatchJob, resolvedEntity?: string): string {
 }
 
 /**
- * Runs groups of jobs with at most `concurrency` at once: a group's jobs in file order, groups in
- * the order of their first line. Stops taking jobs once `signal` aborts.
+ * Runs jobs with at most `concurrency` at once. Jobs of one group run one after another in file
+ * order; a free slot takes the next job of the first group that is not running (so a long group
+ * never holds back the others). Stops taking jobs once `signal` aborts; the first error thrown by
+ * `run` is rethrown after the jobs in flight finish.
  */
-export async function runGroups<T>(
-  groups: T[][],
-  concurrency: number,
-  run: (job: T) => Promise<void>,
-  signal?: AbortSignal,
-): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < groups.length && !signal?.aborted) {
-      const group = groups[next++];
-      for (const job of group) {
-        if (signal?.aborted) return;
-        await run(job);
+export function runGroups<T>(groups: T[][], concurrency: number, run: (job: T) => Promise<void>, signal?: AbortSignal): Promise<void> {
+  const queues = groups.map((g) => [...g]);
+  const running = new Set<number>();
+  let failure: { err: unknown } | undefined;
+  return new Promise((resolve, reject) => {
+    const pump = () => {
+      while (running.size < concurrency && !signal?.aborted && !failure) {
+        const i = queues.findIndex((q, n) => q.length > 0 && !running.has(n));
+        if (i < 0) break;
+        const job = queues[i].shift()!;
+        running.add(i);
+        run(job).then(
+          () => {
+            running.delete(i);
+            pump();
+          },
+          (err) => {
+            failure ??= { err };
+            running.delete(i);
+            pump();
+          },
+        );
       }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, groups.length) }, worker));
+      if (running.size === 0) {
+        if (failure) reject(failure.err);
+        else resolve();
+      }
+    };
+    pump();
+  });
 }
