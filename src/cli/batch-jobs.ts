@@ -106,8 +106,8 @@ export function groupKey(job: BatchJob, resolvedEntity?: string): string {
 
 /**
  * Runs jobs with at most `concurrency` at once. Jobs of one group run one after another in file
- * order; a free slot takes the next job of the first group that is not running (so a long group
- * never holds back the others). Stops taking jobs once `signal` aborts; the first error thrown by
+ * order; a free slot takes the next job of the idle group with the most jobs left (ties: file
+ * order), so a long group starts early instead of being left to run alone at the end. Stops taking jobs once `signal` aborts; the first error thrown by
  * `run` is rethrown after the jobs in flight finish.
  */
 export function runGroups<T>(groups: T[][], concurrency: number, run: (job: T) => Promise<void>, signal?: AbortSignal): Promise<void> {
@@ -117,7 +117,10 @@ export function runGroups<T>(groups: T[][], concurrency: number, run: (job: T) =
   return new Promise((resolve, reject) => {
     const pump = () => {
       while (running.size < concurrency && !signal?.aborted && !failure) {
-        const i = queues.findIndex((q, n) => q.length > 0 && !running.has(n));
+        let i = -1;
+        for (let n = 0; n < queues.length; n++) {
+          if (queues[n].length > 0 && !running.has(n) && (i < 0 || queues[n].length > queues[i].length)) i = n;
+        }
         if (i < 0) break;
         const job = queues[i].shift()!;
         running.add(i);

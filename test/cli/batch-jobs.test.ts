@@ -24,8 +24,23 @@ describe('runGroups', () => {
     expect(peak).toBe(3);
     expect(order).toHaveLength(22);
     for (const g of groups) expect(order.filter((j) => g.includes(j))).toEqual(g);
-    // The long group did not hold everyone back: other groups finished before it did.
-    expect(order.indexOf('g7-1')).toBeLessThan(order.indexOf('long-5'));
+  });
+
+  it('finishes equal groups in the fewest rounds: a long group is not left to run alone', async () => {
+    // A logical clock: every running job ends together at each tick, so the count of ticks is the makespan.
+    const waiting: Array<() => void> = [];
+    const done = runGroups([['a1', 'a2', 'a3', 'a4'], ['b1', 'b2', 'b3', 'b4'], ['c1', 'c2', 'c3', 'c4']], 2, () => new Promise<void>((r) => waiting.push(r)));
+    let finished = false;
+    void done.then(() => (finished = true));
+    let ticks = 0;
+    while (!finished) {
+      await sleep(0);
+      if (finished) break;
+      expect(waiting.length).toBeLessThanOrEqual(2);
+      waiting.splice(0).forEach((r) => r());
+      ticks++;
+    }
+    expect(ticks).toBe(6); // 12 jobs, 2 at a time; taking groups strictly in file order needs 8
   });
 
   it('stops taking jobs on abort and rethrows the first error after the jobs in flight', async () => {
