@@ -11,9 +11,23 @@ export interface TokenEstimator {
 }
 
 let loading: Promise<TokenEstimator> | undefined;
+let loaded: TokenEstimator | undefined;
+
+/** The estimator if it is already in memory, without waiting. */
+export function loadedTokenEstimator(): TokenEstimator | undefined {
+  return loaded;
+}
+
+/**
+ * A bound that needs no tables: o200k is byte-level BPE, so every token covers at least one UTF-8
+ * byte and a text never has more tokens than bytes.
+ */
+export function tokenUpperBound(text: string): number {
+  return Buffer.byteLength(text, 'utf8');
+}
 
 export function loadTokenEstimator(): Promise<TokenEstimator> {
-  loading ??= import('gpt-tokenizer/encoding/o200k_base').then((bpe) => ({
+  loading ??= import('gpt-tokenizer/encoding/o200k_base').then((bpe) => (loaded = {
     count: (text: string) => (text.length === 0 ? 0 : bpe.countTokens(text)),
     truncate: (text: string, maxTokens: number) => {
       if (maxTokens <= 0) return '';

@@ -8,7 +8,7 @@ import {
   isAbortError,
 } from '../core/errors.js';
 import { costUsd, roundUsd } from '../core/models.js';
-import { type TokenEstimator, loadTokenEstimator } from '../core/tokens.js';
+import { type TokenEstimator, loadTokenEstimator, loadedTokenEstimator, tokenUpperBound } from '../core/tokens.js';
 import { planRotation } from '../core/window-plan.js';
 import type { ChatMessage, ChatModel } from '../providers/spec.js';
 import type { BlockRow, EntityRow } from '../store/entity-repo.js';
@@ -43,11 +43,21 @@ export async function* runTurn(deps: EngineDeps, entity: EntityRow, input: TurnI
     }
   }
   if (entity.transcriptTokens >= entity.capTokens) throw readOnly(entity);
-  const tok = await loadTokenEstimator();
-  const messageTokens = tok.count(input.content);
-  if (messageTokens > entity.budgetTokens) {
+  // The tokenizer's tables take ~0.3 s to load. The first turn of a process does not wait for
+  // them unless it must: a byte count bounds the token count from above, which settles the budget
+  // check and rotation planning in the common case, so the provider call starts at once and the
+  // exact count is taken after the reply.
+  const loading = loadTokenEstimator();
+  let tok = loadedTokenEstimator();
+  let exactTokens = tok?.count(input.content);
+  const exact = async (): Promise<number> => {
+    tok ??= await loading;
+    exactTokens ??= tok.count(input.content);
+    return exactTokens;
+  };
+  if ((exactTokens ?? tokenUpperBound(input.content)) > entity.budgetTokens && (await exact()) > entity.budgetTokens) {
     throw new BadRequestError(
-      `message is ${messageTokens} tokens, larger than the window budget of ${entity.budgetTokens} tokens`,
+      `message is ${exactTokens} tokens, larger than the window budget of ${entity.budgetTokens} tokens`,
       { hint: 'split it into smaller messages' },
     );
   }
@@ -93,11 +103,14 @@ export async function* runTurn(deps: EngineDeps, entity: EntityRow, input: TurnI
       }
     }
     if (current.transcriptTokens >= current.capTokens) throw readOnly(current);
-    checkBalance(deps, current, messageTokens);
+    // A metered account is charged by the exact count, so it is checked with it.
+    if (isMetered(deps, current)) checkBalance(deps, current, await exact());
 
     const model = await deps.chatModel(current.model);
     const blocks = deps.windows.get(id, windowVersion(current))?.value ?? store.entities.window(id);
-    const plan = planRotation(blocks, messageTokens, current.budgetTokens);
+    // Rotation is monotonic in the new message's size: if the bound needs none, neither does the exact count.
+    let plan = planRotation(blocks, exactTokens ?? tokenUpperBound(input.content), current.budgetTokens);
+    if (plan && exactTokens === undefined) plan = planRotation(blocks, await exact(), current.budgetTokens);
     const now = clock.iso();
     const userSeq = current.transcriptMessages + 1;
     let kept = blocks;
@@ -105,14 +118,14 @@ export async function* runTurn(deps: EngineDeps, entity: EntityRow, input: TurnI
     if (plan) {
       const span = blocks.slice(0, plan.take);
       kept = blocks.slice(plan.take);
-      const text = await summarize(model, tok, span, plan.maxSummaryTokens, abort.signal);
+      const text = await summarize(model, tok!, span, plan.maxSummaryTokens, abort.signal);
       summary = {
         id: deps.newId(),
         position: span[0].position,
         kind: 'summary',
         role: 'system',
         content: text,
-        tokens: tok.count(text),
+        tokens: tok!.count(text),
         coversFrom: plan.covers[0],
         coversTo: plan.covers[1],
       };
@@ -130,12 +143,12 @@ export async function* runTurn(deps: EngineDeps, entity: EntityRow, input: TurnI
       kind: 'message',
       role: 'user',
       content: input.content,
-      tokens: messageTokens,
+      // Made exact before anything is stored (below); the prompt itself needs only the text.
+      tokens: exactTokens ?? -1,
       coversFrom: userSeq,
       coversTo: userSeq,
     };
     const window = [...(summary ? [summary] : []), ...kept, userBlock];
-    const promptEstimate = current.instructionsTokens + window.reduce((t, b) => t + b.tokens, 0);
 
     const replyId = `chatcmpl-${deps.newId()}`;
     const created = Math.floor(clock.now() / 1000);
@@ -161,7 +174,10 @@ export async function* runTurn(deps: EngineDeps, entity: EntityRow, input: TurnI
     }
     if (abort.signal.aborted) throw cancelled(input.signal);
 
-    const replyTokens = tok.count(reply);
+    const messageTokens = await exact();
+    userBlock.tokens = messageTokens;
+    const promptEstimate = current.instructionsTokens + window.reduce((t, b) => t + b.tokens, 0);
+    const replyTokens = tok!.count(reply);
     const completion: EntityCompletion = {
       id: replyId,
       object: 'chat.completion',
@@ -281,6 +297,11 @@ async function summarize(
   }
   text = text.trim();
   return tok.count(text) > maxTokens ? tok.truncate(text, maxTokens) : text;
+}
+
+function isMetered(deps: EngineDeps, entity: EntityRow): boolean {
+  const account = deps.store.accounts.get(entity.accountId);
+  return account !== undefined && account.balanceUsd !== null;
 }
 
 function checkBalance(deps: EngineDeps, entity: EntityRow, messageTokens: number): void {

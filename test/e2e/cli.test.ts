@@ -208,3 +208,23 @@ describe('entities, send, history, window', () => {
     expect((await mgpt(['entities', 'delete', id], env)).code).toBe(4);
   });
 });
+
+describe('the first turn of a process', () => {
+  it('stores exact token counts although it did not wait for the tokenizer to load', async () => {
+    const { loadTokenEstimator } = await import('../../src/core/tokens.js');
+    const tok = await loadTokenEstimator();
+    const id = (await mgpt(['entities', 'create', '--name', 'counts'], env)).stdout.trim();
+    const text = 'Ünïcödé and emoji 🍅🍅 make bytes and tokens differ: ' + 'word '.repeat(30);
+    expect((await mgpt(['send', id, text], env)).code).toBe(0);
+    const h = json((await mgpt(['history', id, '--json'], env)).stdout);
+    expect(h.data[0].content).toBe(text);
+    expect(h.data.map((m: { tokens: number }) => m.tokens)).toEqual(h.data.map((m: { content: string }) => tok.count(m.content)));
+    const w = json((await mgpt(['window', id, '--json'], env)).stdout);
+    expect(w.tokens).toBe(tok.count(text) + tok.count(h.data[1].content));
+    // Over the budget by tokens (not just by bytes): refused with the exact count.
+    const big = 'lorem '.repeat(40_000);
+    const r = await mgpt(['send', id, '-'], env, big);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`message is ${tok.count(big)} tokens, larger than the window budget`);
+  });
+});

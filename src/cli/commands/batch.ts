@@ -1,5 +1,5 @@
 import { closeSync, createWriteStream, fsyncSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
-import { once } from 'node:events';
+import { once, setMaxListeners } from 'node:events';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { dataDir } from '../../config/config.js';
@@ -83,6 +83,8 @@ export async function runBatch(ctx: CliContext, file: string, o: BatchOptions): 
     throw new BadRequestError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
   const jobs = parseJobs(content);
+  // Every job in flight listens for Ctrl-C on the one signal.
+  setMaxListeners(concurrency + 10, ctx.signal);
   const key = batchKey(file === '-' ? { content } : { path: resolve(file), content });
   const backend = await ctx.backend();
   const journal = new NewEntityJournal(join(dataDir(ctx.env), 'batches'), key);

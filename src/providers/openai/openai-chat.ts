@@ -79,6 +79,10 @@ export class OpenAIChatModel implements ChatModel {
       if (!done) {
         done = yield* handle(decoder.flush());
         if (!done) throw new ProviderError('provider stream ended before [DONE]', { retryable: true });
+      } else {
+        // Read the end of the response (after [DONE] only the chunk terminator is left), so the
+        // connection goes back to the pool instead of being torn down and opened again next turn.
+        await res.body.dump({ limit: 64 * 1024 }).catch(() => {});
       }
     } catch (err) {
       throw this.wrap(err, req.signal);

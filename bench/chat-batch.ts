@@ -1,0 +1,74 @@
+// mgpt chat: time to the first prompt in a real pty; mgpt batch: 200 jobs against a slow provider.
+import { spawn, spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startFakeOpenAI } from '../test/helpers/fake-openai.js';
+
+export interface ChatBatchBench {
+  firstPromptMs: number[];
+  batchMs: number;
+  batchIdealMs: number;
+}
+
+/**
+ * Spawns `mgpt chat` under script(1), which gives it a pseudo-terminal, and times until the
+ * status line (drawn with the input prompt) appears; then leaves with Ctrl-D.
+ */
+function firstPrompt(bin: string, env: NodeJS.ProcessEnv, entity: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const child = spawn('script', ['-qfec', `${JSON.stringify(process.execPath)} ${JSON.stringify(bin)} chat ${entity}`, '/dev/null'], {
+      env: { ...env, TERM: 'xterm-256color', COLUMNS: '120', LINES: '40' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let seen = '';
+    let took = 0;
+    child.stdout.on('data', (d) => {
+      seen += String(d);
+      if (!took && seen.includes('transcript ')) {
+        took = performance.now() - t0;
+        child.stdin.write('\x04');
+      }
+    });
+    child.on('exit', () => (took ? resolve(took) : reject(new Error(`chat never showed its prompt:\n${seen}`))));
+    setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
+  });
+}
+
+export async function benchChatBatch(root: string, work: string, quick: boolean): Promise<ChatBatchBench> {
+  const bin = join(root, 'bin', 'mgpt');
+  const fake = await startFakeOpenAI();
+  const env = {
+    ...process.env,
+    MGPT_DB: join(work, 'chat.db'),
+    MGPT_CONFIG_DIR: join(work, 'chat-cfg'),
+    XDG_DATA_HOME: join(work, 'chat-data'),
+    MGPT_PROVIDER: 'openai',
+    MGPT_PROVIDER_URL: fake.url,
+    NO_COLOR: '1',
+  };
+  const mg = (args: string[]) => spawnSync(process.execPath, [bin, ...args], { env, encoding: 'utf8' });
+  const entity = mg(['entities', 'create', '--name', 'bench']).stdout.trim();
+  const firstPromptMs: number[] = [];
+  for (let i = 0; i < (quick ? 3 : 7); i++) firstPromptMs.push(await firstPrompt(bin, env, entity));
+
+  // 200 jobs over 50 entities (4 each, in order), every reply 100 ms late, 16 at a time.
+  const n = 200;
+  const latency = 100;
+  const concurrency = 16;
+  const ids: string[] = [];
+  for (let i = 0; i < 50; i++) ids.push(mg(['entities', 'create', '--name', `b${i}`]).stdout.trim());
+  const file = join(work, 'jobs.jsonl');
+  writeFileSync(file, Array.from({ length: n }, (_, i) => JSON.stringify({ id: `j${i}`, entity: ids[i % 50], input: `job ${i}` })).join('\n') + '\n');
+  fake.fallback = () => ({ text: 'done', delayMs: latency });
+  const t0 = performance.now();
+  // Not spawnSync: the fake provider answers from this process's event loop.
+  const code = await new Promise<number | null>((resolve) => {
+    const child = spawn(process.execPath, [bin, 'batch', file, '-c', String(concurrency), '-o', join(work, 'out.jsonl')], { env, stdio: 'ignore' });
+    child.on('exit', resolve);
+  });
+  const batchMs = performance.now() - t0;
+  await fake.close();
+  if (code !== 0) throw new Error(`mgpt batch exited ${code}`);
+  return { firstPromptMs, batchMs, batchIdealMs: (n * latency) / concurrency };
+}
