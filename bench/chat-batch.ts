@@ -6,7 +6,10 @@ import { startFakeOpenAI } from '../test/helpers/fake-openai.js';
 
 export interface ChatBatchBench {
   firstPromptMs: number[];
+  /** From spawning `mgpt batch` to its exit. */
   batchMs: number;
+  /** The part after startup, as the batch's own summary line reports it. */
+  batchJobsMs: number;
   batchIdealMs: number;
 }
 
@@ -52,23 +55,31 @@ export async function benchChatBatch(root: string, work: string, quick: boolean)
   const firstPromptMs: number[] = [];
   for (let i = 0; i < (quick ? 3 : 7); i++) firstPromptMs.push(await firstPrompt(bin, env, entity));
 
-  // 200 jobs over 50 entities (4 each, in order), every reply 100 ms late, 16 at a time.
+  // 200 jobs over 50 entities (4 each, in order), every reply 100 ms late, 16 at a time. The
+  // provider runs in its own process, as a real one would; this process only waits.
   const n = 200;
   const latency = 100;
   const concurrency = 16;
+  const provider = spawn(process.execPath, [join(root, 'bench', 'slow-provider.mjs'), String(latency)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const providerUrl = await new Promise<string>((resolve) => provider.stdout!.once('data', (d) => resolve(String(d).trim())));
   const ids: string[] = [];
   for (let i = 0; i < 50; i++) ids.push(mg(['entities', 'create', '--name', `b${i}`]).stdout.trim());
   const file = join(work, 'jobs.jsonl');
   writeFileSync(file, Array.from({ length: n }, (_, i) => JSON.stringify({ id: `j${i}`, entity: ids[i % 50], input: `job ${i}` })).join('\n') + '\n');
-  fake.fallback = () => ({ text: 'done', delayMs: latency });
   const t0 = performance.now();
-  // Not spawnSync: the fake provider answers from this process's event loop.
+  let summary = '';
   const code = await new Promise<number | null>((resolve) => {
-    const child = spawn(process.execPath, [bin, 'batch', file, '-c', String(concurrency), '-o', join(work, 'out.jsonl')], { env, stdio: 'ignore' });
+    const child = spawn(process.execPath, [bin, 'batch', file, '-c', String(concurrency), '-o', join(work, 'out.jsonl')], {
+      env: { ...env, MGPT_PROVIDER_URL: providerUrl },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    child.stderr.on('data', (d) => (summary += String(d)));
     child.on('exit', resolve);
   });
   const batchMs = performance.now() - t0;
+  provider.kill();
   await fake.close();
-  if (code !== 0) throw new Error(`mgpt batch exited ${code}`);
-  return { firstPromptMs, batchMs, batchIdealMs: (n * latency) / concurrency };
+  if (code !== 0) throw new Error(`mgpt batch exited ${code}: ${summary}`);
+  const jobs = /in ([\d.]+) s/.exec(summary);
+  return { firstPromptMs, batchMs, batchJobsMs: jobs ? Number(jobs[1]) * 1000 : NaN, batchIdealMs: (n * latency) / concurrency };
 }

@@ -61,6 +61,24 @@ const devtoolsPlugin = {
   },
 };
 
+/**
+ * yoga-layout (ink's layout) fetches its inlined wasm with fetch() whenever fetch exists, which
+ * loads Node's internal undici: ~60 ms of `mgpt chat` startup for a data: URL. The emscripten
+ * loader decodes the same bytes itself when told fetch is unavailable; the build fails loudly if
+ * a new yoga version no longer has that test.
+ */
+const yogaPlugin = {
+  name: 'yoga-no-fetch',
+  setup(b) {
+    b.onLoad({ filter: /yoga-wasm-base64-esm\.js$/ }, (args) => {
+      const src = readFileSync(args.path, 'utf8');
+      const test = 'return w||"function"!=typeof fetch?Promise.resolve()';
+      if (!src.includes(test)) throw new Error(`yoga-layout changed: cannot find its fetch test in ${args.path}`);
+      return { contents: src.replace(test, 'return true?Promise.resolve()'), loader: 'js' };
+    });
+  },
+};
+
 const common = {
   bundle: true,
   format: 'cjs',
@@ -94,8 +112,9 @@ await Promise.all([
     platform: 'node',
     target: 'node20',
     jsx: 'automatic',
-    plugins: [devtoolsPlugin],
+    plugins: [devtoolsPlugin, yogaPlugin],
     define: { 'process.env.NODE_ENV': '"production"' },
+    minify: true,
     banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
     legalComments: 'none',
     logLevel: 'warning',

@@ -49,6 +49,10 @@ export function registerChat(program: Command, ctx: CliContext): void {
 export async function runChat(ctx: CliContext, ref: string | undefined, o: ChatCommandOptions): Promise<void> {
   if (o.universe && (ref || o.new)) throw new BadRequestError('--universe chats with a universe: give no entity and no --new');
   if ((o.tools || o.toolExec) && !o.universe) throw new BadRequestError('--tools and --tool-exec apply to --universe chats');
+  const tty = ctx.io.stdinIsTTY && ctx.io.stdoutIsTTY;
+  // The screen's code (ink, react, yoga) loads while the backend opens and the entity resolves.
+  const ui = tty ? import('../../ui/run-chat.js') : undefined;
+  ui?.catch(() => {});
   const backend = await ctx.backend();
   const instructions =
     o.instructions === undefined && o.file === undefined ? undefined : await readTextInput(ctx, 'instructions', o.instructions, o.file);
@@ -78,9 +82,8 @@ export async function runChat(ctx: CliContext, ref: string | undefined, o: ChatC
         ? async () => (await backend.listAccounts()).find((a) => a.id === 'local' || a.name === 'local')?.balanceUsd ?? null
         : undefined,
   };
-  if (ctx.io.stdinIsTTY && ctx.io.stdoutIsTTY) {
-    const { runChat: render } = await import('../../ui/run-chat.js');
-    await render(opts);
+  if (ui) {
+    await (await ui).runChat(opts);
     return;
   }
   ctx.exitCode = await lineMode(ctx, new ChatController(opts));
