@@ -52,6 +52,8 @@ export interface ChatOptions {
   balance?: () => Promise<number | null>;
   /** Instructions for entities made with `/new`. */
   instructions?: string;
+  /** Shown under the greeting (e.g. that no real model is configured). */
+  notices?: string[];
 }
 
 export const HELP = [
@@ -125,6 +127,7 @@ export class ChatController {
     await this.refresh();
     const what = this.target.kind === 'entity' ? 'entity' : 'universe';
     this.push({ kind: 'notice', text: `${what} ${this.state.status.label} on the ${this.opts.backend.kind} backend; /help lists commands, Ctrl-D leaves` });
+    for (const text of this.opts.notices ?? []) this.push({ kind: 'notice', text });
   }
 
   /** Re-reads the status line; failures are shown inline. */

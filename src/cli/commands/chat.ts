@@ -77,6 +77,10 @@ export async function runChat(ctx: CliContext, ref: string | undefined, o: ChatC
     runTool: o.toolExec ? (call) => execTool(o.toolExec!, call) : undefined,
     resolveEntity: (r) => resolveEntity(ctx, r),
     instructions,
+    notices:
+      backend.kind === 'local' && !o.universe && ctx.settings().usesDefaultEcho(ENTITY_MODEL)
+        ? ['no model is configured: replies come from the built-in echo provider (mgpt config set models.mgpt-1-27b.baseUrl URL)']
+        : [],
     balance:
       backend.kind === 'local'
         ? async () => (await backend.listAccounts()).find((a) => a.id === 'local' || a.name === 'local')?.balanceUsd ?? null
