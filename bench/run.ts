@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Engine } from '../src/engine/engine.js';
 import { benchChatBatch } from './chat-batch.js';
+import { benchGguf, benchLlama } from './llama.js';
 import { benchServe } from './serve.js';
 import { seedTranscript } from './seed.js';
 
@@ -131,6 +132,18 @@ let engineTurnMs = NaN;
   const r = c.batchMs / c.batchIdealMs;
   rows.push({ name: 'batch 200 jobs, 100 ms, c=16 / ideal', value: r, unit: 'x', target: '<= 1.3', met: r <= 1.3, note: `${c.batchMs.toFixed(0)} ms wall vs ${c.batchIdealMs.toFixed(0)} ms ideal` });
   rows.push({ name: 'batch job phase / ideal (no startup)', value: c.batchJobsMs / c.batchIdealMs, unit: 'x', note: `${c.batchJobsMs.toFixed(0)} ms from the first job to the last` });
+}
+
+// 6. The llama provider on the tiny real model: tokens/s through the engine vs node-llama-cpp directly.
+{
+  const gguf = benchGguf(root);
+  if (!gguf) {
+    console.warn('llama: no stories260K.gguf (set MGPT_TEST_GGUF): its rows were not measured');
+  } else {
+    const l = await benchLlama(gguf, work, quick);
+    rows.push({ name: 'llama tokens/s via the engine', value: l.engineTps, unit: '/s', note: `${l.tokens} tokens a turn, 1 thread` });
+    rows.push({ name: 'llama engine / node-llama-cpp direct', value: l.engineTps / l.directTps, unit: 'x', target: '>= 0.9', met: l.engineTps / l.directTps >= 0.9, note: `direct ${l.directTps.toFixed(0)} tokens/s` });
+  }
 }
 
 rmSync(work, { recursive: true, force: true });

@@ -87,6 +87,7 @@ export function resolveSettings(env: Env, flags: GlobalFlags = {}, file: ConfigF
   const override = env.MGPT_PROVIDER;
   const route = (modelId: string): ModelRoute => {
     if (override) {
+      if (override === 'llama') return { provider: 'llama', gguf: env.MGPT_PROVIDER_MODEL };
       return {
         provider: override,
         baseUrl: env.MGPT_PROVIDER_URL || env.OPENAI_BASE_URL,
@@ -94,14 +95,22 @@ export function resolveSettings(env: Env, flags: GlobalFlags = {}, file: ConfigF
         apiKey: env.MGPT_PROVIDER_KEY || env.OPENAI_API_KEY,
       };
     }
-    const r = p.models?.[modelId];
+    // An id routed to a named entry (`use`) takes that entry's settings; one level, no chains.
+    const own = p.models?.[modelId];
+    const r = own?.use ? p.models?.[own.use] : own;
+    if (own?.use && !r) throw new MgptError(`model ${modelId} is routed to ${JSON.stringify(own.use)}, which is not configured`, { hint: 'see: mgpt models' });
     if (!r || (!r.provider && !r.baseUrl)) return { provider: 'echo', model: modelId };
     return {
       provider: r.provider ?? 'openai',
-      model: r.model ?? modelId,
+      model: r.model ?? (own?.use || modelId),
       baseUrl: r.baseUrl,
       apiKey: r.apiKey,
       timeoutMs: r.timeoutMs,
+      gguf: r.gguf,
+      threads: r.threads,
+      contextSize: r.contextSize,
+      temperature: r.temperature,
+      maxTokens: r.maxTokens,
     };
   };
   return {
@@ -119,7 +128,7 @@ export function resolveSettings(env: Env, flags: GlobalFlags = {}, file: ConfigF
     leaseTtlMs: intFrom('MGPT_LEASE_TTL_MS', env.MGPT_LEASE_TTL_MS),
     prices,
     route,
-    usesDefaultEcho: (modelId) => !override && route(modelId).provider === 'echo' && !p.models?.[modelId]?.provider,
+    usesDefaultEcho: (modelId) => !override && route(modelId).provider === 'echo' && !p.models?.[p.models?.[modelId]?.use ?? modelId]?.provider,
   };
 }
 

@@ -6,6 +6,13 @@ export interface ModelRouteSetting {
   baseUrl?: string;
   apiKey?: string;
   timeoutMs?: number;
+  /** Another entry of `models` this id is routed to (`mgpt models add NAME --route ID`). */
+  use?: string;
+  gguf?: string;
+  threads?: number;
+  contextSize?: number;
+  temperature?: number;
+  maxTokens?: number;
 }
 
 export interface ProfileSettings {
@@ -54,6 +61,12 @@ export const KEYS: readonly KeySpec[] = [
   { pattern: new RegExp(`^models\\.${ID}\\.baseUrl$`), kind: 'url', description: 'OpenAI-compatible base URL ending in /v1' },
   { pattern: new RegExp(`^models\\.${ID}\\.apiKey$`), kind: 'secret', description: "the provider's API key" },
   { pattern: new RegExp(`^models\\.${ID}\\.timeoutMs$`), kind: 'positiveInt', description: 'provider timeout (ms)' },
+  { pattern: new RegExp(`^models\\.${ID}\\.use$`), kind: 'string', description: 'route this id to another models entry (by name)' },
+  { pattern: new RegExp(`^models\\.${ID}\\.gguf$`), kind: 'path', description: 'llama: the GGUF model file' },
+  { pattern: new RegExp(`^models\\.${ID}\\.threads$`), kind: 'positiveInt', description: 'llama: CPU threads (default: cores - 1)' },
+  { pattern: new RegExp(`^models\\.${ID}\\.contextSize$`), kind: 'positiveInt', description: 'llama: context size in tokens (default 2048)' },
+  { pattern: new RegExp(`^models\\.${ID}\\.temperature$`), kind: 'nonNegativeNumber', description: 'llama: sampling temperature (default 0.8; 0 is deterministic)' },
+  { pattern: new RegExp(`^models\\.${ID}\\.maxTokens$`), kind: 'positiveInt', description: 'llama: longest reply in tokens (default 256)' },
   { pattern: new RegExp(`^prices\\.${ID}\\.(input|output)$`), kind: 'nonNegativeNumber', description: 'USD per million tokens' },
 ];
 

@@ -45,4 +45,10 @@ export interface ModelRoute {
   apiKey?: string;
   timeoutMs?: number;
   maxRetries?: number;
+  /** llama: the GGUF file, and how to run it. */
+  gguf?: string;
+  threads?: number;
+  contextSize?: number;
+  temperature?: number;
+  maxTokens?: number;
 }

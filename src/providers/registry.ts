@@ -2,7 +2,7 @@ import { MgptError } from '../core/errors.js';
 import { EchoChatModel } from './echo/echo.js';
 import type { ChatModel, ModelRoute } from './spec.js';
 
-export const PROVIDERS = ['echo', 'openai'] as const;
+export const PROVIDERS = ['echo', 'openai', 'llama'] as const;
 
 /** Builds the ChatModel a route names; heavy providers are imported only when used. */
 export async function createChatModel(platformId: string, route: ModelRoute): Promise<ChatModel> {
@@ -22,6 +22,22 @@ export async function createChatModel(platformId: string, route: ModelRoute): Pr
         apiKey: route.apiKey,
         timeoutMs: route.timeoutMs,
         maxRetries: route.maxRetries,
+      });
+    }
+    case 'llama': {
+      if (!route.gguf) {
+        throw new MgptError(`model ${platformId} is routed to the llama provider without a GGUF file`, {
+          hint: `add one: mgpt models add NAME --provider llama --gguf PATH --route ${platformId}`,
+        });
+      }
+      // node-llama-cpp is an optional install, imported only here.
+      const { LlamaChatModel } = await import('./llama/llama-chat.js');
+      return new LlamaChatModel({
+        gguf: route.gguf,
+        threads: route.threads,
+        contextSize: route.contextSize,
+        temperature: route.temperature,
+        maxTokens: route.maxTokens,
       });
     }
     default:

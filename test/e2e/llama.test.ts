@@ -1,0 +1,123 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LocalBackend } from '../../src/backends/local.js';
+import { RemoteBackend } from '../../src/backends/remote/remote-backend.js';
+import type { TurnEvent } from '../../src/core/entity-types.js';
+import { CancelledError } from '../../src/core/errors.js';
+import { checkWindowInvariant } from '../../src/core/window-plan.js';
+import { Engine } from '../../src/engine/engine.js';
+import { defaultThreads } from '../../src/providers/llama/llama-chat.js';
+import { type Listening, listen } from '../../src/server/listen.js';
+import { collect } from '../helpers/engine.js';
+import { testGguf } from '../helpers/gguf.js';
+import { tempDir } from '../helpers/temp.js';
+
+const gguf = testGguf();
+const dir = tempDir('mgpt-llama-');
+
+const done = (events: TurnEvent[]) => events.find((e) => e.type === 'done') as Extract<TurnEvent, { type: 'done' }>;
+
+describe('thread default', () => {
+  it('never uses more threads than cores, and leaves one core to Node', () => {
+    expect([1, 2, 3, 4, 16, 64].map((n) => defaultThreads(n))).toEqual([1, 1, 2, 3, 8, 8]);
+  });
+});
+
+describe.skipIf(!gguf)('the llama provider on stories260K.gguf (real model)', () => {
+  let engine: Engine;
+  let lib: typeof import('node-llama-cpp');
+  let tokenizer: import('node-llama-cpp').LlamaModel;
+  beforeAll(async () => {
+    engine = new Engine({
+      db: `${dir}/llama.db`,
+      windowBudget: 120,
+      route: () => ({ provider: 'llama', gguf: gguf!, threads: 1, contextSize: 1024, temperature: 0, maxTokens: 40 }),
+    });
+    lib = await import('node-llama-cpp');
+    const llama = await lib.getLlama({ gpu: false, build: 'never', logLevel: lib.LlamaLogLevel.error, maxThreads: 1 });
+    tokenizer = await llama.loadModel({ modelPath: gguf! });
+  });
+  afterAll(() => engine.close());
+
+  it('holds a conversation of several turns with at least two rotations, all by the real model', async () => {
+    const e = await engine.entities.create({ model: 'mgpt-1-27b', instructions: 'Tell short stories about Lily.' }, 'local');
+    const said: string[] = [];
+    let rotations = 0;
+    for (let i = 0; i < 8; i++) {
+      const message = `Turn ${i}: tell me what Lily did next in the park with the ${['ball', 'dog', 'kite', 'cat'][i % 4]}.`;
+      const events = await collect(engine.entities.send(e.id, { content: message }, 'local'));
+      rotations += events.filter((x) => x.type === 'rotation').length;
+      const c = done(events).completion;
+      const reply = c.choices[0].message.content;
+      expect(reply.length).toBeGreaterThan(0);
+      expect(events.filter((x) => x.type === 'delta').map((x: any) => x.text).join('')).toBe(reply);
+      // Usage comes from the model's own tokenizer: every generated token counts, including the
+      // start of a stop sequence that is held back from the text, within the 40-token limit.
+      expect(c.usage.completion_tokens).toBeGreaterThanOrEqual(tokenizer.tokenize(reply).length);
+      expect(c.usage.completion_tokens).toBeLessThanOrEqual(40);
+      expect(c.usage.prompt_tokens).toBeGreaterThan(tokenizer.tokenize(message).length);
+      said.push(message, reply);
+    }
+    expect(rotations).toBeGreaterThanOrEqual(2);
+    const transcript = engine.entities.messages(e.id, { limit: 500 }, 'local').data;
+    expect(transcript.map((m) => m.content)).toEqual(said);
+    const w = engine.entities.window(e.id, 'local');
+    expect(checkWindowInvariant(w.blocks, said.length)).toBeNull();
+    expect(w.blocks[0].kind).toBe('summary');
+    expect(w.blocks[0].content.length).toBeGreaterThan(0);
+    expect(w.blocks.slice(0, -1).reduce((t, b) => t + b.tokens, 0)).toBeLessThanOrEqual(120);
+  });
+
+  it('gives the same reply to the same prompt twice at temperature 0', async () => {
+    const replies: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const e = await engine.entities.create({ model: 'mgpt-1-27b', instructions: 'Once upon a time.' }, 'local');
+      replies.push(done(await collect(engine.entities.send(e.id, { content: 'Tell me about Tom and his red ball.' }, 'local'))).completion.choices[0].message.content);
+    }
+    expect(replies[0].length).toBeGreaterThan(10);
+    expect(replies[1]).toBe(replies[0]);
+  });
+
+  it('stops a cancelled generation at once and leaves no trace', async () => {
+    const long = new Engine({
+      db: `${dir}/llama.db`,
+      route: () => ({ provider: 'llama', gguf: gguf!, threads: 1, contextSize: 1024, temperature: 0.8, maxTokens: 900 }),
+    });
+    try {
+      const e = await long.entities.create({ model: 'mgpt-1-27b' }, 'local');
+      const abort = new AbortController();
+      let deltas = 0;
+      const turn = (async () => {
+        for await (const ev of long.entities.send(e.id, { content: 'Tell me a very long story.', signal: abort.signal }, 'local')) {
+          if (ev.type === 'delta' && ++deltas === 3) abort.abort();
+        }
+      })();
+      await expect(turn).rejects.toBeInstanceOf(CancelledError);
+      // 900 tokens were allowed; generation stopped a few tokens after the cancel.
+      expect(deltas).toBeLessThan(20);
+      expect(long.entities.get(e.id, 'local').transcript.messages).toBe(0);
+      // The model is free again at once: the next turn completes.
+      const next = done(await collect(long.entities.send(e.id, { content: 'Hello.' }, 'local')));
+      expect(next.completion.choices[0].message.content.length).toBeGreaterThan(0);
+      expect(long.entities.get(e.id, 'local').transcript.messages).toBe(2);
+    } finally {
+      long.close();
+    }
+  });
+
+  it('streams a reply through mgpt serve to the remote backend', async () => {
+    const key = engine.keys.create('local', ['mgpt.responses:create']).key!;
+    const server: Listening = await listen(engine, '127.0.0.1', 0);
+    try {
+      const remote = new RemoteBackend({ baseUrl: server.url, entitiesUrl: `${server.url}/v1`, apiKey: key });
+      const e = await remote.createEntity({ model: 'mgpt-1-27b', name: 'far' });
+      const events = await collect(remote.sendMessage(e.id, { content: 'Lily found a shiny stone.' }));
+      const reply = done(events).completion.choices[0].message.content;
+      expect(events.filter((x) => x.type === 'delta').length).toBeGreaterThan(1);
+      expect(events.filter((x) => x.type === 'delta').map((x: any) => x.text).join('')).toBe(reply);
+      const local = new LocalBackend(engine);
+      expect((await local.listMessages(e.id)).data.map((m) => m.content)).toEqual(['Lily found a shiny stone.', reply]);
+    } finally {
+      await server.close();
+    }
+  });
+});

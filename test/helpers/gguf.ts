@@ -1,0 +1,23 @@
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+
+export const STORIES_SHA256 = '270cba1bd5109f42d03350f60406024560464db173c0e387d91f0426d3bd256d';
+
+/**
+ * The tiny real model for the llama tests, from MGPT_TEST_GGUF (.ci/run sets it). Absent: the
+ * tests say loudly that they did not run. Present but not the expected file: that is a failure.
+ */
+export function testGguf(): string | null {
+  const path = process.env.MGPT_TEST_GGUF;
+  if (!path || !existsSync(path)) {
+    const banner = '!'.repeat(78);
+    console.warn(
+      `\n${banner}\n!! THE LLAMA TESTS DID NOT RUN: no model at MGPT_TEST_GGUF=${path ?? '(unset)'}\n` +
+        `!! Point it at stories260K.gguf (sha256 ${STORIES_SHA256.slice(0, 12)}…); .ci/run does.\n${banner}\n`,
+    );
+    return null;
+  }
+  const sha = createHash('sha256').update(readFileSync(path)).digest('hex');
+  if (sha !== STORIES_SHA256) throw new Error(`${path} is not stories260K.gguf: sha256 ${sha}, expected ${STORIES_SHA256}`);
+  return path;
+}
