@@ -27,7 +27,10 @@ export interface AddModelOptions {
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_:-]{0,63}$/;
 
 export function registerModels(program: Command, ctx: CliContext): void {
-  const models = program.command('models').description('platform model ids and aliases, named models, and their provider routes');
+  const models = examples(program.command('models').description('platform model ids and aliases, named models, and their provider routes'), [
+    'mgpt models',
+    'mgpt models add tiny --provider llama --gguf ./stories260K.gguf --route mgpt-1-27b',
+  ]);
   examples(
     models.command('list', { isDefault: true }).description('list model ids and named models with their routes').option('--json', 'JSON output'),
     ['mgpt models', 'MGPT_PROVIDER=openai MGPT_PROVIDER_URL=http://127.0.0.1:11434/v1 mgpt models --json'],
