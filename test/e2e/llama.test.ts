@@ -121,3 +121,59 @@ describe.skipIf(!gguf)('the llama provider on stories260K.gguf (real model)', ()
     }
   });
 });
+
+describe('mgpt models add, route and remove', () => {
+  it('adds a llama model, routes ids to it, refuses bad input and removes it in order', async () => {
+    const { cliEnv, mgpt } = await import('../helpers/cli.js');
+    const env = cliEnv(`${dir}/models`);
+    const file = `${dir}/fake.gguf`;
+    (await import('node:fs')).writeFileSync(file, 'not really a model');
+    expect((await mgpt(['models', 'add', 'tiny', '--provider', 'llama', '--gguf', `${dir}/missing.gguf`], env)).code).toBe(4);
+    const bad = await mgpt(['models', 'add', 'tiny', '--provider', 'llama', '--gguf', file, '--threads', '0'], env);
+    expect([bad.code, bad.stderr]).toEqual([2, expect.stringContaining('--threads')]);
+    expect((await mgpt(['models', 'add', 'tiny', '--provider', 'llama'], env)).stderr).toContain('--provider llama needs --gguf PATH');
+    expect((await mgpt(['models', 'add', 'tiny', '--provider', 'bogus', '--gguf', file], env)).code).toBe(2);
+    const added = await mgpt(['models', 'add', 'tiny', '--provider', 'llama', '--gguf', file, '--threads', '1', '--context', '512', '--temperature', '0', '--route', 'mgpt-1-27b'], env);
+    expect([added.code, added.stderr]).toEqual([0, expect.stringContaining('mgpt-1-27b now uses it')]);
+    expect((await mgpt(['models', 'route', 'game-1-lite-frozen', 'tiny'], env)).code).toBe(0);
+    expect((await mgpt(['models', 'route', 'agent-1-lite-frozen', 'nothing'], env)).code).toBe(4);
+    const list = JSON.parse((await mgpt(['models', '--json'], env)).stdout).data as Array<Record<string, unknown>>;
+    expect(list.find((m) => m.id === 'mgpt-1-27b')).toMatchObject({ provider: 'llama', uses: 'tiny', model: file, threads: 1, contextSize: 512, temperature: 0 });
+    expect(list.find((m) => m.id === 'game-1-lite-frozen')).toMatchObject({ provider: 'llama', uses: 'tiny' });
+    expect(list.find((m) => m.id === 'tiny')).toMatchObject({ kind: 'named', provider: 'llama' });
+    const still = await mgpt(['models', 'remove', 'tiny'], env);
+    expect([still.code, still.stderr]).toEqual([2, expect.stringContaining('mgpt-1-27b, game-1-lite-frozen still route to tiny')]);
+    for (const id of ['mgpt-1-27b', 'game-1-lite-frozen', 'tiny']) expect((await mgpt(['models', 'remove', id], env)).code).toBe(0);
+    expect(JSON.parse((await mgpt(['models', '--json'], env)).stdout).data.find((m: { id: string }) => m.id === 'mgpt-1-27b').provider).toBe('echo');
+  });
+
+  it('without node-llama-cpp installed, a turn fails with the install command and stores nothing', async () => {
+    const { cliEnv, mgpt } = await import('../helpers/cli.js');
+    const { fileURLToPath } = await import('node:url');
+    const hide = fileURLToPath(new URL('../helpers/hide-llama.mjs', import.meta.url));
+    const env = { ...cliEnv(`${dir}/missing`), NODE_OPTIONS: `--import=${hide}` };
+    const file = `${dir}/any.gguf`;
+    (await import('node:fs')).writeFileSync(file, 'x');
+    expect((await mgpt(['models', 'add', 'tiny', '--provider', 'llama', '--gguf', file, '--route', 'mgpt-1-27b'], env)).code).toBe(0);
+    const id = (await mgpt(['entities', 'create'], env)).stdout.trim();
+    const r = await mgpt(['send', id, 'hello'], env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('error: the llama provider needs node-llama-cpp, which is not installed');
+    expect(r.stderr).toContain('hint: install it next to mgpt (about 85 MB, CPU only): npm install --ignore-scripts --omit=optional node-llama-cpp@3.22.1');
+    expect(JSON.parse((await mgpt(['entities', 'show', id, '--json'], env)).stdout).transcript.messages).toBe(0);
+  });
+
+  it.skipIf(!gguf)('the real binary talks to the real model through a routed alias', async () => {
+    const { cliEnv, mgpt } = await import('../helpers/cli.js');
+    const env = cliEnv(`${dir}/cli`);
+    expect((await mgpt(['models', 'add', 'tiny', '--provider', 'llama', '--gguf', gguf!, '--threads', '1', '--context', '512', '--temperature', '0', '--max-tokens', '30', '--route', 'mgpt-1-27b'], env)).code).toBe(0);
+    const id = (await mgpt(['entities', 'create', '--name', 'story'], env)).stdout.trim();
+    const first = await mgpt(['send', id, 'Once upon a time', '--json'], env);
+    expect(first.code).toBe(0);
+    const c = JSON.parse(first.stdout);
+    expect(c.choices[0].message.content.length).toBeGreaterThan(0);
+    expect(c.usage.completion_tokens).toBeLessThanOrEqual(30);
+    const again = await mgpt(['send', (await mgpt(['entities', 'create'], env)).stdout.trim(), 'Once upon a time', '--json'], env);
+    expect(JSON.parse(again.stdout).choices[0].message.content).toBe(c.choices[0].message.content);
+  });
+});
