@@ -79,6 +79,18 @@ const yogaPlugin = {
   },
 };
 
+/**
+ * In CI (the CI variable set) ink writes only the final frame. mgpt renders ink only when stdin and
+ * stdout are a terminal, so a person is watching: the screen must be live whatever CI says.
+ */
+const liveInkPlugin = {
+  name: 'ink-always-live',
+  setup(b) {
+    b.onResolve({ filter: /^is-in-ci$/ }, () => ({ path: 'is-in-ci', namespace: 'ink-always-live' }));
+    b.onLoad({ filter: /.*/, namespace: 'ink-always-live' }, () => ({ contents: 'export default false;', loader: 'js' }));
+  },
+};
+
 const common = {
   bundle: true,
   format: 'cjs',
@@ -112,7 +124,7 @@ await Promise.all([
     platform: 'node',
     target: 'node20',
     jsx: 'automatic',
-    plugins: [devtoolsPlugin, yogaPlugin],
+    plugins: [devtoolsPlugin, yogaPlugin, liveInkPlugin],
     define: { 'process.env.NODE_ENV': '"production"' },
     minify: true,
     banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },

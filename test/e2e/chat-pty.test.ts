@@ -44,7 +44,8 @@ describe('mgpt chat in a real pseudo-terminal (tmux)', () => {
     const exitFile = join(dir, 'exit-code');
     const script = join(dir, 'chat.sh');
     const exports = Object.entries(env).map(([k, v]) => `export ${k}=${JSON.stringify(v)}`).join('\n');
-    writeFileSync(script, `${exports}\n${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} chat pty\necho $? > ${JSON.stringify(exitFile)}\n`);
+    // CI=true as in CI itself: ink would then draw only the final frame, but a terminal gets a live screen.
+    writeFileSync(script, `${exports}\nexport CI=true\n${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} chat pty\necho $? > ${JSON.stringify(exitFile)}\n`);
     await tmux('new-session', '-d', '-s', 'chat', '-x', '120', '-y', '40', `bash ${script}`);
     await until('the status line', (s) => s.includes('transcript 0 msgs'));
 
