@@ -7,6 +7,8 @@ import { PLAIN_TEMPLATE } from '../src/providers/llama/llama-chat.js';
 export interface LlamaBench {
   engineTps: number;
   directTps: number;
+  /** Median of the per-pair ratios engine / direct. */
+  ratio: number;
   tokens: number;
 }
 
@@ -22,7 +24,7 @@ export async function benchLlama(gguf: string, work: string, quick: boolean): Pr
   const settings = { threads: 1, contextSize: 1024, temperature: 0, maxTokens: 300 };
   const instructions = 'Tell long stories about Lily and her friends.';
   const message = 'Tell me a story about Lily, Tom and the big red ball in the park.';
-  const runs = quick ? 3 : 7;
+  const runs = quick ? 4 : 12;
 
   // Direct: the same model file, template, settings and prompt, with no engine around it.
   const lib = await import('node-llama-cpp');
@@ -53,19 +55,32 @@ export async function benchLlama(gguf: string, work: string, quick: boolean): Pr
 
   await direct();
   await viaEngine(); // warm-up: loads the model in the provider, the tokenizer, the JIT
-  const d: number[] = [];
+  // Pairs, in alternating order, compared within each pair: this machine's speed drifts by tens of
+  // percent from one second to the next, which a ratio of two separate medians would show as overhead.
+  const ratios: number[] = [];
   const e: number[] = [];
+  const d: number[] = [];
   let tokens = 0;
   for (let i = 0; i < runs; i++) {
-    const a = await direct();
-    const b = await viaEngine();
-    d.push((a.tokens / a.ms) * 1000);
-    e.push((b.tokens / b.ms) * 1000);
+    let a: { tokens: number; ms: number };
+    let b: { tokens: number; ms: number };
+    if (i % 2 === 0) {
+      a = await direct();
+      b = await viaEngine();
+    } else {
+      b = await viaEngine();
+      a = await direct();
+    }
+    const directTps = (a.tokens / a.ms) * 1000;
+    const engineTps = (b.tokens / b.ms) * 1000;
+    d.push(directTps);
+    e.push(engineTps);
+    ratios.push(engineTps / directTps);
     tokens = b.tokens;
   }
   engine.close();
   await context.dispose();
   await model.dispose();
   await llama.dispose();
-  return { engineTps: median(e), directTps: median(d), tokens };
+  return { engineTps: median(e), directTps: median(d), ratio: median(ratios), tokens };
 }
