@@ -205,3 +205,30 @@ describe('mgpt chat (ink)', () => {
     app.unmount();
   });
 });
+
+describe('mgpt chat with a universe and --tool-exec', () => {
+  it('runs each tool call through the runner and continues the turn with the results', async () => {
+    const universe = await backend.createUniverse({ storedPrompt: 'narrator' });
+    const ran: string[] = [];
+    const controller = new ChatController({
+      backend,
+      target: { kind: 'universe', id: universe.universe },
+      tools: [{ type: 'function', name: 'roll' }, { type: 'function', name: 'look' }] as never,
+      runTool: async (call) => {
+        ran.push(call.name);
+        return { callId: call.callId, name: call.name, ok: true, output: { value: call.name === 'roll' ? 6 : 'a door' } };
+      },
+    });
+    const app = render(<ChatApp controller={controller} />);
+    await controller.start();
+    fake.script({ toolCalls: [{ id: 'c1', name: 'roll', arguments: '{}' }, { id: 'c2', name: 'look', arguments: '{}' }] }, { text: 'A six, and a door.' });
+    app.stdin.write('act\r');
+    await until('the reply', () => (app.lastFrame() ?? '').includes('A six, and a door.'));
+    expect(ran).toEqual(['roll', 'look']);
+    expect(app.lastFrame()).toContain('roll → {"value":6}');
+    const tools = fake.requests.at(-1)!.body.messages.filter((m: any) => m.role === 'tool');
+    expect(tools.map((m: any) => [m.tool_call_id, m.content])).toEqual([['c1', '{"value":6}'], ['c2', '{"value":"a door"}']]);
+    expect(controller.getState().status.transcript?.messages).toBe(2 + 2 + 1);
+    app.unmount();
+  });
+});
