@@ -72,17 +72,20 @@ export class OpenAIChatModel implements ChatModel {
         return false;
       };
       let done = false;
+      let after = 0;
       for await (const piece of res.body) {
+        if (done) {
+          // After [DONE] only the end of the response is left. Reading it to the end returns the
+          // connection to the pool; breaking off would tear it down (a new connection every turn).
+          after += (piece as Buffer).length;
+          if (after > 64 * 1024) break;
+          continue;
+        }
         done = yield* handle(decoder.push(utf8.decode(piece as Buffer, { stream: true })));
-        if (done) break;
       }
       if (!done) {
         done = yield* handle(decoder.flush());
         if (!done) throw new ProviderError('provider stream ended before [DONE]', { retryable: true });
-      } else {
-        // Read the end of the response (after [DONE] only the chunk terminator is left), so the
-        // connection goes back to the pool instead of being torn down and opened again next turn.
-        await res.body.dump({ limit: 64 * 1024 }).catch(() => {});
       }
     } catch (err) {
       throw this.wrap(err, req.signal);
