@@ -104,6 +104,30 @@ describe.skipIf(!gguf)('the llama provider on stories260K.gguf (real model)', ()
     }
   });
 
+  it('answers universe turns too, with usage from its tokenizer', async () => {
+    const { mkdirSync, writeFileSync } = await import('node:fs');
+    mkdirSync(`${dir}/prompts`, { recursive: true });
+    writeFileSync(`${dir}/prompts/teller.md`, 'You tell stories about Lily.\n');
+    const u = new Engine({
+      db: `${dir}/llama.db`,
+      promptsDir: `${dir}/prompts`,
+      route: () => ({ provider: 'llama', gguf: gguf!, threads: 1, contextSize: 1024, temperature: 0, maxTokens: 30 }),
+    });
+    try {
+      const userId = u.accounts.find('local').userId;
+      const created = await u.universes.create({ storedPrompt: 'teller' }, userId);
+      const first = await u.respond({ model: 'game-1-lite-frozen', universe: created.universe, userInput: 'Lily went to the park.' }, { userId });
+      expect(first.assistantRaw.length).toBeGreaterThan(0);
+      expect(first.usageSettlement.outputTokens).toBeGreaterThanOrEqual(tokenizer.tokenize(first.assistantRaw).length);
+      expect(first.usageSettlement.outputTokens).toBeLessThanOrEqual(30);
+      const second = await u.respond({ model: 'game-1-lite-frozen', universe: created.universe, userInput: 'Then what?' }, { userId });
+      expect(second.diagnostics.prompt.totalMessages).toBe(3);
+      expect(second.usageSettlement.inputTokens).toBeGreaterThan(first.usageSettlement.inputTokens);
+    } finally {
+      u.close();
+    }
+  });
+
   it('streams a reply through mgpt serve to the remote backend', async () => {
     const key = engine.keys.create('local', ['mgpt.responses:create']).key!;
     const server: Listening = await listen(engine, '127.0.0.1', 0);
