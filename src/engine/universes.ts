@@ -11,8 +11,8 @@ import {
 import type { UniverseMessageRow, UniverseRow } from '../store/universe-repo.js';
 import type { EngineDeps } from './deps.js';
 import { sha256 } from './entities.js';
+import { UUID } from '../core/ids.js';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const DISPLAY_NAME_MAX = 200;
 
 /** Universes of seed 000: a frozen prompt snapshot plus a runtime conversation. */

@@ -5,13 +5,13 @@ import type { Command } from 'commander';
 import { dataDir } from '../../config/config.js';
 import type { Backend } from '../../core/backend.js';
 import { ENTITY_MODEL, type EntityCompletion } from '../../core/entity-types.js';
-import { BadRequestError, MgptError, exitCodeOf, isBusy } from '../../core/errors.js';
+import { BadRequestError, MgptError, NotFoundError, exitCodeOf, isBusy } from '../../core/errors.js';
 import { type BatchJob, type BatchResult, batchKey, groupKey, jobKey, parseJobs, runGroups } from '../batch-jobs.js';
 import type { CliContext } from '../context.js';
-import { resolveEntity } from '../entity-ref.js';
 import { examples } from '../help.js';
 import { intOption, readStdin } from '../input.js';
 import { Progress } from '../progress.js';
+import { UUID } from '../../core/ids.js';
 
 export interface BatchOptions {
   concurrency?: string;
@@ -35,6 +35,7 @@ export function registerBatch(program: Command, ctx: CliContext): void {
     ],
   ).action((file: string, o: BatchOptions) => runBatch(ctx, file, o));
 }
+
 
 /** Entities created by `newEntity` jobs, kept beside the data so a re-run reuses them. */
 class NewEntityJournal {
@@ -89,14 +90,21 @@ export async function runBatch(ctx: CliContext, file: string, o: BatchOptions): 
   const backend = await ctx.backend();
   const journal = new NewEntityJournal(join(dataDir(ctx.env), 'batches'), key);
 
-  // Names resolve once, up front; a job whose entity cannot be found fails alone.
+  // Ids are used as they are (a job whose entity does not exist fails alone, with 404); names
+  // resolve once, up front, from one listing.
   const resolved = new Map<string, string | MgptError>();
+  const names = new Set<string>();
   for (const ref of new Set(jobs.flatMap((j) => (j.entity ? [j.entity] : [])))) {
-    try {
-      resolved.set(ref, (await resolveEntity(ctx, ref)).id);
-    } catch (err) {
-      if (!(err instanceof MgptError) || err.exitCode === 7 || err.exitCode === 3) throw err; // the backend itself is unusable
-      resolved.set(ref, err);
+    if (UUID.test(ref)) resolved.set(ref, ref.toLowerCase());
+    else names.add(ref);
+  }
+  if (names.size) {
+    const listed = (await backend.listEntities()).data;
+    for (const name of names) {
+      const hits = listed.filter((e) => e.name === name);
+      if (hits.length === 1) resolved.set(name, hits[0].id);
+      else if (hits.length > 1) resolved.set(name, new BadRequestError(`${hits.length} entities are named ${JSON.stringify(name)}; use an id`));
+      else resolved.set(name, new NotFoundError(`no entity named ${JSON.stringify(name)}`));
     }
   }
   const groups = new Map<string, BatchJob[]>();

@@ -7,8 +7,8 @@ import type { CliContext } from '../context.js';
 import { examples } from '../help.js';
 import { intOption, readTextInput } from '../input.js';
 import { note, printJson } from '../output.js';
+import { UUID } from '../../core/ids.js';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const MAX_TOOL_ROUNDS = 16;
 
 export interface RespondOptions {
