@@ -97,6 +97,32 @@ describe('mgpt batch', () => {
     }
   });
 
+  it('Ctrl-C stops taking jobs, keeps the finished results, cancels the rest without a trace and exits 130', async () => {
+    const env = cliEnv(join(dir, 'sigint'), { MGPT_PROVIDER: 'openai', MGPT_PROVIDER_URL: fake.url, MGPT_PROVIDER_MODEL: 'fake-model' });
+    const id = (await mgpt(['entities', 'create', '--name', 'solo'], env)).stdout.trim();
+    const file = join(dir, 'sigint.jsonl');
+    writeFileSync(file, Array.from({ length: 10 }, (_, i) => JSON.stringify({ id: `s${i}`, entity: id, input: `step ${i}` })).join('\n'));
+    const out = join(dir, 'sigint-out.jsonl');
+    fake.fallback = (body) => ({ ...echoLastUser(body), delayMs: 150 });
+    try {
+      const run = spawnMgpt(['batch', file, '-o', out], env);
+      const end = Date.now() + 20_000;
+      while (lines(out).length < 2 && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
+      run.kill('SIGINT');
+      const r = await run.result;
+      expect(r.code).toBe(130);
+      expect(r.stderr).toMatch(/interrupted: run the same command again to finish/);
+      const kept = lines(out);
+      expect(kept.length).toBeGreaterThanOrEqual(2);
+      expect(kept.length).toBeLessThan(10);
+      expect(kept.every((x) => x.ok)).toBe(true);
+      // The job in flight left nothing: the transcript holds exactly the finished jobs, in order.
+      expect(await transcript(env, id)).toEqual(kept.flatMap((x) => [`step ${x.id.slice(1)}`, `reply: step ${x.id.slice(1)}`]));
+    } finally {
+      fake.fallback = echoLastUser;
+    }
+  });
+
   it('keeps file order within one entity at high concurrency, with replies of random latency', async () => {
     const env = cliEnv(join(dir, 'order'), { MGPT_PROVIDER: 'openai', MGPT_PROVIDER_URL: fake.url, MGPT_PROVIDER_MODEL: 'fake-model' });
     const names = ['p', 'q', 'r', 's'];

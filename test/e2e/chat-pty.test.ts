@@ -79,6 +79,11 @@ describe('mgpt chat without a terminal', () => {
     const r = await mgpt(['chat', id], env, 'first line\n\nsecond line\n/history 2\n');
     expect(r.code).toBe(0);
     expect(r.stdout).toBe('reply: first line\nreply: second line\n#3 user: second line\n#4 assistant: reply: second line\n');
+    fake.script({ text: ['half ', 'a ', 'reply'], failAfterChunks: 2 });
+    const cut = await mgpt(['chat', id], env, 'this one breaks\nand this one works\n');
+    expect(cut.code).toBe(7);
+    expect(cut.stdout).toBe('half a \nreply: and this one works\n');
+    expect(cut.stderr).toMatch(/^error: .*\n/m);
     const bad = await mgpt(['chat', id], env, '/history 0\nthird\n');
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('error: /history takes a count from 1 to 500');

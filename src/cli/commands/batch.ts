@@ -146,6 +146,7 @@ export async function runBatch(ctx: CliContext, file: string, o: BatchOptions): 
       `${ctx.signal.aborted ? '; interrupted: run the same command again to finish' : ''}\n`,
   );
   if (failed) ctx.exitCode = 1;
+  if (ctx.signal.aborted) ctx.exitCode = 130;
 }
 
 /** How long a job waits for a busy entity: past the 15 s lease of a killed writer. */

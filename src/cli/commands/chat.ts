@@ -118,6 +118,11 @@ async function lineMode(ctx: CliContext, chat: ChatController): Promise<number> 
     }
     for (; shown < s.items.length; shown++) {
       const item = s.items[shown];
+      // A reply cut off (an error, a cancel) still ends its line, so the next reply starts on its own.
+      if (s.streaming === null && streamed > 0 && item.kind !== 'assistant') {
+        ctx.io.stdout.write('\n');
+        streamed = 0;
+      }
       if (item.kind === 'assistant') {
         const rest = item.text.slice(streamed);
         ctx.io.stdout.write(rest + (item.text.endsWith('\n') ? '' : '\n'));
