@@ -295,3 +295,28 @@ describe('mgpt serve: bad input', () => {
     expect(alive.status).toBe(200);
   });
 });
+
+describe('request bodies', () => {
+  it('answers a chunked body over the limit with 413 on a live connection, and keeps serving', async () => {
+    const url = new URL(`${server.url}/v1/entities`);
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = httpRequest(
+        { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'transfer-encoding': 'chunked' } },
+        (res) => {
+          let body = '';
+          res.setEncoding('utf8').on('data', (d) => (body += d));
+          res.on('end', () => resolve({ status: res.statusCode!, body }));
+        },
+      );
+      req.on('error', reject);
+      // 2 MiB in 64 KiB chunks, no Content-Length: the limit (1 MiB) can only be found by reading.
+      const chunk = Buffer.alloc(64 * 1024, 0x61);
+      for (let i = 0; i < 32; i++) req.write(chunk);
+      req.end();
+    });
+    expect(answer.status).toBe(413);
+    expect(JSON.parse(answer.body)).toEqual({ error: 'request body over 1048576 bytes' });
+    const ok = await fetch(`${server.url}/v1/entities`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: '{"model":"mgpt-1-27b"}' });
+    expect(ok.status).toBe(201);
+  });
+});
