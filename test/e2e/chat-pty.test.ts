@@ -84,6 +84,10 @@ describe('mgpt chat without a terminal', () => {
     expect(cut.code).toBe(7);
     expect(cut.stdout).toBe('half a \nreply: and this one works\n');
     expect(cut.stderr).toMatch(/^error: .*\n/m);
+    for (const args of [['chat', id, '--new'], ['chat', '--name', 'x'], ['chat', id, '--tools', 'tools.json'], ['chat', id, '--universe', id]]) {
+      const usage = await mgpt(args, env, '');
+      expect([args.join(' '), usage.code]).toEqual([args.join(' '), 2]);
+    }
     const bad = await mgpt(['chat', id], env, '/history 0\nthird\n');
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('error: /history takes a count from 1 to 500');

@@ -49,6 +49,10 @@ export function registerChat(program: Command, ctx: CliContext): void {
 export async function runChat(ctx: CliContext, ref: string | undefined, o: ChatCommandOptions): Promise<void> {
   if (o.universe && (ref || o.new)) throw new BadRequestError('--universe chats with a universe: give no entity and no --new');
   if ((o.tools || o.toolExec) && !o.universe) throw new BadRequestError('--tools and --tool-exec apply to --universe chats');
+  if (ref !== undefined && o.new) throw new BadRequestError('give an entity to resume or --new to start one, not both');
+  if (!o.new && (o.name !== undefined || o.instructions !== undefined || o.file !== undefined)) {
+    throw new BadRequestError('--name, --instructions and -f describe a new entity: add --new');
+  }
   const tty = ctx.io.stdinIsTTY && ctx.io.stdoutIsTTY;
   // The screen's code (ink, react, yoga) loads while the backend opens and the entity resolves.
   const ui = tty ? import('../../ui/run-chat.js') : undefined;
