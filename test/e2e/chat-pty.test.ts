@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -24,12 +24,12 @@ afterAll(async () => {
   await fake.close();
 });
 
-const screen = async () => (await tmux('capture-pane', '-p', '-t', 'chat')).stdout;
+const screen = async (session = 'chat') => (await tmux('capture-pane', '-p', '-t', session)).stdout;
 
-async function until(what: string, check: (s: string) => boolean, ms = 15_000): Promise<string> {
+async function until(what: string, check: (s: string) => boolean, ms = 15_000, session = 'chat'): Promise<string> {
   const end = Date.now() + ms;
   for (;;) {
-    const s = await screen().catch(() => '');
+    const s = await screen(session).catch(() => '');
     if (check(s)) return s;
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}; the screen:\n${s}`);
     await new Promise((r) => setTimeout(r, 50));
@@ -69,6 +69,21 @@ describe('mgpt chat in a real pseudo-terminal (tmux)', () => {
     await tmux('send-keys', '-t', 'chat', 'C-d');
     const end = Date.now() + 10_000;
     while (!existsSync(exitFile) && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+    expect(readFileSync(exitFile, 'utf8').trim()).toBe('0');
+
+    // Inputs are kept (privately) for the next session, where Up recalls them.
+    const kept = join(dir, 'data', 'mgpt', 'chat-history.jsonl');
+    expect(readFileSync(kept, 'utf8').trim().split('\n').map((l) => JSON.parse(l))).toEqual(['hello pty', '/window', 'cancel this one']);
+    expect(statSync(kept).mode & 0o777).toBe(0o600);
+    rmSync(exitFile);
+    await tmux('new-session', '-d', '-s', 'again', '-x', '120', '-y', '40', `bash ${script}`);
+    await until('the second session', (s) => s.includes('transcript 2 msgs'), 15_000, 'again');
+    await tmux('send-keys', '-t', 'again', 'Up');
+    await until('the recalled input', (s) => /› cancel this one\s*$/m.test(s), 15_000, 'again');
+    await tmux('send-keys', '-t', 'again', 'C-c');
+    await tmux('send-keys', '-t', 'again', 'C-d');
+    const end2 = Date.now() + 10_000;
+    while (!existsSync(exitFile) && Date.now() < end2) await new Promise((r) => setTimeout(r, 50));
     expect(readFileSync(exitFile, 'utf8').trim()).toBe('0');
   });
 });

@@ -1,9 +1,13 @@
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
+import { dataDir } from '../../config/config.js';
 import { ENTITY_MODEL } from '../../core/entity-types.js';
 import { BadRequestError } from '../../core/errors.js';
 import type { ToolDefinitionInput } from '../../core/universe-types.js';
 import { ChatController, type ChatOptions, type ChatTarget } from '../../ui/chat-controller.js';
+import { HISTORY_MAX } from '../../ui/line-editor.js';
 import type { CliContext } from '../context.js';
 import { resolveEntity } from '../entity-ref.js';
 import { examples } from '../help.js';
@@ -91,10 +95,44 @@ export async function runChat(ctx: CliContext, ref: string | undefined, o: ChatC
         : undefined,
   };
   if (ui) {
-    await (await ui).runChat(opts);
+    const file = join(dataDir(ctx.env), 'chat-history.jsonl');
+    const kept = await (await ui).runChat({ ...opts, history: readHistory(file) });
+    writeHistory(file, kept);
     return;
   }
   ctx.exitCode = await lineMode(ctx, new ChatController(opts));
+}
+
+/** Earlier inputs, one JSON string a line (inputs may span lines); a damaged line is skipped. */
+function readHistory(file: string): string[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return [];
+  }
+  const out: string[] = [];
+  for (const line of text.split('\n')) {
+    try {
+      const v: unknown = JSON.parse(line);
+      if (typeof v === 'string') out.push(v);
+    } catch {
+      // the end of a file cut short, or not ours
+    }
+  }
+  return out.slice(-HISTORY_MAX);
+}
+
+/** Kept private (mode 0600): the inputs are conversation text. Written whole, then renamed. */
+function writeHistory(file: string, history: string[]): void {
+  try {
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    const tmp = `${file}.${process.pid}.tmp`;
+    writeFileSync(tmp, history.slice(-HISTORY_MAX).map((h) => JSON.stringify(h)).join('\n') + '\n', { mode: 0o600 });
+    renameSync(tmp, file);
+  } catch {
+    // Input history is a convenience: failing to keep it must not fail the chat.
+  }
 }
 
 async function readTools(file: string): Promise<ToolDefinitionInput[]> {
