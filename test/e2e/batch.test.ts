@@ -45,6 +45,10 @@ describe('batch jobs file', () => {
     expect(r.stderr).toContain('line 2 (b): give exactly one of entity, universe, newEntity');
     expect(r.stdout).toBe('');
     expect(fake.requests.length).toBe(before);
+    const unwritable = await mgpt(['batch', '-', '-o', join(dir, 'no', 'such', 'dir', 'out.jsonl')], env, '{"id":"a","newEntity":{},"input":"hi"}');
+    expect([unwritable.code, unwritable.stderr]).toEqual([2, expect.stringContaining('cannot write')]);
+    expect(JSON.parse((await mgpt(['entities', 'list', '--json'], env)).stdout).data).toEqual([]);
+    expect(fake.requests.length).toBe(before);
   });
 });
 

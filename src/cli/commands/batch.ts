@@ -111,11 +111,19 @@ export async function runBatch(ctx: CliContext, file: string, o: BatchOptions): 
   for (const job of jobs) {
     const r = job.entity ? resolved.get(job.entity) : undefined;
     const g = groupKey(job, typeof r === 'string' ? r : undefined);
-    groups.set(g, [...(groups.get(g) ?? []), job]);
+    const group = groups.get(g);
+    if (group) group.push(job);
+    else groups.set(g, [job]);
   }
 
   const out = o.output ? createWriteStream(o.output) : null;
-  if (out) await once(out, 'open');
+  if (out) {
+    try {
+      await once(out, 'open');
+    } catch (err) {
+      throw new BadRequestError(`cannot write ${o.output}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
+  }
   const write = (line: string) => (out ? out.write(line) : ctx.io.stdout.write(line));
   const progress = new Progress(ctx.io.stderr, jobs.length, ctx.io.stderrIsTTY);
   let failed = 0;
