@@ -75,6 +75,9 @@ export function toolResultContent(r: Pick<ToolResultInput, 'ok' | 'output'>): st
   return JSON.stringify(r.ok ? r.output : { ok: false, error: r.output });
 }
 
+/** Rounds of tool calls a client runs for one turn before it gives up (respond --tool-exec, chat). */
+export const MAX_TOOL_ROUNDS = 16;
+
 export interface ToolCallOut {
   callId: string;
   name: string;

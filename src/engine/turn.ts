@@ -11,6 +11,7 @@ import { costUsd, roundUsd } from '../core/models.js';
 import { type TokenEstimator, loadTokenEstimator, loadedTokenEstimator, tokenUpperBound } from '../core/tokens.js';
 import { planRotation } from '../core/window-plan.js';
 import type { ChatMessage, ChatModel } from '../providers/spec.js';
+import type { AccountRow } from '../store/account-repo.js';
 import type { BlockRow, EntityRow } from '../store/entity-repo.js';
 import type { EngineDeps } from './deps.js';
 import { windowVersion } from './versioned-cache.js';
@@ -104,7 +105,8 @@ export async function* runTurn(deps: EngineDeps, entity: EntityRow, input: TurnI
     }
     if (current.transcriptTokens >= current.capTokens) throw readOnly(current);
     // A metered account is charged by the exact count, so it is checked with it.
-    if (isMetered(deps, current)) checkBalance(deps, current, await exact());
+    const account = store.accounts.get(current.accountId);
+    if (account && account.balanceUsd !== null) checkBalance(deps, current, account, await exact());
 
     const model = await deps.chatModel(current.model);
     const blocks = deps.windows.get(id, windowVersion(current))?.value ?? store.entities.window(id);
@@ -299,16 +301,10 @@ async function summarize(
   return tok.count(text) > maxTokens ? tok.truncate(text, maxTokens) : text;
 }
 
-function isMetered(deps: EngineDeps, entity: EntityRow): boolean {
-  const account = deps.store.accounts.get(entity.accountId);
-  return account !== undefined && account.balanceUsd !== null;
-}
-
-function checkBalance(deps: EngineDeps, entity: EntityRow, messageTokens: number): void {
-  const account = deps.store.accounts.get(entity.accountId);
-  if (!account || account.balanceUsd === null) return;
+/** A metered account (a balance, not null) must cover the new message. */
+function checkBalance(deps: EngineDeps, entity: EntityRow, account: AccountRow, messageTokens: number): void {
+  const balance = account.balanceUsd ?? 0;
   const billed = costUsd(deps.prices[entity.model], messageTokens, 0);
-  const balance = account.balanceUsd;
   if (balance > 0 && balance >= billed) return;
   throw new PaymentRequiredError(
     `insufficient balance: $${balance.toFixed(6)} left, this message costs $${billed.toFixed(6)}`,

@@ -2,7 +2,7 @@ import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import type { Backend } from '../core/backend.js';
 import type { Entity, ExportFormat } from '../core/entity-types.js';
-import type { ToolCallOut, ToolDefinitionInput, ToolResultInput } from '../core/universe-types.js';
+import { MAX_TOOL_ROUNDS, type ToolCallOut, type ToolDefinitionInput, type ToolResultInput } from '../core/universe-types.js';
 
 /** What `mgpt chat` talks to. */
 export type ChatTarget = { kind: 'entity'; id: string } | { kind: 'universe'; id: string };
@@ -68,7 +68,6 @@ export const HELP = [
   'Ctrl-C cancels a reply in flight: nothing of that turn is stored.',
 ].join('\n');
 
-const MAX_TOOL_ROUNDS = 16;
 
 /** A thrown value as one line and a hint, whichever bundle's error class it is. */
 function describe(err: unknown): { text: string; hint?: string; status?: number; exitCode?: number; details?: Record<string, unknown> } {

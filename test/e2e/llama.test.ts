@@ -22,6 +22,8 @@ describe('thread default', () => {
   });
 });
 
+// The model file is not in the repository (it is never committed): without MGPT_TEST_GGUF these
+// cannot run, and testGguf() prints a banner saying so. .ci/run sets it.
 describe.skipIf(!gguf)('the llama provider on stories260K.gguf (real model)', () => {
   let engine: Engine;
   let lib: typeof import('node-llama-cpp');
@@ -187,6 +189,7 @@ describe('mgpt models add, route and remove', () => {
     expect(JSON.parse((await mgpt(['entities', 'show', id, '--json'], env)).stdout).transcript.messages).toBe(0);
   });
 
+  // Needs the real model file, like the suite above (see testGguf).
   it.skipIf(!gguf)('the real binary talks to the real model through a routed alias', async () => {
     const { cliEnv, mgpt } = await import('../helpers/cli.js');
     const env = cliEnv(`${dir}/cli`);

@@ -4,12 +4,14 @@ import { existsSync, readFileSync } from 'node:fs';
 export const STORIES_SHA256 = '270cba1bd5109f42d03350f60406024560464db173c0e387d91f0426d3bd256d';
 
 /**
- * The tiny real model for the llama tests, from MGPT_TEST_GGUF (.ci/run sets it). Absent: the
- * tests say loudly that they did not run. Present but not the expected file: that is a failure.
+ * The tiny real model for the llama tests, from MGPT_TEST_GGUF (.ci/run sets it when the file sits
+ * beside the project). Unset: the model is not part of the repository (it is never committed), so
+ * the tests cannot run, and say so loudly. Set but missing, or not the expected file: a failure.
  */
 export function testGguf(): string | null {
   const path = process.env.MGPT_TEST_GGUF;
-  if (!path || !existsSync(path)) {
+  if (path && !existsSync(path)) throw new Error(`MGPT_TEST_GGUF=${path}: no such file`);
+  if (!path) {
     const banner = '!'.repeat(78);
     console.warn(
       `\n${banner}\n!! THE LLAMA TESTS DID NOT RUN: no model at MGPT_TEST_GGUF=${path ?? '(unset)'}\n` +

@@ -2,14 +2,13 @@ import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { BadRequestError } from '../../core/errors.js';
-import { type GenerationResponse, type ToolCallOut, type ToolResultInput, type UniverseDoc, toolResultContent } from '../../core/universe-types.js';
+import { type GenerationResponse, MAX_TOOL_ROUNDS, type ToolCallOut, type ToolResultInput, type UniverseDoc, toolResultContent } from '../../core/universe-types.js';
 import type { CliContext } from '../context.js';
 import { examples } from '../help.js';
 import { intOption, readTextInput } from '../input.js';
 import { note, printJson } from '../output.js';
 import { UUID } from '../../core/ids.js';
 
-const MAX_TOOL_ROUNDS = 16;
 
 export interface RespondOptions {
   model: string;
