@@ -90,6 +90,25 @@ export class ProviderError extends MgptError {
   }
 }
 
+/**
+ * The prompt does not fit the model's context. Providers throw it when the model (or its server)
+ * says so, with what the answer revealed; the engine learns the context from it and retries once.
+ * When it reaches a caller, the turn could not be made to fit (a message larger than the model).
+ */
+export class ContextOverflowError extends MgptError {
+  override readonly status = 400;
+  override readonly exitCode = 2;
+  /** The model's context in its own tokens, when the answer named it. */
+  readonly contextTokens?: number;
+  /** The prompt's size in the model's own tokens, when the answer named it. */
+  readonly promptTokens?: number;
+  constructor(message: string, opts: { contextTokens?: number; promptTokens?: number; hint?: string; cause?: unknown } = {}) {
+    super(message, opts);
+    this.contextTokens = opts.contextTokens;
+    this.promptTokens = opts.promptTokens;
+  }
+}
+
 /** The backend in use cannot do this (the remote wire contract has no such operation). */
 export class NotSupportedError extends MgptError {
   override readonly status = 400;

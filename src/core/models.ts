@@ -36,6 +36,15 @@ export function roundUsd(x: number): number {
   return Math.round(x * 1e8) / 1e8;
 }
 
+/** What a route allows; unset means unknown (context) or not sent (maxTokens, temperature). */
+export interface RouteLimits {
+  /** The model's context in its own tokens. */
+  contextSize?: number;
+  /** The longest reply, in the model's tokens. */
+  maxTokens?: number;
+  temperature?: number;
+}
+
 /** Where a platform model id is routed. */
 export interface ModelRoute {
   /** `echo`, `openai`, ... */

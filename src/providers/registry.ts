@@ -1,14 +1,18 @@
 import { MgptError } from '../core/errors.js';
 import { EchoChatModel } from './echo/echo.js';
-import type { ChatModel, ModelRoute } from './spec.js';
+import type { ChatModel, ModelRoute, RouteLimits } from './spec.js';
 
 export const PROVIDERS = ['echo', 'openai', 'llama'] as const;
+
+function routeLimits(route: ModelRoute): RouteLimits {
+  return { contextSize: route.contextSize, maxTokens: route.maxTokens, temperature: route.temperature };
+}
 
 /** Builds the ChatModel a route names; heavy providers are imported only when used. */
 export async function createChatModel(platformId: string, route: ModelRoute): Promise<ChatModel> {
   switch (route.provider) {
     case 'echo':
-      return new EchoChatModel(route.model ?? platformId);
+      return new EchoChatModel(route.model ?? platformId, routeLimits(route));
     case 'openai': {
       if (!route.baseUrl) {
         throw new MgptError(`model ${platformId} is routed to the openai provider without a base URL`, {
@@ -22,6 +26,7 @@ export async function createChatModel(platformId: string, route: ModelRoute): Pr
         apiKey: route.apiKey,
         timeoutMs: route.timeoutMs,
         maxRetries: route.maxRetries,
+        ...routeLimits(route),
       });
     }
     case 'llama': {

@@ -1,6 +1,7 @@
 /** The provider spec: types only. A provider turns a prompt into a stream of typed parts. */
 
-export type { ModelRoute } from '../core/models.js';
+export type { ModelRoute, RouteLimits } from '../core/models.js';
+import type { RouteLimits } from '../core/models.js';
 
 export interface ChatToolCall {
   id: string;
@@ -25,7 +26,8 @@ export interface ToolDefinition {
   parameters?: Record<string, unknown>;
 }
 
-export type ToolChoice = 'auto' | 'none' | { type: 'function'; name: string };
+/** `required`: the model must call some tool; an object names the one it must call. */
+export type ToolChoice = 'auto' | 'none' | 'required' | { type: 'function'; name: string };
 
 export interface ChatRequest {
   messages: ChatMessage[];
@@ -71,6 +73,13 @@ export interface ChatModel {
   readonly provider: string;
   /** The provider's own model name. */
   readonly modelId: string;
+  /**
+   * Identifies the model behind the route (provider, server, model), so what is learned about it
+   * (its context, how it counts tokens) is kept per model and shared by every id routed to it.
+   */
+  readonly routeKey: string;
+  /** The route's configured limits; a provider that knows its context (llama) fills it in. */
+  readonly limits: RouteLimits;
   /** Streams the reply. Retries happen inside, and only before the first part is yielded. */
   stream(request: ChatRequest): AsyncIterable<StreamPart>;
   /** Image output, for providers that have it. */

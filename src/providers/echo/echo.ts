@@ -1,4 +1,4 @@
-import type { ChatMessage, ChatModel, ChatRequest, GeneratedImage, ImageGenerationRequest, StreamPart } from '../spec.js';
+import type { ChatMessage, ChatModel, ChatRequest, GeneratedImage, ImageGenerationRequest, RouteLimits, StreamPart } from '../spec.js';
 import { placeholderPng } from './png.js';
 
 /**
@@ -10,7 +10,13 @@ import { placeholderPng } from './png.js';
  */
 export class EchoChatModel implements ChatModel {
   readonly provider = 'echo';
-  constructor(readonly modelId: string) {}
+  readonly routeKey: string;
+  constructor(
+    readonly modelId: string,
+    readonly limits: RouteLimits = {},
+  ) {
+    this.routeKey = `echo:${modelId}`;
+  }
 
   async *stream(request: ChatRequest): AsyncIterable<StreamPart> {
     const last = request.messages[request.messages.length - 1];

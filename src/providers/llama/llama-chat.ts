@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
-import { CancelledError, MgptError, ProviderError } from '../../core/errors.js';
-import type { ChatMessage, ChatModel, ChatRequest, StreamPart } from '../spec.js';
+import { CancelledError, ContextOverflowError, MgptError, ProviderError } from '../../core/errors.js';
+import type { ChatMessage, ChatModel, ChatRequest, RouteLimits, StreamPart } from '../spec.js';
 
 export interface LlamaOptions {
   /** Path of the GGUF file. */
@@ -120,9 +120,18 @@ function history(messages: ChatMessage[]): ChatHistoryItem[] {
 export class LlamaChatModel implements ChatModel {
   readonly provider = 'llama';
   readonly modelId: string;
+  readonly routeKey: string;
+  readonly limits: RouteLimits;
 
   constructor(private readonly opts: LlamaOptions) {
     this.modelId = opts.gguf;
+    this.routeKey = `llama:${opts.gguf}`;
+    // The context is the one this provider creates, so it is known without learning.
+    this.limits = {
+      contextSize: opts.contextSize ?? LLAMA_DEFAULTS.contextSize,
+      maxTokens: opts.maxTokens ?? LLAMA_DEFAULTS.maxTokens,
+      temperature: opts.temperature ?? LLAMA_DEFAULTS.temperature,
+    };
   }
 
   async *stream(req: ChatRequest): AsyncIterable<StreamPart> {
@@ -147,8 +156,10 @@ export class LlamaChatModel implements ChatModel {
       const promptTokens = m.wrapper.generateContextState({ chatHistory }).contextText.tokenize(m.model.tokenizer).length;
       const room = m.contextSize - promptTokens - 1;
       if (room < 1) {
-        throw new ProviderError(`the prompt is ${promptTokens} tokens, but the llama context holds ${m.contextSize}`, {
-          hint: 'raise the context (mgpt models add NAME ... --context N) or lower the window budget',
+        throw new ContextOverflowError(`the prompt is ${promptTokens} tokens, but the llama context holds ${m.contextSize}`, {
+          contextTokens: m.contextSize,
+          promptTokens,
+          hint: 'raise the context (mgpt models add NAME ... --context N) or shorten the message',
         });
       }
       const maxTokens = Math.min(req.maxTokens ?? this.opts.maxTokens ?? LLAMA_DEFAULTS.maxTokens, room);

@@ -1,5 +1,5 @@
 import { CancelledError, ProviderError } from '../../core/errors.js';
-import type { ChatModel, ChatRequest, GeneratedImage, ImageGenerationRequest, ProviderUsage, StreamPart } from '../spec.js';
+import type { ChatModel, ChatRequest, GeneratedImage, ImageGenerationRequest, ProviderUsage, RouteLimits, StreamPart } from '../spec.js';
 import { SseDecoder } from '../../core/sse.js';
 
 export interface OpenAIChatOptions {
@@ -11,6 +11,10 @@ export interface OpenAIChatOptions {
   /** Retries on connect errors, 429 and 5xx, only before the response body started. */
   maxRetries?: number;
   retryBaseMs?: number;
+  /** The route's limits: maxTokens and temperature are sent when set and the request sets none. */
+  contextSize?: number;
+  maxTokens?: number;
+  temperature?: number;
 }
 
 const RETRYABLE_CODES = new Set([
@@ -27,9 +31,13 @@ const RETRYABLE_CODES = new Set([
 export class OpenAIChatModel implements ChatModel {
   readonly provider = 'openai';
   readonly modelId: string;
+  readonly routeKey: string;
+  readonly limits: RouteLimits;
 
   constructor(private readonly opts: OpenAIChatOptions) {
     this.modelId = opts.model;
+    this.routeKey = `openai:${opts.baseUrl.replace(/\/+$/, '')}#${opts.model}`;
+    this.limits = { contextSize: opts.contextSize, maxTokens: opts.maxTokens, temperature: opts.temperature };
   }
 
   async *stream(req: ChatRequest): AsyncIterable<StreamPart> {
@@ -131,8 +139,10 @@ export class OpenAIChatModel implements ChatModel {
       stream: true,
       stream_options: { include_usage: true },
     };
-    if (req.maxTokens !== undefined) b.max_tokens = req.maxTokens;
-    if (req.temperature !== undefined) b.temperature = req.temperature;
+    const maxTokens = req.maxTokens ?? this.limits.maxTokens;
+    const temperature = req.temperature ?? this.limits.temperature;
+    if (maxTokens !== undefined) b.max_tokens = maxTokens;
+    if (temperature !== undefined) b.temperature = temperature;
     if (req.responseFormat) b.response_format = req.responseFormat;
     if (req.tools?.length) {
       b.tools = req.tools.map((t) => ({
