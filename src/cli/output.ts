@@ -92,3 +92,8 @@ export function gauge(used: number, total: number, width = 20): string {
 export function note(ctx: CliContext, text: string): void {
   ctx.io.stderr.write(colors(ctx, 'stderr').dim(text) + '\n');
 }
+
+/** `warning: …` on stderr: something the person should know about a result that still succeeded. */
+export function warn(ctx: CliContext, text: string): void {
+  ctx.io.stderr.write(colors(ctx, 'stderr').yellow(`warning: ${text}`) + '\n');
+}

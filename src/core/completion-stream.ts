@@ -1,8 +1,8 @@
-import type { CompletionChunk, EntityCompletion, TurnEvent } from './entity-types.js';
+import type { CompletionChunk, EntityCompletion, FinishReason, TurnEvent } from './entity-types.js';
 
 /**
  * Turn events -> the seed's stream (4.5): content chunks (the first delta carries the role), a
- * final chunk with an empty delta and finish_reason "stop", a usage chunk with no choices, then
+ * final chunk with an empty delta and the reply's finish_reason ("stop", or "length" when cut), a usage chunk with no choices, then
  * the literal [DONE]. Pure, so the server and tests share one definition.
  */
 export class CompletionChunker {
@@ -28,7 +28,7 @@ export class CompletionChunker {
         const out: CompletionChunk[] = [];
         // A reply with no text still opens with the assistant role.
         if (this.first) out.push(this.chunk({ role: 'assistant', content: '' }, null));
-        out.push(this.chunk({}, 'stop'));
+        out.push(this.chunk({}, ev.completion.choices[0]?.finish_reason ?? 'stop'));
         out.push({ ...this.base(ev.completion), choices: [], usage: ev.completion.usage });
         return out;
       }
@@ -46,7 +46,7 @@ export class CompletionChunker {
     };
   }
 
-  private chunk(delta: CompletionChunk['choices'][0]['delta'], finish: 'stop' | null): CompletionChunk {
+  private chunk(delta: CompletionChunk['choices'][0]['delta'], finish: FinishReason | null): CompletionChunk {
     return { ...this.base(), choices: [{ index: 0, delta, finish_reason: finish }] };
   }
 }

@@ -80,6 +80,12 @@ export interface Usage {
   total_tokens: number;
 }
 
+/**
+ * Why a reply ended: `stop` when complete (the seed's only value), `length` when cut at the
+ * route's maxTokens or the model's context, `content_filter` when the provider withheld the rest.
+ */
+export type FinishReason = 'stop' | 'length' | 'content_filter';
+
 /** Buffered reply (`stream: false`): a chat.completion plus `entity_id`. */
 export interface EntityCompletion {
   id: string;
@@ -89,7 +95,7 @@ export interface EntityCompletion {
   choices: Array<{
     index: 0;
     message: { role: 'assistant'; content: string };
-    finish_reason: 'stop';
+    finish_reason: FinishReason;
   }>;
   usage: Usage;
   entity_id: string;
@@ -103,7 +109,7 @@ export interface CompletionChunk {
   choices: Array<{
     index: 0;
     delta: { role?: 'assistant'; content?: string };
-    finish_reason: 'stop' | null;
+    finish_reason: FinishReason | null;
   }>;
   usage?: Usage;
 }

@@ -98,7 +98,7 @@ export interface RespondInput {
   useAdditionalInstructions?: boolean;
   responseFormat?: Record<string, unknown>;
   tools?: ToolDefinitionInput[];
-  toolChoice?: 'auto' | 'none' | { type: 'function'; name: string };
+  toolChoice?: 'auto' | 'none' | 'required' | { type: 'function'; name: string };
   toolResults?: ToolResultInput[];
 }
 
@@ -115,7 +115,19 @@ export interface GenerationResponse {
     serverStages: { auth: number; load: number; truncate: number; promptBuild: number; provider: number };
     storage: { source: 'cache' | 'database' | 'none'; ageMs: number };
     prompt: { windowStart: number; windowMessages: number; totalMessages: number; aligned: boolean; structuredOutput: boolean };
-    provider: { name: string; model: string; responseFormat: string | null; retries: number; called: boolean };
+    provider: {
+      name: string;
+      model: string;
+      responseFormat: string | null;
+      retries: number;
+      called: boolean;
+      /** Why the provider's reply ended (`stop`, `length` when cut, `tool_calls`); null when none was called. */
+      finishReason: string | null;
+    };
+    /** With structured output: whether the reply is the JSON the contract asks for (never passed off as valid when cut or unparsable). */
+    structured?: { valid: boolean; error: string | null };
+    /** What a caller should know about a reply that still succeeded (cut off, a required tool not called). */
+    warnings?: string[];
     requestId?: string;
   };
   toolCalls?: ToolCallOut[];

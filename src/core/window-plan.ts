@@ -33,25 +33,50 @@ export function windowTokens(blocks: ReadonlyArray<{ tokens: number }>): number 
   return t;
 }
 
-/** Plans the rotation needed before a new message of `newTokens` joins `blocks`; null when none is. */
+/**
+ * What the model behind the route can take, in estimated tokens: the window's blocks, each with
+ * `perBlock` added for the chat template's framing of a message, may hold at most `cap`.
+ */
+export interface ModelLimit {
+  cap: number;
+  perBlock: number;
+}
+
+/** The window's size as the model limit counts it. */
+export function modelCost(blocks: ReadonlyArray<{ tokens: number }>, perBlock: number): number {
+  return windowTokens(blocks) + perBlock * blocks.length;
+}
+
+/**
+ * Plans the rotation needed before a new message of `newTokens` joins `blocks`; null when none is.
+ * It rotates when the window would pass the entity's budget or the model's limit, and then folds
+ * the oldest blocks until the rest is at most 60% of both.
+ */
 export function planRotation(
   blocks: readonly PlannedBlock[],
   newTokens: number,
   budget: number,
+  limit?: ModelLimit,
 ): RotationPlan | null {
+  const perBlock = limit?.perBlock ?? 0;
   let total = windowTokens(blocks) + newTokens;
-  if (total <= budget || blocks.length === 0) return null;
+  let cost = total + perBlock * (blocks.length + 1);
+  const overModel = limit !== undefined && cost > limit.cap;
+  if ((total <= budget && !overModel) || blocks.length === 0) return null;
   const target = Math.floor(budget * ROTATE_TARGET_RATIO);
+  const costTarget = limit ? Math.floor(limit.cap * ROTATE_TARGET_RATIO) : Infinity;
   let take = 0;
-  while (take < blocks.length && total > target) {
+  while (take < blocks.length && (total > target || cost > costTarget)) {
     total -= blocks[take].tokens;
+    cost -= blocks[take].tokens + perBlock;
     take++;
   }
-  const maxSummaryTokens = Math.max(0, Math.min(Math.floor(budget * SUMMARY_MAX_RATIO), budget - total));
+  let maxSummaryTokens = Math.min(Math.floor(budget * SUMMARY_MAX_RATIO), budget - total);
+  if (limit) maxSummaryTokens = Math.min(maxSummaryTokens, Math.floor(limit.cap * SUMMARY_MAX_RATIO), limit.cap - cost - perBlock);
   return {
     take,
     covers: [blocks[0].coversFrom, blocks[take - 1].coversTo],
-    maxSummaryTokens,
+    maxSummaryTokens: Math.max(0, maxSummaryTokens),
     remainingTokens: total,
   };
 }

@@ -1,4 +1,5 @@
 import type { ModelPrice } from '../core/models.js';
+import type { RouteCalibration } from './calibration.js';
 import type { ChatModel } from '../providers/spec.js';
 import type { Store } from '../store/store.js';
 import type { PromptStore } from './prompts.js';
@@ -28,6 +29,8 @@ export interface EngineDeps {
   /** The model a platform id or alias routes to; `modelOverride` replaces the provider model. */
   chatModel(platformId: string, modelOverride?: string): Promise<ChatModel>;
   prompts: PromptStore;
+  /** What each route's model revealed about its tokens and context. */
+  calibration: RouteCalibration;
   clock: Clock;
   newId(): string;
   version: string;

@@ -6,6 +6,7 @@ import { DEFAULT_PRICES, type ModelPrice, type ModelRoute } from '../core/models
 import { createChatModel } from '../providers/registry.js';
 import { Store } from '../store/store.js';
 import { AccountService } from './accounts.js';
+import { RouteCalibration } from './calibration.js';
 import { type Clock, type EngineDeps, systemClock } from './deps.js';
 import { EntityService } from './entities.js';
 import { generateImage } from './images.js';
@@ -51,6 +52,7 @@ export class Engine {
       leaseTtlMs: positive(opts.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS, 'lease TTL'),
     };
     this.store = typeof opts.db === 'string' ? Store.open(opts.db) : opts.db;
+    const clock = opts.clock ?? systemClock;
     this.deps = {
       store: this.store,
       windows: new VersionedCache(),
@@ -62,7 +64,8 @@ export class Engine {
         return createChatModel(id, modelOverride ? { ...route, model: modelOverride } : route);
       },
       prompts: new PromptStore(opts.promptsDir ?? null),
-      clock: opts.clock ?? systemClock,
+      calibration: new RouteCalibration(this.store, clock),
+      clock,
       newId: opts.newId ?? randomUUID,
       version: opts.version ?? '0.0.0',
     };

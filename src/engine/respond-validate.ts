@@ -72,11 +72,7 @@ export function validateRespond(body: unknown): RespondInput {
         }
       });
   }
-  if (b.toolChoice !== undefined) {
-    const c = b.toolChoice;
-    const ok = c === 'auto' || c === 'none' || (isObject(c) && c.type === 'function' && typeof c.name === 'string' && c.name !== '');
-    if (!ok) err('toolChoice', '"auto", "none", or { type: "function", name }');
-  }
+  if (b.toolChoice !== undefined) b.toolChoice = checkToolChoice(b.toolChoice, b.tools, err);
   if (b.toolResults !== undefined) {
     if (!Array.isArray(b.toolResults)) err('toolResults', 'must be an array');
     else if (standalone && b.toolResults.length) err('toolResults', 'needs a universe or universeDoc');
@@ -91,6 +87,27 @@ export function validateRespond(body: unknown): RespondInput {
   }
   if (errors.length) throw new BadRequestError(errors.map((e) => `${e.field}: ${e.message}`).join('; '), { errors });
   return b as unknown as RespondInput;
+}
+
+/**
+ * `"auto"`, `"none"`, `"required"`, or a named function in the seed's shape `{type, name}` or the
+ * OpenAI wire shape `{type, function: {name}}`, which becomes the seed's. A choice that needs a
+ * tool must name one the request defines, so no provider is called for a request that cannot work.
+ */
+function checkToolChoice(c: unknown, tools: unknown, err: (field: string, message: string) => void): unknown {
+  if (c === 'auto' || c === 'none') return c;
+  const defined = Array.isArray(tools) ? tools.flatMap((t) => (isObject(t) && typeof t.name === 'string' ? [t.name] : [])) : [];
+  if (c === 'required') {
+    if (defined.length === 0) err('toolChoice', '"required" needs tools');
+    return c;
+  }
+  const name = isObject(c) && c.type === 'function' ? (isObject(c.function) ? c.function.name : c.name) : undefined;
+  if (typeof name !== 'string' || name === '') {
+    err('toolChoice', '"auto", "none", "required", or { type: "function", name } ({ type: "function", function: { name } } also works)');
+    return c;
+  }
+  if (!defined.includes(name)) err('toolChoice', `names ${JSON.stringify(name)}, which is not among the tools`);
+  return { type: 'function', name };
 }
 
 function checkDoc(doc: unknown, err: (field: string, message: string) => void): void {

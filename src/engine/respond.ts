@@ -158,6 +158,7 @@ export async function respond(
   const calls: ToolCallOut[] = [];
   const refs: ToolCallRef[] = [];
   let usage: { inputTokens: number; outputTokens: number } | undefined;
+  let finishReason: string | undefined;
   try {
     model = await deps.chatModel(input.model, input.modelOverride);
     for await (const part of model.stream({
@@ -169,6 +170,7 @@ export async function respond(
     })) {
       if (part.type === 'text-delta') text += part.text;
       else if (part.type === 'usage') usage = part.usage;
+      else if (part.type === 'finish') finishReason = part.reason;
       else if (part.type === 'error') throw part.error;
       else if (part.type === 'tool-call') {
         const callId = part.callId || `call_${deps.newId()}`;
@@ -202,6 +204,7 @@ export async function respond(
   append([reply]);
   return finish(deps, input, loaded, messages.slice(0, -1), reply, {
     conversation: messages, stages, t0, userId, called: true, model, usage, prompt: built, toolCalls: calls.length ? calls : undefined,
+    finishReason: finishReason ?? (calls.length ? 'tool_calls' : 'stop'),
   });
 }
 
@@ -288,6 +291,7 @@ interface FinishOptions {
   usage?: { inputTokens: number; outputTokens: number };
   prompt?: BuiltPrompt;
   toolCalls?: ToolCallOut[] | ToolCallRef[];
+  finishReason?: string;
 }
 
 /** Builds the response, writes its log record and (with a requestId) the request's outcome. */
@@ -311,13 +315,17 @@ async function finish(
   const cost = costUsd(deps.prices[input.model], inputTokens, outputTokens);
   const totalMs = clock.now() - o.t0;
   const universeId = loaded.universe?.id ?? null;
+  const output = o.called ? checkOutput(input, prompt, text, o.finishReason ?? 'stop', outputTokens, toolCalls?.length ?? 0) : {};
   const log = writeLog(deps, {
     kind: 'text', userId: o.userId, gameId: input.gameId ?? null, universeId, requestId: input.requestId ?? null,
     model: input.model, providerModel: o.model?.modelId ?? null, status: toolCalls?.length ? 'tool_calls' : 'ok', error: null,
     inputTokens, outputTokens, costUsd: cost, totalMs, providerMs: o.stages.provider,
     request: requestSummary(input, loaded.mode),
     // The turn's own text stays here, so messages a statePointer later drops are not lost (SPEC 5).
-    response: { assistantRaw: text, toolCalls: toolCalls ?? [], promptFingerprint: prompt.fingerprint, called: o.called },
+    response: {
+      assistantRaw: text, toolCalls: toolCalls ?? [], promptFingerprint: prompt.fingerprint, called: o.called,
+      finishReason: o.called ? (o.finishReason ?? 'stop') : null, ...output,
+    },
   });
   const response: GenerationResponse = {
     assistantRaw: text,
@@ -344,7 +352,9 @@ async function finish(
         responseFormat: (prompt.responseFormat?.type as string | undefined) ?? null,
         retries: 0,
         called: o.called,
+        finishReason: o.called ? (o.finishReason ?? 'stop') : null,
       },
+      ...output,
       ...(input.requestId ? { requestId: input.requestId } : {}),
     },
     ...(toolCalls?.length ? { toolCalls } : {}),
@@ -360,6 +370,43 @@ async function finish(
     }
   }
   return response;
+}
+
+/**
+ * What the reply is worth against what was asked: a structured reply that was cut off or does not
+ * parse is reported invalid, never passed off as valid; a required tool that was not called is a warning.
+ */
+function checkOutput(
+  input: RespondInput,
+  prompt: BuiltPrompt,
+  text: string,
+  finishReason: string,
+  outputTokens: number,
+  toolCalls: number,
+): Pick<GenerationResponse['diagnostics'], 'structured' | 'warnings'> {
+  const warnings: string[] = [];
+  if (finishReason === 'length') warnings.push(`reply cut at ${outputTokens} tokens (the route's maxTokens or the model's context)`);
+  const forced = input.toolChoice === 'required' || typeof input.toolChoice === 'object';
+  if (forced && toolCalls === 0) {
+    const which = typeof input.toolChoice === 'object' ? `the tool ${input.toolChoice.name}` : 'a tool';
+    warnings.push(`toolChoice required ${which}, but the provider answered with text`);
+  }
+  let structured: GenerationResponse['diagnostics']['structured'];
+  if (prompt.responseFormat !== undefined && toolCalls === 0) {
+    const error = finishReason === 'length' ? 'the reply was cut off before its JSON ended' : jsonError(text);
+    structured = { valid: error === null, error };
+    if (error) warnings.push(`structured output is not valid: ${error}`);
+  }
+  return { ...(structured ? { structured } : {}), ...(warnings.length ? { warnings } : {}) };
+}
+
+function jsonError(text: string): string | null {
+  try {
+    JSON.parse(text);
+    return null;
+  } catch (err) {
+    return `not JSON (${(err as Error).message})`;
+  }
 }
 
 /** The tool calls of the conversation's last message, when it is (or is followed only by results of) a tool-call message. */

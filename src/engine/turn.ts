@@ -1,19 +1,22 @@
-import type { EntityCompletion, TurnEvent } from '../core/entity-types.js';
+import type { EntityCompletion, FinishReason, TurnEvent } from '../core/entity-types.js';
 import {
   BadRequestError,
   CancelledError,
   ConflictError,
+  ContextOverflowError,
   NotFoundError,
   PaymentRequiredError,
   isAbortError,
 } from '../core/errors.js';
 import { costUsd, roundUsd } from '../core/models.js';
-import { type TokenEstimator, loadTokenEstimator, loadedTokenEstimator, tokenUpperBound } from '../core/tokens.js';
-import { planRotation } from '../core/window-plan.js';
-import type { ChatMessage, ChatModel } from '../providers/spec.js';
+import { loadTokenEstimator, loadedTokenEstimator, tokenUpperBound } from '../core/tokens.js';
+import { type RotationPlan, modelCost, planRotation, windowTokens } from '../core/window-plan.js';
+import type { ChatMessage, ChatModel, ProviderUsage } from '../providers/spec.js';
 import type { AccountRow } from '../store/account-repo.js';
 import type { BlockRow, EntityRow } from '../store/entity-repo.js';
+import { PER_MESSAGE_TOKENS, type RouteFit, promptEstimate } from './calibration.js';
 import type { EngineDeps } from './deps.js';
+import { summarizeSpan } from './summarize.js';
 import { windowVersion } from './versioned-cache.js';
 
 interface TurnInput {
@@ -22,11 +25,6 @@ interface TurnInput {
   contentSha256: string;
   signal?: AbortSignal;
 }
-
-const SUMMARY_INSTRUCTIONS =
-  'You maintain the long-term memory of a conversation. Summarize the conversation below so that ' +
-  'the speaker can continue it: keep names, facts, decisions, open questions and the tone. If it ' +
-  'starts with an earlier summary, fold that summary in. Write plain prose, no preamble.';
 
 /**
  * One entity turn. Nothing is written until the reply is complete; then one transaction stores
@@ -110,138 +108,28 @@ export async function* runTurn(deps: EngineDeps, entity: EntityRow, input: TurnI
 
     const model = await deps.chatModel(current.model);
     const blocks = deps.windows.get(id, windowVersion(current))?.value ?? store.entities.window(id);
-    // Rotation is monotonic in the new message's size: if the bound needs none, neither does the exact count.
-    let plan = planRotation(blocks, exactTokens ?? tokenUpperBound(input.content), current.budgetTokens);
-    if (plan && exactTokens === undefined) plan = planRotation(blocks, await exact(), current.budgetTokens);
-    const now = clock.iso();
-    const userSeq = current.transcriptMessages + 1;
-    let kept = blocks;
-    let summary: BlockRow | undefined;
-    if (plan) {
-      const span = blocks.slice(0, plan.take);
-      kept = blocks.slice(plan.take);
-      const text = await summarize(model, tok!, span, plan.maxSummaryTokens, abort.signal);
-      summary = {
-        id: deps.newId(),
-        position: span[0].position,
-        kind: 'summary',
-        role: 'system',
-        content: text,
-        tokens: tok!.count(text),
-        coversFrom: plan.covers[0],
-        coversTo: plan.covers[1],
-      };
-      yield {
-        type: 'rotation',
-        covers: plan.covers,
-        summaryTokens: summary.tokens,
-        windowTokens: plan.remainingTokens + summary.tokens,
-      };
-    }
-    const lastPosition = blocks.length ? blocks[blocks.length - 1].position : 0;
-    const userBlock: BlockRow = {
-      id: deps.newId(),
-      position: lastPosition + 1,
-      kind: 'message',
-      role: 'user',
-      content: input.content,
-      // Made exact before anything is stored (below); the prompt itself needs only the text.
-      tokens: exactTokens ?? -1,
-      coversFrom: userSeq,
-      coversTo: userSeq,
+    const turn: TurnState = {
+      deps, entity: current, model, blocks, content: input.content, tokens: () => exactTokens ?? tokenUpperBound(input.content), exact,
+      signal: abort.signal, replyId: `chatcmpl-${deps.newId()}`, created: Math.floor(clock.now() / 1000), started: false,
     };
-    const window = [...(summary ? [summary] : []), ...kept, userBlock];
-
-    const replyId = `chatcmpl-${deps.newId()}`;
-    const created = Math.floor(clock.now() / 1000);
-    // Announced with the first output, so a provider that fails before answering fails the request cleanly.
-    const start: TurnEvent = { type: 'start', id: replyId, model: current.model, created, entityId: id, replayed: false };
-    let started = false;
-    let reply = '';
-    let providerUsage: { inputTokens: number; outputTokens: number } | undefined;
-    for await (const part of model.stream({ messages: promptMessages(current.instructions, window), purpose: 'reply', signal: abort.signal })) {
-      if (abort.signal.aborted) break;
-      if (part.type === 'text-delta') {
-        if (!started) {
-          started = true;
-          yield start;
-        }
-        reply += part.text;
-        yield { type: 'delta', text: part.text };
-      } else if (part.type === 'usage') {
-        providerUsage = part.usage;
-      } else if (part.type === 'error') {
-        throw part.error;
+    // A prompt the model refuses as too long teaches the route its limits; the turn is then
+    // planned again, once, before anything reached the caller.
+    let generated: Generated;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        turn.prepared = await prepareWindow(turn);
+        generated = yield* generateReply(turn);
+        break;
+      } catch (err) {
+        if (!(err instanceof ContextOverflowError) || turn.started || attempt > 0 || !turn.prepared) throw tooLarge(err, turn);
+        deps.calibration.learn(model.routeKey, err, turn.prepared.estimate, turn.prepared.fit.reserveTokens);
       }
     }
     if (abort.signal.aborted) throw cancelled(input.signal);
 
-    const messageTokens = await exact();
-    userBlock.tokens = messageTokens;
-    const promptEstimate = current.instructionsTokens + window.reduce((t, b) => t + b.tokens, 0);
-    const replyTokens = tok!.count(reply);
-    const completion: EntityCompletion = {
-      id: replyId,
-      object: 'chat.completion',
-      created,
-      model: current.model,
-      choices: [{ index: 0, message: { role: 'assistant', content: reply }, finish_reason: 'stop' }],
-      usage: usage(providerUsage?.inputTokens ?? promptEstimate, providerUsage?.outputTokens ?? replyTokens),
-      entity_id: id,
-    };
-    const replyBlock: BlockRow = {
-      id: deps.newId(),
-      position: lastPosition + 2,
-      kind: 'message',
-      role: 'assistant',
-      content: reply,
-      tokens: replyTokens,
-      coversFrom: userSeq + 1,
-      coversTo: userSeq + 1,
-    };
-
-    const finalWindow = [...window, replyBlock];
-    const counters = {
-      transcriptMessages: userSeq + 1,
-      transcriptTokens: current.transcriptTokens + messageTokens + replyTokens,
-      windowTokens: finalWindow.reduce((t, b) => t + b.tokens, 0),
-      windowBlocks: finalWindow.length,
-      updatedAt: clock.iso(),
-    };
-    store.transaction(() => {
-      if (!store.leases.isHeld(id, owner, clock.now())) {
-        throw new ConflictError(`entity ${id}: the turn's lease expired before it could be stored`, {
-          hint: 'retry; with an idempotency key the retry is safe',
-        });
-      }
-      const repo = store.entities;
-      repo.insertMessage(id, { seq: userSeq, role: 'user', content: input.content, tokens: messageTokens, createdAt: now });
-      repo.insertMessage(id, { seq: userSeq + 1, role: 'assistant', content: reply, tokens: replyTokens, createdAt: clock.iso() });
-      if (plan && summary) {
-        repo.deleteBlocks(blocks.slice(0, plan.take).map((b) => b.id));
-        repo.insertBlock(id, summary);
-      }
-      repo.insertBlock(id, userBlock);
-      repo.insertBlock(id, replyBlock);
-      repo.updateCounters(id, counters);
-      // Billed: the new message and the reply; never the window, history or rotation summaries.
-      store.accounts.charge({
-        accountId: current.accountId,
-        entityId: id,
-        model: current.model,
-        inputTokens: messageTokens,
-        outputTokens: replyTokens,
-        costUsd: costUsd(deps.prices[current.model], messageTokens, replyTokens),
-        createdAt: clock.iso(),
-      });
-      if (input.key !== undefined) {
-        store.idempotency.insert(id, input.key, { contentSha256: input.contentSha256, completion: JSON.stringify(completion) }, clock.iso());
-      }
-      store.leases.release(id, owner);
-    });
+    const completion = await commitTurn(turn, generated, { owner, key: input.key, contentSha256: input.contentSha256 });
     committed = true;
-    deps.windows.set(id, windowVersion(counters), finalWindow);
-    if (!started) yield start;
+    if (!turn.started) yield* announce(turn);
     yield { type: 'done', completion, replayed: false };
   } catch (err) {
     if (isAbortError(err) || abort.signal.aborted) throw cancelled(input.signal);
@@ -261,6 +149,239 @@ export async function* runTurn(deps: EngineDeps, entity: EntityRow, input: TurnI
   }
 }
 
+type EntityCounters = Pick<EntityRow, 'transcriptMessages' | 'transcriptTokens' | 'windowTokens' | 'windowBlocks' | 'updatedAt'>;
+
+/** What the steps of one turn share. */
+interface TurnState {
+  deps: EngineDeps;
+  entity: EntityRow;
+  model: ChatModel;
+  /** The window before this turn. */
+  blocks: readonly BlockRow[];
+  content: string;
+  /** The new message's token count: exact when known, else a bound from above. */
+  tokens(): number;
+  exact(): Promise<number>;
+  signal: AbortSignal;
+  replyId: string;
+  created: number;
+  /** The caller has seen the start of the reply: from then on nothing is retried. */
+  started: boolean;
+  prepared?: PreparedWindow;
+}
+
+interface PreparedWindow {
+  fit: RouteFit;
+  plan: RotationPlan | null;
+  summary?: BlockRow;
+  userBlock: BlockRow;
+  /** The window the reply is generated from: summary?, kept blocks, the new message. */
+  window: BlockRow[];
+  /** The prompt's estimate, as the calibration compares it with the provider's count. */
+  estimate: number;
+}
+
+interface Generated {
+  reply: string;
+  finish: FinishReason;
+  usage?: ProviderUsage;
+}
+
+/** Plans the window for the route's limits, rotating (with a summary) when the budget or the model needs it. */
+async function prepareWindow(turn: TurnState): Promise<PreparedWindow> {
+  const { deps, entity, model, blocks } = turn;
+  const fixedMessages = entity.instructions ? 1 : 0;
+  const fit = deps.calibration.fit(model, entity.instructionsTokens, fixedMessages);
+  // Rotation is monotonic in the new message's size: if the bound needs none, neither does the exact count.
+  let plan = planRotation(blocks, turn.tokens(), entity.budgetTokens, fit.limit);
+  if (plan) plan = planRotation(blocks, await turn.exact(), entity.budgetTokens, fit.limit);
+  let kept = blocks;
+  let summary: BlockRow | undefined;
+  if (plan) {
+    const tok = await loadTokenEstimator();
+    const span = blocks.slice(0, plan.take);
+    kept = blocks.slice(plan.take);
+    const text = await summarizeSpan(model, tok, span, plan.maxSummaryTokens, fit, turn.signal);
+    summary = {
+      id: deps.newId(),
+      position: span[0].position,
+      kind: 'summary',
+      role: 'system',
+      content: text,
+      tokens: tok.count(text),
+      coversFrom: plan.covers[0],
+      coversTo: plan.covers[1],
+    };
+  }
+  const lastPosition = blocks.length ? blocks[blocks.length - 1].position : 0;
+  const userBlock: BlockRow = {
+    id: deps.newId(),
+    position: lastPosition + 1,
+    kind: 'message',
+    role: 'user',
+    content: turn.content,
+    // Made exact before anything is stored; the prompt itself needs only the text.
+    tokens: turn.tokens(),
+    coversFrom: entity.transcriptMessages + 1,
+    coversTo: entity.transcriptMessages + 1,
+  };
+  const window = [...(summary ? [summary] : []), ...kept, userBlock];
+  if (fit.limit && modelCost(window, fit.limit.perBlock) > fit.limit.cap) {
+    userBlock.tokens = await turn.exact();
+    if (modelCost(window, fit.limit.perBlock) > fit.limit.cap) throw doesNotFit(turn, fit, userBlock.tokens);
+  }
+  const fixed = entity.instructions ? [entity.instructionsTokens] : [];
+  return { fit, plan, summary, userBlock, window, estimate: promptEstimate([...fixed, ...window.map((b) => b.tokens)]) };
+}
+
+/** Streams the reply, announcing the turn with its first text. */
+async function* generateReply(turn: TurnState): AsyncGenerator<TurnEvent, Generated> {
+  const { entity, model, prepared } = turn;
+  const out: Generated = { reply: '', finish: 'stop' };
+  const messages = promptMessages(entity.instructions, prepared!.window);
+  for await (const part of model.stream({ messages, purpose: 'reply', signal: turn.signal })) {
+    if (turn.signal.aborted) break;
+    if (part.type === 'text-delta') {
+      if (!turn.started) yield* announce(turn);
+      out.reply += part.text;
+      yield { type: 'delta', text: part.text };
+    } else if (part.type === 'usage') {
+      out.usage = part.usage;
+    } else if (part.type === 'finish') {
+      out.finish = finishReason(part.reason);
+    } else if (part.type === 'error') {
+      throw part.error;
+    }
+  }
+  return out;
+}
+
+/** The turn's start, and its rotation if it had one: sent once, with the first output. */
+function* announce(turn: TurnState): Generator<TurnEvent> {
+  turn.started = true;
+  const { entity, prepared } = turn;
+  yield { type: 'start', id: turn.replyId, model: entity.model, created: turn.created, entityId: entity.id, replayed: false };
+  if (prepared?.plan && prepared.summary) {
+    yield {
+      type: 'rotation',
+      covers: prepared.plan.covers,
+      summaryTokens: prepared.summary.tokens,
+      windowTokens: prepared.plan.remainingTokens + prepared.summary.tokens,
+    };
+  }
+}
+
+/** Stores the user message, the rotation, the reply, the charge and the key in one transaction, freeing the lease. */
+async function commitTurn(
+  turn: TurnState,
+  g: Generated,
+  lease: { owner: string; key?: string; contentSha256: string },
+): Promise<EntityCompletion> {
+  const { deps, entity: current, model } = turn;
+  const { store, clock } = deps;
+  const { plan, summary, userBlock, window } = turn.prepared!;
+  const id = current.id;
+  const tok = await loadTokenEstimator();
+  const messageTokens = await turn.exact();
+  userBlock.tokens = messageTokens;
+  const fixed = current.instructions ? [current.instructionsTokens] : [];
+  const promptTokens = promptEstimate([...fixed, ...window.map((b) => b.tokens)]);
+  if (g.usage?.inputTokens) deps.calibration.observe(model.routeKey, promptTokens, g.usage.inputTokens);
+  const replyTokens = tok.count(g.reply);
+  const completion: EntityCompletion = {
+    id: turn.replyId,
+    object: 'chat.completion',
+    created: turn.created,
+    model: current.model,
+    choices: [{ index: 0, message: { role: 'assistant', content: g.reply }, finish_reason: g.finish }],
+    usage: usage(g.usage?.inputTokens ?? promptTokens, g.usage?.outputTokens ?? replyTokens),
+    entity_id: id,
+  };
+  const userSeq = userBlock.coversFrom;
+  const replyBlock: BlockRow = {
+    id: deps.newId(),
+    position: userBlock.position + 1,
+    kind: 'message',
+    role: 'assistant',
+    content: g.reply,
+    tokens: replyTokens,
+    coversFrom: userSeq + 1,
+    coversTo: userSeq + 1,
+  };
+  const finalWindow = [...window, replyBlock];
+  const counters: EntityCounters = {
+    transcriptMessages: userSeq + 1,
+    transcriptTokens: current.transcriptTokens + messageTokens + replyTokens,
+    windowTokens: windowTokens(finalWindow),
+    windowBlocks: finalWindow.length,
+    updatedAt: clock.iso(),
+  };
+  const userAt = clock.iso();
+  store.transaction(() => {
+    if (!store.leases.isHeld(id, lease.owner, clock.now())) {
+      throw new ConflictError(`entity ${id}: the turn's lease expired before it could be stored`, {
+        hint: 'retry; with an idempotency key the retry is safe',
+      });
+    }
+    const repo = store.entities;
+    repo.insertMessage(id, { seq: userSeq, role: 'user', content: turn.content, tokens: messageTokens, createdAt: userAt });
+    repo.insertMessage(id, { seq: userSeq + 1, role: 'assistant', content: g.reply, tokens: replyTokens, createdAt: clock.iso() });
+    if (plan && summary) {
+      repo.deleteBlocks(turn.blocks.slice(0, plan.take).map((b) => b.id));
+      repo.insertBlock(id, summary);
+    }
+    repo.insertBlock(id, userBlock);
+    repo.insertBlock(id, replyBlock);
+    repo.updateCounters(id, counters);
+    // Billed: the new message and the reply; never the window, history or rotation summaries.
+    store.accounts.charge({
+      accountId: current.accountId,
+      entityId: id,
+      model: current.model,
+      inputTokens: messageTokens,
+      outputTokens: replyTokens,
+      costUsd: costUsd(deps.prices[current.model], messageTokens, replyTokens),
+      createdAt: clock.iso(),
+    });
+    if (lease.key !== undefined) {
+      store.idempotency.insert(id, lease.key, { contentSha256: lease.contentSha256, completion: JSON.stringify(completion) }, clock.iso());
+    }
+    store.leases.release(id, lease.owner);
+  });
+  deps.windows.set(id, windowVersion(counters), finalWindow);
+  return completion;
+}
+
+/** The provider's reason, in the seed's terms: a reply is complete (`stop`) unless it was cut. */
+function finishReason(reason: string): FinishReason {
+  return reason === 'length' || reason === 'content_filter' ? reason : 'stop';
+}
+
+/** The message (with the instructions) cannot fit the model however much is folded. */
+function doesNotFit(turn: TurnState, fit: RouteFit, messageTokens: number): ContextOverflowError {
+  const room = Math.max(0, (fit.limit?.cap ?? 0) - PER_MESSAGE_TOKENS);
+  return new ContextOverflowError(
+    `message is about ${messageTokens} tokens, but the model's context (${fit.contextTokens} tokens, ` +
+      `${fit.reserveTokens} kept for the reply) leaves room for about ${room} after the instructions`,
+    {
+      contextTokens: fit.contextTokens,
+      hint: turn.entity.instructionsTokens > room
+        ? `shorten the instructions: mgpt entities update ${turn.entity.id} --instructions ...`
+        : 'split the message into smaller ones, or route the entity model to a model with a larger context',
+    },
+  );
+}
+
+/** A refusal the retry could not cure: said plainly, with what to do. */
+function tooLarge(err: unknown, turn: TurnState): unknown {
+  if (!(err instanceof ContextOverflowError) || turn.started) return err;
+  return new ContextOverflowError(`the prompt does not fit the model's context even after folding the window: ${err.message}`, {
+    contextTokens: err.contextTokens,
+    promptTokens: err.promptTokens,
+    hint: err.hint ?? `set the context explicitly: mgpt config set models.${turn.entity.model}.contextSize N`,
+  });
+}
+
 /** Instructions first (never rotated, not a block), then the window blocks in order. */
 export function promptMessages(instructions: string, window: readonly BlockRow[]): ChatMessage[] {
   const messages: ChatMessage[] = [];
@@ -271,34 +392,6 @@ export function promptMessages(instructions: string, window: readonly BlockRow[]
     else messages.push({ role: 'assistant', content: b.content });
   }
   return messages;
-}
-
-async function summarize(
-  model: ChatModel,
-  tok: TokenEstimator,
-  span: readonly BlockRow[],
-  maxTokens: number,
-  signal: AbortSignal,
-): Promise<string> {
-  if (maxTokens <= 0) return '';
-  const transcript = span
-    .map((b) => (b.kind === 'summary' ? `Earlier summary: ${b.content}` : `${b.role}: ${b.content}`))
-    .join('\n');
-  let text = '';
-  for await (const part of model.stream({
-    messages: [
-      { role: 'system', content: SUMMARY_INSTRUCTIONS },
-      { role: 'user', content: transcript },
-    ],
-    maxTokens,
-    purpose: 'summary',
-    signal,
-  })) {
-    if (part.type === 'text-delta') text += part.text;
-    else if (part.type === 'error') throw part.error;
-  }
-  text = text.trim();
-  return tok.count(text) > maxTokens ? tok.truncate(text, maxTokens) : text;
 }
 
 /** A metered account (a balance, not null) must cover the new message. */

@@ -167,4 +167,15 @@ export const MIGRATIONS: readonly string[] = [
     revoked_at    TEXT
   );
   `,
+  `
+  -- What the engine learned about each model behind a route (SPEC 3): how its tokens compare
+  -- with the estimator's, and the context it revealed when a prompt did not fit.
+  CREATE TABLE route_calibration (
+    route_key      TEXT PRIMARY KEY,
+    factor         REAL NOT NULL,
+    samples        INTEGER NOT NULL,
+    context_tokens INTEGER,
+    updated_at     TEXT NOT NULL
+  );
+  `,
 ];

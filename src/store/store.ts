@@ -1,4 +1,5 @@
 import { AccountRepo } from './account-repo.js';
+import { CalibrationRepo } from './calibration-repo.js';
 import { type Db, inTransaction, integrityCheck, openDatabase } from './db.js';
 import { EntityRepo } from './entity-repo.js';
 import { IdempotencyRepo } from './idempotency-repo.js';
@@ -16,6 +17,7 @@ export class Store {
   readonly universes: UniverseRepo;
   readonly logs: LogRepo;
   readonly keys: KeyRepo;
+  readonly calibration: CalibrationRepo;
 
   constructor(readonly db: Db) {
     this.entities = new EntityRepo(db);
@@ -25,6 +27,7 @@ export class Store {
     this.universes = new UniverseRepo(db);
     this.logs = new LogRepo(db);
     this.keys = new KeyRepo(db);
+    this.calibration = new CalibrationRepo(db);
   }
 
   static open(path: string): Store {

@@ -2,6 +2,7 @@ import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import type { Backend } from '../core/backend.js';
 import type { Entity, ExportFormat } from '../core/entity-types.js';
+import { cutNotice } from '../core/finish-notice.js';
 import { MAX_TOOL_ROUNDS, type ToolCallOut, type ToolDefinitionInput, type ToolResultInput } from '../core/universe-types.js';
 
 /** What `mgpt chat` talks to. */
@@ -203,6 +204,7 @@ export class ChatController {
     this.push({ kind: 'user', text: content });
     this.set({ busy: true, streaming: '' });
     let reply = '';
+    let cut: string | undefined;
     try {
       for await (const ev of this.opts.backend.sendMessage(this.target.id, { content, signal: abort.signal })) {
         if (abort.signal.aborted) break;
@@ -216,11 +218,13 @@ export class ChatController {
           this.set({ streaming: reply });
         } else if (ev.type === 'done') {
           reply = ev.completion.choices[0]?.message.content ?? reply;
+          cut = cutNotice(ev.completion);
         }
       }
       if (abort.signal.aborted) throw Object.assign(new Error('cancelled'), { name: 'AbortError' });
       this.set({ streaming: null });
       this.push({ kind: 'assistant', text: reply });
+      if (cut) this.push({ kind: 'notice', text: cut });
     } catch (err) {
       this.set({ streaming: null });
       if (isCancel(err) || abort.signal.aborted) this.push({ kind: 'notice', text: 'cancelled: nothing of this turn was stored' });

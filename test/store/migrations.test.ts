@@ -16,7 +16,7 @@ describe('store', () => {
     expect(db.pragma('secure_delete', { simple: true })).toBe(1);
     const tables = (db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`).all() as Array<{ name: string }>).map((r) => r.name);
     expect(tables).toEqual([
-      'accounts', 'api_keys', 'blocks', 'entities', 'generation_logs', 'idempotency_keys', 'ledger', 'messages', 'turn_leases',
+      'accounts', 'api_keys', 'blocks', 'entities', 'generation_logs', 'idempotency_keys', 'ledger', 'messages', 'route_calibration', 'turn_leases',
       'universe_messages', 'universe_requests', 'universes',
     ]);
     expect(db.prepare(`SELECT id, balance_usd, user_id FROM accounts`).all()).toEqual([

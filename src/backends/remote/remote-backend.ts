@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { AccountInfo, Backend, KeyInfo } from '../../core/backend.js';
 import type {
   CompletionChunk,
+  FinishReason,
   CreateEntityInput,
   CreatedEntity,
   DeletedEntity,
@@ -102,6 +103,7 @@ export class RemoteBackend implements Backend {
     let head: CompletionChunk | undefined;
     let text = '';
     let usage: Usage | undefined;
+    let finish: FinishReason = 'stop';
     try {
       for await (const piece of res.body) {
         for (const data of decoder.push(utf8.decode(piece as Buffer, { stream: true }))) {
@@ -112,7 +114,7 @@ export class RemoteBackend implements Backend {
               object: 'chat.completion',
               created: head.created,
               model: head.model,
-              choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
+              choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: finish }],
               usage: usage ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
               entity_id: id,
             };
@@ -124,6 +126,8 @@ export class RemoteBackend implements Backend {
             head = chunk;
             yield { type: 'start', id: chunk.id, model: chunk.model, created: chunk.created, entityId: id, replayed: false };
           }
+          const reason = chunk.choices[0]?.finish_reason;
+          if (reason) finish = reason;
           const content = chunk.choices[0]?.delta?.content;
           if (content) {
             text += content;

@@ -6,7 +6,7 @@ import { type GenerationResponse, MAX_TOOL_ROUNDS, type ToolCallOut, type ToolRe
 import type { CliContext } from '../context.js';
 import { examples } from '../help.js';
 import { intOption, readTextInput } from '../input.js';
-import { note, printJson } from '../output.js';
+import { note, printJson, warn } from '../output.js';
 import { UUID } from '../../core/ids.js';
 
 
@@ -40,7 +40,7 @@ export function registerRespond(program: Command, ctx: CliContext): void {
       .option('-f, --file <file>', 'read the user input from a file')
       .option('--doc <file>', 'inline mode: a universe document (mgpt universes show ID --doc); nothing is stored')
       .option('--tools <file>', 'JSON array of tool definitions ({ type: "function", name, parameters })')
-      .option('--tool-choice <choice>', 'auto, none, or a tool name')
+      .option('--tool-choice <choice>', 'auto, none, required, or a tool name')
       .option('--tool-exec <cmd>', 'run each tool call: CMD gets {callId,name,arguments} as JSON on stdin and prints the output JSON')
       .option('--tool-results <file>', 'JSON array of tool results ({ callId, name, output, ok }) for a pending turn')
       .option('--state-pointer <n>', 'keep only the first N runtime messages before this turn (a branch)')
@@ -83,7 +83,7 @@ export async function runRespond(ctx: CliContext, a: string | undefined, b: stri
   if (o.doc) body.universeDoc = doc = (await readJson(o.doc, '--doc')) as UniverseDoc;
   if (o.modelOverride) body.modelOverride = o.modelOverride;
   if (o.tools) body.tools = await readJson(o.tools, '--tools');
-  if (o.toolChoice) body.toolChoice = o.toolChoice === 'auto' || o.toolChoice === 'none' ? o.toolChoice : { type: 'function', name: o.toolChoice };
+  if (o.toolChoice) body.toolChoice = ['auto', 'none', 'required'].includes(o.toolChoice) ? o.toolChoice : { type: 'function', name: o.toolChoice };
   if (o.toolResults) body.toolResults = await readJson(o.toolResults, '--tool-results');
   const pointer = intOption('--state-pointer', o.statePointer, 0);
   if (pointer !== undefined) body.statePointer = pointer;
@@ -124,6 +124,8 @@ export async function runRespond(ctx: CliContext, a: string | undefined, b: stri
     // Results are sent cumulatively; the service appends only the new ones.
     res = await backend.respond({ ...body, ...(doc ? { universeDoc: doc } : {}), toolResults: results }, { signal: ctx.signal });
   }
+  // Warnings go to stderr in every mode, so a script reading --json still sees them in its log.
+  for (const w of res.diagnostics.warnings ?? []) warn(ctx, w);
   if (o.json) return printJson(ctx.io, res);
   if (res.assistantRaw) ctx.io.stdout.write(res.assistantRaw.endsWith('\n') ? res.assistantRaw : res.assistantRaw + '\n');
   if (res.toolCalls?.length) {

@@ -1,10 +1,11 @@
 import type { Command } from 'commander';
 import { ENTITY_MODEL, type EntityCompletion } from '../../core/entity-types.js';
+import { cutNotice } from '../../core/finish-notice.js';
 import type { CliContext } from '../context.js';
 import { resolveEntity } from '../entity-ref.js';
 import { examples } from '../help.js';
 import { readTextInput } from '../input.js';
-import { note, printJson } from '../output.js';
+import { note, printJson, warn } from '../output.js';
 
 export interface SendOptions {
   file?: string;
@@ -56,10 +57,16 @@ export async function runSend(ctx: CliContext, ref: string, text: string | undef
     }
   }
   if (!completion) return;
-  if (o.json) return printJson(ctx.io, completion);
+  const cut = cutNotice(completion);
+  if (o.json) {
+    printJson(ctx.io, completion);
+    if (cut) warn(ctx, cut);
+    return;
+  }
   const reply = completion.choices[0]?.message.content ?? '';
   if (!streaming) ctx.io.stdout.write(reply);
   if (!(streaming ? printed : reply).endsWith('\n')) ctx.io.stdout.write('\n');
+  if (cut) warn(ctx, cut);
   if (ctx.flags.verbose) {
     const u = completion.usage;
     note(ctx, `${completion.id}: ${u.prompt_tokens} prompt + ${u.completion_tokens} completion tokens, ${Math.round(performance.now() - started)} ms`);

@@ -56,11 +56,12 @@ function lastUserText(messages: ChatMessage[]): string {
   return '';
 }
 
-/** The forced tool, or the first tool whose name appears in the text as a word. */
+/** The forced tool, or the first tool whose name appears in the text as a word (the first tool when one is required). */
 function namedTool(request: ChatRequest, text: string): string | undefined {
   const tools = request.tools ?? [];
   if (typeof request.toolChoice === 'object') return tools.find((t) => t.name === (request.toolChoice as { name: string }).name)?.name;
-  return tools.find((t) => new RegExp(`(^|[^\\w])${t.name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}([^\\w]|$)`).test(text))?.name;
+  const named = tools.find((t) => new RegExp(`(^|[^\\w])${t.name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}([^\\w]|$)`).test(text))?.name;
+  return named ?? (request.toolChoice === 'required' ? tools[0]?.name : undefined);
 }
 
 /** The trailing run of tool messages, in order. */

@@ -1,0 +1,125 @@
+import { ContextOverflowError } from '../core/errors.js';
+import type { ModelLimit } from '../core/window-plan.js';
+import type { ChatModel } from '../providers/spec.js';
+import type { CalibrationRow } from '../store/calibration-repo.js';
+import type { Store } from '../store/store.js';
+import type { Clock } from './deps.js';
+
+/** Tokens a chat template adds around each message (role markers), and once per prompt. */
+export const PER_MESSAGE_TOKENS = 4;
+export const PER_PROMPT_TOKENS = 3;
+/** The share of the context a prompt and its reply may use: estimates vary from turn to turn. */
+export const CONTEXT_MARGIN = 0.95;
+const FACTOR_MIN = 0.25;
+const FACTOR_MAX = 8;
+/** How much a lower reading moves the factor down; a higher one moves it up at once. */
+const SMOOTHING = 0.2;
+
+/** What a turn may send to the model behind a route. */
+export interface RouteFit {
+  /** The model's prompt tokens per estimated token. */
+  factor: number;
+  /** The context in the model's tokens, configured or learned; undefined while unknown. */
+  contextTokens?: number;
+  /** Room kept for the reply, in the model's tokens. */
+  reserveTokens: number;
+  /** The window's limit in estimated tokens for this prompt's other parts; none while the context is unknown. */
+  limit?: ModelLimit;
+}
+
+/** The estimate of a prompt: its messages' counts plus the template's framing. */
+export function promptEstimate(messageTokens: readonly number[]): number {
+  let t = PER_PROMPT_TOKENS;
+  for (const m of messageTokens) t += m + PER_MESSAGE_TOKENS;
+  return t;
+}
+
+/**
+ * Per-route calibration (SPEC 3): the factor between what the model counts and what the
+ * estimator counts, learned from the provider's `prompt_tokens`, and the context learned from
+ * overflow answers. Kept in the store, so a new process fits the first time.
+ */
+export class RouteCalibration {
+  private readonly rows = new Map<string, CalibrationRow>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * How a prompt whose fixed part (system messages outside the window) is `fixedTokens` estimated
+   * tokens in `fixedMessages` messages fits the model: the window's limit in estimated tokens.
+   */
+  fit(model: ChatModel, fixedTokens: number, fixedMessages: number): RouteFit {
+    const row = this.row(model.routeKey);
+    const contextTokens = minDefined(model.limits.contextSize, row.contextTokens ?? undefined);
+    const factor = row.factor;
+    if (contextTokens === undefined) return { factor, reserveTokens: model.limits.maxTokens ?? 0 };
+    const reserveTokens = Math.min(model.limits.maxTokens ?? Math.floor(contextTokens / 4), Math.floor(contextTokens / 2));
+    const usable = Math.floor(contextTokens * CONTEXT_MARGIN) - reserveTokens;
+    const fixed = fixedMessages > 0 ? fixedTokens + PER_MESSAGE_TOKENS * fixedMessages : 0;
+    const cap = Math.floor(usable / factor) - fixed - PER_PROMPT_TOKENS;
+    return { factor, contextTokens, reserveTokens, limit: { cap, perBlock: PER_MESSAGE_TOKENS } };
+  }
+
+  /** The provider counted `observed` tokens for a prompt estimated at `estimate`. */
+  observe(routeKey: string, estimate: number, observed: number): void {
+    if (!(estimate > 0 && observed > 0)) return;
+    const row = this.row(routeKey);
+    const ratio = clamp(observed / estimate);
+    const factor = row.samples === 0 || ratio > row.factor ? ratio : row.factor * (1 - SMOOTHING) + ratio * SMOOTHING;
+    const moved = Math.abs(factor - row.factor) / row.factor > 0.01;
+    row.factor = factor;
+    row.samples++;
+    if (moved || row.samples <= 3) this.save(row);
+  }
+
+  /**
+   * A prompt estimated at `estimate` did not fit. What the answer revealed is kept; without
+   * numbers, the context is taken to be well below what was sent.
+   */
+  learn(routeKey: string, err: ContextOverflowError, estimate: number, reserveTokens: number): void {
+    const row = this.row(routeKey);
+    if (err.promptTokens && estimate > 0) {
+      row.factor = Math.max(row.factor, clamp(err.promptTokens / estimate));
+      row.samples++;
+    }
+    const sent = Math.ceil(row.factor * estimate) + reserveTokens;
+    const context = err.contextTokens ?? Math.floor(sent * 0.8);
+    row.contextTokens = minDefined(row.contextTokens ?? undefined, context) ?? null;
+    // A context that is known but refused this prompt: the estimate ran low, so raise it.
+    if (!err.promptTokens && err.contextTokens !== undefined && sent <= err.contextTokens) {
+      row.factor = clamp((row.factor * err.contextTokens) / Math.max(1, sent - reserveTokens) * 1.05);
+    }
+    this.save(row);
+  }
+
+  private row(routeKey: string): CalibrationRow {
+    let row = this.rows.get(routeKey);
+    if (!row) {
+      row = this.store.calibration.get(routeKey) ?? { routeKey, factor: 1, samples: 0, contextTokens: null, updatedAt: '' };
+      this.rows.set(routeKey, row);
+    }
+    return row;
+  }
+
+  private save(row: CalibrationRow): void {
+    row.updatedAt = this.clock.iso();
+    try {
+      this.store.calibration.save(row);
+    } catch {
+      // Another writer holds the file this instant: the next turn saves it.
+    }
+  }
+}
+
+function clamp(f: number): number {
+  return Math.min(FACTOR_MAX, Math.max(FACTOR_MIN, f));
+}
+
+function minDefined(a: number | undefined, b: number | undefined): number | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return Math.min(a, b);
+}

@@ -1,0 +1,86 @@
+import type { TokenEstimator } from '../core/tokens.js';
+import type { ChatModel } from '../providers/spec.js';
+import type { BlockRow } from '../store/entity-repo.js';
+import { CONTEXT_MARGIN, PER_MESSAGE_TOKENS, PER_PROMPT_TOKENS, type RouteFit } from './calibration.js';
+
+export const SUMMARY_INSTRUCTIONS =
+  'You maintain the long-term memory of a conversation. Summarize the conversation below so that ' +
+  'the speaker can continue it: keep names, facts, decisions, open questions and the tone. If it ' +
+  'starts with an earlier summary, fold that summary in. Write plain prose, no preamble.';
+
+/** Tokens a transcript line adds besides its text (`user: `, the newline). */
+const LINE_TOKENS = 3;
+
+/**
+ * The rotation summary of `span`, at most `maxTokens` estimated tokens. When the span does not
+ * fit one request to the model, it is summarized in pieces, each folding in the summary so far,
+ * so the last piece's summary covers the whole span.
+ */
+export async function summarizeSpan(
+  model: ChatModel,
+  tok: TokenEstimator,
+  span: readonly BlockRow[],
+  maxTokens: number,
+  fit: RouteFit,
+  signal: AbortSignal,
+): Promise<string> {
+  if (maxTokens <= 0) return '';
+  const replyTokens = Math.ceil(maxTokens * fit.factor);
+  let summary = '';
+  for (const piece of pieces(span, tok, pieceCapacity(tok, fit, replyTokens, maxTokens))) {
+    const lines = summary ? [`Earlier summary: ${summary}`, ...piece] : piece;
+    summary = await summarizeOnce(model, lines.join('\n'), replyTokens, signal);
+    if (tok.count(summary) > maxTokens) summary = tok.truncate(summary, maxTokens);
+  }
+  return summary;
+}
+
+/** The transcript lines one summary request may carry, in estimated tokens; unbounded while the context is unknown. */
+function pieceCapacity(tok: TokenEstimator, fit: RouteFit, replyTokens: number, maxTokens: number): number {
+  if (fit.contextTokens === undefined) return Infinity;
+  const usable = Math.floor(fit.contextTokens * CONTEXT_MARGIN) - replyTokens;
+  const fixed = tok.count(SUMMARY_INSTRUCTIONS) + 2 * PER_MESSAGE_TOKENS + PER_PROMPT_TOKENS;
+  // The summary so far rides along with every piece after the first.
+  return Math.max(16, Math.floor(usable / fit.factor) - fixed - maxTokens - LINE_TOKENS);
+}
+
+/** The span as transcript lines, grouped so each group fits `capacity`; a line larger than that is cut to it. */
+function pieces(span: readonly BlockRow[], tok: TokenEstimator, capacity: number): string[][] {
+  const out: string[][] = [];
+  let current: string[] = [];
+  let used = 0;
+  for (const b of span) {
+    let line = b.kind === 'summary' ? `Earlier summary: ${b.content}` : `${b.role}: ${b.content}`;
+    let cost = b.tokens + LINE_TOKENS;
+    if (cost > capacity) {
+      line = tok.truncate(line, capacity - LINE_TOKENS);
+      cost = capacity;
+    }
+    if (used + cost > capacity && current.length) {
+      out.push(current);
+      current = [];
+      used = 0;
+    }
+    current.push(line);
+    used += cost;
+  }
+  if (current.length) out.push(current);
+  return out;
+}
+
+async function summarizeOnce(model: ChatModel, transcript: string, maxTokens: number, signal: AbortSignal): Promise<string> {
+  let text = '';
+  for await (const part of model.stream({
+    messages: [
+      { role: 'system', content: SUMMARY_INSTRUCTIONS },
+      { role: 'user', content: transcript },
+    ],
+    maxTokens,
+    purpose: 'summary',
+    signal,
+  })) {
+    if (part.type === 'text-delta') text += part.text;
+    else if (part.type === 'error') throw part.error;
+  }
+  return text.trim();
+}

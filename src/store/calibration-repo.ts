@@ -1,0 +1,39 @@
+import { type Db, Statements } from './db.js';
+
+export interface CalibrationRow {
+  routeKey: string;
+  /** The model's prompt tokens per estimated token. */
+  factor: number;
+  samples: number;
+  /** The context the model revealed (an overflow answer); null until one did. */
+  contextTokens: number | null;
+  updatedAt: string;
+}
+
+/** Per-route calibration, kept so later turns and other processes fit the first time. */
+export class CalibrationRepo {
+  private readonly s: Statements;
+  constructor(db: Db) {
+    this.s = new Statements(db);
+  }
+
+  get(routeKey: string): CalibrationRow | undefined {
+    return this.s
+      .get(
+        `SELECT route_key AS routeKey, factor, samples, context_tokens AS contextTokens, updated_at AS updatedAt
+         FROM route_calibration WHERE route_key = ?`,
+      )
+      .get(routeKey) as CalibrationRow | undefined;
+  }
+
+  save(row: CalibrationRow): void {
+    this.s
+      .get(
+        `INSERT INTO route_calibration (route_key, factor, samples, context_tokens, updated_at)
+         VALUES (@routeKey, @factor, @samples, @contextTokens, @updatedAt)
+         ON CONFLICT (route_key) DO UPDATE SET factor = excluded.factor, samples = excluded.samples,
+           context_tokens = excluded.context_tokens, updated_at = excluded.updated_at`,
+      )
+      .run(row);
+  }
+}
