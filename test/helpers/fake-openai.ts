@@ -20,7 +20,25 @@ export interface ScriptedReply {
   dropConnection?: boolean;
   /** For image requests (`modalities` with "image"): data URLs to return. */
   images?: string[];
+  /** The final chunk's finish_reason (default: stop, or tool_calls with tool calls). */
+  finishReason?: string;
 }
+
+/**
+ * A model with a context limit that counts tokens its own way (not o200k): a prompt over
+ * `nCtx` gets llama-server's 400, every reply reports the prompt's size in `usage`, and a reply
+ * longer than `max_tokens` words is cut with finish_reason "length".
+ */
+export interface FakeModelLimit {
+  nCtx: number;
+  /** The model's own count of one message's text. */
+  count(text: string): number;
+  /** Template tokens around each message. */
+  perMessage: number;
+}
+
+/** About one token per two characters: twice what o200k counts for English. */
+export const HALF_CHAR_TOKENS: Omit<FakeModelLimit, 'nCtx'> = { count: (t) => Math.ceil(t.length / 2), perMessage: 5 };
 
 /** A 1x1 PNG, as a data URL. */
 export const ONE_PIXEL_PNG =
@@ -43,6 +61,10 @@ export interface FakeOpenAI {
   aborted: number;
   /** performance.now() when each streamed reply's first content chunk was written. */
   firstTokenAt: number[];
+  /** Enforce a context limit counted the model's own way; undefined: no limit. */
+  limit?: FakeModelLimit;
+  /** The prompt size (own count) of every chat request, and whether it was refused. */
+  prompts: Array<{ tokens: number; refused: boolean }>;
   close(): Promise<void>;
 }
 
@@ -61,6 +83,7 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     requests: [],
     aborted: 0,
     firstTokenAt: [],
+    prompts: [],
     script: (...replies) => queue.push(...replies),
     fallback: echoLastUser,
     close: () => new Promise((r) => server.close(() => r())),
@@ -85,7 +108,7 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
       }));
       return;
     }
-    await serve(reply, req, res, fake);
+    await serve(fake.limit ? limited(fake, fake.limit, body, reply) : reply, req, res, fake);
   });
   server.on('connection', (s) => {
     sockets.add(s);
@@ -99,6 +122,38 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
       server.close(() => r());
     });
   return fake;
+}
+
+/** The prompt's size the model's own way. */
+export function ownPromptTokens(limit: Omit<FakeModelLimit, 'nCtx'>, body: any): number {
+  let t = 0;
+  for (const m of body?.messages ?? []) t += limit.count(typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? '')) + limit.perMessage;
+  return t;
+}
+
+/** The reply as a model with `limit` gives it: refused when the prompt is too long, cut at max_tokens words. */
+function limited(fake: FakeOpenAI, limit: FakeModelLimit, body: any, reply: ScriptedReply): ScriptedReply {
+  if (reply.status || reply.dropConnection) return reply;
+  const tokens = ownPromptTokens(limit, body);
+  const refused = tokens > limit.nCtx;
+  fake.prompts.push({ tokens, refused });
+  if (refused) {
+    const message = `request (${tokens} tokens) exceeds the available context size (${limit.nCtx} tokens), try increasing it`;
+    return {
+      status: 400,
+      body: JSON.stringify({ error: { code: 400, message, type: 'exceed_context_size_error', n_prompt_tokens: tokens, n_ctx: limit.nCtx } }),
+    };
+  }
+  const words = typeof reply.text === 'string' ? reply.text.match(/\s*\S+/g) ?? [] : reply.text ?? [];
+  const max = body?.max_tokens;
+  const cut = typeof max === 'number' && words.length > max;
+  const text = cut ? words.slice(0, max) : words;
+  return {
+    ...reply,
+    text,
+    finishReason: cut ? 'length' : reply.finishReason,
+    usage: reply.usage ?? { prompt_tokens: tokens, completion_tokens: text.length },
+  };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -147,7 +202,8 @@ async function serve(reply: ScriptedReply, req: IncomingMessage, res: ServerResp
       choices: [{ index: 0, delta: { tool_calls: [{ index: i, id: t.id, type: 'function', function: { name: t.name, arguments: t.arguments } }] }, finish_reason: null }],
     });
   }
-  send({ ...base, choices: [{ index: 0, delta: {}, finish_reason: reply.toolCalls?.length ? 'tool_calls' : 'stop' }] });
+  const finish = reply.finishReason ?? (reply.toolCalls?.length ? 'tool_calls' : 'stop');
+  send({ ...base, choices: [{ index: 0, delta: {}, finish_reason: finish }] });
   if (reply.usage) send({ ...base, choices: [], usage: { ...reply.usage, total_tokens: reply.usage.prompt_tokens + reply.usage.completion_tokens } });
   res.write('data: [DONE]\n\n');
   res.end();

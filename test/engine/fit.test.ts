@@ -1,0 +1,171 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TurnEvent } from '../../src/core/entity-types.js';
+import { ContextOverflowError } from '../../src/core/errors.js';
+import { checkWindowInvariant } from '../../src/core/window-plan.js';
+import { Engine } from '../../src/engine/engine.js';
+import { collect, makeEngine } from '../helpers/engine.js';
+import { type FakeOpenAI, HALF_CHAR_TOKENS, echoLastUser, ownPromptTokens, startFakeOpenAI } from '../helpers/fake-openai.js';
+import { tempDir } from '../helpers/temp.js';
+
+const dir = tempDir('mgpt-fit-');
+let fake: FakeOpenAI;
+beforeAll(async () => {
+  fake = await startFakeOpenAI();
+});
+afterAll(() => fake.close());
+
+const TOPICS = ['the harbour', 'a red kite', 'the old mill', 'winter bread', 'a lost key', 'the night train', 'rain on tin roofs'];
+/** Messages of varied length, 60-260 characters: a conversation, not a fixed string. */
+function message(i: number): string {
+  const base = `Turn ${i}: tell me more about ${TOPICS[i % TOPICS.length]}, and remember what I said before. `;
+  return (base + 'Details matter to me. '.repeat(i % 5) + (i % 3 === 0 ? 'Also, what happened next?' : '')).trim();
+}
+
+const done = (events: TurnEvent[]) => events.find((e) => e.type === 'done') as Extract<TurnEvent, { type: 'done' }>;
+const route = (f: FakeOpenAI, extra: Record<string, unknown> = {}) => () => ({ provider: 'openai', baseUrl: f.url, model: 'fit-model', maxRetries: 0, ...extra });
+
+describe('a turn always fits the model behind its route', () => {
+  it('runs 25 turns with the default budget against a 600-token model with no configuration, and keeps what it learned', async () => {
+    fake.limit = { nCtx: 600, ...HALF_CHAR_TOKENS };
+    fake.prompts = [];
+    const db = `${dir}/learn.db`;
+    const engine = new Engine({ db, route: route(fake) });
+    const e = await engine.entities.create({ model: 'mgpt-1-27b', instructions: 'You are a patient storyteller.' });
+    expect(e.window.budget_tokens).toBe(32_000);
+    const perTurn: Array<Array<{ tokens: number; refused: boolean }>> = [];
+    let rotations = 0;
+    for (let i = 0; i < 25; i++) {
+      const seen = fake.prompts.length;
+      const events = await collect(engine.entities.send(e.id, { content: message(i) }));
+      rotations += events.filter((x) => x.type === 'rotation').length;
+      expect(done(events).completion.choices[0].message.content).toBe(`reply: ${message(i)}`);
+      perTurn.push(fake.prompts.slice(seen));
+    }
+    const refused = perTurn.flat().filter((p) => p.refused).length;
+    expect(refused).toBeGreaterThanOrEqual(1); // it had to learn: nothing told it the context
+    expect(refused).toBeLessThanOrEqual(3);
+    expect(perTurn.slice(-10).flat().every((p) => !p.refused)).toBe(true);
+    expect(rotations).toBeGreaterThanOrEqual(2);
+    const w = await engine.entities.window(e.id);
+    expect(checkWindowInvariant(w.blocks.map((b) => ({ kind: b.kind, covers: b.covers })), 50)).toBeNull();
+    expect(engine.entities.get(e.id).transcript.messages).toBe(50);
+    engine.close();
+
+    // A new engine on the same file (as a new process would) fits the first time.
+    fake.prompts = [];
+    const again = new Engine({ db, route: route(fake) });
+    for (let i = 25; i < 30; i++) await collect(again.entities.send(e.id, { content: message(i) }));
+    expect(fake.prompts.length).toBeGreaterThanOrEqual(5);
+    expect(fake.prompts.filter((p) => p.refused)).toEqual([]);
+    again.close();
+    fake.limit = undefined;
+  });
+
+  it('fits a configured context from the first turn, counting the reply room, and never sends more', async () => {
+    fake.limit = { nCtx: 400, ...HALF_CHAR_TOKENS };
+    fake.prompts = [];
+    const engine = makeEngine(dir, { route: route(fake, { contextSize: 400, maxTokens: 60 }) });
+    const e = await engine.entities.create({ model: 'mgpt-1-27b', instructions: 'Be brief.' });
+    for (let i = 0; i < 12; i++) await collect(engine.entities.send(e.id, { content: message(i) }));
+    expect(fake.prompts.filter((p) => p.refused)).toEqual([]);
+    // Prompt and reply room together stay within the context.
+    expect(Math.max(...fake.prompts.map((p) => p.tokens))).toBeLessThanOrEqual(400 - 60);
+    engine.close();
+    fake.limit = undefined;
+  });
+
+  it('summarizes a span too large for one request in pieces, each within the context', async () => {
+    // A model whose context is smaller than the window a 2,000-token budget had built. Its usage
+    // reports calibrate the route meanwhile, so the pieces are sized right the first time.
+    fake.limit = { nCtx: 100_000, ...HALF_CHAR_TOKENS };
+    const engine = makeEngine(dir, { route: route(fake), windowBudget: 2_000 });
+    const e = await engine.entities.create({ model: 'mgpt-1-27b' });
+    for (let i = 0; i < 12; i++) await collect(engine.entities.send(e.id, { content: message(i) }));
+    const before = (await engine.entities.window(e.id)).tokens;
+    expect(before).toBeGreaterThan(500);
+    fake.limit = { nCtx: 300, ...HALF_CHAR_TOKENS };
+    fake.prompts = [];
+    const seen = fake.requests.length;
+    // The route now says what the model holds (as after `mgpt models add ... --context 300`).
+    const small = new Engine({ db: engine.store, route: route(fake, { contextSize: 300, maxTokens: 40 }) });
+    const events = await collect(small.entities.send(e.id, { content: 'And now?' }));
+    expect(events.some((x) => x.type === 'rotation')).toBe(true);
+    const summaries = fake.requests.slice(seen).filter((r) => /long-term memory/.test(r.body.messages[0].content));
+    expect(summaries.length).toBeGreaterThan(1);
+    // Each piece after the first folds in the summary so far.
+    expect(summaries[1].body.messages[1].content).toMatch(/^Earlier summary: /);
+    expect(fake.prompts.every((p) => !p.refused && p.tokens <= 300)).toBe(true);
+    const w = await small.entities.window(e.id);
+    expect(checkWindowInvariant(w.blocks.map((b) => ({ kind: b.kind, covers: b.covers })), 26)).toBeNull();
+    engine.close();
+    fake.limit = undefined;
+  });
+
+  it('refuses, with a hint and no trace, a message the model cannot hold at all', async () => {
+    fake.limit = { nCtx: 200, ...HALF_CHAR_TOKENS };
+    const engine = makeEngine(dir, { route: route(fake, { contextSize: 200, maxTokens: 20 }) });
+    const e = await engine.entities.create({ model: 'mgpt-1-27b' });
+    await collect(engine.entities.send(e.id, { content: 'hello there' }));
+    const calls = fake.requests.length;
+    const err = await collect(engine.entities.send(e.id, { content: 'word '.repeat(400) })).catch((x) => x);
+    expect(err).toBeInstanceOf(ContextOverflowError);
+    expect(err.exitCode).toBe(2);
+    expect(err.message).toMatch(/context \(200 tokens/);
+    expect(err.hint).toMatch(/split the message/);
+    expect(fake.requests.length).toBe(calls);
+    expect(engine.entities.get(e.id).transcript.messages).toBe(2);
+    engine.close();
+    fake.limit = undefined;
+  });
+
+  it('a refusal that persists after the retry fails the turn clearly and stores nothing', async () => {
+    const engine = makeEngine(dir, { fake });
+    const e = await engine.entities.create({ model: 'mgpt-1-27b' });
+    const overflow = { status: 400, body: JSON.stringify({ error: { code: 400, type: 'exceed_context_size_error', message: 'too long', n_prompt_tokens: 900, n_ctx: 512 } }) };
+    fake.script(overflow, overflow);
+    const err = await collect(engine.entities.send(e.id, { content: 'hi' })).catch((x) => x);
+    expect(err).toBeInstanceOf(ContextOverflowError);
+    expect(err.message).toMatch(/does not fit the model's context/);
+    expect(engine.entities.get(e.id).transcript.messages).toBe(0);
+    engine.close();
+  });
+});
+
+describe('route limits reach the provider', () => {
+  it('sends max_tokens and temperature when the route sets them, and neither when it does not', async () => {
+    const set = makeEngine(dir, { route: route(fake, { maxTokens: 77, temperature: 0.2 }) });
+    const e = await set.entities.create({ model: 'mgpt-1-27b' });
+    await collect(set.entities.send(e.id, { content: 'hi' }));
+    expect(fake.requests.at(-1)!.body).toMatchObject({ max_tokens: 77, temperature: 0.2 });
+    set.close();
+    const unset = makeEngine(dir, { route: route(fake) });
+    const u = await unset.entities.create({ model: 'mgpt-1-27b' });
+    await collect(unset.entities.send(u.id, { content: 'hi' }));
+    expect(fake.requests.at(-1)!.body).not.toHaveProperty('max_tokens');
+    expect(fake.requests.at(-1)!.body).not.toHaveProperty('temperature');
+    unset.close();
+  });
+
+  it('keeps finish_reason length for a reply cut at maxTokens, in the completion and its replay', async () => {
+    fake.limit = { nCtx: 100_000, ...HALF_CHAR_TOKENS };
+    const engine = makeEngine(dir, { route: route(fake, { maxTokens: 3 }) });
+    const e = await engine.entities.create({ model: 'mgpt-1-27b' });
+    const c = done(await collect(engine.entities.send(e.id, { content: 'one two three four five', idempotencyKey: 'k' }))).completion;
+    expect(c.choices[0].finish_reason).toBe('length');
+    expect(c.choices[0].message.content).toBe('reply: one two');
+    expect(c.usage.completion_tokens).toBe(3);
+    const again = done(await collect(engine.entities.send(e.id, { content: 'one two three four five', idempotencyKey: 'k' })));
+    expect(again.replayed).toBe(true);
+    expect(again.completion.choices[0].finish_reason).toBe('length');
+    engine.close();
+    fake.limit = undefined;
+  });
+});
+
+describe('the fake model counts its own way', () => {
+  it('counts about twice what o200k does for English', () => {
+    const body = { messages: [{ role: 'user', content: 'x'.repeat(100) }] };
+    expect(ownPromptTokens(HALF_CHAR_TOKENS, body)).toBe(55);
+    expect(echoLastUser(body).text).toBe(`reply: ${'x'.repeat(100)}`);
+  });
+});
