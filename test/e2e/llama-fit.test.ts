@@ -1,0 +1,68 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TurnEvent } from '../../src/core/entity-types.js';
+import { checkWindowInvariant } from '../../src/core/window-plan.js';
+import { Engine } from '../../src/engine/engine.js';
+import { cliEnv, mgpt } from '../helpers/cli.js';
+import { collect } from '../helpers/engine.js';
+import { testGguf } from '../helpers/gguf.js';
+import { tempDir } from '../helpers/temp.js';
+
+const gguf = testGguf();
+const dir = tempDir('mgpt-llama-fit-');
+const done = (events: TurnEvent[]) => events.find((e) => e.type === 'done') as Extract<TurnEvent, { type: 'done' }>;
+const LINES = [
+  'Once upon a time there was a little girl named Lily who loved the park.',
+  'What did Lily find under the big tree?',
+  'Tell me about her friend the dog.',
+  'Where did they go when it started to rain?',
+  'What did her mom say when she came home?',
+];
+
+// The model file is never committed: without MGPT_TEST_GGUF these cannot run, and testGguf()
+// prints a banner saying so. .ci/run sets it.
+describe.skipIf(!gguf)('a 512-token llama model with the default budget (real model)', () => {
+  let engine: Engine;
+  beforeAll(() => {
+    engine = new Engine({ db: `${dir}/fit.db`, route: () => ({ provider: 'llama', gguf: gguf!, threads: 1, contextSize: 512, temperature: 0 }) });
+  });
+  afterAll(() => engine.close());
+
+  it('holds 30 turns without a failure, every prompt and reply within the context', async () => {
+    const e = await engine.entities.create({ model: 'mgpt-1-27b', instructions: 'Tell short stories about Lily.' });
+    expect(e.window.budget_tokens).toBe(32_000);
+    // Overflow answers the engine had to learn from (the model counts far more tokens than o200k).
+    const learn = engine.deps.calibration.learn.bind(engine.deps.calibration);
+    let refused = 0;
+    engine.deps.calibration.learn = (...args) => {
+      refused++;
+      return learn(...args);
+    };
+    let rotations = 0;
+    for (let i = 0; i < 30; i++) {
+      const events = await collect(engine.entities.send(e.id, { content: `${LINES[i % LINES.length]} (${i})` }));
+      rotations += events.filter((x) => x.type === 'rotation').length;
+      const c = done(events).completion;
+      // The provider counts with the model's own tokenizer; prompt and reply share the context.
+      expect(c.usage.prompt_tokens + c.usage.completion_tokens).toBeLessThanOrEqual(512);
+    }
+    expect(rotations).toBeGreaterThanOrEqual(3);
+    expect(refused).toBeLessThanOrEqual(2);
+    const calibration = engine.store.calibration.get(`llama:${gguf}`)!;
+    console.log(`llama 512: ${refused} refused prompts, factor ${calibration.factor.toFixed(2)} after ${calibration.samples} samples, ${rotations} rotations`);
+    expect(calibration.factor).toBeGreaterThan(1);
+    const w = await engine.entities.window(e.id);
+    expect(checkWindowInvariant(w.blocks.map((b) => ({ kind: b.kind, covers: b.covers })), 60)).toBeNull();
+  });
+
+  it("runs the README's llama example as written, several turns in fresh processes", async () => {
+    const env = cliEnv(`${dir}/readme`);
+    const added = await mgpt(['models', 'add', 'tiny', '--provider', 'llama', '--gguf', gguf!, '--threads', '1', '--context', '512', '--route', 'mgpt-1-27b'], env);
+    expect(added.code, added.stderr).toBe(0);
+    expect((await mgpt(['entities', 'create', '--name', 'ada'], env)).code).toBe(0);
+    for (let i = 0; i < 6; i++) {
+      const r = await mgpt(['send', 'ada', `${LINES[i % LINES.length]} Once upon a time`], env);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout.trim().length).toBeGreaterThan(0);
+    }
+  });
+});
