@@ -1,6 +1,7 @@
-import { CancelledError, ProviderError } from '../../core/errors.js';
+import { CancelledError, type MgptError, ProviderError } from '../../core/errors.js';
 import type { ChatModel, ChatRequest, GeneratedImage, ImageGenerationRequest, ProviderUsage, RouteLimits, StreamPart } from '../spec.js';
 import { SseDecoder } from '../../core/sse.js';
+import { parseContextOverflow } from './context-overflow.js';
 
 export interface OpenAIChatOptions {
   baseUrl: string;
@@ -164,22 +165,23 @@ export class OpenAIChatModel implements ChatModel {
     const headers: Record<string, string> = { 'content-type': 'application/json', accept };
     if (this.opts.apiKey) headers.authorization = `Bearer ${this.opts.apiKey}`;
     for (let attempt = 0; ; attempt++) {
-      let failure: ProviderError | CancelledError;
+      let failure: MgptError;
       try {
         // undici is loaded with the first call: commands that never reach a provider skip it.
         const { request } = await import('undici');
         const res = await request(url, { method: 'POST', headers, body, signal, headersTimeout: timeout, bodyTimeout: timeout });
         if (res.statusCode >= 200 && res.statusCode < 300) return res;
         const text = await res.body.text().catch(() => '');
+        const overflow = parseContextOverflow(res.statusCode, text);
         const retryable = res.statusCode === 429 || res.statusCode >= 500;
-        failure = new ProviderError(`provider answered ${res.statusCode}: ${errorText(text)}`, {
+        failure = overflow ?? new ProviderError(`provider answered ${res.statusCode}: ${errorText(text)}`, {
           retryable,
           status: res.statusCode === 429 ? 503 : 502,
         });
       } catch (err) {
         failure = this.wrap(err, signal);
       }
-      if (failure instanceof CancelledError || !failure.retryable || attempt >= maxRetries) throw failure;
+      if (!(failure instanceof ProviderError) || !failure.retryable || attempt >= maxRetries) throw failure;
       await sleep((this.opts.retryBaseMs ?? 250) * 2 ** attempt, signal);
     }
   }
