@@ -1,7 +1,8 @@
 import type { TokenEstimator } from '../core/tokens.js';
 import type { ChatModel } from '../providers/spec.js';
 import type { BlockRow } from '../store/entity-repo.js';
-import { CONTEXT_MARGIN, PER_MESSAGE_TOKENS, PER_PROMPT_TOKENS, type RouteFit } from './calibration.js';
+import { ContextOverflowError } from '../core/errors.js';
+import { CONTEXT_MARGIN, PER_MESSAGE_TOKENS, PER_PROMPT_TOKENS, type RouteCalibration, type RouteFit, promptEstimate } from './calibration.js';
 
 export const SUMMARY_INSTRUCTIONS =
   'You maintain the long-term memory of a conversation. Summarize the conversation below so that ' +
@@ -22,6 +23,7 @@ export async function summarizeSpan(
   span: readonly BlockRow[],
   maxTokens: number,
   fit: RouteFit,
+  calibration: RouteCalibration,
   signal: AbortSignal,
 ): Promise<string> {
   if (maxTokens <= 0) return '';
@@ -29,10 +31,17 @@ export async function summarizeSpan(
   let summary = '';
   for (const piece of pieces(span, tok, pieceCapacity(tok, fit, replyTokens, maxTokens))) {
     const lines = summary ? [`Earlier summary: ${summary}`, ...piece] : piece;
-    summary = await summarizeOnce(model, lines.join('\n'), replyTokens, signal);
+    const request: SummaryRequest = { transcript: lines.join('\n'), replyTokens, signal };
+    summary = await summarizeOnce(model, calibration, tok, request);
     if (tok.count(summary) > maxTokens) summary = tok.truncate(summary, maxTokens);
   }
   return summary;
+}
+
+interface SummaryRequest {
+  transcript: string;
+  replyTokens: number;
+  signal: AbortSignal;
 }
 
 /** The transcript lines one summary request may carry, in estimated tokens; unbounded while the context is unknown. */
@@ -68,19 +77,31 @@ function pieces(span: readonly BlockRow[], tok: TokenEstimator, capacity: number
   return out;
 }
 
-async function summarizeOnce(model: ChatModel, transcript: string, maxTokens: number, signal: AbortSignal): Promise<string> {
+/**
+ * One summary request. Its prompt teaches the route's calibration like a reply's does: the
+ * instructions and a transcript count differently from chat, and a refusal must be learned from
+ * before the turn is planned again.
+ */
+async function summarizeOnce(model: ChatModel, calibration: RouteCalibration, tok: TokenEstimator, req: SummaryRequest): Promise<string> {
+  const estimate = promptEstimate([tok.count(SUMMARY_INSTRUCTIONS), tok.count(req.transcript)]);
   let text = '';
-  for await (const part of model.stream({
-    messages: [
-      { role: 'system', content: SUMMARY_INSTRUCTIONS },
-      { role: 'user', content: transcript },
-    ],
-    maxTokens,
-    purpose: 'summary',
-    signal,
-  })) {
-    if (part.type === 'text-delta') text += part.text;
-    else if (part.type === 'error') throw part.error;
+  try {
+    for await (const part of model.stream({
+      messages: [
+        { role: 'system', content: SUMMARY_INSTRUCTIONS },
+        { role: 'user', content: req.transcript },
+      ],
+      maxTokens: req.replyTokens,
+      purpose: 'summary',
+      signal: req.signal,
+    })) {
+      if (part.type === 'text-delta') text += part.text;
+      else if (part.type === 'usage') calibration.observe(model.routeKey, estimate, part.usage.inputTokens);
+      else if (part.type === 'error') throw part.error;
+    }
+  } catch (err) {
+    if (err instanceof ContextOverflowError) calibration.learn(model.routeKey, err, estimate, req.replyTokens);
+    throw err;
   }
   return text.trim();
 }

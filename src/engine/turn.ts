@@ -116,13 +116,15 @@ export async function* runTurn(deps: EngineDeps, entity: EntityRow, input: TurnI
     // planned again, once, before anything reached the caller.
     let generated: Generated;
     for (let attempt = 0; ; attempt++) {
+      turn.prepared = undefined;
       try {
         turn.prepared = await prepareWindow(turn);
         generated = yield* generateReply(turn);
         break;
       } catch (err) {
-        if (!(err instanceof ContextOverflowError) || turn.started || attempt > 0 || !turn.prepared) throw tooLarge(err, turn);
-        deps.calibration.learn(model.routeKey, err, turn.prepared.estimate, turn.prepared.fit.reserveTokens);
+        if (!(err instanceof ContextOverflowError) || turn.started || attempt > 0) throw tooLarge(err, turn);
+        // A refused summary request was learned from where it was made.
+        if (turn.prepared) deps.calibration.learn(model.routeKey, err, turn.prepared.estimate, turn.prepared.fit.reserveTokens);
       }
     }
     if (abort.signal.aborted) throw cancelled(input.signal);
@@ -201,7 +203,7 @@ async function prepareWindow(turn: TurnState): Promise<PreparedWindow> {
     const tok = await loadTokenEstimator();
     const span = blocks.slice(0, plan.take);
     kept = blocks.slice(plan.take);
-    const text = await summarizeSpan(model, tok, span, plan.maxSummaryTokens, fit, turn.signal);
+    const text = await summarizeSpan(model, tok, span, plan.maxSummaryTokens, fit, deps.calibration, turn.signal);
     summary = {
       id: deps.newId(),
       position: span[0].position,

@@ -118,6 +118,26 @@ describe('a turn always fits the model behind its route', () => {
     fake.limit = undefined;
   });
 
+  it('learns from a refused rotation summary and plans the turn again', async () => {
+    const engine = makeEngine(dir, { fake, windowBudget: 200 });
+    const e = await engine.entities.create({ model: 'mgpt-1-27b' });
+    let turns = 0;
+    while ((await engine.entities.window(e.id)).tokens < 150) {
+      await collect(engine.entities.send(e.id, { content: message(turns++) }));
+    }
+    const seen = fake.requests.length;
+    const overflow = { status: 400, body: JSON.stringify({ error: { code: 400, type: 'exceed_context_size_error', message: 'too long', n_prompt_tokens: 900, n_ctx: 4096 } }) };
+    fake.script(overflow);
+    const events = await collect(engine.entities.send(e.id, { content: `${message(turns)} ${'Details matter to me. '.repeat(8)}` }));
+    expect(events.some((x) => x.type === 'rotation')).toBe(true);
+    const sent = fake.requests.slice(seen).map((r) => (/long-term memory/.test(r.body.messages[0].content) ? 'summary' : 'reply'));
+    expect(sent).toEqual(['summary', 'summary', 'reply']);
+    const row = engine.store.calibration.get(`openai:${fake.url}#fake-model`)!;
+    expect(row.contextTokens).toBe(4096);
+    expect(row.factor).toBeGreaterThan(1);
+    engine.close();
+  });
+
   it('a refusal that persists after the retry fails the turn clearly and stores nothing', async () => {
     const engine = makeEngine(dir, { fake });
     const e = await engine.entities.create({ model: 'mgpt-1-27b' });
