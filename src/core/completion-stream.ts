@@ -57,3 +57,16 @@ export function sseFrame(data: unknown): string {
 }
 
 export const SSE_DONE = sseFrame('[DONE]');
+
+/**
+ * A failure after the stream started (the provider broke off): the status can no longer change,
+ * so the stream says why in OpenAI's in-stream error shape (the `openai` SDK throws it as an
+ * APIError) and ends without [DONE]. An extension: the seed leaves mid-stream failures open.
+ */
+export interface StreamErrorFrame {
+  error: { message: string; type: string; code: number };
+}
+
+export function streamErrorFrame(message: string, status: number): StreamErrorFrame {
+  return { error: { message, type: status >= 500 ? 'server_error' : 'invalid_request_error', code: status } };
+}

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { HttpBindings } from '@hono/node-server';
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
-import { CompletionChunker, SSE_DONE, sseFrame } from '../core/completion-stream.js';
+import { CompletionChunker, SSE_DONE, sseFrame, streamErrorFrame } from '../core/completion-stream.js';
 import type { TurnEvent } from '../core/entity-types.js';
 import {
   BadRequestError,
@@ -173,8 +173,11 @@ export function createApp(engine: Engine, opts: AppOptions = {}): Hono<Env> {
           }
           for (const f of frames(r.value)) controller.enqueue(f);
         } catch (err) {
-          // Headers are gone: the stream just ends without [DONE]; the turn left no trace.
-          controller.error(err);
+          // Headers are gone: the stream says why and ends without [DONE]; the turn left no trace.
+          const status = err instanceof MgptError ? err.status : 500;
+          const message = err instanceof MgptError ? err.message : 'internal error';
+          controller.enqueue(enc.encode(sseFrame(streamErrorFrame(message, status))));
+          controller.close();
         }
       },
       async cancel() {

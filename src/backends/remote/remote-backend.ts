@@ -32,6 +32,8 @@ import type {
   UniverseSummary,
 } from '../../core/universe-types.js';
 import { HttpClient, type HttpOptions } from './http.js';
+import { errorFromResponse } from './errors.js';
+import type { StreamErrorFrame } from '../../core/completion-stream.js';
 
 export interface RemoteOptions extends HttpOptions {
   /** `{base_url}`: the universe API lives under `/api/mgpt` (or `/backend-api/mgpt` with `dev`). */
@@ -121,7 +123,8 @@ export class RemoteBackend implements Backend {
             yield { type: 'done', completion, replayed: false };
             return;
           }
-          const chunk = JSON.parse(data) as CompletionChunk;
+          const chunk = JSON.parse(data) as CompletionChunk | StreamErrorFrame;
+          if ('error' in chunk) throw errorFromResponse(chunk.error.code, { error: chunk.error.message });
           if (!head) {
             head = chunk;
             yield { type: 'start', id: chunk.id, model: chunk.model, created: chunk.created, entityId: id, replayed: false };
@@ -136,9 +139,11 @@ export class RemoteBackend implements Backend {
           if (chunk.usage) usage = chunk.usage;
         }
       }
-      throw new ProviderError('the stream ended before [DONE]: the turn did not complete', {
-        hint: 'retry with the same --idempotency-key; nothing was stored',
-      });
+      throw brokenStream();
+    } catch (err) {
+      // A connection cut mid-stream (the server died) is a server failure, as an early [DONE]-less end is.
+      if (err instanceof MgptError || input.signal?.aborted) throw err;
+      throw brokenStream(err);
     } finally {
       res.body.destroy();
     }
@@ -227,4 +232,12 @@ export class RemoteBackend implements Backend {
     this.serverSide('keys revoke');
   }
   async close(): Promise<void> {}
+}
+
+function brokenStream(cause?: unknown): ProviderError {
+  const why = cause instanceof Error ? ` (${cause.message})` : '';
+  return new ProviderError(`the stream ended before [DONE]${why}: the turn did not complete`, {
+    cause,
+    hint: 'retry with the same --idempotency-key; nothing was stored',
+  });
 }
