@@ -8,6 +8,9 @@ export const LIST_MESSAGES_DEFAULT = 100;
 export const LIST_MESSAGES_MAX = 500;
 export const DEFAULT_WINDOW_BUDGET = 32_000;
 export const DEFAULT_TRANSCRIPT_CAP = 1_000_000;
+/** Window budgets a person may set: below the minimum a rotation has no room for a summary; above the maximum the window could outgrow any transcript. */
+export const WINDOW_BUDGET_MIN = 16;
+export const WINDOW_BUDGET_MAX = DEFAULT_TRANSCRIPT_CAP;
 
 export type Role = 'user' | 'assistant';
 
@@ -125,6 +128,16 @@ export interface CreateEntityInput {
   model: string;
   name?: string;
   instructions?: string;
+}
+
+/**
+ * PATCH /v1/entities/{id} (an extension, SPEC section 8): any of these, at least one. `model`
+ * never changes; the engine refuses it and any other field.
+ */
+export interface UpdateEntityInput {
+  name?: string;
+  instructions?: string;
+  budget_tokens?: number;
 }
 
 export interface SendInput {

@@ -9,6 +9,7 @@ import { AccountService } from './accounts.js';
 import { RouteCalibration } from './calibration.js';
 import { type Clock, type EngineDeps, systemClock } from './deps.js';
 import { EntityService } from './entities.js';
+import { checkBudget } from './entity-rules.js';
 import { generateImage } from './images.js';
 import { KeyService } from './keys.js';
 import { LogService } from './logs.js';
@@ -47,7 +48,7 @@ export class Engine {
 
   constructor(opts: EngineOptions) {
     const limits = {
-      windowBudget: positive(opts.windowBudget ?? DEFAULT_WINDOW_BUDGET, 'window budget'),
+      windowBudget: checkBudget(opts.windowBudget ?? DEFAULT_WINDOW_BUDGET, 'window budget'),
       transcriptCap: positive(opts.transcriptCap ?? DEFAULT_TRANSCRIPT_CAP, 'transcript cap'),
       leaseTtlMs: positive(opts.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS, 'lease TTL'),
     };

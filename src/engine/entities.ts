@@ -4,7 +4,6 @@ import {
   type CreatedEntity,
   type DeletedEntity,
   ENTITY_MODEL,
-  ENTITY_NAME_MAX,
   type Entity,
   type EntityList,
   type EntityWindow,
@@ -17,12 +16,14 @@ import {
   type MessageList,
   type SendInput,
   type TurnEvent,
+  type UpdateEntityInput,
 } from '../core/entity-types.js';
 import type { ImportOptions } from '../core/backend.js';
 import { BadRequestError, NotFoundError } from '../core/errors.js';
 import { loadTokenEstimator } from '../core/tokens.js';
 import type { EntityRow } from '../store/entity-repo.js';
 import type { EngineDeps } from './deps.js';
+import { checkInstructions, checkName, checkUpdate } from './entity-rules.js';
 import { toBlock, toEntity, toMessage } from './entity-wire.js';
 import { exportEntity } from './export.js';
 import { importEntity } from './import.js';
@@ -43,13 +44,8 @@ export class EntityService {
       throw new BadRequestError(`unsupported model ${JSON.stringify(model)}: entities use ${ENTITY_MODEL}`);
     }
     // Absent means empty; null or any other type is a malformed request.
-    const name = input.name === undefined ? '' : input.name;
-    if (typeof name !== 'string') throw new BadRequestError('name must be a string');
-    if ([...name].length > ENTITY_NAME_MAX) {
-      throw new BadRequestError(`name is ${[...name].length} characters; the limit is ${ENTITY_NAME_MAX}`);
-    }
-    const instructions = input.instructions === undefined ? '' : input.instructions;
-    if (typeof instructions !== 'string') throw new BadRequestError('instructions must be a string');
+    const name = checkName(input.name === undefined ? '' : input.name);
+    const instructions = checkInstructions(input.instructions === undefined ? '' : input.instructions);
     const tok = await loadTokenEstimator();
     const now = this.deps.clock.iso();
     const row: EntityRow = {
@@ -80,6 +76,32 @@ export class EntityService {
 
   get(id: string, accountId = DEFAULT_ACCOUNT): Entity {
     return toEntity(this.row(id, accountId), true);
+  }
+
+  /**
+   * PATCH (SPEC section 8): name, instructions and budget; the model never changes. Allowed while
+   * a turn holds the lease: that turn already read the head and its commit writes only counters,
+   * so it finishes on the old values; the next turn reads the new ones, and a smaller budget is
+   * met by that turn's rotation. The window is untouched, so its cached blocks stay valid.
+   */
+  async update(id: string, input: UpdateEntityInput, accountId = DEFAULT_ACCOUNT): Promise<Entity> {
+    const update = checkUpdate(input);
+    this.row(id, accountId);
+    const instructionsTokens =
+      update.instructions === undefined ? undefined : (await loadTokenEstimator()).count(update.instructions);
+    const row = this.deps.store.transaction(() => {
+      const changed = this.deps.store.entities.updateHead(accountId, id, {
+        name: update.name,
+        instructions: update.instructions,
+        instructionsTokens,
+        budgetTokens: update.budget_tokens,
+        updatedAt: this.deps.clock.iso(),
+      });
+      // Deleted while the tokenizer loaded.
+      if (!changed) throw notFound(id);
+      return this.row(id, accountId);
+    });
+    return toEntity(row, true);
   }
 
   delete(id: string, accountId = DEFAULT_ACCOUNT): DeletedEntity {

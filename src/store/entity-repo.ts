@@ -123,6 +123,33 @@ export class EntityRepo {
     for (const id of ids) st.run(id);
   }
 
+  /**
+   * Rewrites the head fields given (the rest keep their values). Turns write only the counters,
+   * so this never loses a turn's commit, nor a turn this. False when the entity is not there.
+   */
+  updateHead(
+    accountId: string,
+    id: string,
+    h: Partial<Pick<EntityRow, 'name' | 'instructions' | 'instructionsTokens' | 'budgetTokens'>> & Pick<EntityRow, 'updatedAt'>,
+  ): boolean {
+    return (
+      this.s(
+        `UPDATE entities SET name = COALESCE(@name, name), instructions = COALESCE(@instructions, instructions),
+           instructions_tokens = COALESCE(@instructionsTokens, instructions_tokens),
+           budget_tokens = COALESCE(@budgetTokens, budget_tokens), updated_at = @updatedAt
+         WHERE id = @id AND account_id = @accountId`,
+      ).run({
+        id,
+        accountId,
+        name: h.name ?? null,
+        instructions: h.instructions ?? null,
+        instructionsTokens: h.instructionsTokens ?? null,
+        budgetTokens: h.budgetTokens ?? null,
+        updatedAt: h.updatedAt,
+      }).changes > 0
+    );
+  }
+
   /** Writes the counters that let reads avoid scanning the transcript or window. */
   updateCounters(
     id: string,

@@ -1,0 +1,58 @@
+import {
+  ENTITY_NAME_MAX,
+  type UpdateEntityInput,
+  WINDOW_BUDGET_MAX,
+  WINDOW_BUDGET_MIN,
+} from '../core/entity-types.js';
+import { BadRequestError } from '../core/errors.js';
+
+/**
+ * The rules of an entity's head, shared by create, update and the engine's own options, so that
+ * the local backend and `mgpt serve` refuse exactly the same input with the same words.
+ */
+
+/** A display name: a string of at most 200 characters (seed 001 section 8). */
+export function checkName(value: unknown): string {
+  if (typeof value !== 'string') throw new BadRequestError('name must be a string');
+  const length = [...value].length;
+  if (length > ENTITY_NAME_MAX) throw new BadRequestError(`name is ${length} characters; the limit is ${ENTITY_NAME_MAX}`);
+  return value;
+}
+
+/** The standing system prompt: any string. */
+export function checkInstructions(value: unknown): string {
+  if (typeof value !== 'string') throw new BadRequestError('instructions must be a string');
+  return value;
+}
+
+/** A window budget in tokens: an integer a rotation can work with. */
+export function checkBudget(value: unknown, what = 'budget_tokens'): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < WINDOW_BUDGET_MIN || value > WINDOW_BUDGET_MAX) {
+    const shown = typeof value === 'number' ? String(value) : JSON.stringify(value);
+    throw new BadRequestError(`${what} must be an integer from ${WINDOW_BUDGET_MIN} to ${WINDOW_BUDGET_MAX}, got ${shown}`);
+  }
+  return value;
+}
+
+const UPDATABLE = ['name', 'instructions', 'budget_tokens'] as const;
+
+/** A PATCH body: an object with at least one updatable field, each valid, and nothing else. */
+export function checkUpdate(input: unknown): UpdateEntityInput {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    throw new BadRequestError('the update must be a JSON object');
+  }
+  const fields = input as Record<string, unknown>;
+  // An undefined member is an absent one, as it is once sent as JSON: both backends see the same body.
+  const present = Object.keys(fields).filter((k) => fields[k] !== undefined);
+  if (present.includes('model')) {
+    throw new BadRequestError('model cannot change: an entity keeps its model for life; create a new entity for another model');
+  }
+  const unknown = present.filter((k) => !(UPDATABLE as readonly string[]).includes(k));
+  if (unknown.length) throw new BadRequestError(`unknown fields: ${unknown.join(', ')}; an update takes ${UPDATABLE.join(', ')}`);
+  if (present.length === 0) throw new BadRequestError(`nothing to update: give at least one of ${UPDATABLE.join(', ')}`);
+  const update: UpdateEntityInput = {};
+  if (fields.name !== undefined) update.name = checkName(fields.name);
+  if (fields.instructions !== undefined) update.instructions = checkInstructions(fields.instructions);
+  if (fields.budget_tokens !== undefined) update.budget_tokens = checkBudget(fields.budget_tokens);
+  return update;
+}
