@@ -11,6 +11,7 @@ import type {
   MessageList,
   SendInput,
   TurnEvent,
+  UpdateEntityInput,
 } from '../core/entity-types.js';
 import type {
   CreateUniverseInput,
@@ -43,6 +44,9 @@ export class LocalBackend implements Backend {
   }
   async getEntity(id: string): Promise<Entity> {
     return this.engine.entities.get(id, this.accountId);
+  }
+  updateEntity(id: string, input: UpdateEntityInput): Promise<Entity> {
+    return this.engine.entities.update(id, input, this.accountId);
   }
   async deleteEntity(id: string): Promise<DeletedEntity> {
     return this.engine.entities.delete(id, this.accountId);

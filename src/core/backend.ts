@@ -10,6 +10,7 @@ import type {
   MessageList,
   SendInput,
   TurnEvent,
+  UpdateEntityInput,
 } from './entity-types.js';
 import type {
   CreateUniverseInput,
@@ -44,6 +45,8 @@ export interface Backend {
   createEntity(input: CreateEntityInput): Promise<CreatedEntity>;
   listEntities(): Promise<EntityList>;
   getEntity(id: string): Promise<Entity>;
+  /** Changes name, instructions or budget (never the model); answers the entity as getEntity does. */
+  updateEntity(id: string, input: UpdateEntityInput): Promise<Entity>;
   deleteEntity(id: string): Promise<DeletedEntity>;
   /** Streams one turn. Stopping the iteration early (or aborting `signal`) cancels it without a trace. */
   sendMessage(id: string, input: SendInput): AsyncIterable<TurnEvent>;

@@ -121,6 +121,11 @@ export function createApp(engine: Engine, opts: AppOptions = {}): Hono<Env> {
   });
   app.get('/v1/entities', ent, (c) => c.json(engine.entities.list(c.get('principal').accountId)));
   app.get('/v1/entities/:id', ent, (c) => c.json(engine.entities.get(c.req.param('id'), c.get('principal').accountId)));
+  // An extension (SPEC section 8): the engine checks the body (fields, model, types) itself.
+  app.patch('/v1/entities/:id', ent, async (c) => {
+    const b = await body(c);
+    return c.json(await engine.entities.update(c.req.param('id'), b as never, c.get('principal').accountId), 200);
+  });
   app.delete('/v1/entities/:id', ent, (c) => c.json(engine.entities.delete(c.req.param('id'), c.get('principal').accountId), 202));
   app.get('/v1/entities/:id/window', ent, (c) => c.json(engine.entities.window(c.req.param('id'), c.get('principal').accountId)));
   app.get('/v1/entities/:id/messages', ent, (c) => {

@@ -15,6 +15,7 @@ import type {
   MessageList,
   SendInput,
   TurnEvent,
+  UpdateEntityInput,
   Usage,
 } from '../../core/entity-types.js';
 import { BadRequestError, MgptError, NotSupportedError, ProviderError } from '../../core/errors.js';
@@ -76,6 +77,10 @@ export class RemoteBackend implements Backend {
   }
   getEntity(id: string): Promise<Entity> {
     return this.http.json('GET', this.ent(`/entities/${encodeURIComponent(id)}`));
+  }
+  /** PATCH /entities/{id}: an extension of mgpt serve (SPEC section 8), not in the seed. */
+  updateEntity(id: string, input: UpdateEntityInput): Promise<Entity> {
+    return this.http.json('PATCH', this.ent(`/entities/${encodeURIComponent(id)}`), { json: input });
   }
   deleteEntity(id: string): Promise<DeletedEntity> {
     return this.http.json('DELETE', this.ent(`/entities/${encodeURIComponent(id)}`));
