@@ -1,0 +1,69 @@
+import type { Command } from 'commander';
+import type { UpdateEntityInput } from '../../../core/entity-types.js';
+import { BadRequestError } from '../../../core/errors.js';
+import type { CliContext } from '../../context.js';
+import { resolveEntity } from '../../entity-ref.js';
+import { examples } from '../../help.js';
+import { readTextInput } from '../../input.js';
+import { formatInt, printJson } from '../../output.js';
+
+export interface UpdateOptions {
+  name?: string;
+  instructions?: string;
+  file?: string;
+  budget?: string;
+  json?: boolean;
+}
+
+export function registerUpdate(entities: Command, ctx: CliContext): void {
+  examples(
+    entities
+      .command('update')
+      .alias('edit')
+      .description('change an entity\'s name, instructions or window budget (the model stays); a smaller budget rotates the window on the next turn')
+      .argument('<entity>')
+      .option('--name <name>', 'new display name, up to 200 characters ("" clears it)')
+      .option('--instructions <text>', 'new standing system prompt (- for stdin)')
+      .option('-f, --file <file>', 'read the new instructions from a file (- for stdin)')
+      .option('--budget <tokens>', 'new window budget in tokens')
+      .option('--json', 'print the updated entity as JSON'),
+    [
+      'mgpt entities update ada --name "Ada Lovelace"',
+      'mgpt entities update ada -f persona.md',
+      'mgpt entities update ada --budget 8000 --json',
+    ],
+  ).action((ref: string, o: UpdateOptions) => runUpdate(ctx, ref, o));
+}
+
+export async function runUpdate(ctx: CliContext, ref: string, o: UpdateOptions): Promise<void> {
+  if (o.name === undefined && o.instructions === undefined && o.file === undefined && o.budget === undefined) {
+    throw new BadRequestError('nothing to update', { hint: 'give --name, --instructions (or -f FILE) or --budget' });
+  }
+  const update: UpdateEntityInput = { name: o.name, budget_tokens: budgetOption(o.budget) };
+  if (o.instructions !== undefined || o.file !== undefined) {
+    update.instructions = await readTextInput(ctx, 'instructions', o.instructions, o.file);
+  }
+  const before = await resolveEntity(ctx, ref);
+  const entity = await (await ctx.backend()).updateEntity(before.id, update);
+  if (o.json) return printJson(ctx.io, entity);
+  ctx.io.stdout.write(entity.id + '\n');
+  if (!ctx.io.stderrIsTTY) return;
+  const changed = Object.keys(update).filter((k) => update[k as keyof UpdateEntityInput] !== undefined);
+  ctx.io.stderr.write(`updated ${changed.join(', ')} of entity ${entity.name ? JSON.stringify(entity.name) + ' ' : ''}${entity.id}\n`);
+  const tokens = entity.window.tokens ?? 0;
+  if (tokens > entity.window.budget_tokens) {
+    ctx.io.stderr.write(
+      `the window holds ${formatInt(tokens)} tokens, over the new budget of ${formatInt(entity.window.budget_tokens)}: the next turn rotates it\n`,
+    );
+  }
+}
+
+/**
+ * The budget as a number. Only its syntax is checked here; the range is the engine's rule, so
+ * both backends refuse a bad budget with the same words.
+ */
+function budgetOption(raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^\s*-?\d+\s*$/.test(raw)) throw new BadRequestError(`--budget must be an integer, got ${JSON.stringify(raw)}`);
+  return Number(raw);
+}
