@@ -13,6 +13,7 @@ import {
   ProviderError,
 } from '../../src/core/errors.js';
 import { readTar } from '../../src/core/tar.js';
+import { loadTokenEstimator } from '../../src/core/tokens.js';
 import { checkWindowInvariant } from '../../src/core/window-plan.js';
 import { Engine } from '../../src/engine/engine.js';
 import { type FakeOpenAI, echoLastUser, startFakeOpenAI } from '../helpers/fake-openai.js';
@@ -211,6 +212,123 @@ export function contractSuite(name: string, make: (dir: string, fake: FakeOpenAI
         }
         const copy = await b().importEntity(tar, 'tar');
         expect(copy.transcript.messages).toBe(2);
+      });
+    });
+
+    describe('entities update (the PATCH extension)', () => {
+      it('changes name, instructions and budget, answers the entity as getEntity does, and keeps the model', async () => {
+        const id = (await b().createEntity({ model: 'mgpt-1-27b', name: 'ada', instructions: 'Be kind.' })).id;
+        await send(id, 'hello');
+        const renamed = await b().updateEntity(id, { name: 'Ada Lovelace' });
+        expect(renamed).toEqual(await b().getEntity(id));
+        expect(renamed).toMatchObject({ name: 'Ada Lovelace', instructions: 'Be kind.', model: 'mgpt-1-27b', transcript: { messages: 2 } });
+        const all = await b().updateEntity(id, { name: '', instructions: 'You are Ada, terse.', budget_tokens: 180 });
+        expect(all).toMatchObject({ name: '', instructions: 'You are Ada, terse.', window: { budget_tokens: 180, tokens: renamed.window.tokens, blocks: 2 } });
+        expect(await b().getEntity(id)).toEqual(all);
+        expect((await b().getWindow(id)).budget_tokens).toBe(180);
+        expect((await b().listEntities()).data.find((e) => e.id === id)?.window).toEqual({ budget_tokens: 180 });
+        // The next turn shows the model the new instructions, first.
+        await send(id, 'who are you?');
+        expect(fake.requests.at(-1)!.body.messages[0]).toEqual({ role: 'system', content: 'You are Ada, terse.' });
+        // An export carries the entity as stored; the instructions' token count was recomputed.
+        const json = JSON.parse((await bytes(b().exportEntity(id, 'json'))).toString());
+        expect(json.manifest.entity).toMatchObject({ name: '', instructions: 'You are Ada, terse.', model: 'mgpt-1-27b' });
+        expect(json.manifest.window.budget_tokens).toBe(180);
+        const tok = await loadTokenEstimator();
+        expect(t.engine.store.entities.get('local', id)!.instructionsTokens).toBe(tok.count('You are Ada, terse.'));
+      });
+
+      it('refuses a bad budget, an unknown entity, a model change, unknown fields and an empty update, in the same words', async () => {
+        const id = (await b().createEntity({ model: 'mgpt-1-27b', name: 'fixed', instructions: 'Stay.' })).id;
+        const before = await b().getEntity(id);
+        const refusal = (input: unknown, target = id) =>
+          b().updateEntity(target, input as never).then(
+            () => 'accepted',
+            (err) => `${err.constructor.name}: ${err.message}`,
+          );
+        const range = 'budget_tokens must be an integer from 16 to 1000000';
+        expect([
+          await refusal({ budget_tokens: 5 }),
+          await refusal({ budget_tokens: 0 }),
+          await refusal({ budget_tokens: -200 }),
+          await refusal({ budget_tokens: 150.5 }),
+          await refusal({ budget_tokens: 1_000_001 }),
+          await refusal({ budget_tokens: '500' }),
+          await refusal({ budget_tokens: null }),
+          await refusal({ name: 'x'.repeat(201) }),
+          await refusal({ name: 7 }),
+          await refusal({ instructions: ['a'] }),
+          await refusal({ model: 'mgpt-1-27b' }),
+          await refusal({ model: 'gpt-4o', name: 'other' }),
+          await refusal({ name: 'ok', colour: 'red' }),
+          await refusal({}),
+          await refusal([]),
+          await refusal({ name: 'ghost' }, '00000000-0000-4000-8000-000000000000'),
+        ]).toEqual([
+          `BadRequestError: ${range}, got 5`,
+          `BadRequestError: ${range}, got 0`,
+          `BadRequestError: ${range}, got -200`,
+          `BadRequestError: ${range}, got 150.5`,
+          `BadRequestError: ${range}, got 1000001`,
+          `BadRequestError: ${range}, got "500"`,
+          `BadRequestError: ${range}, got null`,
+          'BadRequestError: name is 201 characters; the limit is 200',
+          'BadRequestError: name must be a string',
+          'BadRequestError: instructions must be a string',
+          'BadRequestError: model cannot change: an entity keeps its model for life; create a new entity for another model',
+          'BadRequestError: model cannot change: an entity keeps its model for life; create a new entity for another model',
+          'BadRequestError: unknown fields: colour; an update takes name, instructions, budget_tokens',
+          'BadRequestError: nothing to update: give at least one of name, instructions, budget_tokens',
+          'BadRequestError: the update must be a JSON object',
+          'NotFoundError: no entity 00000000-0000-4000-8000-000000000000 on this account',
+        ]);
+        // A refused update changes nothing, not even updated_at.
+        expect(await b().getEntity(id)).toEqual(before);
+        // The edges of the range are fine.
+        expect((await b().updateEntity(id, { budget_tokens: 16 })).window.budget_tokens).toBe(16);
+        expect((await b().updateEntity(id, { budget_tokens: 1_000_000 })).window.budget_tokens).toBe(1_000_000);
+      });
+
+      it('a smaller budget takes effect by rotation on the next turn, keeping the window invariant', async () => {
+        const id = await entity();
+        for (let i = 0; i < 4; i++) await send(id, `message ${i} with several words in it`);
+        const full = await b().getWindow(id);
+        expect(full.blocks.every((x) => x.kind === 'message')).toBe(true);
+        const budget = 60;
+        expect(full.tokens).toBeGreaterThan(budget);
+        // The update itself rotates nothing: the window waits, over budget, for the next turn.
+        const updated = await b().updateEntity(id, { budget_tokens: budget });
+        expect(updated.window).toEqual({ budget_tokens: budget, tokens: full.tokens, blocks: full.blocks.length });
+        expect(await b().getWindow(id)).toEqual({ ...full, budget_tokens: budget });
+        const calls = fake.requests.length;
+        await send(id, 'hi');
+        // One summary request, then the reply.
+        expect(fake.requests.length).toBe(calls + 2);
+        const w = await b().getWindow(id);
+        expect(w.blocks[0]).toMatchObject({ kind: 'summary', role: 'system', covers: [1, expect.any(Number)] });
+        expect(checkWindowInvariant(w.blocks, 10)).toBeNull();
+        expect(w.tokens).toBe(w.blocks.reduce((s, x) => s + x.tokens, 0));
+        expect(w.tokens).toBeLessThanOrEqual(budget);
+        expect(w.blocks.at(-2)).toMatchObject({ kind: 'message', role: 'user', content: 'hi', covers: [9, 9] });
+        // The transcript keeps every original.
+        expect((await b().listMessages(id, { limit: 500 })).data).toHaveLength(10);
+      });
+
+      it('may change an entity while a turn holds its lease: the turn finishes on the old head, the next uses the new', async () => {
+        const id = (await b().createEntity({ model: 'mgpt-1-27b', name: 'busy', instructions: 'Old instructions.' })).id;
+        fake.script({ text: 'a slow reply comes now', chunkDelayMs: 80 });
+        const running = send(id, 'slow one');
+        await new Promise((r) => setTimeout(r, 120));
+        await expect(send(id, 'meanwhile')).rejects.toThrow(/answering another message/);
+        const updated = await b().updateEntity(id, { name: 'renamed', instructions: 'New instructions.', budget_tokens: 150 });
+        expect(updated).toMatchObject({ name: 'renamed', window: { budget_tokens: 150 }, transcript: { messages: 0 } });
+        expect(done(await running).completion.choices[0].message.content).toBe('a slow reply comes now');
+        const slow = fake.requests.find((r) => r.body.messages?.some((m: any) => m.content === 'slow one'))!;
+        expect(slow.body.messages[0]).toEqual({ role: 'system', content: 'Old instructions.' });
+        const after = await b().getEntity(id);
+        expect(after).toMatchObject({ name: 'renamed', instructions: 'New instructions.', window: { budget_tokens: 150, blocks: 2 }, transcript: { messages: 2 } });
+        await send(id, 'next');
+        expect(fake.requests.at(-1)!.body.messages[0]).toEqual({ role: 'system', content: 'New instructions.' });
       });
     });
 
