@@ -162,6 +162,62 @@ describe('mgpt serve: entities', () => {
   });
 });
 
+describe('mgpt serve: PATCH /v1/entities/{id} (an extension)', () => {
+  it('answers 200 with the entity exactly as GET shows it', async () => {
+    const id = (await call('POST', '/v1/entities', { body: { model: 'mgpt-1-27b', name: 'patch-me' } })).json.id;
+    const res = await call('PATCH', `/v1/entities/${id}`, { body: { name: 'patched', instructions: 'Be brief.', budget_tokens: 900 } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-request-id')).toBeTruthy();
+    expect(res.json).toEqual((await call('GET', `/v1/entities/${id}`)).json);
+    expect(res.json).toMatchObject({ object: 'entity', name: 'patched', instructions: 'Be brief.', model: 'mgpt-1-27b', window: { budget_tokens: 900, tokens: 0, blocks: 0 } });
+    expect(res.json.entity_id).toBeUndefined();
+  });
+
+  it('answers 400 with { error } to malformed JSON, unknown fields, a model, wrong types and an empty body; 404 to an unknown id', async () => {
+    const id = (await call('POST', '/v1/entities', { body: { model: 'mgpt-1-27b', name: 'steady' } })).json.id;
+    const before = (await call('GET', `/v1/entities/${id}`)).json;
+    const path = `/v1/entities/${id}`;
+    const refused: Array<{ raw?: string; body?: unknown; headers?: Record<string, string>; error: RegExp }> = [
+      ...['{', '{"name":', '{}}', 'NaN', '\u0000', ''].map((raw) => ({ raw, error: /malformed JSON body/ })),
+      ...['[]', 'null', '"x"', '42', 'true'].map((raw) => ({ raw, error: /the update must be a JSON object/ })),
+      { raw: '{"name":"x"}', headers: { 'content-type': 'text/plain' }, error: /Content-Type must be application\/json/ },
+      { body: {}, error: /nothing to update/ },
+      { body: { colour: 'red' }, error: /^unknown fields: colour; an update takes name, instructions, budget_tokens$/ },
+      { body: { name: 'x', id: 'other', object: 'entity' }, error: /^unknown fields: id, object;/ },
+      { body: { model: 'mgpt-1-27b' }, error: /^model cannot change/ },
+      { body: { model: 'gpt-4o', budget_tokens: 500 }, error: /^model cannot change/ },
+      ...[1, true, null, [], {}].map((v) => ({ body: { name: v }, error: /^name must be a string$/ })),
+      { body: { name: 'n'.repeat(201) }, error: /^name is 201 characters; the limit is 200$/ },
+      ...[1, false, null, ['a'], { text: 'a' }].map((v) => ({ body: { instructions: v }, error: /^instructions must be a string$/ })),
+      ...['500', 1.5, true, null, [], {}, -1, 0, 15, 1_000_001, 1e300].map((v) => ({
+        body: { budget_tokens: v },
+        error: /^budget_tokens must be an integer from 16 to 1000000, got /,
+      })),
+    ];
+    for (const r of refused) {
+      const res = await call('PATCH', path, { raw: r.raw, body: r.body, headers: r.headers });
+      const what = String(r.raw ?? JSON.stringify(r.body));
+      expect(res.status, what).toBe(400);
+      expect(Object.keys(res.json), what).toEqual(['error']);
+      expect(res.json.error, what).toMatch(r.error);
+      expect(res.headers.get('x-request-id')).toBeTruthy();
+    }
+    const big = await call('PATCH', path, { body: { instructions: 'x'.repeat(2 * 1024 * 1024) } });
+    expect(big.status).toBe(413);
+    for (const missing of ['00000000-0000-4000-8000-000000000000', 'x', '%00', '..%2Fetc']) {
+      const res = await call('PATCH', `/v1/entities/${missing}`, { body: { name: 'ghost' } });
+      expect([missing, res.status, Object.keys(res.json)]).toEqual([missing, 404, ['error']]);
+    }
+    // Another account's entity is indistinguishable from a missing one.
+    const theirs = await call('PATCH', path, { key: other, body: { name: 'taken' } });
+    expect(theirs.status).toBe(404);
+    expect(theirs.json).toEqual({ error: `no entity ${id} on this account` });
+    // Validation comes before the lookup, as for messages: a bad body to a missing entity is 400.
+    expect((await call('PATCH', '/v1/entities/00000000-0000-4000-8000-000000000000', { body: { model: 'x' } })).status).toBe(400);
+    expect((await call('GET', path)).json).toEqual(before);
+  });
+});
+
 describe('mgpt serve: universes', () => {
   it('creates (201), responds (200), generates images and lists logs under both prefixes', async () => {
     for (const prefix of ['/api/mgpt', '/backend-api/mgpt']) {
@@ -197,6 +253,7 @@ describe('mgpt serve: auth matrix', () => {
       { method: 'POST', path: `/v1/entities/${eid}/messages`, body: { content: 'x', stream: false }, scope: 'responses', owned: 'entity' },
       { method: 'GET', path: `/v1/entities/${eid}/window`, scope: 'responses', owned: 'entity' },
       { method: 'GET', path: `/v1/entities/${eid}/export`, scope: 'responses', owned: 'entity' },
+      { method: 'PATCH', path: `/v1/entities/${eid}`, body: { name: 'x' }, scope: 'responses', owned: 'entity' },
       { method: 'DELETE', path: `/v1/entities/${eid}`, scope: 'responses', owned: 'entity' },
       { method: 'POST', path: '/api/mgpt/universes', body: { storedPrompt: 'narrator' }, scope: 'responses' },
       { method: 'POST', path: '/api/mgpt/responses', body: { model: 'game-1-lite-frozen', universe: uid, userInput: 'x' }, scope: 'responses', owned: 'universe' },
