@@ -209,6 +209,35 @@ describe('entities, send, history, window', () => {
   });
 });
 
+describe('entities update', () => {
+  it('updates the budget, name and instructions; refuses bad input with exit 2 and an unknown entity with 4', async () => {
+    const env = cliEnv(join(dir, 'update'), { MGPT_PROVIDER: 'openai', MGPT_PROVIDER_URL: fake.url, MGPT_PROVIDER_MODEL: 'fake-model' });
+    const id = (await mgpt(['entities', 'create', '--name', 'ada', '--instructions', 'You are Ada.'], env)).stdout.trim();
+    expect((await mgpt(['send', 'ada', 'hello there'], env)).code).toBe(0);
+    const r = await mgpt(['entities', 'update', 'ada', '--budget', '500', '--json'], env);
+    expect([r.code, r.stderr]).toEqual([0, '']);
+    const updated = json(r.stdout);
+    expect(updated).toMatchObject({ id, object: 'entity', name: 'ada', model: 'mgpt-1-27b', window: { budget_tokens: 500, tokens: expect.any(Number), blocks: 2 }, transcript: { messages: 2 } });
+    expect(json((await mgpt(['entities', 'show', id, '--json'], env)).stdout)).toEqual(updated);
+    // Piped: the id alone on stdout; instructions from stdin as with create.
+    const renamed = await mgpt(['entities', 'update', 'ada', '--name', 'Ada L', '--instructions', '-'], env, 'You are Ada, briefly.\n');
+    expect(renamed).toMatchObject({ code: 0, stdout: `${id}\n`, stderr: '' });
+    expect(json((await mgpt(['entities', 'show', 'Ada L', '--json'], env)).stdout)).toMatchObject({ name: 'Ada L', instructions: 'You are Ada, briefly.', window: { budget_tokens: 500 } });
+    const refusals = [
+      [['entities', 'update', id, '--budget', '5'], 2, /^error: budget_tokens must be an integer from 16 to 1000000, got 5\n$/],
+      [['entities', 'update', id, '--budget', 'lots'], 2, /^error: --budget must be an integer, got "lots"\n$/],
+      [['entities', 'update', id], 2, /^error: nothing to update\nhint: give --name/],
+      [['entities', 'update', id, '--name', 'n'.repeat(201)], 2, /^error: name is 201 characters; the limit is 200\n$/],
+      [['entities', 'update', 'nobody', '--budget', '500'], 4, /^error: no entity nobody on this account\n/],
+    ] as const;
+    for (const [args, code, stderr] of refusals) {
+      const bad = await mgpt([...args], env);
+      expect([bad.code, bad.stdout], args.join(' ')).toEqual([code, '']);
+      expect(bad.stderr, args.join(' ')).toMatch(stderr);
+    }
+  });
+});
+
 describe('the first turn of a process', () => {
   it('stores exact token counts although it did not wait for the tokenizer to load', async () => {
     const { loadTokenEstimator } = await import('../../src/core/tokens.js');
