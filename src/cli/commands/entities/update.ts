@@ -15,6 +15,8 @@ export interface UpdateOptions {
   json?: boolean;
 }
 
+const LABELS: Record<keyof UpdateEntityInput, string> = { name: 'name', instructions: 'instructions', budget_tokens: 'budget' };
+
 export function registerUpdate(entities: Command, ctx: CliContext): void {
   examples(
     entities
@@ -48,7 +50,7 @@ export async function runUpdate(ctx: CliContext, ref: string, o: UpdateOptions):
   if (o.json) return printJson(ctx.io, entity);
   ctx.io.stdout.write(entity.id + '\n');
   if (!ctx.io.stderrIsTTY) return;
-  const changed = Object.keys(update).filter((k) => update[k as keyof UpdateEntityInput] !== undefined);
+  const changed = (Object.keys(LABELS) as Array<keyof UpdateEntityInput>).filter((k) => update[k] !== undefined).map((k) => LABELS[k]);
   ctx.io.stderr.write(`updated ${changed.join(', ')} of entity ${entity.name ? JSON.stringify(entity.name) + ' ' : ''}${entity.id}\n`);
   const tokens = entity.window.tokens ?? 0;
   if (tokens > entity.window.budget_tokens) {

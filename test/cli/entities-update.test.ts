@@ -1,0 +1,70 @@
+import { Readable } from 'node:stream';
+import { afterAll, describe, expect, it } from 'vitest';
+import { LocalBackend } from '../../src/backends/local.js';
+import { runUpdate } from '../../src/cli/commands/entities/update.js';
+import type { CliContext } from '../../src/cli/context.js';
+import { collect, makeEngine } from '../helpers/engine.js';
+import { tempDir } from '../helpers/temp.js';
+
+const engine = makeEngine(tempDir(), { windowBudget: 400 });
+afterAll(() => engine.close());
+
+/** A context over the local backend with buffers for stdout and stderr. */
+function testContext(tty: boolean): CliContext & { out: () => string; err: () => string } {
+  let out = '';
+  let err = '';
+  const backend = new LocalBackend(engine);
+  return {
+    io: {
+      stdout: { write: (c) => ((out += String(c)), true) },
+      stderr: { write: (c) => ((err += c), true) },
+      stdin: Readable.from([]),
+      stdoutIsTTY: tty,
+      stderrIsTTY: tty,
+      stdinIsTTY: true,
+    },
+    env: {},
+    version: 'test',
+    flags: {},
+    exitCode: 0,
+    signal: new AbortController().signal,
+    settings: () => ({}) as never,
+    engineOptions: () => ({}) as never,
+    backend: async () => backend,
+    close: async () => {},
+    out: () => out,
+    err: () => err,
+  } as CliContext & { out: () => string; err: () => string };
+}
+
+describe('runUpdate', () => {
+  it('on a terminal, says what changed and that the next turn rotates a window over the new budget', async () => {
+    const { id } = await engine.entities.create({ model: 'mgpt-1-27b', name: 'ada' });
+    for (let i = 0; i < 3; i++) await collect(engine.entities.send(id, { content: `message ${i} with a few more words in it` }));
+    const tokens = engine.entities.get(id).window.tokens!;
+    const ctx = testContext(true);
+    await runUpdate(ctx, 'ada', { budget: String(tokens - 1) });
+    expect(ctx.out()).toBe(`${id}\n`);
+    expect(ctx.err()).toBe(
+      `updated budget of entity "ada" ${id}\n` +
+        `the window holds ${tokens} tokens, over the new budget of ${tokens - 1}: the next turn rotates it\n`,
+    );
+    const roomy = testContext(true);
+    await runUpdate(roomy, id, { name: 'Ada', budget: '8000' });
+    expect(roomy.err()).toBe(`updated name, budget of entity "Ada" ${id}\n`);
+  });
+
+  it('piped: the id alone, or the entity with --json; nothing on stderr', async () => {
+    const { id } = await engine.entities.create({ model: 'mgpt-1-27b', name: 'bea' });
+    const ctx = testContext(false);
+    await runUpdate(ctx, id, { instructions: 'Be brief.', json: true });
+    expect(JSON.parse(ctx.out())).toEqual(engine.entities.get(id));
+    expect(engine.entities.get(id).instructions).toBe('Be brief.');
+    expect(ctx.err()).toBe('');
+  });
+
+  it('refuses no options before touching the backend', async () => {
+    const ctx = testContext(false);
+    await expect(runUpdate(ctx, 'nobody', {})).rejects.toThrow(/^nothing to update$/);
+  });
+});
