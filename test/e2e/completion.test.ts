@@ -10,7 +10,7 @@ const run = promisify(execFile);
 const dir = tempDir('mgpt-completion-');
 const cases: Array<[string[], string]> = [
   [['mgpt', 'ent'], 'entities'],
-  [['mgpt', 'entities', ''], 'create list show delete'],
+  [['mgpt', 'entities', ''], 'create list show update delete'],
   [['mgpt', 'send', '--id'], '--idempotency-key'],
   [['mgpt', '--db', 'x.db', 'ba'], 'batch'],
   [['mgpt', 'send', 'ada', ''], ''],
