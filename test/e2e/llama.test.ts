@@ -53,8 +53,11 @@ describe.skipIf(!gguf)('the llama provider on stories260K.gguf (real model)', ()
       expect(reply.length).toBeGreaterThan(0);
       expect(events.filter((x) => x.type === 'delta').map((x: any) => x.text).join('')).toBe(reply);
       // Usage comes from the model's own tokenizer: every generated token counts, including the
-      // start of a stop sequence that is held back from the text, within the 40-token limit.
-      expect(c.usage.completion_tokens).toBeGreaterThanOrEqual(tokenizer.tokenize(reply).length);
+      // start of a stop sequence that is held back from the text, within the 40-token limit. The
+      // tokens a model generates are not always the ones its tokenizer would choose for the same
+      // text (it may generate two pieces the tokenizer would merge, or the reverse), so the two
+      // counts agree within a token or two, not exactly.
+      expect(Math.abs(c.usage.completion_tokens - tokenizer.tokenize(reply).length)).toBeLessThanOrEqual(2);
       expect(c.usage.completion_tokens).toBeLessThanOrEqual(40);
       expect(c.usage.prompt_tokens).toBeGreaterThan(tokenizer.tokenize(message).length);
       said.push(message, reply);
