@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeOpenAI, startFakeOpenAI } from '../helpers/fake-openai.js';
 import { BIN, cliEnv, mgpt } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
+import { hasTool } from '../helpers/tool.js';
 
 const run = promisify(execFile);
 const dir = tempDir('mgpt-chat-pty-');
@@ -36,7 +37,7 @@ async function until(what: string, check: (s: string) => boolean, ms = 15_000, s
   }
 }
 
-describe('mgpt chat in a real pseudo-terminal (tmux)', () => {
+describe.skipIf(!hasTool('tmux', 'THE CHAT PSEUDO-TERMINAL TESTS'))('mgpt chat in a real pseudo-terminal (tmux)', () => {
   it('streams a reply, runs /window, cancels with Ctrl-C without a trace, and leaves with Ctrl-D', async () => {
     const created = await mgpt(['entities', 'create', '--name', 'pty'], env);
     expect(created.code).toBe(0);
