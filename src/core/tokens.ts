@@ -1,7 +1,8 @@
 /**
  * The one token estimator of the engine: o200k BPE (gpt-tokenizer), loaded lazily because its
  * tables take a few hundred milliseconds to load. Every stored message and block keeps its count,
- * so nothing is ever re-tokenized.
+ * so nothing is ever re-tokenized. Long runs are cut before BPE (boundedChunks), so counting and
+ * truncating are linear in the text and no text can freeze the event loop.
  */
 
 export interface TokenEstimator {
@@ -26,14 +27,92 @@ export function tokenUpperBound(text: string): number {
   return Buffer.byteLength(text, 'utf8');
 }
 
+/**
+ * BPE merging is quadratic in the length of one pretokenized piece, and o200k's pieces are runs of
+ * letters, of punctuation or of whitespace: 400,000 times "a" is one piece and takes minutes. No
+ * piece grows past a few runs, so cutting every run longer than this keeps the work linear.
+ */
+export const LONGEST_RUN = 128;
+
+// Letters, punctuation and whitespace: disjoint classes (marks go with letters; digits are
+// pretokenized three at a time, so they never make a long piece).
+const LONG_RUN = new RegExp(`[\\p{L}\\p{M}]{${LONGEST_RUN + 1},}|[^\\s\\p{L}\\p{M}\\p{N}]{${LONGEST_RUN + 1},}|\\s{${LONGEST_RUN + 1},}`, 'gu');
+
+/**
+ * `text` cut into consecutive chunks in which no run is longer than LONGEST_RUN. Text without
+ * such a run (all ordinary prose and code) stays one chunk, so it counts exactly as o200k does;
+ * a cut run may count a token or so more than whole.
+ */
+export function boundedChunks(text: string): string[] {
+  if (!hasLongRun(text)) return [text];
+  const chunks: string[] = [];
+  let from = 0;
+  for (const run of text.matchAll(LONG_RUN)) {
+    const end = run.index + run[0].length;
+    for (let cut = codePointStart(text, run.index + LONGEST_RUN); cut < end; cut = codePointStart(text, cut + LONGEST_RUN)) {
+      chunks.push(text.slice(from, cut));
+      from = cut;
+    }
+  }
+  chunks.push(text.slice(from));
+  return chunks;
+}
+
+/**
+ * Whether `text` has more than LONGEST_RUN whitespace or non-whitespace characters in a row: a
+ * cheap test that spares prose the Unicode scan. It looks at the far end of each window and steps
+ * back to the last change, so in ordinary text it reads a few characters per window.
+ */
+function hasLongRun(text: string): boolean {
+  for (let start = 0; start + LONGEST_RUN < text.length; ) {
+    const end = start + LONGEST_RUN;
+    const space = isSpace(text.charCodeAt(end));
+    let change = end - 1;
+    while (change >= start && isSpace(text.charCodeAt(change)) === space) change--;
+    if (change < start) return true;
+    start = change + 1; // no run of LONGEST_RUN + 1 can start at or before the change
+  }
+  return false;
+}
+
+/** Exactly the code units of the regex class `\s`. */
+export function isSpace(unit: number): boolean {
+  if (unit < 0xa0) return unit === 0x20 || (unit >= 0x09 && unit <= 0x0d);
+  return unit === 0xa0 || unit === 0x1680 || (unit >= 0x2000 && unit <= 0x200a) || unit === 0x2028 || unit === 0x2029
+    || unit === 0x202f || unit === 0x205f || unit === 0x3000 || unit === 0xfeff;
+}
+
+/** `at`, or the index after it if `at` would split a surrogate pair. */
+function codePointStart(text: string, at: number): number {
+  const unit = text.charCodeAt(at);
+  return unit >= 0xdc00 && unit <= 0xdfff ? at + 1 : at;
+}
+
+type O200k = typeof import('gpt-tokenizer/encoding/o200k_base');
+
+function count(bpe: O200k, text: string): number {
+  let tokens = 0;
+  for (const chunk of boundedChunks(text)) tokens += bpe.countTokens(chunk);
+  return tokens;
+}
+
+function truncate(bpe: O200k, text: string, maxTokens: number): string {
+  let left = maxTokens;
+  let kept = 0;
+  for (const chunk of boundedChunks(text)) {
+    if (left <= 0) break;
+    const ids = bpe.encode(chunk);
+    if (ids.length > left) return text.slice(0, kept) + bpe.decode(ids.slice(0, left));
+    left -= ids.length;
+    kept += chunk.length;
+  }
+  return text.slice(0, kept);
+}
+
 export function loadTokenEstimator(): Promise<TokenEstimator> {
   loading ??= import('gpt-tokenizer/encoding/o200k_base').then((bpe) => (loaded = {
-    count: (text: string) => (text.length === 0 ? 0 : bpe.countTokens(text)),
-    truncate: (text: string, maxTokens: number) => {
-      if (maxTokens <= 0) return '';
-      const ids = bpe.encode(text);
-      return ids.length <= maxTokens ? text : bpe.decode(ids.slice(0, maxTokens));
-    },
+    count: (text: string) => (text.length === 0 ? 0 : count(bpe, text)),
+    truncate: (text: string, maxTokens: number) => (maxTokens <= 0 ? '' : truncate(bpe, text, maxTokens)),
   }));
   return loading;
 }
