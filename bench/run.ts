@@ -9,6 +9,7 @@ import { benchChatBatch } from './chat-batch.js';
 import { benchGguf, benchLlama } from './llama.js';
 import { benchServe } from './serve.js';
 import { seedTranscript } from './seed.js';
+import { benchTokens } from './tokens.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = join(root, 'bin', 'mgpt');
@@ -144,6 +145,17 @@ let engineTurnMs = NaN;
     rows.push({ name: 'llama tokens/s via the engine', value: l.engineTps, unit: '/s', note: `${l.tokens} tokens a turn, 1 thread` });
     rows.push({ name: 'llama engine / node-llama-cpp direct', value: l.ratio, unit: 'x', target: '>= 0.9', met: l.ratio >= 0.9, note: `direct ${l.directTps.toFixed(0)} tokens/s; median of paired runs` });
   }
+}
+
+// 7. Token counting: a run of one letter is no slower than prose, and prose no slower than o200k.
+{
+  const t = await benchTokens(root, quick);
+  const run = t.letterRunMs / t.proseMs;
+  const prose = t.proseMs / t.proseUnsplitMs;
+  rows.push({ name: 'count 400k chars of prose (median)', value: t.proseMs, unit: 'ms', note: `o200k unsplit ${t.proseUnsplitMs.toFixed(1)} ms` });
+  rows.push({ name: 'count prose / o200k unsplit', value: prose, unit: 'x', target: '<= 1.1', met: prose <= 1.1 });
+  rows.push({ name: 'count 400k one-letter run / prose', value: run, unit: 'x', target: '<= 2', met: run <= 2, note: `${t.letterRunMs.toFixed(1)} ms` });
+  rows.push({ name: 'count 400k random-letter run / prose', value: t.randomRunMs / t.proseMs, unit: 'x', note: `${t.randomRunMs.toFixed(0)} ms: linear, but no merge is cached` });
 }
 
 rmSync(work, { recursive: true, force: true });
