@@ -11,7 +11,7 @@ beforeAll(async () => {
 const file = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
 const randomLetters = (n: number) => {
   let x = 1;
-  return Array.from({ length: n }, () => String.fromCharCode(97 + ((x = (x * 1103515245 + 12345) % 2 ** 31) >> 16) % 26)).join('');
+  return Array.from({ length: n }, () => String.fromCharCode(97 + ((x = (x * 48271) % 2147483647) % 26))).join('');
 };
 
 const ordinary = {
