@@ -1,6 +1,10 @@
 import { availableParallelism } from 'node:os';
 import { CancelledError, ContextOverflowError, MgptError, ProviderError } from '../../core/errors.js';
-import type { ChatMessage, ChatModel, ChatRequest, RouteLimits, StreamPart } from '../spec.js';
+import type { ChatModel, ChatRequest, RouteLimits, StreamPart } from '../spec.js';
+import { callTokens, finishReason, type GenerateOptions, generate, type Phase } from './llama-generate.js';
+import { GrammarCache, outputContract } from './llama-grammar.js';
+import { toChatHistory } from './llama-history.js';
+import { assertCanCallFunctions, forcingCalls, toolCallPart, toolPlan } from './llama-tools.js';
 
 export interface LlamaOptions {
   /** Path of the GGUF file. */
@@ -31,12 +35,16 @@ export const PLAIN_TEMPLATE = {
 
 type Lib = typeof import('node-llama-cpp');
 type ChatHistoryItem = import('node-llama-cpp').ChatHistoryItem;
+type LlamaChat = import('node-llama-cpp').LlamaChat;
 
 interface Loaded {
   lib: Lib;
   model: import('node-llama-cpp').LlamaModel;
-  chat: import('node-llama-cpp').LlamaChat;
+  chat: LlamaChat;
+  /** The same sequence and template, with every reply starting inside a function call. */
+  forcedChat: LlamaChat;
   wrapper: import('node-llama-cpp').ChatWrapper;
+  grammars: GrammarCache;
   contextSize: number;
   /** One generation at a time on the one context sequence. */
   turn: Promise<void>;
@@ -86,8 +94,11 @@ function load(opts: Required<Pick<LlamaOptions, 'gguf' | 'threads' | 'contextSiz
       const wrapper = model.fileInfo.metadata?.tokenizer?.chat_template
         ? lib.resolveChatWrapper(model)
         : new lib.TemplateChatWrapper(PLAIN_TEMPLATE);
-      const chat = new lib.LlamaChat({ contextSequence: context.getSequence(), chatWrapper: wrapper });
-      return { lib, model, chat, wrapper, contextSize: context.contextSize, turn: Promise.resolve() };
+      const sequence = context.getSequence();
+      const chat = new lib.LlamaChat({ contextSequence: sequence, chatWrapper: wrapper });
+      const forcedChat = new lib.LlamaChat({ contextSequence: sequence, chatWrapper: forcingCalls(lib, wrapper) });
+      const grammars = new GrammarCache(llama);
+      return { lib, model, chat, forcedChat, wrapper, grammars, contextSize: context.contextSize, turn: Promise.resolve() };
     })();
     loadedModels.set(key, p);
     // A failed load is not cached: fixing the path or installing the library takes effect at once.
@@ -96,26 +107,51 @@ function load(opts: Required<Pick<LlamaOptions, 'gguf' | 'threads' | 'contextSiz
   return p;
 }
 
-/** The engine's messages as node-llama-cpp chat history, ending with the reply to generate. */
-function history(messages: ChatMessage[]): ChatHistoryItem[] {
-  const text = (c: ChatMessage['content']) =>
-    typeof c === 'string' ? c : Array.isArray(c) ? c.map((p) => (p.type === 'text' ? p.text : '')).join('') : '';
-  const items: ChatHistoryItem[] = [];
-  for (const m of messages) {
-    if (m.role === 'system') items.push({ type: 'system', text: m.content });
-    else if (m.role === 'user') items.push({ type: 'user', text: text(m.content) });
-    else if (m.role === 'assistant') {
-      if (m.content) items.push({ type: 'model', response: [m.content] });
-    } else items.push({ type: 'user', text: `Tool result (${m.tool_call_id}): ${m.content}` });
+/**
+ * The generations a request needs, after refusing what this model cannot do. Tools and a response
+ * format together take two: a probe with the functions, stopped at its first text, and only when it
+ * made no call, the reply under the grammar.
+ */
+async function planPhases(m: Loaded, req: ChatRequest): Promise<{ probe?: Phase; main: Phase }> {
+  const tools = toolPlan(req.tools, req.toolChoice);
+  if (tools) assertCanCallFunctions(m.wrapper);
+  const contract = outputContract(req.responseFormat);
+  // A forced call is the whole reply, so a response format has nothing left to shape.
+  const grammar = contract && !tools?.force ? await m.grammars.get(contract) : undefined;
+  if (!tools) return { main: { chat: m.chat, grammar } };
+  const calling: Phase = { chat: tools.force ? m.forcedChat : m.chat, functions: tools.functions };
+  return grammar ? { probe: { ...calling, probe: true }, main: { chat: m.chat, grammar } } : { main: calling };
+}
+
+/** The prompt's size in the model's tokens, with the functions documented as the phase sends them. */
+function promptTokens(m: Loaded, chatHistory: ChatHistoryItem[], phase: Phase): number {
+  const state = m.wrapper.generateContextState({ chatHistory, availableFunctions: phase.functions, documentFunctionParams: true });
+  return state.contextText.tokenize(m.model.tokenizer).length;
+}
+
+function assertFits(m: Loaded, tokens: number): void {
+  if (m.contextSize - tokens - 1 < 1) {
+    throw new ContextOverflowError(`the prompt is ${tokens} tokens, but the llama context holds ${m.contextSize}`, {
+      contextTokens: m.contextSize,
+      promptTokens: tokens,
+      hint: 'raise the context (mgpt models add NAME ... --context N) or shorten the message',
+    });
   }
-  items.push({ type: 'model', response: [] });
-  return items;
+}
+
+/** Waits for the generation before this one; the returned function gives the sequence back. */
+async function takeTurn(m: Loaded): Promise<() => void> {
+  let release!: () => void;
+  const previous = m.turn;
+  m.turn = new Promise<void>((r) => (release = r));
+  await previous;
+  return release;
 }
 
 /**
  * A GGUF model in-process on node-llama-cpp (CPU). Loaded once per process, on first use; the
- * library itself is an optional install. Text only: tool definitions and response formats are not
- * passed to the model.
+ * library itself is an optional install. A response format becomes a grammar the reply cannot leave;
+ * tools become node-llama-cpp functions in the model's template syntax.
  */
 export class LlamaChatModel implements ChatModel {
   readonly provider = 'llama';
@@ -140,74 +176,38 @@ export class LlamaChatModel implements ChatModel {
       threads: this.opts.threads ?? defaultThreads(),
       contextSize: this.opts.contextSize ?? LLAMA_DEFAULTS.contextSize,
     });
-    // Wait for the generation before this one; then hold the sequence until this one settles.
-    let release!: () => void;
-    const previous = m.turn;
-    m.turn = new Promise<void>((r) => (release = r));
-    await previous;
+    const { probe, main } = await planPhases(m, req);
+    const release = await takeTurn(m);
     const stop = new AbortController();
     const onAbort = () => stop.abort();
     req.signal?.addEventListener('abort', onAbort, { once: true });
     if (req.signal?.aborted) stop.abort();
-    let generation: Promise<unknown> | undefined;
     try {
       if (stop.signal.aborted) throw new CancelledError();
-      const chatHistory = history(req.messages);
-      const promptTokens = m.wrapper.generateContextState({ chatHistory }).contextText.tokenize(m.model.tokenizer).length;
-      const room = m.contextSize - promptTokens - 1;
-      if (room < 1) {
-        throw new ContextOverflowError(`the prompt is ${promptTokens} tokens, but the llama context holds ${m.contextSize}`, {
-          contextTokens: m.contextSize,
-          promptTokens,
-          hint: 'raise the context (mgpt models add NAME ... --context N) or shorten the message',
-        });
+      const history = toChatHistory(req.messages);
+      const probePrompt = probe ? promptTokens(m, history, probe) : 0;
+      const mainPrompt = promptTokens(m, history, main);
+      const largest = Math.max(probePrompt, mainPrompt);
+      assertFits(m, largest);
+      const usage = { inputTokens: 0, outputTokens: 0 };
+      const o: GenerateOptions = {
+        maxTokens: Math.min(req.maxTokens ?? this.opts.maxTokens ?? LLAMA_DEFAULTS.maxTokens, m.contextSize - largest - 1),
+        temperature: req.temperature ?? this.opts.temperature ?? LLAMA_DEFAULTS.temperature,
+        signal: stop.signal,
+        onTokens: (n) => (usage.outputTokens += n),
+      };
+      let result = probe ? yield* generate(history, probe, o) : undefined;
+      usage.inputTokens = probePrompt;
+      if (!result?.functionCalls?.length) {
+        result = yield* generate(history, main, o);
+        usage.inputTokens += mainPrompt;
       }
-      const maxTokens = Math.min(req.maxTokens ?? this.opts.maxTokens ?? LLAMA_DEFAULTS.maxTokens, room);
-      // Text arrives through a callback; the queue hands it to this generator as it comes.
-      const queue: string[] = [];
-      let wake: (() => void) | undefined;
-      let finished = false;
-      let failure: unknown;
-      let outputTokens = 0;
-      let stopReason = 'stop';
-      generation = m.chat
-        .generateResponse(chatHistory, {
-          maxTokens,
-          temperature: req.temperature ?? this.opts.temperature ?? LLAMA_DEFAULTS.temperature,
-          signal: stop.signal,
-          onTextChunk: (t) => {
-            queue.push(t);
-            wake?.();
-          },
-          onToken: (tokens) => (outputTokens += tokens.length),
-        })
-        .then(
-          (r) => {
-            if (r.metadata.stopReason === 'maxTokens') stopReason = 'length';
-          },
-          (err) => (failure = err),
-        )
-        .finally(() => {
-          finished = true;
-          wake?.();
-        });
-      for (;;) {
-        if (queue.length) {
-          yield { type: 'text-delta', text: queue.splice(0).join('') };
-          continue;
-        }
-        if (finished) break;
-        await new Promise<void>((r) => (wake = r));
-        wake = undefined;
-      }
-      if (stop.signal.aborted) throw new CancelledError();
-      if (failure) throw new ProviderError(`llama generation failed: ${(failure as Error).message}`, { cause: failure });
-      yield { type: 'usage', usage: { inputTokens: promptTokens, outputTokens } };
-      yield { type: 'finish', reason: stopReason };
+      usage.outputTokens += callTokens(m.lib, m.model.tokenizer, result);
+      for (const call of result.functionCalls ?? []) yield toolCallPart(call);
+      yield { type: 'usage', usage };
+      yield { type: 'finish', reason: finishReason(result) };
     } finally {
-      // A consumer that stopped reading, or a cancel: stop generating before giving the sequence back.
       stop.abort();
-      await generation;
       req.signal?.removeEventListener('abort', onAbort);
       release();
     }
