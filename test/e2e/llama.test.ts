@@ -133,6 +133,49 @@ describe.skipIf(!gguf)('the llama provider on stories260K.gguf (real model)', ()
     }
   });
 
+  it('runs a universe tool round and a structured turn on the real model', async () => {
+    const { mkdirSync, writeFileSync } = await import('node:fs');
+    mkdirSync(`${dir}/prompts`, { recursive: true });
+    writeFileSync(
+      `${dir}/prompts/moods.md`,
+      '---\nresponseFormat:\n  type: json_schema\n  json_schema:\n    name: mood\n    schema:\n      type: object\n' +
+        '      properties:\n        mood: { type: string, enum: [happy, sad] }\n        n: { type: integer }\n      required: [mood, n]\n---\n' +
+        'You tell stories about Lily.\n',
+    );
+    const u = new Engine({
+      db: `${dir}/llama.db`,
+      promptsDir: `${dir}/prompts`,
+      route: () => ({ provider: 'llama', gguf: gguf!, threads: 1, contextSize: 1024, temperature: 0, maxTokens: 200 }),
+    });
+    try {
+      const userId = u.accounts.find('local').userId;
+      const { universe } = await u.universes.create({ storedPrompt: 'moods' }, userId);
+      const tools = [
+        { type: 'function', name: 'look', description: 'Look at a thing', parameters: { type: 'object', properties: { thing: { type: 'string', enum: ['ball', 'tree'] } } } },
+      ];
+      const model = 'game-1-lite-frozen';
+      const call = await u.respond({ model, universe, userInput: 'Lily sees something.', tools, toolChoice: { type: 'function', name: 'look' } }, { userId });
+      expect(call.toolCalls).toHaveLength(1);
+      expect(call.toolCalls![0].name).toBe('look');
+      expect(['ball', 'tree']).toContain((call.toolCalls![0].arguments as { thing: string }).thing);
+      expect(call.diagnostics.provider.finishReason).toBe('tool_calls');
+      expect(call.diagnostics.warnings).toBeUndefined();
+      const toolResults = [{ callId: call.toolCalls![0].callId, name: 'look', output: { seen: 'a red ball' }, ok: true }];
+      const answer = await u.respond({ model, universe, userInput: '', tools, toolResults }, { userId });
+      expect(answer.toolCalls).toBeUndefined();
+      expect(answer.assistantRaw.length).toBeGreaterThan(0);
+      expect(answer.diagnostics.prompt.totalMessages).toBe(3);
+      // The stored contract, asked for: the grammar makes even this model's reply valid.
+      const structured = await u.respond({ model, universe, userInput: 'How does Lily feel?', useStructuredOutput: true }, { userId });
+      expect(structured.diagnostics.structured).toEqual({ valid: true, error: null });
+      const v = JSON.parse(structured.assistantRaw) as { mood: string; n: number };
+      expect(['happy', 'sad']).toContain(v.mood);
+      expect(Number.isInteger(v.n)).toBe(true);
+    } finally {
+      u.close();
+    }
+  });
+
   it('streams a reply through mgpt serve to the remote backend', async () => {
     const key = engine.keys.create('local', ['mgpt.responses:create']).key!;
     const server: Listening = await listen(engine, '127.0.0.1', 0);
