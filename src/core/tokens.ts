@@ -90,9 +90,15 @@ function codePointStart(text: string, at: number): number {
 
 type O200k = typeof import('gpt-tokenizer/encoding/o200k_base');
 
+/**
+ * User text is text: a message that contains `<|endoftext|>` is counted as the characters it is.
+ * (gpt-tokenizer's default throws on special tokens, which made such a message fail its turn.)
+ */
+const AS_TEXT = { disallowedSpecial: new Set<string>() };
+
 function count(bpe: O200k, text: string): number {
   let tokens = 0;
-  for (const chunk of boundedChunks(text)) tokens += bpe.countTokens(chunk);
+  for (const chunk of boundedChunks(text)) tokens += bpe.countTokens(chunk, AS_TEXT);
   return tokens;
 }
 
@@ -101,7 +107,7 @@ function truncate(bpe: O200k, text: string, maxTokens: number): string {
   let kept = 0;
   for (const chunk of boundedChunks(text)) {
     if (left <= 0) break;
-    const ids = bpe.encode(chunk);
+    const ids = bpe.encode(chunk, AS_TEXT);
     if (ids.length > left) return text.slice(0, kept) + bpe.decode(ids.slice(0, left));
     left -= ids.length;
     kept += chunk.length;

@@ -30,6 +30,12 @@ describe('count', () => {
     expect(tok.count(text)).toBe(countTokens(text));
   });
 
+  it('counts special-token markers in user text as plain characters, and truncates them too', () => {
+    const text = 'before <|endoftext|> after <|im_start|>';
+    expect(tok.count(text)).toBeGreaterThan(5);
+    expect(tok.truncate(text, 3).length).toBeLessThan(text.length);
+  });
+
   it('counts the empty text as 0', () => {
     expect(tok.count('')).toBe(0);
   });
