@@ -64,9 +64,9 @@ export const KEYS: readonly KeySpec[] = [
   { pattern: new RegExp(`^models\\.${ID}\\.use$`), kind: 'string', description: 'route this id to another models entry (by name)' },
   { pattern: new RegExp(`^models\\.${ID}\\.gguf$`), kind: 'path', description: 'llama: the GGUF model file' },
   { pattern: new RegExp(`^models\\.${ID}\\.threads$`), kind: 'positiveInt', description: 'llama: CPU threads (default: cores - 1)' },
-  { pattern: new RegExp(`^models\\.${ID}\\.contextSize$`), kind: 'positiveInt', description: 'llama: context size in tokens (default 2048)' },
-  { pattern: new RegExp(`^models\\.${ID}\\.temperature$`), kind: 'nonNegativeNumber', description: 'llama: sampling temperature (default 0.8; 0 is deterministic)' },
-  { pattern: new RegExp(`^models\\.${ID}\\.maxTokens$`), kind: 'positiveInt', description: 'llama: longest reply in tokens (default 256)' },
+  { pattern: new RegExp(`^models\\.${ID}\\.contextSize$`), kind: 'positiveInt', description: "the model's context in tokens (llama default 2048; openai/echo: unset = learned from the provider)" },
+  { pattern: new RegExp(`^models\\.${ID}\\.temperature$`), kind: 'nonNegativeNumber', description: 'sampling temperature (llama default 0.8; openai: unset = not sent; 0 is deterministic)' },
+  { pattern: new RegExp(`^models\\.${ID}\\.maxTokens$`), kind: 'positiveInt', description: 'longest reply in tokens (llama default 256; openai: unset = not sent)' },
   { pattern: new RegExp(`^prices\\.${ID}\\.(input|output)$`), kind: 'nonNegativeNumber', description: 'USD per million tokens' },
 ];
 

@@ -43,9 +43,9 @@ export function registerModels(program: Command, ctx: CliContext): void {
       .requiredOption('--provider <provider>', 'llama or openai')
       .option('--gguf <path>', 'llama: the GGUF model file')
       .option('--threads <n>', 'llama: CPU threads (default: cores - 1, at least 1)')
-      .option('--context <n>', 'llama: context size in tokens (default 2048)')
-      .option('--temperature <t>', 'llama: sampling temperature (default 0.8; 0 gives the same reply every time)')
-      .option('--max-tokens <n>', 'llama: longest reply in tokens (default 256)')
+      .option('--context <n>', "the model's context in tokens (llama: the context it creates, default 2048; openai: unset = learned from the server)")
+      .option('--temperature <t>', 'sampling temperature (llama default 0.8; openai: unset = not sent; 0 gives the same reply every time)')
+      .option('--max-tokens <n>', 'longest reply in tokens (llama default 256; openai: unset = not sent)')
       .option('--base-url <url>', 'openai: base URL ending in /v1')
       .option('--model <name>', "openai: the server's model name")
       .option('--api-key <key>', 'openai: API key')
@@ -53,6 +53,7 @@ export function registerModels(program: Command, ctx: CliContext): void {
     [
       'mgpt models add tiny --provider llama --gguf ~/models/stories260K.gguf --threads 1 --context 512 --route mgpt-1-27b',
       'mgpt models add ollama --provider openai --base-url http://127.0.0.1:11434/v1 --model gemma3:27b --route mgpt-1-27b,game-1-lite-frozen',
+      'mgpt models add local8k --provider openai --base-url http://127.0.0.1:8080/v1 --context 8192 --max-tokens 512 --temperature 0.7 --route mgpt-1-27b',
     ],
   ).action((name: string, o: AddModelOptions) => runModelsAdd(ctx, name, o));
   examples(
@@ -75,7 +76,11 @@ function setting(key: string, raw: string | undefined, flag: string): unknown {
 
 export async function runModelsAdd(ctx: CliContext, name: string, o: AddModelOptions): Promise<void> {
   if (!NAME.test(name)) throw new BadRequestError(`model name ${JSON.stringify(name)}: use 1-64 letters, digits, _ : -`);
-  const entry: ModelRouteSetting = {};
+  const entry: ModelRouteSetting = {
+    contextSize: setting('contextSize', o.context, '--context') as number | undefined,
+    temperature: setting('temperature', o.temperature, '--temperature') as number | undefined,
+    maxTokens: setting('maxTokens', o.maxTokens, '--max-tokens') as number | undefined,
+  };
   if (o.provider === 'llama') {
     if (!o.gguf) throw new BadRequestError('--provider llama needs --gguf PATH');
     if (o.baseUrl || o.model || o.apiKey) throw new BadRequestError('--base-url, --model and --api-key are for --provider openai');
@@ -85,13 +90,10 @@ export async function runModelsAdd(ctx: CliContext, name: string, o: AddModelOpt
       provider: 'llama',
       gguf,
       threads: setting('threads', o.threads, '--threads'),
-      contextSize: setting('contextSize', o.context, '--context'),
-      temperature: setting('temperature', o.temperature, '--temperature'),
-      maxTokens: setting('maxTokens', o.maxTokens, '--max-tokens'),
     });
   } else if (o.provider === 'openai') {
     if (!o.baseUrl) throw new BadRequestError('--provider openai needs --base-url URL');
-    if (o.gguf || o.threads || o.context || o.temperature || o.maxTokens) throw new BadRequestError('--gguf, --threads, --context, --temperature and --max-tokens are for --provider llama');
+    if (o.gguf || o.threads) throw new BadRequestError('--gguf and --threads are for --provider llama');
     Object.assign(entry, { provider: 'openai', baseUrl: setting('baseUrl', o.baseUrl, '--base-url'), model: o.model, apiKey: o.apiKey });
   } else {
     throw new BadRequestError(`--provider must be llama or openai, got ${JSON.stringify(o.provider)}`);
@@ -150,7 +152,10 @@ export function runModels(ctx: CliContext, o: { json?: boolean }): void {
       uses: configured[m.id]?.use ?? null,
       model: r.provider === 'llama' ? (r.gguf ?? null) : (r.model ?? m.id),
       baseUrl: r.baseUrl ?? null,
-      ...(r.provider === 'llama' ? { threads: r.threads ?? null, contextSize: r.contextSize ?? null, temperature: r.temperature ?? null } : {}),
+      ...(r.provider === 'llama' ? { threads: r.threads ?? null } : {}),
+      contextSize: r.contextSize ?? null,
+      maxTokens: r.maxTokens ?? null,
+      temperature: r.temperature ?? null,
     };
   });
   if (o.json) {
