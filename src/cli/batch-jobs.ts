@@ -16,7 +16,7 @@ export interface BatchJob {
 
 export type BatchResult = { id: string; ms: number; entity?: string; universe?: string } & (
   | { ok: true; reply: string; usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number }; replayed?: boolean; toolCalls?: unknown[] }
-  | { ok: false; error: { message: string; status?: number; exitCode: number } }
+  | { ok: false; error: { message: string; status?: number; exitCode: number }; changed?: true }
 );
 
 const JOB_ID = /^[A-Za-z0-9._:-]{1,100}$/;
@@ -95,6 +95,21 @@ export function batchKey(source: { path?: string; content: string }): string {
 
 export function jobKey(batch: string, job: BatchJob): string {
   return `batch-${batch}-${job.id}`;
+}
+
+/** What a job asks: its target, input and model. A re-run whose job asks something else must not get the old reply. */
+export function jobFingerprint(job: BatchJob): string {
+  const asked = { entity: job.entity, universe: job.universe, newEntity: job.newEntity, input: job.input, model: job.model };
+  return createHash('sha256').update(JSON.stringify(asked)).digest('hex');
+}
+
+/**
+ * The key a job is sent with: its first version keeps the plain key (so runs from before
+ * fingerprints were kept still replay), a changed version (run with --fresh) gets its own, so it
+ * is a new message, and re-running that version replays it.
+ */
+export function versionedJobKey(batch: string, job: BatchJob, first: string, current: string): string {
+  return first === current ? jobKey(batch, job) : `${jobKey(batch, job)}-${current.slice(0, 16)}`;
 }
 
 /** Jobs that must run one after another: those of one entity or universe (new entities: each alone). */

@@ -129,6 +129,8 @@ export interface GenerationResponse {
     /** What a caller should know about a reply that still succeeded (cut off, a required tool not called). */
     warnings?: string[];
     requestId?: string;
+    /** The stored response of an earlier request with this requestId, returned again (nothing was generated). */
+    replayed?: boolean;
   };
   toolCalls?: ToolCallOut[];
 }

@@ -50,7 +50,7 @@ export async function respond(
   stages.auth = clock.now() - t0;
 
   const requestRow = input.requestId ? deps.store.universes.request(userId, input.requestId) : undefined;
-  if (requestRow?.status === 'done' && requestRow.response) return JSON.parse(requestRow.response) as GenerationResponse;
+  if (requestRow?.status === 'done' && requestRow.response) return replayed(JSON.parse(requestRow.response) as GenerationResponse);
 
   let tStage = clock.now();
   const loaded = await load(deps, universes, input, userId);
@@ -466,3 +466,7 @@ function requestSummary(input: RespondInput, mode: Mode): Record<string, unknown
   };
 }
 
+/** A completed request's stored response, marked as returned again. */
+function replayed(response: GenerationResponse): GenerationResponse {
+  return { ...response, diagnostics: { ...response.diagnostics, replayed: true } };
+}

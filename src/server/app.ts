@@ -151,7 +151,7 @@ export function createApp(engine: Engine, opts: AppOptions = {}): Hono<Env> {
       c.get('principal').accountId,
     );
     if (m.stream === false) {
-      for await (const ev of turn) if (ev.type === 'done') return c.json(ev.completion, 200, { 'X-Entity-Id': id });
+      for await (const ev of turn) if (ev.type === 'done') return c.json(ev.completion, 200, { 'X-Entity-Id': id, ...replayHeader(ev.replayed) });
       throw new MgptError('the turn ended without a reply');
     }
     // Wait for the first output before answering, so an early failure still gets its real status.
@@ -189,10 +189,16 @@ export function createApp(engine: Engine, opts: AppOptions = {}): Hono<Env> {
         await turn.return(undefined);
       },
     });
-    return c.body(stream, 200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', 'X-Entity-Id': id });
+    const replayed = head.some((ev) => (ev.type === 'start' || ev.type === 'done') && ev.replayed);
+    return c.body(stream, 200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', 'X-Entity-Id': id, ...replayHeader(replayed) });
   });
 
   return app;
+}
+
+/** A reply returned again for its idempotency key says so (an extension; Stripe's header name). */
+function replayHeader(replayed: boolean): Record<string, string> {
+  return replayed ? { 'Idempotent-Replayed': 'true' } : {};
 }
 
 /** The request body, stopping (413) as soon as it passes `limit` bytes. */

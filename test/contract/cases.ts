@@ -376,7 +376,7 @@ export function contractSuite(name: string, make: (dir: string, fake: FakeOpenAI
         await failing(() => expect(ask({ universe: u, userInput: 'fragile', requestId: 'c-1' })).rejects.toBeInstanceOf(ProviderError));
         const ok = await ask({ universe: u, userInput: 'fragile', requestId: 'c-1' });
         const calls = fake.requests.length;
-        expect(await ask({ universe: u, userInput: 'fragile', requestId: 'c-1' })).toEqual(ok);
+        expect(await ask({ universe: u, userInput: 'fragile', requestId: 'c-1' })).toEqual({ ...ok, diagnostics: { ...ok.diagnostics, replayed: true } });
         expect(fake.requests.length).toBe(calls);
         const next = await ask({ universe: u, userInput: 'after' });
         expect(next.diagnostics.prompt.totalMessages).toBe(3); // the failed attempt's input was stored once

@@ -187,10 +187,50 @@ describe('mgpt batch', () => {
       const again = await mgpt(['batch', file], client);
       expect(again.code).toBe(0);
       expect(fake.requests.length).toBe(calls);
+      // Every replayed job says so, universe jobs included.
+      expect(again.stdout.trim().split('\n').map((l) => JSON.parse(l).replayed)).toEqual([true, true]);
       expect(JSON.parse((await mgpt(['entities', 'list', '--json'], client)).stdout).data.filter((e: { name: string }) => e.name === 'far')).toHaveLength(1);
     } finally {
       server.kill('SIGTERM');
       await server.result;
     }
+  });
+
+  it('never answers a job whose input changed with its old reply; --fresh sends it as a new message', async () => {
+    const env = cliEnv(join(dir, 'changed'), { MGPT_PROVIDER: 'openai', MGPT_PROVIDER_URL: fake.url, MGPT_PROVIDER_MODEL: 'fake-model', MGPT_PROMPTS_DIR: join(dir, 'changed-prompts') });
+    const prompt = join(dir, 'changed-narrator.md');
+    writeFileSync(prompt, 'You narrate.\n');
+    expect((await mgpt(['prompts', 'add', 'narrator', '-f', prompt], env)).code).toBe(0);
+    const universe = JSON.parse((await mgpt(['universes', 'create', '--prompt', 'narrator', '--json'], env)).stdout).universe;
+    expect((await mgpt(['entities', 'create', '--name', 'ada'], env)).code).toBe(0);
+    const file = join(dir, 'changed.jsonl');
+    const write = (e: string, u: string) =>
+      writeFileSync(file, [JSON.stringify({ id: 'e1', entity: 'ada', input: e }), JSON.stringify({ id: 'u1', universe, input: u }), JSON.stringify({ id: 'same', entity: 'ada', input: 'unchanged' })].join('\n'));
+    const run = async (...flags: string[]) => {
+      const r = await mgpt(['batch', file, '--concurrency', '1', ...flags], env);
+      return { code: r.code, stderr: r.stderr, byId: Object.fromEntries(r.stdout.trim().split('\n').map((l) => JSON.parse(l)).map((x) => [x.id, x])) };
+    };
+    write('first question', 'I open the door.');
+    expect((await run()).code).toBe(0);
+    write('second question', 'I close the door.');
+    const calls = fake.requests.length;
+    const stale = await run();
+    expect(stale.code).toBe(1);
+    for (const id of ['e1', 'u1']) {
+      expect(stale.byId[id]).toMatchObject({ ok: false, changed: true, error: { message: expect.stringContaining(`job ${id} changed since this file last ran`), exitCode: 2 } });
+    }
+    expect(stale.byId.same).toMatchObject({ ok: true, replayed: true, reply: 'reply: unchanged' });
+    expect(fake.requests.length).toBe(calls);
+    const fresh = await run('--fresh');
+    expect(fresh.code).toBe(0);
+    expect(fresh.byId.e1).toMatchObject({ ok: true, reply: 'reply: second question' });
+    expect(fresh.byId.e1.replayed).toBeUndefined();
+    expect(fresh.byId.u1).toMatchObject({ ok: true, reply: 'reply: I close the door.' });
+    expect(fresh.byId.same).toMatchObject({ ok: true, replayed: true });
+    // The new version, run again, is a replay like any finished job.
+    const again = await run('--fresh');
+    expect(Object.values(again.byId).map((x: any) => x.replayed)).toEqual([true, true, true]);
+    const history = JSON.parse((await mgpt(['history', 'ada', '--all', '--json'], env)).stdout).data.map((m: { content: string }) => m.content);
+    expect(history).toEqual(['first question', 'reply: first question', 'unchanged', 'reply: unchanged', 'second question', 'reply: second question']);
   });
 });

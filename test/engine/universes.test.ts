@@ -194,7 +194,7 @@ describe('responses: tool continuation', () => {
 });
 
 describe('responses: requestId', () => {
-  it('a retry after a 5xx stores nothing twice; a retry after success returns the identical response', async () => {
+  it('a retry after a 5xx stores nothing twice; a retry after success returns the identical response, marked replayed', async () => {
     const e = engine();
     const id = await universe(e);
     fake.script({ status: 503 });
@@ -205,7 +205,8 @@ describe('responses: requestId', () => {
     const calls = fake.requests.length;
     const replay = await ask(e, { universe: id, userInput: 'fragile', requestId: 'req-1' });
     expect(fake.requests.length).toBe(calls);
-    expect(replay).toEqual(ok);
+    expect(replay).toEqual({ ...ok, diagnostics: { ...ok.diagnostics, replayed: true } });
+    expect(ok.diagnostics.replayed).toBeUndefined();
     expect(ok.diagnostics.requestId).toBe('req-1');
     expect(runtime(e, id)).toHaveLength(2);
     e.close();

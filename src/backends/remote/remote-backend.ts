@@ -105,6 +105,7 @@ export class RemoteBackend implements Backend {
       headers: { 'idempotency-key': key, accept: 'text/event-stream' },
       signal: input.signal,
     });
+    const replayed = res.headers['idempotent-replayed'] === 'true';
     const decoder = new SseDecoder();
     const utf8 = new TextDecoder();
     let head: CompletionChunk | undefined;
@@ -125,14 +126,14 @@ export class RemoteBackend implements Backend {
               usage: usage ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
               entity_id: id,
             };
-            yield { type: 'done', completion, replayed: false };
+            yield { type: 'done', completion, replayed };
             return;
           }
           const chunk = JSON.parse(data) as CompletionChunk | StreamErrorFrame;
           if ('error' in chunk) throw errorFromResponse(chunk.error.code, { error: chunk.error.message });
           if (!head) {
             head = chunk;
-            yield { type: 'start', id: chunk.id, model: chunk.model, created: chunk.created, entityId: id, replayed: false };
+            yield { type: 'start', id: chunk.id, model: chunk.model, created: chunk.created, entityId: id, replayed };
           }
           const reason = chunk.choices[0]?.finish_reason;
           if (reason) finish = reason;

@@ -6,7 +6,7 @@ import { dataDir } from '../../config/config.js';
 import type { Backend } from '../../core/backend.js';
 import { ENTITY_MODEL, type EntityCompletion } from '../../core/entity-types.js';
 import { BadRequestError, MgptError, NotFoundError, exitCodeOf, isBusy } from '../../core/errors.js';
-import { type BatchJob, type BatchResult, batchKey, groupKey, jobKey, parseJobs, runGroups } from '../batch-jobs.js';
+import { type BatchJob, type BatchResult, batchKey, groupKey, jobFingerprint, parseJobs, runGroups, versionedJobKey } from '../batch-jobs.js';
 import type { CliContext } from '../context.js';
 import { examples } from '../help.js';
 import { intOption, readStdin } from '../input.js';
@@ -16,6 +16,7 @@ import { UUID } from '../../core/ids.js';
 export interface BatchOptions {
   concurrency?: string;
   output?: string;
+  fresh?: boolean;
 }
 
 export function registerBatch(program: Command, ctx: CliContext): void {
@@ -25,22 +26,29 @@ export function registerBatch(program: Command, ctx: CliContext): void {
       .description('run a JSONL file of jobs ({id, entity|universe|newEntity, input}); a re-run resumes without duplicates')
       .argument('<file>', 'the jobs, one JSON object a line; - reads stdin')
       .option('-c, --concurrency <n>', 'jobs at once (jobs of one entity or universe still run in file order)', '4')
-      .option('-o, --output <file>', 'write the results as JSONL here instead of stdout'),
+      .option('-o, --output <file>', 'write the results as JSONL here instead of stdout')
+      .option('--fresh', 'run jobs whose input changed since the last run of this file as new messages (without it they fail: the stored reply answered something else)'),
     [
       'mgpt batch jobs.jsonl -o results.jsonl',
       'mgpt batch jobs.jsonl --concurrency 16 > results.jsonl',
       `echo '{"id":"q1","entity":"ada","input":"Summarize our week."}' | mgpt batch -`,
       `echo '{"id":"n1","newEntity":{"name":"bob"},"input":"Hello!"}' | mgpt batch -`,
       "jq -c 'select(.ok == false)' results.jsonl",
+      'mgpt batch jobs.jsonl --fresh     # after editing some inputs: send the edited jobs again',
     ],
   ).action((file: string, o: BatchOptions) => runBatch(ctx, file, o));
 }
 
 
-/** Entities created by `newEntity` jobs, kept beside the data so a re-run reuses them. */
-class NewEntityJournal {
+/**
+ * What a batch file's runs remember, beside the data: the entity each `newEntity` job made (so a
+ * re-run reuses it) and what each job asked the first time it was sent (so a re-run notices a job
+ * whose input changed, instead of answering it with the old reply).
+ */
+class BatchJournal {
   private readonly file: string;
-  private readonly known = new Map<string, string>();
+  private readonly entities = new Map<string, string>();
+  private readonly asked = new Map<string, string>();
   constructor(dir: string, key: string) {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     this.file = join(dir, `${key}.jsonl`);
@@ -52,26 +60,38 @@ class NewEntityJournal {
     }
     for (const line of text.split('\n')) {
       try {
-        const r = JSON.parse(line) as { job: string; entity: string };
-        this.known.set(r.job, r.entity);
+        const r = JSON.parse(line) as { job: string; entity?: string; asked?: string };
+        if (r.entity) this.entities.set(r.job, r.entity);
+        if (r.asked && !this.asked.has(r.job)) this.asked.set(r.job, r.asked);
       } catch {
-        // A line cut by a crash: that entity was never used.
+        // A line cut by a crash: that entity was never used, that job never sent.
       }
     }
   }
-  get(job: string): string | undefined {
-    return this.known.get(job);
+  entity(job: string): string | undefined {
+    return this.entities.get(job);
   }
   /** Written and synced before the entity gets a message, so a crash cannot orphan a reply. */
-  add(job: string, entity: string): void {
+  addEntity(job: string, entity: string): void {
+    this.append({ job, entity });
+    this.entities.set(job, entity);
+  }
+  /** What the job asked when it was first sent; recorded now if it never was. */
+  firstAsked(job: string, fingerprint: string): string {
+    const first = this.asked.get(job);
+    if (first !== undefined) return first;
+    this.append({ job, asked: fingerprint });
+    this.asked.set(job, fingerprint);
+    return fingerprint;
+  }
+  private append(record: object): void {
     const fd = openSync(this.file, 'a', 0o600);
     try {
-      writeSync(fd, JSON.stringify({ job, entity }) + '\n');
+      writeSync(fd, JSON.stringify(record) + '\n');
       fsyncSync(fd);
     } finally {
       closeSync(fd);
     }
-    this.known.set(job, entity);
   }
 }
 
@@ -88,7 +108,7 @@ export async function runBatch(ctx: CliContext, file: string, o: BatchOptions): 
   setMaxListeners(concurrency + 10, ctx.signal);
   const key = batchKey(file === '-' ? { content } : { path: resolve(file), content });
   const backend = await ctx.backend();
-  const journal = new NewEntityJournal(join(dataDir(ctx.env), 'batches'), key);
+  const journal = new BatchJournal(join(dataDir(ctx.env), 'batches'), key);
 
   // Ids are used as they are (a job whose entity does not exist fails alone, with 404); names
   // resolve once, up front, from one listing.
@@ -132,7 +152,7 @@ export async function runBatch(ctx: CliContext, file: string, o: BatchOptions): 
       [...groups.values()],
       concurrency,
       async (job) => {
-        const result = await runJob(backend, job, key, resolved, journal, ctx.signal);
+        const result = await runJob(backend, job, { batch: key, fresh: o.fresh === true, journal }, resolved, ctx.signal);
         if (ctx.signal.aborted && !result.ok) return; // cancelled by Ctrl-C: not a result
         if (!result.ok) failed++;
         write(JSON.stringify(result) + '\n');
@@ -160,21 +180,44 @@ export async function runBatch(ctx: CliContext, file: string, o: BatchOptions): 
 /** How long a job waits for a busy entity: past the 15 s lease of a killed writer. */
 const BUSY_WAIT_MS = 30_000;
 
+interface JobContext {
+  batch: string;
+  fresh: boolean;
+  journal: BatchJournal;
+}
+
+/** The key to send a job with, or a refusal when its input changed and --fresh was not given. */
+function keyForJob(job: BatchJob, c: JobContext): string | BadRequestError {
+  const current = jobFingerprint(job);
+  const first = c.journal.firstAsked(job.id, current);
+  if (first !== current && !c.fresh) {
+    return new BadRequestError(
+      `job ${job.id} changed since this file last ran (its input, target or model differ), so its stored reply answers something else; nothing was sent`,
+      { hint: 'run it as a new message with --fresh, or give it a new id' },
+    );
+  }
+  return versionedJobKey(c.batch, job, first, current);
+}
+
 async function runJob(
   backend: Backend,
   job: BatchJob,
-  batch: string,
+  c: JobContext,
   resolved: Map<string, string | MgptError>,
-  journal: NewEntityJournal,
   signal: AbortSignal,
 ): Promise<BatchResult> {
   const started = performance.now();
   const ms = () => Math.round(performance.now() - started);
   let entity: string | undefined;
+  const key = keyForJob(job, c);
+  if (key instanceof BadRequestError) {
+    const where = job.entity ? { entity: job.entity } : job.universe ? { universe: job.universe } : {};
+    return { id: job.id, ok: false, changed: true, ...where, error: { message: key.message, exitCode: key.exitCode }, ms: ms() };
+  }
   try {
     if (job.universe) {
       const res = await backend.respond(
-        { model: job.model ?? 'game-1-lite-frozen', universe: job.universe, userInput: job.input, requestId: jobKey(batch, job) },
+        { model: job.model ?? 'game-1-lite-frozen', universe: job.universe, userInput: job.input, requestId: key },
         { signal },
       );
       const u = res.usageSettlement;
@@ -185,6 +228,7 @@ async function runJob(
         reply: res.assistantRaw,
         usage: { prompt_tokens: u.inputTokens, completion_tokens: u.outputTokens, total_tokens: u.inputTokens + u.outputTokens },
         ...(res.toolCalls?.length ? { toolCalls: res.toolCalls } : {}),
+        ...(res.diagnostics.replayed ? { replayed: true } : {}),
         ms: ms(),
       };
     }
@@ -193,11 +237,11 @@ async function runJob(
       if (r instanceof MgptError) throw r;
       entity = r;
     } else {
-      entity = journal.get(job.id);
+      entity = c.journal.entity(job.id);
       if (!entity) {
         const n = job.newEntity!;
         entity = (await backend.createEntity({ model: n.model ?? ENTITY_MODEL, name: n.name, instructions: n.instructions })).id;
-        journal.add(job.id, entity);
+        c.journal.addEntity(job.id, entity);
       }
     }
     let completion: EntityCompletion | undefined;
@@ -206,7 +250,7 @@ async function runJob(
     // the lease TTL; the idempotency key makes the retry safe.
     for (let wait = 250; ; wait = Math.min(wait * 2, 2000)) {
       try {
-        for await (const ev of backend.sendMessage(entity!, { content: job.input, idempotencyKey: jobKey(batch, job), signal })) {
+        for await (const ev of backend.sendMessage(entity!, { content: job.input, idempotencyKey: key, signal })) {
           if (ev.type === 'done') {
             completion = ev.completion;
             replayed = ev.replayed;
