@@ -1,4 +1,4 @@
-import type { AccountInfo, Backend, ImportOptions, KeyInfo, NewPrompt } from '../core/backend.js';
+import type { AccountInfo, Backend, ImportOptions, KeyInfo, NewPrompt, RespondOptions } from '../core/backend.js';
 import type {
   CreateEntityInput,
   CreatedEntity,
@@ -105,7 +105,7 @@ export class LocalBackend implements Backend {
   async getUniverseDoc(id: string): Promise<UniverseDoc> {
     return this.engine.universes.doc(id);
   }
-  respond(body: unknown, opts?: { signal?: AbortSignal }): Promise<GenerationResponse> {
+  respond(body: unknown, opts?: RespondOptions): Promise<GenerationResponse> {
     return this.engine.respond(body, opts);
   }
   generateImage(body: unknown, opts?: { signal?: AbortSignal }): Promise<ImageResponse> {

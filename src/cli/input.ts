@@ -42,6 +42,17 @@ export async function readTextInput(
   return text.replace(/\r?\n$/, '');
 }
 
+/**
+ * A prompt as `llm` takes one: TEXT, with piped stdin placed before it as context
+ * (`cat notes.md | mgpt ask "summarize"`); `-` or no TEXT reads stdin alone; `-f FILE` reads a file.
+ * On a terminal, stdin is never read unless asked for with `-`.
+ */
+export async function readPromptInput(ctx: CliContext, what: string, arg: string | undefined, file: string | undefined): Promise<string> {
+  if (arg === undefined || arg === '-' || file !== undefined || ctx.io.stdinIsTTY) return readTextInput(ctx, what, arg, file);
+  const piped = (await readStdin(ctx)).replace(/\r?\n$/, '');
+  return piped.trim() ? `${piped}\n\n${arg}` : arg;
+}
+
 /** Parses a non-negative integer option; commander hands options over as strings. */
 export function intOption(name: string, raw: string | undefined, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
   if (raw === undefined) return undefined;

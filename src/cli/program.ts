@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { registerAccounts } from './commands/accounts.js';
+import { registerAsk } from './commands/ask.js';
 import { registerBatch } from './commands/batch.js';
 import { registerChat } from './commands/chat.js';
 import { registerCompletion } from './commands/completion.js';
@@ -28,6 +29,7 @@ const COMMANDS: Array<[string[], (program: Command, ctx: CliContext) => void]> =
   [['login', 'logout'], registerLogin],
   [['models'], registerModels],
   [['entities'], registerEntities],
+  [['ask'], registerAsk],
   [['send'], registerSend],
   [['chat'], registerChat],
   [['batch'], registerBatch],

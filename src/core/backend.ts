@@ -25,6 +25,15 @@ import type {
   UniverseSummary,
 } from './universe-types.js';
 
+export interface RespondOptions {
+  signal?: AbortSignal;
+  /**
+   * The reply's text as it is generated. The local engine streams it; the wire contract has no
+   * stream for responses, so the remote backend hands over the whole reply once it has it.
+   */
+  onDelta?: (text: string) => void;
+}
+
 export interface ImportOptions {
   keepId?: boolean;
 }
@@ -68,7 +77,7 @@ export interface Backend {
   /** The universe in `universeDoc` shape (never with the prompt text). */
   getUniverseDoc(id: string): Promise<UniverseDoc>;
   /** POST /responses; `body` is validated by the backend. */
-  respond(body: unknown, opts?: { signal?: AbortSignal }): Promise<GenerationResponse>;
+  respond(body: unknown, opts?: RespondOptions): Promise<GenerationResponse>;
   generateImage(body: unknown, opts?: { signal?: AbortSignal }): Promise<ImageResponse>;
   listLogs(query: LogQuery): Promise<LogList>;
   getLog(id: string): Promise<LogDetail>;

@@ -78,7 +78,7 @@ export class Engine {
   }
 
   /** POST /responses (seed 000): validates `body` itself, so the server can pass JSON straight in. */
-  respond(body: unknown, opts: { userId?: string; signal?: AbortSignal } = {}): Promise<GenerationResponse> {
+  respond(body: unknown, opts: { userId?: string; signal?: AbortSignal; onDelta?: (text: string) => void } = {}): Promise<GenerationResponse> {
     return respond(this.deps, this.universes, body, opts);
   }
 

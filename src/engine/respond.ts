@@ -40,7 +40,7 @@ export async function respond(
   deps: EngineDeps,
   universes: UniverseService,
   body: unknown,
-  opts: { userId?: string; signal?: AbortSignal } = {},
+  opts: { userId?: string; signal?: AbortSignal; onDelta?: (text: string) => void } = {},
 ): Promise<GenerationResponse> {
   const userId = opts.userId ?? LOCAL_USER_ID;
   const clock = deps.clock;
@@ -168,8 +168,10 @@ export async function respond(
       responseFormat: built.responseFormat,
       signal: opts.signal,
     })) {
-      if (part.type === 'text-delta') text += part.text;
-      else if (part.type === 'usage') usage = part.usage;
+      if (part.type === 'text-delta') {
+        text += part.text;
+        opts.onDelta?.(part.text);
+      } else if (part.type === 'usage') usage = part.usage;
       else if (part.type === 'finish') finishReason = part.reason;
       else if (part.type === 'error') throw part.error;
       else if (part.type === 'tool-call') {

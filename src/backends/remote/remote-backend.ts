@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { AccountInfo, Backend, KeyInfo } from '../../core/backend.js';
+import type { AccountInfo, Backend, KeyInfo, RespondOptions } from '../../core/backend.js';
 import type {
   CompletionChunk,
   FinishReason,
@@ -171,10 +171,12 @@ export class RemoteBackend implements Backend {
   createUniverse(input: CreateUniverseInput): Promise<CreatedUniverse> {
     return this.http.json('POST', this.api('/universes'), { json: input });
   }
-  respond(body: unknown, opts: { signal?: AbortSignal } = {}): Promise<GenerationResponse> {
+  async respond(body: unknown, opts: RespondOptions = {}): Promise<GenerationResponse> {
     // A requestId on every call makes the client's own retries after a 5xx safe.
     const b = typeof body === 'object' && body !== null && !('requestId' in body) ? { ...body, requestId: `mgpt-${randomUUID()}` } : body;
-    return this.http.json('POST', this.api('/responses'), { json: b, signal: opts.signal });
+    const res = await this.http.json<GenerationResponse>('POST', this.api('/responses'), { json: b, signal: opts.signal });
+    if (opts.onDelta && res.assistantRaw) opts.onDelta(res.assistantRaw);
+    return res;
   }
   generateImage(body: unknown, opts: { signal?: AbortSignal } = {}): Promise<ImageResponse> {
     return this.http.json('POST', this.api('/images'), { json: body, signal: opts.signal });

@@ -4,7 +4,7 @@ import { cutNotice } from '../../core/finish-notice.js';
 import type { CliContext } from '../context.js';
 import { resolveEntity } from '../entity-ref.js';
 import { examples } from '../help.js';
-import { readTextInput } from '../input.js';
+import { readPromptInput } from '../input.js';
 import { note, printJson, warn } from '../output.js';
 
 export interface SendOptions {
@@ -20,7 +20,7 @@ export function registerSend(program: Command, ctx: CliContext): void {
       .command('send')
       .description('send a message to an entity and print the reply as it streams')
       .argument('<entity>', 'entity id or exact name')
-      .argument('[text]', 'the message; - reads stdin')
+      .argument('[text]', 'the message; - reads stdin; piped stdin with TEXT goes before it as context')
       .option('-f, --file <file>', 'read the message from a file')
       .option('--no-stream', 'wait for the whole reply, then print it')
       .option('--idempotency-key <key>', 'a retry with the same key returns the same reply and appends nothing')
@@ -28,6 +28,7 @@ export function registerSend(program: Command, ctx: CliContext): void {
     [
       'mgpt send ada "What did we decide yesterday?"',
       'echo hi | mgpt send ada -',
+      'cat notes.md | mgpt send ada "What should I do first?"',
       'mgpt send ada -f question.txt --idempotency-key q-2026-11-22-1',
       "mgpt send ada hi --json | jq -r '.choices[0].message.content'",
     ],
@@ -35,8 +36,13 @@ export function registerSend(program: Command, ctx: CliContext): void {
 }
 
 export async function runSend(ctx: CliContext, ref: string, text: string | undefined, o: SendOptions): Promise<void> {
-  const content = await readTextInput(ctx, 'message', text, o.file);
+  const content = await readPromptInput(ctx, 'message', text, o.file);
   const entity = await resolveEntity(ctx, ref);
+  await sendAndPrint(ctx, entity.id, content, o);
+}
+
+/** Sends one message and prints the reply: streamed, buffered or as JSON, with the notices a person needs. */
+export async function sendAndPrint(ctx: CliContext, entityId: string, content: string, o: Omit<SendOptions, 'file'>): Promise<void> {
   const backend = await ctx.backend();
   if (backend.kind === 'local' && ctx.settings().usesDefaultEcho(ENTITY_MODEL)) {
     note(ctx, 'using the built-in echo provider (no model configured); set one with: mgpt config set models.mgpt-1-27b.baseUrl http://127.0.0.1:11434/v1');
@@ -45,7 +51,7 @@ export async function runSend(ctx: CliContext, ref: string, text: string | undef
   const started = performance.now();
   let completion: EntityCompletion | undefined;
   let printed = '';
-  for await (const ev of backend.sendMessage(entity.id, { content, idempotencyKey: o.idempotencyKey, signal: ctx.signal })) {
+  for await (const ev of backend.sendMessage(entityId, { content, idempotencyKey: o.idempotencyKey, signal: ctx.signal })) {
     if (ev.type === 'delta' && streaming) {
       ctx.io.stdout.write(ev.text);
       printed += ev.text;
