@@ -1,4 +1,4 @@
-import type { AccountInfo, Backend, ImportOptions, KeyInfo, NewPrompt, RespondOptions } from '../core/backend.js';
+import type { AccountInfo, Backend, EntityPage, ImportOptions, KeyInfo, NewPrompt, RespondOptions } from '../core/backend.js';
 import type {
   CreateEntityInput,
   CreatedEntity,
@@ -39,8 +39,11 @@ export class LocalBackend implements Backend {
   async createEntity(input: CreateEntityInput): Promise<CreatedEntity> {
     return this.engine.entities.create(input, this.accountId);
   }
-  async listEntities(): Promise<EntityList> {
-    return this.engine.entities.list(this.accountId);
+  async listEntities(page?: EntityPage): Promise<EntityList> {
+    return this.engine.entities.list(this.accountId, page);
+  }
+  async resolveEntity(ref: string): Promise<Entity> {
+    return this.engine.entities.resolve(ref, this.accountId);
   }
   async getEntity(id: string): Promise<Entity> {
     return this.engine.entities.get(id, this.accountId);

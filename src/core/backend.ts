@@ -25,6 +25,11 @@ import type {
   UniverseSummary,
 } from './universe-types.js';
 
+export interface EntityPage {
+  limit?: number;
+  offset?: number;
+}
+
 export interface RespondOptions {
   signal?: AbortSignal;
   /**
@@ -52,8 +57,11 @@ export interface AccountInfo {
 export interface Backend {
   readonly kind: 'local' | 'remote';
   createEntity(input: CreateEntityInput): Promise<CreatedEntity>;
-  listEntities(): Promise<EntityList>;
+  /** Most recently active first; the remote wire returns at most 200 whatever the page. */
+  listEntities(page?: EntityPage): Promise<EntityList>;
   getEntity(id: string): Promise<Entity>;
+  /** An ENTITY argument: an id, a unique id prefix of 4+ characters, or an exact name. */
+  resolveEntity(ref: string): Promise<Entity>;
   /** Changes name, instructions or budget (never the model); answers the entity as getEntity does. */
   updateEntity(id: string, input: UpdateEntityInput): Promise<Entity>;
   deleteEntity(id: string): Promise<DeletedEntity>;

@@ -18,7 +18,9 @@ import {
   type TurnEvent,
   type UpdateEntityInput,
 } from '../core/entity-types.js';
-import type { ImportOptions } from '../core/backend.js';
+import type { EntityPage, ImportOptions } from '../core/backend.js';
+import { idPrefixOf, pickEntity } from '../core/entity-ref.js';
+import { UUID } from '../core/ids.js';
 import { BadRequestError, NotFoundError } from '../core/errors.js';
 import { loadTokenEstimator } from '../core/tokens.js';
 import type { EntityRow } from '../store/entity-repo.js';
@@ -69,9 +71,18 @@ export class EntityService {
     return { ...toEntity(row, true), entity_id: row.id };
   }
 
-  list(accountId = DEFAULT_ACCOUNT): EntityList {
-    const rows = this.deps.store.entities.list(accountId, LIST_ENTITIES_MAX);
+  /** Most recently active first: the wire's 200 by default; locally any page (`limit`, `offset`). */
+  list(accountId = DEFAULT_ACCOUNT, page: EntityPage = {}): EntityList {
+    const rows = this.deps.store.entities.list(accountId, page.limit ?? LIST_ENTITIES_MAX, page.offset ?? 0);
     return { object: 'list', data: rows.map((r) => toEntity(r, false)) };
+  }
+
+  /** An ENTITY argument: an id, a unique id prefix (4+ characters) or a name, over all the account's entities. */
+  resolve(ref: string, accountId = DEFAULT_ACCOUNT): Entity {
+    if (UUID.test(ref)) return this.get(ref, accountId);
+    const rows = this.deps.store.entities.matching(accountId, ref, idPrefixOf(ref) ?? null, 11);
+    const hit = pickEntity(ref, rows, 'list entities with: mgpt entities list');
+    return toEntity(hit, true);
   }
 
   get(id: string, accountId = DEFAULT_ACCOUNT): Entity {

@@ -75,11 +75,22 @@ export class EntityRepo {
     return this.s(`SELECT 1 FROM entities WHERE id = ?`).get(id) !== undefined;
   }
 
-  /** Most recently active first. */
-  list(accountId: string, limit: number): EntityRow[] {
+  /** Most recently active first, a page at a time. */
+  list(accountId: string, limit: number, offset = 0): EntityRow[] {
     return this.s(
-      `SELECT ${ENTITY_COLS} FROM entities WHERE account_id = ? ORDER BY updated_at DESC, rowid DESC LIMIT ?`,
-    ).all(accountId, limit) as EntityRow[];
+      `SELECT ${ENTITY_COLS} FROM entities WHERE account_id = ? ORDER BY updated_at DESC, rowid DESC LIMIT ? OFFSET ?`,
+    ).all(accountId, limit, offset) as EntityRow[];
+  }
+
+  /**
+   * The account's entities named `name`, or whose id starts with `idPrefix` (lowercase hex and
+   * dashes, so the range [prefix, prefix + "g") holds exactly those ids); at most `limit`.
+   */
+  matching(accountId: string, name: string, idPrefix: string | null, limit: number): EntityRow[] {
+    return this.s(
+      `SELECT ${ENTITY_COLS} FROM entities WHERE account_id = ? AND (name = ? OR (? IS NOT NULL AND id >= ? AND id < ?))
+       ORDER BY updated_at DESC, rowid DESC LIMIT ?`,
+    ).all(accountId, name, idPrefix, idPrefix, idPrefix === null ? null : `${idPrefix}g`, limit) as EntityRow[];
   }
 
   delete(accountId: string, id: string): boolean {

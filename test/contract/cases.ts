@@ -76,6 +76,22 @@ export function contractSuite(name: string, make: (dir: string, fake: FakeOpenAI
         await expect(b().deleteEntity(e.id)).rejects.toBeInstanceOf(NotFoundError);
       });
 
+      it('resolves an entity by name, by a unique id prefix of 4+ characters, and lists the candidates of an ambiguous one', async () => {
+        const a = await b().createEntity({ model: 'mgpt-1-27b', name: 'resolve-me' });
+        expect((await b().resolveEntity('resolve-me')).id).toBe(a.id);
+        expect((await b().resolveEntity(a.id.slice(0, 6))).id).toBe(a.id);
+        expect((await b().resolveEntity(a.id.slice(0, 6).toUpperCase())).id).toBe(a.id);
+        expect((await b().resolveEntity(a.id)).id).toBe(a.id);
+        await expect(b().resolveEntity(a.id.slice(0, 3))).rejects.toBeInstanceOf(NotFoundError);
+        await expect(b().resolveEntity('no-such-name')).rejects.toBeInstanceOf(NotFoundError);
+        const twin = await b().createEntity({ model: 'mgpt-1-27b', name: 'resolve-me' });
+        const err = await b().resolveEntity('resolve-me').catch((x) => x);
+        expect(err).toBeInstanceOf(BadRequestError);
+        expect(err.message).toBe('"resolve-me" names 2 entities');
+        expect(err.hint).toContain(twin.id.slice(0, 8));
+        expect(err.hint).toContain(a.id.slice(0, 8));
+      });
+
       it('rejects an unsupported model, a long name and missing content with 400', async () => {
         await expect(b().createEntity({ model: 'gpt-4o' })).rejects.toBeInstanceOf(BadRequestError);
         await expect(b().createEntity({ model: 'mgpt-1-27b', name: 'n'.repeat(201) })).rejects.toBeInstanceOf(BadRequestError);

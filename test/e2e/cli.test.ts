@@ -228,7 +228,7 @@ describe('entities update', () => {
       [['entities', 'update', id, '--budget', 'lots'], 2, /^error: --budget must be an integer, got "lots"\n$/],
       [['entities', 'update', id], 2, /^error: nothing to update\nhint: give --name/],
       [['entities', 'update', id, '--name', 'n'.repeat(201)], 2, /^error: name is 201 characters; the limit is 200\n$/],
-      [['entities', 'update', 'nobody', '--budget', '500'], 4, /^error: no entity nobody on this account\n/],
+      [['entities', 'update', 'nobody', '--budget', '500'], 4, /^error: no entity "nobody"\nhint: list entities with: mgpt entities list\n/],
     ] as const;
     for (const [args, code, stderr] of refusals) {
       const bad = await mgpt([...args], env);

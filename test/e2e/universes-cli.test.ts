@@ -63,7 +63,7 @@ describe('universes and respond', () => {
     expect(j).toMatchObject({ assistantRaw: 'reply: once', requestLog: { id: expect.any(String) }, diagnostics: { prompt: { totalMessages: 5 } } });
     const calls = fake.requests.length;
     const again = json((await mgpt(['respond', u, 'once', '--request-id', 'cli-1', '--json'], env)).stdout);
-    expect(again).toEqual(j);
+    expect(again).toEqual({ ...j, diagnostics: { ...j.diagnostics, replayed: true } });
     expect(fake.requests.length).toBe(calls);
     const bad = await mgpt(['respond', u, 'x', '--model', 'gpt-4o'], env);
     expect([bad.code, bad.stderr]).toEqual([2, expect.stringMatching(/^error: model: required; one of/m)]);

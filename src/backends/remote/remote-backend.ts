@@ -35,6 +35,9 @@ import type {
 import { HttpClient, type HttpOptions } from './http.js';
 import { errorFromResponse } from './errors.js';
 import type { StreamErrorFrame } from '../../core/completion-stream.js';
+import { pickEntity } from '../../core/entity-ref.js';
+import { UUID } from '../../core/ids.js';
+import { LIST_ENTITIES_MAX } from '../../core/entity-types.js';
 
 export interface RemoteOptions extends HttpOptions {
   /** `{base_url}`: the universe API lives under `/api/mgpt` (or `/backend-api/mgpt` with `dev`). */
@@ -72,8 +75,16 @@ export class RemoteBackend implements Backend {
   createEntity(input: CreateEntityInput): Promise<CreatedEntity> {
     return this.http.json('POST', this.ent('/entities'), { json: input });
   }
+  /** The wire has no paging: the newest 200, whatever the page asks. */
   listEntities(): Promise<EntityList> {
     return this.http.json('GET', this.ent('/entities'));
+  }
+  /** Names and id prefixes resolve among what the wire lists: the 200 most recently active. */
+  async resolveEntity(ref: string): Promise<Entity> {
+    if (UUID.test(ref)) return this.getEntity(ref);
+    const listed = (await this.listEntities()).data;
+    const hit = pickEntity(ref, listed, `the server lists only the ${LIST_ENTITIES_MAX} most recently active entities (the wire contract's cap); give the full id`);
+    return this.getEntity(hit.id);
   }
   getEntity(id: string): Promise<Entity> {
     return this.http.json('GET', this.ent(`/entities/${encodeURIComponent(id)}`));

@@ -5,13 +5,14 @@ import type { Command } from 'commander';
 import { dataDir } from '../../config/config.js';
 import type { Backend } from '../../core/backend.js';
 import { ENTITY_MODEL, type EntityCompletion } from '../../core/entity-types.js';
-import { BadRequestError, MgptError, NotFoundError, exitCodeOf, isBusy } from '../../core/errors.js';
+import { BadRequestError, MgptError, exitCodeOf, isBusy } from '../../core/errors.js';
 import { type BatchJob, type BatchResult, batchKey, groupKey, jobFingerprint, parseJobs, runGroups, versionedJobKey } from '../batch-jobs.js';
 import type { CliContext } from '../context.js';
 import { examples } from '../help.js';
 import { intOption, readStdin } from '../input.js';
 import { Progress } from '../progress.js';
 import { UUID } from '../../core/ids.js';
+import { pickEntity } from '../../core/entity-ref.js';
 
 export interface BatchOptions {
   concurrency?: string;
@@ -118,13 +119,15 @@ export async function runBatch(ctx: CliContext, file: string, o: BatchOptions): 
     if (UUID.test(ref)) resolved.set(ref, ref.toLowerCase());
     else names.add(ref);
   }
-  if (names.size) {
-    const listed = (await backend.listEntities()).data;
-    for (const name of names) {
-      const hits = listed.filter((e) => e.name === name);
-      if (hits.length === 1) resolved.set(name, hits[0].id);
-      else if (hits.length > 1) resolved.set(name, new BadRequestError(`${hits.length} entities are named ${JSON.stringify(name)}; use an id`));
-      else resolved.set(name, new NotFoundError(`no entity named ${JSON.stringify(name)}`));
+  // Locally each resolves over all entities; remotely from one listing (the wire's newest 200).
+  const listed = names.size && backend.kind === 'remote' ? (await backend.listEntities()).data : undefined;
+  for (const name of names) {
+    try {
+      const hit = listed ? pickEntity(name, listed, 'remote names resolve among the 200 most recently active entities; use an id') : await backend.resolveEntity(name);
+      resolved.set(name, hit.id);
+    } catch (err) {
+      if (!(err instanceof MgptError)) throw err;
+      resolved.set(name, err);
     }
   }
   const groups = new Map<string, BatchJob[]>();

@@ -1,0 +1,32 @@
+import { BadRequestError, NotFoundError } from './errors.js';
+import { UUID } from './ids.js';
+
+/** The shortest id prefix that resolves, as in git. */
+export const MIN_ID_PREFIX = 4;
+/** How many characters of an id lists and the status line show; they work as input. */
+export const SHORT_ID = 8;
+const ID_PREFIX = /^[0-9a-f-]+$/i;
+
+/** Whether `ref` can be (part of) an id; full ids are looked up directly. */
+export function idPrefixOf(ref: string): string | undefined {
+  if (UUID.test(ref)) return undefined;
+  return ref.length >= MIN_ID_PREFIX && ID_PREFIX.test(ref) ? ref.toLowerCase() : undefined;
+}
+
+export function shortId(id: string): string {
+  return id.slice(0, SHORT_ID);
+}
+
+/**
+ * The one entity an ENTITY argument names among `candidates` (those whose id starts with it or
+ * whose name is it): none is a 404, more than one a 400 that lists them, so the person can pick.
+ */
+export function pickEntity<T extends { id: string; name: string }>(ref: string, candidates: readonly T[], notFoundHint: string): T {
+  const hits = candidates.filter((e) => e.name === ref || e.id === ref.toLowerCase() || (idPrefixOf(ref) !== undefined && e.id.startsWith(ref.toLowerCase())));
+  if (hits.length === 1) return hits[0];
+  if (hits.length === 0) throw new NotFoundError(`no entity ${JSON.stringify(ref)}`, { hint: notFoundHint });
+  const shown = hits.slice(0, 10).map((e) => `${shortId(e.id)}${e.name ? `  ${e.name}` : ''}`);
+  throw new BadRequestError(`${JSON.stringify(ref)} names ${hits.length > 10 ? 'more than 10' : hits.length} entities`, {
+    hint: `use a longer id prefix or the full id:\n  ${shown.join('\n  ')}`,
+  });
+}
