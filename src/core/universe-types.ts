@@ -131,6 +131,8 @@ export interface GenerationResponse {
     requestId?: string;
     /** The stored response of an earlier request with this requestId, returned again (nothing was generated). */
     replayed?: boolean;
+    /** The caller's X-Request-Id header, mirrored back (seed 000 section 4.2); absent when none or not sane. */
+    xRequestId?: string;
   };
   toolCalls?: ToolCallOut[];
 }

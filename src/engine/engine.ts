@@ -78,8 +78,11 @@ export class Engine {
   }
 
   /** POST /responses (seed 000): validates `body` itself, so the server can pass JSON straight in. */
-  respond(body: unknown, opts: { userId?: string; signal?: AbortSignal; onDelta?: (text: string) => void } = {}): Promise<GenerationResponse> {
-    return respond(this.deps, this.universes, body, opts);
+  respond(body: unknown, opts: { userId?: string; signal?: AbortSignal; xRequestId?: string; onDelta?: (text: string) => void } = {}): Promise<GenerationResponse> {
+    const res = respond(this.deps, this.universes, body, opts);
+    // Mirrored per call (seed 000 section 4.2), also on a replayed stored response.
+    const x = opts.xRequestId;
+    return x === undefined ? res : res.then((r) => ({ ...r, diagnostics: { ...r.diagnostics, xRequestId: x } }));
   }
 
   /** POST /images (seed 000). */

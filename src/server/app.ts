@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { HttpBindings } from '@hono/node-server';
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { CompletionChunker, SSE_DONE, sseFrame, streamErrorFrame } from '../core/completion-stream.js';
@@ -10,10 +9,12 @@ import {
   NotFoundError,
   PayloadTooLargeError,
   PaymentRequiredError,
+  CancelledError,
   isAbortError,
 } from '../core/errors.js';
 import type { Engine } from '../engine/engine.js';
 import type { Principal, Scope } from '../engine/keys.js';
+import { requestIdFrom } from './request-id.js';
 
 export interface AppOptions {
   /** Largest accepted request body in bytes (413 above). */
@@ -22,7 +23,10 @@ export interface AppOptions {
   onUnexpectedError?: (err: unknown) => void;
 }
 
-type Env = { Bindings: Partial<HttpBindings>; Variables: { principal: Principal; requestId: string; signal: AbortSignal } };
+type Env = {
+  Bindings: Partial<HttpBindings>;
+  Variables: { principal: Principal; requestId: string; callerRequestId: string | undefined; signal: AbortSignal };
+};
 
 const UNIVERSE_PREFIXES = ['/api/mgpt', '/backend-api/mgpt'];
 const enc = new TextEncoder();
@@ -37,8 +41,11 @@ export function createApp(engine: Engine, opts: AppOptions = {}): Hono<Env> {
   const app = new Hono<Env>();
 
   app.use('*', async (c, next) => {
-    const requestId = c.req.header('x-request-id')?.slice(0, 200) || randomUUID();
+    const { id: requestId, fromCaller } = requestIdFrom(c.req.header('x-request-id'));
     c.set('requestId', requestId);
+    c.set('callerRequestId', fromCaller ? requestId : undefined);
+    // Set before the route runs as well: Hono rebuilds HEAD answers from the GET route's headers.
+    c.header('X-Request-Id', requestId);
     // A client that goes away cancels what it asked for (a turn then leaves no trace).
     const abort = new AbortController();
     const out = c.env?.outgoing;
@@ -74,7 +81,7 @@ export function createApp(engine: Engine, opts: AppOptions = {}): Hono<Env> {
     if (!/^application\/json\b/i.test(type)) throw new BadRequestError('Content-Type must be application/json');
     const incoming = c.env?.incoming;
     // Under node-server, read the socket's stream directly: a Web Request per body costs more than the parse.
-    const buf = incoming ? await readLimited(incoming, limit) : new Uint8Array(await c.req.arrayBuffer());
+    const buf = incoming ? await readLimited(incoming, limit, incoming) : new Uint8Array(await c.req.arrayBuffer());
     if (buf.length > limit) throw new PayloadTooLargeError(`request body over ${limit} bytes`);
     try {
       return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(buf));
@@ -90,7 +97,11 @@ export function createApp(engine: Engine, opts: AppOptions = {}): Hono<Env> {
       return c.json(created, 201);
     });
     app.post(`${prefix}/responses`, auth('mgpt.responses:create'), async (c) => {
-      const res = await engine.respond(await body(c), { userId: c.get('principal').userId, signal: c.get('signal') });
+      const res = await engine.respond(await body(c), {
+        userId: c.get('principal').userId,
+        signal: c.get('signal'),
+        xRequestId: c.get('callerRequestId'),
+      });
       return c.json(res, 200);
     });
     app.post(`${prefix}/images`, auth('mgpt.images:create'), async (c) => {
@@ -202,13 +213,21 @@ function replayHeader(replayed: boolean): Record<string, string> {
 }
 
 /** The request body, stopping (413) as soon as it passes `limit` bytes. */
-async function readLimited(incoming: AsyncIterable<Buffer>, limit: number): Promise<Uint8Array> {
+async function readLimited(incoming: AsyncIterable<Buffer>, limit: number, req: { aborted?: boolean; destroyed?: boolean }): Promise<Uint8Array> {
   const parts: Buffer[] = [];
   let size = 0;
-  for await (const part of incoming) {
-    size += part.length;
-    if (size > limit) throw new PayloadTooLargeError(`request body over ${limit} bytes`);
-    parts.push(part);
+  try {
+    for await (const part of incoming) {
+      size += part.length;
+      if (size > limit) throw new PayloadTooLargeError(`request body over ${limit} bytes`);
+      parts.push(part);
+    }
+  } catch (err) {
+    // A client that hangs up mid-upload is a disconnect, not a server failure.
+    if (!(err instanceof MgptError) && (req.aborted || req.destroyed || (err as { code?: string }).code === 'ECONNRESET')) {
+      throw new CancelledError('the client closed the connection during the upload');
+    }
+    throw err;
   }
   return parts.length === 1 ? parts[0] : Buffer.concat(parts, size);
 }
@@ -260,6 +279,8 @@ function errorResponse(c: Context<Env>, err: unknown): Response {
     if (err instanceof PaymentRequiredError) Object.assign(payload, err.details);
   }
   const res = c.json(payload, status as 400);
-  res.headers.set('X-Request-Id', c.get('requestId') ?? randomUUID());
+  res.headers.set('X-Request-Id', c.get('requestId') ?? requestIdFrom(undefined).id);
+  // The body was not read: close after the answer (listen.ts lingers so the client can read it).
+  if (err instanceof PayloadTooLargeError) res.headers.set('Connection', 'close');
   return res;
 }

@@ -1,21 +1,49 @@
+import type { Server } from 'node:http';
 import { type ServerType, serve } from '@hono/node-server';
 import { Engine, type EngineOptions } from '../engine/engine.js';
 import { type AppOptions, createApp } from './app.js';
+import { answerClientErrors } from './client-error.js';
+import { lingerOnClose } from './lingering-close.js';
 
 export interface Listening {
   url: string;
   close(): Promise<void>;
 }
 
+/** Limits on slow or too many clients; the defaults suit an API server behind nothing. */
+export interface ListenOptions extends AppOptions {
+  /** Longest time to receive a request's headers (node: headersTimeout). */
+  headersTimeoutMs?: number;
+  /** Longest time to receive a whole request, body included; a streamed reply is not bound by it. */
+  requestTimeoutMs?: number;
+  /** How long an idle keep-alive connection stays open. */
+  keepAliveTimeoutMs?: number;
+  /** Connections beyond this are closed on arrival. */
+  maxConnections?: number;
+}
+
+export const LISTEN_DEFAULTS = { headersTimeoutMs: 10_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 5_000, maxConnections: 1000 } as const;
+
 /** The socket listener: a few lines around the pure app. Port 0 picks a free port. */
-export function listen(engine: Engine | EngineOptions, host: string, port: number, opts: AppOptions = {}): Promise<Listening> {
+export function listen(engine: Engine | EngineOptions, host: string, port: number, opts: ListenOptions = {}): Promise<Listening> {
   const own = !(engine instanceof Engine);
   const eng = engine instanceof Engine ? engine : new Engine(engine);
   const app = createApp(eng, opts);
+  const requestTimeout = opts.requestTimeoutMs ?? LISTEN_DEFAULTS.requestTimeoutMs;
+  // node requires headersTimeout <= requestTimeout.
+  const headersTimeout = Math.min(opts.headersTimeoutMs ?? LISTEN_DEFAULTS.headersTimeoutMs, requestTimeout);
+  const serverOptions = {
+    requestTimeout,
+    headersTimeout,
+    keepAliveTimeout: opts.keepAliveTimeoutMs ?? LISTEN_DEFAULTS.keepAliveTimeoutMs,
+    // How often node looks for requests past their limits (its default, 30 s, would blunt short ones).
+    connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(headersTimeout / 2))),
+  };
   return new Promise((resolve, reject) => {
     let server: ServerType;
     try {
-      server = serve({ fetch: app.fetch, hostname: host, port }, (info) => {
+      // Bodies the app leaves unread are node's to drop (or lingeringClose's after a 413), not cut after 500 ms.
+      server = serve({ fetch: app.fetch, hostname: host, port, serverOptions, autoCleanupIncoming: false }, (info) => {
         const shown = info.address.includes(':') ? `[${info.address}]` : info.address;
         resolve({
           url: `http://${shown}:${info.port}`,
@@ -26,7 +54,7 @@ export function listen(engine: Engine | EngineOptions, host: string, port: numbe
                 r();
               });
               // Keep-alive sockets would hold close() open; streams in flight are cut (their turns leave no trace).
-              (server as import('node:http').Server).closeAllConnections?.();
+              (server as Server).closeAllConnections?.();
             }),
         });
       });
@@ -34,6 +62,10 @@ export function listen(engine: Engine | EngineOptions, host: string, port: numbe
       reject(err);
       return;
     }
+    const http = server as Server;
+    http.maxConnections = opts.maxConnections ?? LISTEN_DEFAULTS.maxConnections;
+    answerClientErrors(http);
+    lingerOnClose(http);
     server.on('error', reject);
   });
 }
