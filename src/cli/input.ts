@@ -63,3 +63,14 @@ export function intOption(name: string, raw: string | undefined, min: number, ma
   }
   return n;
 }
+
+/** Parses a duration option (`500ms`, `10s`, `2m`; a bare number is seconds) into milliseconds. */
+export function durationOption(name: string, raw: string | undefined, minMs = 1): number | undefined {
+  if (raw === undefined) return undefined;
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(raw.trim());
+  const ms = m ? Math.round(Number(m[1]) * ({ ms: 1, s: 1000, m: 60_000 } as const)[(m[2] ?? 's') as 'ms' | 's' | 'm']) : NaN;
+  if (!Number.isSafeInteger(ms) || ms < minMs) {
+    throw new BadRequestError(`${name} must be a duration such as 500ms, 10s or 2m (at least ${minMs} ms), got ${JSON.stringify(raw)}`);
+  }
+  return ms;
+}

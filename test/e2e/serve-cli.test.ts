@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { cliEnv, mgpt, spawnMgpt } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
@@ -49,6 +50,36 @@ describe('mgpt keys and mgpt serve', () => {
     const r = await server.result;
     expect(r.code).toBe(0);
     expect(r.stderr).toMatch(/listening on http:\/\/127\.0\.0\.1:\d+[\s\S]*stopped/);
+  });
+});
+
+describe('mgpt serve: slow-request limits', () => {
+  it('takes them as flags: a body trickled past --request-timeout is cut with 408; bad values exit 2', async () => {
+    const env = cliEnv(dir, { MGPT_DB: `${dir}/limits.db` });
+    expect(await mgpt(['serve', '--request-timeout', 'soon'], env)).toMatchObject({ code: 2, stderr: expect.stringMatching(/^error: --request-timeout must be a duration/m) });
+    expect((await mgpt(['serve', '--headers-timeout', '2m', '--request-timeout', '1m'], env)).code).toBe(2);
+    const key = (await mgpt(['keys', 'create', '--account', 'local', '--scopes', 'mgpt.responses:create'], env)).stdout.trim();
+    const server = spawnMgpt(['serve', '--port', '0', '--request-timeout', '1s', '--headers-timeout', '1s', '--keep-alive-timeout', '2s', '--max-connections', '50'], env);
+    const url = new URL(await new Promise<string>((resolve) => server.stdout!.once('data', (d) => resolve(String(d).trim()))));
+    const answer = await new Promise<string>((resolve) => {
+      const s = connect(Number(url.port), url.hostname, () => {
+        s.write(`POST /v1/entities HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`);
+      });
+      let got = '';
+      // One byte every 100 ms: 10 s for the body, far over the 1 s limit; stops when cut.
+      let sent = 0;
+      const t = setInterval(() => (s.writable && ++sent < 99 ? s.write(' ') : clearInterval(t)), 100);
+      s.on('data', (d) => (got += d));
+      s.on('error', () => {});
+      s.on('close', () => {
+        clearInterval(t);
+        resolve(got);
+      });
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+    expect(answer).toMatch(/x-request-id: \S+/i);
+    server.kill('SIGTERM');
+    expect((await server.result).code).toBe(0);
   });
 });
 

@@ -1,12 +1,17 @@
 import type { Command } from 'commander';
+import { BadRequestError } from '../../core/errors.js';
 import type { CliContext } from '../context.js';
 import { examples } from '../help.js';
-import { intOption } from '../input.js';
+import { durationOption, intOption } from '../input.js';
 
 export interface ServeOptions {
   host: string;
   port: string;
   bodyLimit: string;
+  headersTimeout: string;
+  requestTimeout: string;
+  keepAliveTimeout: string;
+  maxConnections: string;
 }
 
 export function registerServe(program: Command, ctx: CliContext): void {
@@ -16,10 +21,15 @@ export function registerServe(program: Command, ctx: CliContext): void {
       .description('serve the embedded engine over HTTP: /api/mgpt/* (and /backend-api/mgpt/*) and /v1/entities*')
       .option('--host <host>', 'address to listen on', '127.0.0.1')
       .option('--port <port>', 'port (0 picks a free one)', '8080')
-      .option('--body-limit <bytes>', 'largest request body (413 above)', String(1024 * 1024)),
+      .option('--body-limit <bytes>', 'largest request body (413 above)', String(1024 * 1024))
+      .option('--headers-timeout <duration>', 'longest wait for a request\'s headers (408 and close after)', '10s')
+      .option('--request-timeout <duration>', 'longest wait for a whole request, body included (408 and close after); streamed replies are not bound by it', '60s')
+      .option('--keep-alive-timeout <duration>', 'how long an idle keep-alive connection stays open', '5s')
+      .option('--max-connections <n>', 'open connections at most; more are closed on arrival', '1000'),
     [
       'mgpt serve',
       'mgpt serve --port 9000 --db /srv/mgpt/mgpt.db',
+      'mgpt serve --request-timeout 2m --max-connections 200',
       'mgpt keys create --account local --scopes mgpt.responses:create,mgpt.images:create,mgpt.logs:read',
     ],
   ).action((o: ServeOptions) => runServe(ctx, o));
@@ -28,10 +38,19 @@ export function registerServe(program: Command, ctx: CliContext): void {
 export async function runServe(ctx: CliContext, o: ServeOptions): Promise<void> {
   const port = intOption('--port', o.port, 0, 65535)!;
   const bodyLimit = intOption('--body-limit', o.bodyLimit, 1)!;
+  const requestTimeoutMs = durationOption('--request-timeout', o.requestTimeout)!;
+  const headersTimeoutMs = durationOption('--headers-timeout', o.headersTimeout)!;
+  if (headersTimeoutMs > requestTimeoutMs) throw new BadRequestError('--headers-timeout must not be longer than --request-timeout');
+  const keepAliveTimeoutMs = durationOption('--keep-alive-timeout', o.keepAliveTimeout)!;
+  const maxConnections = intOption('--max-connections', o.maxConnections, 1)!;
   // The server framework is loaded only by this command.
   const { listen } = await import('../../server/listen.js');
   const server = await listen(ctx.engineOptions(), o.host, port, {
     bodyLimit,
+    requestTimeoutMs,
+    headersTimeoutMs,
+    keepAliveTimeoutMs,
+    maxConnections,
     onUnexpectedError: (err) => ctx.io.stderr.write(`mgpt serve: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`),
   });
   ctx.io.stderr.write(`mgpt serve: listening on ${server.url} (db ${ctx.settings().db})\n`);
