@@ -1,4 +1,6 @@
-import { CancelledError, type MgptError, ProviderError } from '../../core/errors.js';
+import { CancelledError, ProviderError } from '../../core/errors.js';
+import { retrying, shouldRetry } from '../../core/retry.js';
+import type { Dispatcher } from 'undici';
 import type { ChatModel, ChatRequest, GeneratedImage, ImageGenerationRequest, ProviderUsage, RouteLimits, StreamPart } from '../spec.js';
 import { SseDecoder } from '../../core/sse.js';
 import { parseContextOverflow } from './context-overflow.js';
@@ -17,16 +19,6 @@ export interface OpenAIChatOptions {
   maxTokens?: number;
   temperature?: number;
 }
-
-const RETRYABLE_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'EPIPE',
-  'ETIMEDOUT',
-  'UND_ERR_CONNECT_TIMEOUT',
-  'UND_ERR_HEADERS_TIMEOUT',
-  'UND_ERR_SOCKET',
-]);
 
 /** Any OpenAI-compatible `/v1/chat/completions` server (Ollama, llama-server, vLLM, OpenAI, ...). */
 export class OpenAIChatModel implements ChatModel {
@@ -161,37 +153,38 @@ export class OpenAIChatModel implements ChatModel {
   private async connect(body: string, signal?: AbortSignal, accept = 'text/event-stream') {
     const url = this.opts.baseUrl.replace(/\/+$/, '') + '/chat/completions';
     const timeout = this.opts.timeoutMs ?? 60_000;
-    const maxRetries = this.opts.maxRetries ?? 2;
     const headers: Record<string, string> = { 'content-type': 'application/json', accept };
     if (this.opts.apiKey) headers.authorization = `Bearer ${this.opts.apiKey}`;
-    for (let attempt = 0; ; attempt++) {
-      let failure: MgptError;
+    // A completion changes nothing upstream: retrying it is safe (idempotent), before the first byte is used.
+    const policy = { idempotent: true };
+    return retrying<Dispatcher.ResponseData>({ maxRetries: this.opts.maxRetries ?? 2, baseMs: this.opts.retryBaseMs ?? 250, signal }, async () => {
       try {
         // undici is loaded with the first call: commands that never reach a provider skip it.
         const { request } = await import('undici');
         const res = await request(url, { method: 'POST', headers, body, signal, headersTimeout: timeout, bodyTimeout: timeout });
-        if (res.statusCode >= 200 && res.statusCode < 300) return res;
+        if (res.statusCode >= 200 && res.statusCode < 300) return { value: res };
         const text = await res.body.text().catch(() => '');
         const overflow = parseContextOverflow(res.statusCode, text);
-        const retryable = res.statusCode === 429 || res.statusCode >= 500;
-        failure = overflow ?? new ProviderError(`provider answered ${res.statusCode}: ${errorText(text)}`, {
-          retryable,
+        // A prompt too large for the model stays too large: never retried.
+        if (overflow) return { failure: overflow, retry: false };
+        const retry = shouldRetry({ status: res.statusCode }, policy);
+        const failure = new ProviderError(`provider answered ${res.statusCode}: ${errorText(text)}`, {
+          retryable: retry,
           status: res.statusCode === 429 ? 503 : 502,
         });
+        return { failure, retry, retryAfter: header(res.headers['retry-after']) };
       } catch (err) {
-        failure = this.wrap(err, signal);
+        const failure = this.wrap(err, signal);
+        return { failure, retry: failure instanceof ProviderError && shouldRetry({ error: err }, policy) };
       }
-      if (!(failure instanceof ProviderError) || !failure.retryable || attempt >= maxRetries) throw failure;
-      await sleep((this.opts.retryBaseMs ?? 250) * 2 ** attempt, signal);
-    }
+    });
   }
 
   private wrap(err: unknown, signal?: AbortSignal): ProviderError | CancelledError {
     if (err instanceof ProviderError || err instanceof CancelledError) return err;
     if (signal?.aborted || (err as { name?: string }).name === 'AbortError') return new CancelledError();
-    const code = (err as { code?: string }).code ?? '';
     return new ProviderError(`cannot reach the model provider at ${this.opts.baseUrl}: ${(err as Error).message}`, {
-      retryable: RETRYABLE_CODES.has(code),
+      retryable: shouldRetry({ error: err }, { idempotent: true }),
       cause: err,
       hint: 'check the provider URL with `mgpt models`, or that the model server is running',
     });
@@ -227,17 +220,6 @@ function errorText(body: string): string {
   return body.slice(0, 200) || '(empty body)';
 }
 
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(new CancelledError());
-    const t = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(new CancelledError());
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
+function header(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v[0] : v;
 }
