@@ -124,6 +124,9 @@ export class CancelledError extends MgptError {
   }
 }
 
+/** What a cancelled entity turn says, on either backend: the server drops a turn whose client left. */
+export const TURN_CANCELLED = 'cancelled: nothing of this turn was stored';
+
 /** Exit code for any thrown value: typed errors know theirs, everything else is 1. */
 export function exitCodeOf(err: unknown): ExitCode {
   return err instanceof MgptError ? err.exitCode : 1;

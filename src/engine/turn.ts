@@ -2,6 +2,7 @@ import type { EntityCompletion, FinishReason, TurnEvent } from '../core/entity-t
 import {
   BadRequestError,
   CancelledError,
+  TURN_CANCELLED,
   ConflictError,
   ContextOverflowError,
   NotFoundError,
@@ -425,7 +426,7 @@ function* replay(c: EntityCompletion): Generator<TurnEvent> {
 function cancelled(signal?: AbortSignal): CancelledError {
   return new CancelledError(
     signal?.aborted
-      ? 'cancelled: nothing of this turn was stored'
+      ? TURN_CANCELLED
       : 'the turn lost its lease (the process stalled longer than the lease TTL); nothing was stored',
   );
 }

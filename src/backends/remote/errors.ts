@@ -39,6 +39,10 @@ export function errorFromResponse(status: number, body: unknown, requestId?: str
       return new ConflictError(message, { hint });
     case 413:
       return new PayloadTooLargeError(message, { hint });
+    case 408:
+      return new ProviderError(`the server timed out waiting for the request: ${message}`, { status, retryable: true, hint });
+    case 429:
+      return new ProviderError(`rate limited by the server: ${message}`, { status, retryable: true, hint: hint ?? 'wait a little and retry' });
     default:
       return status >= 500
         ? new ProviderError(`server error ${status}: ${message}`, { status, retryable: true, hint })

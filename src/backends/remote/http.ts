@@ -1,12 +1,15 @@
 import type { Dispatcher } from 'undici';
-import { CancelledError, type MgptError, ProviderError } from '../../core/errors.js';
+import { CancelledError, ProviderError } from '../../core/errors.js';
+import { type Attempt, retrying, shouldRetry } from '../../core/retry.js';
 import { errorFromResponse } from './errors.js';
 
 export interface HttpOptions {
   apiKey?: string;
-  /** Retries on connection errors and 5xx, before any byte of a response was used. */
+  /** Retries (the shared policy in core/retry.ts), before any byte of a response was used. */
   maxRetries?: number;
   retryBaseMs?: number;
+  /** The longest wait between attempts, a server's Retry-After included. */
+  maxRetryDelayMs?: number;
   timeoutMs?: number;
 }
 
@@ -16,52 +19,84 @@ export interface Sent {
   body: Dispatcher.ResponseData['body'];
 }
 
-const RETRYABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_SOCKET', 'UND_ERR_HEADERS_TIMEOUT']);
+export interface SendOptions {
+  json?: unknown;
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+  /**
+   * Repeating the request cannot duplicate anything: the server deduplicates it by a key it carries
+   * (a requestId in the body). GET, HEAD, DELETE and requests with an Idempotency-Key header are so anyway.
+   */
+  idempotent?: boolean;
+}
 
-/** HTTP for the remote backend: bearer auth, JSON, bounded retries, typed errors. */
+const IDEMPOTENT_METHODS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS', 'PUT']);
+
+/** HTTP for the remote backend: bearer auth, JSON, the shared retry policy, typed errors. */
 export class HttpClient {
   constructor(private readonly opts: HttpOptions) {}
 
   /** Sends a request; a 2xx response comes back unread, anything else is thrown as a typed error. */
-  async send(method: string, url: string, o: { json?: unknown; headers?: Record<string, string>; signal?: AbortSignal } = {}): Promise<Sent> {
+  async send(method: string, url: string, o: SendOptions = {}): Promise<Sent> {
     const { request } = await import('undici');
     const headers: Record<string, string> = { ...o.headers };
     if (this.opts.apiKey) headers.authorization = `Bearer ${this.opts.apiKey}`;
     const body = o.json === undefined ? undefined : JSON.stringify(o.json);
     if (body !== undefined) headers['content-type'] = 'application/json';
     const timeout = this.opts.timeoutMs ?? 120_000;
-    const max = this.opts.maxRetries ?? 2;
-    for (let attempt = 0; ; attempt++) {
-      let failure: MgptError;
+    const hasKey = Object.keys(headers).some((h) => h.toLowerCase() === 'idempotency-key');
+    const policy = { idempotent: o.idempotent === true || hasKey || IDEMPOTENT_METHODS.has(method.toUpperCase()) };
+    const origin = new URL(url).origin;
+
+    const once = async (): Promise<Attempt<Sent>> => {
       try {
         const res = await request(url, { method: method as Dispatcher.HttpMethod, headers, body, signal: o.signal, headersTimeout: timeout, bodyTimeout: timeout });
-        if (res.statusCode >= 200 && res.statusCode < 300) return { status: res.statusCode, headers: res.headers, body: res.body };
+        if (res.statusCode >= 200 && res.statusCode < 300) return { value: { status: res.statusCode, headers: res.headers, body: res.body } };
         const text = await res.body.text().catch(() => '');
-        let parsed: unknown = null;
-        try {
-          parsed = JSON.parse(text);
-        } catch {
-          parsed = { error: text.slice(0, 200) };
-        }
-        failure = errorFromResponse(res.statusCode, parsed, header(res.headers, 'x-request-id'));
+        const failure = errorFromResponse(res.statusCode, parseBody(text), header(res.headers, 'x-request-id'));
+        return { failure, retry: shouldRetry({ status: res.statusCode }, policy), retryAfter: header(res.headers, 'retry-after') };
       } catch (err) {
-        if (o.signal?.aborted || (err as { name?: string }).name === 'AbortError') throw new CancelledError();
-        const code = (err as { code?: string }).code ?? '';
-        failure = new ProviderError(`cannot reach ${new URL(url).origin}: ${(err as Error).message}`, {
-          retryable: RETRYABLE.has(code),
+        if (o.signal?.aborted || (err as { name?: string }).name === 'AbortError') return { failure: new CancelledError(), retry: false };
+        const retry = shouldRetry({ error: err }, policy);
+        const failure = new ProviderError(`cannot reach ${origin}: ${(err as Error).message}`, {
+          retryable: retry,
           cause: err,
           hint: 'is the server running? check the URLs with: mgpt config list',
         });
+        return { failure, retry };
       }
-      const retryable = failure instanceof ProviderError && failure.retryable;
-      if (!retryable || attempt >= max) throw failure;
-      await new Promise((r) => setTimeout(r, (this.opts.retryBaseMs ?? 200) * 2 ** attempt));
-    }
+    };
+
+    return retrying(
+      {
+        maxRetries: this.opts.maxRetries ?? 2,
+        baseMs: this.opts.retryBaseMs ?? 200,
+        maxDelayMs: this.opts.maxRetryDelayMs,
+        signal: o.signal,
+        onGiveUp: (failure, why) => rateLimited(failure, why),
+      },
+      once,
+    );
   }
 
-  async json<T>(method: string, url: string, o: { json?: unknown; headers?: Record<string, string>; signal?: AbortSignal } = {}): Promise<T> {
+  async json<T>(method: string, url: string, o: SendOptions = {}): Promise<T> {
     const res = await this.send(method, url, o);
     return (await res.body.json()) as T;
+  }
+}
+
+/** A 429 that outlasted the retries (or asked for a wait too long to take) says so and what to do. */
+function rateLimited(failure: Error, why: 'not-retryable' | 'exhausted' | 'too-long'): Error {
+  if (!(failure instanceof ProviderError) || failure.status !== 429 || why === 'not-retryable') return failure;
+  const hint = why === 'too-long' ? 'the server asks for a longer wait than mgpt takes; retry later' : 'wait a little and retry';
+  return new ProviderError(`${failure.message}${why === 'exhausted' ? ' (still, after retrying)' : ''}`, { status: 429, hint, cause: failure });
+}
+
+function parseBody(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return { error: text.slice(0, 200) };
   }
 }
 
@@ -69,3 +104,5 @@ export function header(h: Sent['headers'], name: string): string | undefined {
   const v = h[name];
   return Array.isArray(v) ? v[0] : v;
 }
+
+

@@ -18,7 +18,7 @@ import type {
   UpdateEntityInput,
   Usage,
 } from '../../core/entity-types.js';
-import { BadRequestError, MgptError, NotSupportedError, ProviderError } from '../../core/errors.js';
+import { BadRequestError, CancelledError, MgptError, NotSupportedError, ProviderError, TURN_CANCELLED, isAbortError } from '../../core/errors.js';
 import { SseDecoder } from '../../core/sse.js';
 import type {
   CreateUniverseInput,
@@ -111,11 +111,15 @@ export class RemoteBackend implements Backend {
     if (typeof input?.content !== 'string') throw new BadRequestError('content is required');
     // A key on every send makes the client's own retries safe.
     const key = input.idempotencyKey ?? `mgpt-${randomUUID()}`;
-    const res = await this.http.send('POST', this.ent(`/entities/${encodeURIComponent(id)}/messages`), {
-      json: { content: input.content, stream: true },
-      headers: { 'idempotency-key': key, accept: 'text/event-stream' },
-      signal: input.signal,
-    });
+    const res = await this.http
+      .send('POST', this.ent(`/entities/${encodeURIComponent(id)}/messages`), {
+        json: { content: input.content, stream: true },
+        headers: { 'idempotency-key': key, accept: 'text/event-stream' },
+        signal: input.signal,
+      })
+      .catch((err: unknown) => {
+        throw cancelledTurn(err, input.signal) ?? err;
+      });
     const replayed = res.headers['idempotent-replayed'] === 'true';
     const decoder = new SseDecoder();
     const utf8 = new TextDecoder();
@@ -158,8 +162,11 @@ export class RemoteBackend implements Backend {
       }
       throw brokenStream();
     } catch (err) {
+      // Ctrl-C: the server drops the turn when the connection goes, as the local engine does.
+      const cancelled = cancelledTurn(err, input.signal);
+      if (cancelled) throw cancelled;
       // A connection cut mid-stream (the server died) is a server failure, as an early [DONE]-less end is.
-      if (err instanceof MgptError || input.signal?.aborted) throw err;
+      if (err instanceof MgptError) throw err;
       throw brokenStream(err);
     } finally {
       res.body.destroy();
@@ -185,7 +192,9 @@ export class RemoteBackend implements Backend {
   async respond(body: unknown, opts: RespondOptions = {}): Promise<GenerationResponse> {
     // A requestId on every call makes the client's own retries after a 5xx safe.
     const b = typeof body === 'object' && body !== null && !('requestId' in body) ? { ...body, requestId: `mgpt-${randomUUID()}` } : body;
-    const res = await this.http.json<GenerationResponse>('POST', this.api('/responses'), { json: b, signal: opts.signal });
+    // The server deduplicates by requestId: repeating this one is safe.
+    const keyed = typeof b === 'object' && b !== null && typeof (b as { requestId?: unknown }).requestId === 'string';
+    const res = await this.http.json<GenerationResponse>('POST', this.api('/responses'), { json: b, signal: opts.signal, idempotent: keyed });
     if (opts.onDelta && res.assistantRaw) opts.onDelta(res.assistantRaw);
     return res;
   }
@@ -251,6 +260,10 @@ export class RemoteBackend implements Backend {
     this.serverSide('keys revoke');
   }
   async close(): Promise<void> {}
+}
+
+function cancelledTurn(err: unknown, signal?: AbortSignal): CancelledError | undefined {
+  return signal?.aborted || isAbortError(err) ? new CancelledError(TURN_CANCELLED) : undefined;
 }
 
 function brokenStream(cause?: unknown): ProviderError {
