@@ -1,0 +1,58 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliEnv, mgpt, spawnMgpt } from '../helpers/cli.js';
+import { type FakeOpenAI, startFakeOpenAI } from '../helpers/fake-openai.js';
+import { tempDir } from '../helpers/temp.js';
+
+// The real binary as a remote client of the real binary's server (or of a tiny scripted one).
+const dir = tempDir();
+let fake: FakeOpenAI;
+beforeAll(async () => {
+  fake = await startFakeOpenAI();
+});
+afterAll(async () => {
+  await fake.close();
+});
+
+describe('mgpt send over the remote backend', () => {
+  it('Ctrl-C prints the same cancelled message and exit code as the local backend', async () => {
+    const serverEnv = cliEnv(dir, { MGPT_DB: `${dir}/served.db`, MGPT_PROVIDER: 'openai', MGPT_PROVIDER_URL: fake.url });
+    const key = (await mgpt(['keys', 'create', '--account', 'local', '--scopes', 'mgpt.responses:create'], serverEnv)).stdout.trim();
+    const server = spawnMgpt(['serve', '--port', '0'], serverEnv);
+    const url = await new Promise<string>((resolve) => server.stdout!.once('data', (d) => resolve(String(d).trim())));
+    const client = cliEnv(`${dir}/client`, { MGPT_BACKEND: 'remote', MGPT_BASE_URL: url, MGPT_ENTITIES_URL: `${url}/v1`, MGPT_API_KEY: key, MGPT_DB: `${dir}/client/never.db` });
+    const id = (await mgpt(['entities', 'create', '--name', 'far'], client)).stdout.trim();
+    const abortedBefore = fake.aborted;
+    fake.script({ text: ['a ', 'long ', 'reply ', 'nobody ', 'waits ', 'for'], chunkDelayMs: 300 });
+    const child = spawnMgpt(['send', id, 'never mind'], client);
+    await new Promise<void>((resolve) => child.stdout!.once('data', () => resolve()));
+    child.kill('SIGINT');
+    const r = await child.result;
+    expect(r.code).toBe(130);
+    expect(r.stderr).toMatch(/^error: cancelled: nothing of this turn was stored$/m);
+    expect(r.stderr).not.toMatch(/operation was aborted/);
+    const history = JSON.parse((await mgpt(['history', id, '--json'], client)).stdout);
+    expect(history.data).toEqual([]);
+    expect(fake.aborted - abortedBefore).toBe(1);
+    server.kill('SIGTERM');
+    await server.result;
+  });
+
+  it('a server that keeps answering 429 ends in exit 7 saying it was rate limited', async () => {
+    let hits = 0;
+    const tiny = createServer((_req, res) => {
+      hits++;
+      res.writeHead(429, { 'content-type': 'application/json', 'retry-after': hits === 1 ? '1' : '0' });
+      res.end(JSON.stringify({ error: 'too many requests' }));
+    });
+    await new Promise<void>((r) => tiny.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(tiny.address() as AddressInfo).port}`;
+    const client = cliEnv(`${dir}/client429`, { MGPT_BACKEND: 'remote', MGPT_BASE_URL: url, MGPT_ENTITIES_URL: `${url}/v1`, MGPT_API_KEY: 'k' });
+    const r = await mgpt(['entities', 'list'], client);
+    tiny.close();
+    expect(r.code).toBe(7);
+    expect(r.stderr).toMatch(/^error: rate limited by the server: too many requests/m);
+    expect(hits).toBe(3);
+  });
+});
