@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { errorBodyFor, requestIdFrom } from './request-id.js';
 
@@ -9,21 +9,27 @@ import { errorBodyFor, requestIdFrom } from './request-id.js';
 export function answerClientErrors(server: Server): void {
   server.on('clientError', (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Socket) => {
     // A response already under way (or a connection already gone) cannot be answered.
-    const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    const inFlight = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage;
     if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
       socket.destroy();
       return;
     }
     const [status, reason, message] = describe(err.code);
-    const body = JSON.stringify(errorBodyFor(requestPath(err.rawPacket), message));
-    const head = [
+    // What is known of the request: parsed (a timeout in the body) or the raw bytes that failed.
+    const head = err.rawPacket?.subarray(0, 8192).toString('latin1') ?? '';
+    const path = inFlight?.req?.url ?? requestPath(head);
+    const callerId = inFlight?.req?.headers['x-request-id'] ?? head.match(/\r\nx-request-id:[ \t]*([^\r\n]*?)[ \t]*\r\n/i)?.[1];
+    const body = JSON.stringify(errorBodyFor(path, message));
+    const answer = [
       `HTTP/1.1 ${status} ${reason}`,
       'Content-Type: application/json',
       `Content-Length: ${Buffer.byteLength(body)}`,
-      `X-Request-Id: ${requestIdFrom(undefined).id}`,
+      `X-Request-Id: ${requestIdFrom(typeof callerId === 'string' ? callerId : undefined).id}`,
       'Connection: close',
     ].join('\r\n');
-    socket.end(`${head}\r\n\r\n${body}`);
+    socket.write(`${answer}\r\n\r\n${body}`);
+    // FIN after the answer; lingering-close.ts drains what the client still sends so no reset eats it.
+    socket.destroySoon();
   });
 }
 
@@ -34,7 +40,6 @@ function describe(code: string | undefined): [number, string, string] {
 }
 
 /** The path from the request line at the start of the bytes that failed, when they hold one. */
-function requestPath(packet: Buffer | undefined): string | undefined {
-  const line = packet?.subarray(0, 2048).toString('latin1').split('\r\n', 1)[0];
-  return line?.match(/^[A-Z]+ (\/\S*) HTTP\/1\.[01]$/)?.[1];
+function requestPath(head: string): string | undefined {
+  return head.split('\r\n', 1)[0].match(/^[A-Z]+ (\/\S*) HTTP\/1\.[01]$/)?.[1];
 }
