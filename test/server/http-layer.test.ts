@@ -202,3 +202,38 @@ describe('slow clients', () => {
     expect(text).toContain('data: [DONE]');
   });
 });
+
+describe('connection limits', () => {
+  it('closes connections past --max-connections, and idle keep-alive ones after the keep-alive timeout', async () => {
+    const small = await listen(engine, '127.0.0.1', 0, { maxConnections: 1, keepAliveTimeoutMs: 300 });
+    const url = new URL(small.url);
+    try {
+      const open = () => connect(Number(url.port), url.hostname);
+      const ended = (s: import('node:net').Socket) =>
+        new Promise<{ data: string; how: string }>((resolve) => {
+          let data = '';
+          let how = 'close';
+          s.on('data', (d) => (data += d));
+          s.on('error', (e: NodeJS.ErrnoException) => (how = `error:${e.code}`));
+          s.on('end', () => (how = 'end'));
+          s.on('close', () => resolve({ data, how }));
+        });
+      const a = open();
+      const aEnded = ended(a);
+      const first = new Promise<string>((resolve) => a.once('data', (d) => resolve(String(d))));
+      a.write(`GET /v1/entities HTTP/1.1\r\nHost: x\r\n${auth()}\r\n`);
+      expect(await first).toMatch(/^HTTP\/1\.1 200 /);
+      // A is held open (keep-alive): a second connection is over the limit.
+      const b = open();
+      b.on('connect', () => b.write(`GET /v1/entities HTTP/1.1\r\nHost: x\r\n${auth()}Connection: close\r\n\r\n`));
+      expect((await ended(b)).data).toBe('');
+      // A, idle, is closed by the server after the keep-alive timeout; then a new one is served.
+      expect((await aEnded).how).toBe('end');
+      const c = open();
+      c.on('connect', () => c.write(`GET /v1/entities HTTP/1.1\r\nHost: x\r\n${auth()}Connection: close\r\n\r\n`));
+      expect((await ended(c)).data).toMatch(/^HTTP\/1\.1 200 /);
+    } finally {
+      await small.close();
+    }
+  });
+});
