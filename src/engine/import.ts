@@ -28,8 +28,10 @@ interface ImportFiles {
 
 /**
  * Recreates an exported entity: same transcript and window, a new id unless `keepId`. Everything
- * is verified (archive layout, sha256 values, seqs, the window invariant) before one transaction
- * writes it; any problem is a clear error and nothing is written.
+ * is verified (archive layout, sha256 values, seqs, alternating roles, message blocks against the
+ * transcript, the window invariant) before one transaction writes it; any problem is a clear error
+ * and nothing is written. The sha256 values only catch accidents (whoever edits a file can rehash
+ * it), so token counts are recounted with the engine's estimator, never taken from the archive.
  */
 export async function importEntity(
   deps: EngineDeps,
@@ -42,14 +44,15 @@ export async function importEntity(
   const manifest = checkManifest(files.manifest);
   if (files.transcriptSha !== manifest.transcript.sha256) fail('transcript sha256 does not match the manifest');
   if (files.windowSha !== manifest.window.sha256) fail('window sha256 does not match the manifest');
-  const messages = checkTranscript(files.transcript, manifest);
-  const window = checkWindow(files.window, manifest, messages.length);
+  const archived = checkTranscript(files.transcript, manifest);
+  const archivedWindow = checkWindow(files.window, manifest, archived);
 
-  const id = opts.keepId ? manifest.entity.id : deps.newId();
-  if (opts.keepId && deps.store.entities.exists(id)) {
-    throw new ConflictError(`an entity with id ${id} already exists`, { hint: 'import without --keep-id to get a new id' });
-  }
   const tok = await loadTokenEstimator();
+  const messages = archived.map((m) => ({ ...m, tokens: tok.count(m.content) }));
+  const blocks = archivedWindow.map((b) => ({ ...b, tokens: tok.count(b.content) }));
+  const id = opts.keepId ? manifest.entity.id : deps.newId();
+  // Block ids are global; a copy next to its original needs fresh ones.
+  const blockIds = opts.keepId ? blocks.map((b) => b.id) : blocks.map(() => deps.newId());
   const row: EntityRow = {
     id,
     accountId,
@@ -61,21 +64,21 @@ export async function importEntity(
     budgetTokens: manifest.window.budget_tokens,
     capTokens: manifest.transcript.cap_tokens,
     transcriptMessages: messages.length,
-    transcriptTokens: manifest.transcript.tokens,
-    windowTokens: window.tokens,
-    windowBlocks: window.blocks.length,
+    transcriptTokens: sumTokens(messages),
+    windowTokens: sumTokens(blocks),
+    windowBlocks: blocks.length,
     createdAt: manifest.entity.created_at,
     updatedAt: manifest.entity.updated_at,
   };
   deps.store.transaction(() => {
+    if (opts.keepId) checkIdsFree(deps, id, blockIds);
     deps.store.entities.insert(row);
     for (const m of messages) {
       deps.store.entities.insertMessage(id, { seq: m.seq, role: m.role, content: m.content, tokens: m.tokens, createdAt: m.created_at });
     }
-    window.blocks.forEach((b, i) => {
+    blocks.forEach((b, i) => {
       deps.store.entities.insertBlock(id, {
-        // Block ids are global; a copy next to its original needs fresh ones.
-        id: opts.keepId ? b.id : deps.newId(),
+        id: blockIds[i],
         position: i + 1,
         kind: b.kind,
         role: b.role,
@@ -87,6 +90,18 @@ export async function importEntity(
     });
   });
   return toEntity(row, true);
+}
+
+/** `--keep-id` restores ids as they were; any of them already taken is a conflict, checked inside the write lock. */
+function checkIdsFree(deps: EngineDeps, id: string, blockIds: string[]): void {
+  const hint = 'import without --keep-id to get new ids';
+  if (deps.store.entities.exists(id)) throw new ConflictError(`an entity with id ${id} already exists`, { hint });
+  const taken = blockIds.find((b) => deps.store.entities.blockExists(b));
+  if (taken !== undefined) throw new ConflictError(`a window block with id ${taken} already exists`, { hint });
+}
+
+function sumTokens(items: ReadonlyArray<{ tokens: number }>): number {
+  return items.reduce((n, x) => n + x.tokens, 0);
 }
 
 function fromTar(bytes: Uint8Array): ImportFiles {
@@ -160,19 +175,22 @@ function checkTranscript(t: unknown, manifest: ExportManifest): TranscriptMessag
   const out = t.map((raw, i) => {
     const m = canonicalMessage(raw);
     if (m.seq !== i + 1) fail(`transcript message ${i + 1} has seq ${JSON.stringify(m.seq)}`);
-    if (m.role !== 'user' && m.role !== 'assistant') fail(`transcript message ${m.seq} has role ${JSON.stringify(m.role)}`);
+    // Turns are stored whole: user, assistant, user, assistant...
+    const role = i % 2 === 0 ? 'user' : 'assistant';
+    if (m.role !== role) fail(`transcript message ${m.seq} has role ${JSON.stringify(m.role)}; expected ${role} (roles alternate, starting with user)`);
     if (typeof m.content !== 'string' || !isCount(m.tokens) || typeof m.created_at !== 'string') {
       fail(`transcript message ${m.seq} is incomplete`);
     }
     tokens += m.tokens;
     return m;
   });
+  if (out.length % 2 !== 0) fail('transcript ends with a user message that has no reply');
   if (out.length !== manifest.transcript.messages) fail('transcript length does not match the manifest');
   if (tokens !== manifest.transcript.tokens) fail('transcript tokens do not match the manifest');
   return out;
 }
 
-function checkWindow(w: unknown, manifest: ExportManifest, n: number): { tokens: number; blocks: WindowBlock[] } {
+function checkWindow(w: unknown, manifest: ExportManifest, messages: TranscriptMessage[]): WindowBlock[] {
   if (!isObject(w) || !Array.isArray(w.blocks)) fail('window.json has no blocks');
   if (w.budget_tokens !== manifest.window.budget_tokens) fail('window budget does not match the manifest');
   const blocks = (w.blocks as unknown[]).map(canonicalBlock);
@@ -184,11 +202,22 @@ function checkWindow(w: unknown, manifest: ExportManifest, n: number): { tokens:
     if (!ok) fail(`a window block has kind ${JSON.stringify(b.kind)} and role ${JSON.stringify(b.role)}`);
     tokens += b.tokens;
   }
-  const broken = checkWindowInvariant(blocks, n);
+  const broken = checkWindowInvariant(blocks, messages.length);
   if (broken) fail(`window does not cover the transcript: ${broken}`);
+  checkMessageBlocks(blocks, messages);
+  if (new Set(blocks.map((b) => b.id)).size !== blocks.length) fail('two window blocks have the same id');
   if (tokens !== w.tokens || tokens !== manifest.window.tokens) fail('window tokens do not match');
   if (blocks.length !== manifest.window.blocks) fail('window block count does not match the manifest');
-  return { tokens, blocks };
+  return blocks;
+}
+
+/** A message block is a copy of the transcript message it covers: same role, same text. */
+function checkMessageBlocks(blocks: WindowBlock[], messages: TranscriptMessage[]): void {
+  for (const [i, b] of blocks.entries()) {
+    if (b.kind !== 'message') continue;
+    const m = messages[b.covers[0] - 1];
+    if (b.role !== m.role || b.content !== m.content) fail(`window block ${i} differs from transcript message ${m.seq} it covers`);
+  }
 }
 
 function canonicalMessage(raw: unknown): TranscriptMessage {

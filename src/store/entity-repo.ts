@@ -75,6 +75,11 @@ export class EntityRepo {
     return this.s(`SELECT 1 FROM entities WHERE id = ?`).get(id) !== undefined;
   }
 
+  /** Whether any window block (of any entity) has this id: block ids are global. */
+  blockExists(id: string): boolean {
+    return this.s(`SELECT 1 FROM blocks WHERE id = ?`).get(id) !== undefined;
+  }
+
   /** Most recently active first, a page at a time. */
   list(accountId: string, limit: number, offset = 0): EntityRow[] {
     return this.s(
