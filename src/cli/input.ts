@@ -2,6 +2,22 @@ import { readFile } from 'node:fs/promises';
 import { BadRequestError } from '../core/errors.js';
 import type { CliContext } from './context.js';
 
+/**
+ * Reads a stream whole, but never more than `limit` bytes: past it, `tooLarge()` is thrown and
+ * reading stops, so an endless source (`/dev/zero`, a pipe that never ends) cannot exhaust memory.
+ */
+export async function readBounded(stream: AsyncIterable<unknown>, limit: number, tooLarge: () => Error): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stream) {
+    const b = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
+    size += b.length;
+    if (size > limit) throw tooLarge();
+    chunks.push(b);
+  }
+  return Buffer.concat(chunks);
+}
+
 /** Reads all of stdin as bytes. */
 export async function readStdinBytes(ctx: CliContext): Promise<Buffer> {
   const chunks: Buffer[] = [];

@@ -1,5 +1,7 @@
 /** Wire shapes of the entity service (seed 001, sections 2 and 4). */
 
+import { PayloadTooLargeError } from './errors.js';
+
 export const ENTITY_MODEL = 'mgpt-1-27b';
 export const ENTITY_NAME_MAX = 200;
 export const IDEMPOTENCY_KEY_MAX = 200;
@@ -11,6 +13,19 @@ export const DEFAULT_TRANSCRIPT_CAP = 1_000_000;
 /** Window budgets a person may set: below the minimum a rotation has no room for a summary; above the maximum the window could outgrow any transcript. */
 export const WINDOW_BUDGET_MIN = 16;
 export const WINDOW_BUDGET_MAX = DEFAULT_TRANSCRIPT_CAP;
+/**
+ * The largest export `import` reads: 64 MiB. A transcript at the default cap (1,000,000 tokens,
+ * about 4 bytes each in ordinary text) with its window and JSON framing is well under it, and
+ * reading stops there, so a endless input (`/dev/zero`) or a huge one cannot exhaust memory.
+ */
+export const IMPORT_MAX_BYTES = 64 * 1024 * 1024;
+
+/** The error for an export over IMPORT_MAX_BYTES, wherever it is noticed (the CLI's read, the engine). */
+export function importTooLarge(): PayloadTooLargeError {
+  return new PayloadTooLargeError(`import: the export is larger than ${IMPORT_MAX_BYTES / 1024 / 1024} MiB, the most an export can be`, {
+    hint: 'import a file written by mgpt export',
+  });
+}
 
 export type Role = 'user' | 'assistant';
 

@@ -1,6 +1,8 @@
 import {
   ENTITY_MODEL,
   type Entity,
+  IMPORT_MAX_BYTES,
+  importTooLarge,
   type ExportFormat,
   type ExportManifest,
   type TranscriptMessage,
@@ -40,6 +42,7 @@ export async function importEntity(
   opts: { keepId?: boolean },
   accountId: string,
 ): Promise<Entity> {
+  if (bytes.length > IMPORT_MAX_BYTES) throw importTooLarge();
   const files = format === 'tar' ? fromTar(bytes) : fromJson(bytes);
   const manifest = checkManifest(files.manifest);
   if (files.transcriptSha !== manifest.transcript.sha256) fail('transcript sha256 does not match the manifest');

@@ -1,9 +1,10 @@
-import { readFile } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
 import type { Command } from 'commander';
-import { BadRequestError } from '../../core/errors.js';
+import { IMPORT_MAX_BYTES, importTooLarge } from '../../core/entity-types.js';
+import { BadRequestError, MgptError } from '../../core/errors.js';
 import type { CliContext } from '../context.js';
 import { examples } from '../help.js';
-import { readStdinBytes } from '../input.js';
+import { readBounded } from '../input.js';
 import { printJson } from '../output.js';
 import { formatFor } from './export.js';
 
@@ -29,8 +30,9 @@ export function registerImport(program: Command, ctx: CliContext): void {
 export async function runImport(ctx: CliContext, file: string, o: ImportOptions): Promise<void> {
   let bytes: Uint8Array;
   try {
-    bytes = file === '-' ? await readStdinBytes(ctx) : await readFile(file);
+    bytes = await readBounded(file === '-' ? ctx.io.stdin : createReadStream(file), IMPORT_MAX_BYTES, importTooLarge);
   } catch (err) {
+    if (err instanceof MgptError) throw err;
     throw new BadRequestError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
   const format =
