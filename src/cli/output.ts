@@ -53,11 +53,11 @@ export interface Column<T> {
 export function printTable<T>(ctx: CliContext, columns: Column<T>[], rows: T[]): void {
   const { io } = ctx;
   if (!io.stdoutIsTTY) {
-    for (const r of rows) io.stdout.write(columns.map((c) => oneLine(c.value(r))).join('\t') + '\n');
+    for (const r of rows) io.stdout.write(columns.map((c) => oneLine(sanitizeForTerminal(c.value(r)))).join('\t') + '\n');
     return;
   }
   const c = colors(ctx);
-  const cells = rows.map((r) => columns.map((col) => clip(oneLine(col.value(r)), col.max)));
+  const cells = rows.map((r) => columns.map((col) => clip(oneLine(sanitizeForTerminal(col.value(r))), col.max)));
   const widths = columns.map((col, i) => Math.max(col.header.length, ...cells.map((row) => row[i].length)));
   const line = (vals: string[]) =>
     vals
@@ -66,6 +66,21 @@ export function printTable<T>(ctx: CliContext, columns: Column<T>[], rows: T[]):
       .trimEnd();
   io.stdout.write(c.bold(line(columns.map((col) => col.header))) + '\n');
   for (const row of cells) io.stdout.write(line(row) + '\n');
+}
+
+// ESC sequences whole (CSI, OSC/DCS/APC/PM/SOS strings up to their terminator, two-byte escapes),
+// then any C0 control but \n and \t, DEL, and C1 controls (0x9b is a one-byte CSI on some terminals).
+const ESCAPE_SEQUENCE = /\x1b(?:\[[0-?]*[ -/]*[@-~]?|[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\)?|[ -/]*[0-~]?)/g;
+const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;
+
+/**
+ * Text from data (names, instructions, messages) made safe to print for a person: escape
+ * sequences and control characters are removed, so a hostile value cannot recolour, retitle or
+ * rewrite the terminal. Newlines and tabs stay. Every human (table, TSV, text) output of stored
+ * values goes through this; --json keeps the exact value (JSON escapes it).
+ */
+export function sanitizeForTerminal(text: string): string {
+  return text.replace(ESCAPE_SEQUENCE, '').replace(CONTROL, '');
 }
 
 export function oneLine(s: string): string {

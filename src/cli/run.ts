@@ -1,7 +1,7 @@
 import { CommanderError } from 'commander';
 import { type ExitCode, MgptError, PaymentRequiredError, exitCodeOf } from '../core/errors.js';
 import { type CliContext, createContext, type ContextOptions } from './context.js';
-import { colorWanted, colors, loadColors } from './output.js';
+import { colorWanted, colors, loadColors, sanitizeForTerminal } from './output.js';
 import { buildProgram } from './program.js';
 
 /** Runs one command line and returns its exit code; prints `error: ...` lines, never exits. */
@@ -25,13 +25,14 @@ function report(ctx: CliContext, err: unknown): ExitCode {
     return 2;
   }
   const c = colors(ctx, 'stderr');
-  const message = err instanceof Error ? err.message : String(err);
+  // Messages can quote stored values (names, archive entries).
+  const message = sanitizeForTerminal(err instanceof Error ? err.message : String(err));
   ctx.io.stderr.write(`${c.red('error:')} ${message}\n`);
   if (err instanceof PaymentRequiredError) {
     const d = err.details;
     ctx.io.stderr.write(`balance $${d.balanceUsd.toFixed(6)}, this request $${d.billedUsd.toFixed(6)}, missing $${d.missingUsd.toFixed(6)}\n`);
   }
-  if (err instanceof MgptError && err.hint) ctx.io.stderr.write(c.dim(`hint: ${err.hint}`) + '\n');
+  if (err instanceof MgptError && err.hint) ctx.io.stderr.write(c.dim(`hint: ${sanitizeForTerminal(err.hint)}`) + '\n');
   if (ctx.flags.verbose && err instanceof Error && !(err instanceof MgptError) && err.stack) {
     ctx.io.stderr.write(c.dim(err.stack) + '\n');
   }

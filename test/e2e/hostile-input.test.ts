@@ -25,3 +25,30 @@ describe('import reads a bounded amount', () => {
     expect(r.code).toBe(2);
   });
 });
+
+describe('stored values with terminal escapes', () => {
+  const evil = 'ada\x1b[31mRED\x1b]0;owned\x07\x9b2J\r\x01end';
+  const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/;
+
+  it('are printed without control characters in TSV, show and history; --json keeps the exact value', async () => {
+    const id = (await mgpt(['entities', 'create', '--name', evil, '--instructions', `be\x1b[2Jnice\nline two`], env)).stdout.trim();
+    expect((await mgpt(['send', id, `hi\x1b[31m there\ttab\nnext`], env)).code).toBe(0);
+    const list = await mgpt(['entities', 'list'], env);
+    expect(list.code).toBe(0);
+    const row = list.stdout.split('\n').find((l) => l.startsWith(id))!;
+    expect(row.split('\t')[1]).toBe('adaRED2Jend');
+    const show = await mgpt(['entities', 'show', id], env);
+    expect(show.stdout).not.toMatch(CONTROL);
+    expect(show.stdout).toMatch(/^name {7}adaRED2Jend$/m);
+    expect(show.stdout).toMatch(/^benice\nline two$/m);
+    const history = await mgpt(['history', id], env);
+    expect(history.stdout).not.toMatch(CONTROL);
+    expect(history.stdout).toContain('hi there\ttab\nnext');
+    const window = await mgpt(['window', id], env);
+    expect(window.stdout).not.toMatch(CONTROL);
+    expect(JSON.parse((await mgpt(['entities', 'show', id, '--json'], env)).stdout).name).toBe(evil);
+    const missing = await mgpt(['entities', 'show', `nobody\x1b[31m`], env);
+    expect(missing.code).toBe(4);
+    expect(missing.stderr).not.toMatch(CONTROL);
+  });
+});

@@ -5,7 +5,7 @@ import type { CliContext } from '../context.js';
 import { resolveEntity } from '../entity-ref.js';
 import { examples } from '../help.js';
 import { intOption } from '../input.js';
-import { colors, printJson } from '../output.js';
+import { colors, printJson, sanitizeForTerminal as safe } from '../output.js';
 
 export interface HistoryOptions {
   after?: string;
@@ -59,6 +59,6 @@ function print(ctx: CliContext, messages: TranscriptMessage[]): void {
   const c = colors(ctx);
   for (const m of messages) {
     const who = m.role === 'user' ? c.cyan('user') : c.green('assistant');
-    ctx.io.stdout.write(`${c.dim(`#${m.seq}`)} ${who} ${c.dim(`${m.tokens} tok · ${m.created_at}`)}\n${m.content}\n\n`);
+    ctx.io.stdout.write(`${c.dim(`#${m.seq}`)} ${who} ${c.dim(`${m.tokens} tok · ${safe(m.created_at)}`)}\n${safe(m.content)}\n\n`);
   }
 }

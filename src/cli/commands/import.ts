@@ -5,7 +5,7 @@ import { BadRequestError, MgptError } from '../../core/errors.js';
 import type { CliContext } from '../context.js';
 import { examples } from '../help.js';
 import { readBounded } from '../input.js';
-import { printJson } from '../output.js';
+import { printJson, sanitizeForTerminal as safe } from '../output.js';
 import { formatFor } from './export.js';
 
 export interface ImportOptions {
@@ -41,6 +41,6 @@ export async function runImport(ctx: CliContext, file: string, o: ImportOptions)
   if (o.json) return printJson(ctx.io, entity);
   ctx.io.stdout.write(entity.id + '\n');
   if (ctx.io.stderrIsTTY) {
-    ctx.io.stderr.write(`imported ${entity.name ? JSON.stringify(entity.name) + ' ' : ''}as ${entity.id} (${entity.transcript.messages} messages)\n`);
+    ctx.io.stderr.write(`imported ${entity.name ? JSON.stringify(safe(entity.name)) + ' ' : ''}as ${entity.id} (${entity.transcript.messages} messages)\n`);
   }
 }

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { CliContext } from '../context.js';
 import { examples } from '../help.js';
-import { colors, printJson, printTable } from '../output.js';
+import { colors, printJson, printTable, sanitizeForTerminal as safe } from '../output.js';
 
 export function registerUniverses(program: Command, ctx: CliContext): void {
   const universes = examples(program.command('universes').description('universes: conversations frozen on a stored prompt'), [
@@ -60,8 +60,8 @@ export async function runUniversesShow(ctx: CliContext, id: string, o: { doc?: b
   const [summary, doc] = await Promise.all([backend.getUniverse(id), backend.getUniverseDoc(id)]);
   if (o.json) return printJson(ctx.io, { ...summary, conversation: doc.conversation });
   const c = colors(ctx);
-  ctx.io.stdout.write(`${c.bold('universe')} ${summary.id}${summary.displayName ? ` (${summary.displayName})` : ''}\n`);
+  ctx.io.stdout.write(`${c.bold('universe')} ${summary.id}${summary.displayName ? ` (${safe(summary.displayName)})` : ''}\n`);
   ctx.io.stdout.write(`${c.bold('prompt')}   ${summary.storedPrompt} ${c.dim(doc.prompt?.fingerprint ?? '')}\n`);
   ctx.io.stdout.write(`${c.bold('messages')} ${summary.messages} runtime, ${doc.conversation.length} turns\n\n`);
-  for (const t of doc.conversation) ctx.io.stdout.write(`${t.role === 'user' ? c.cyan('user') : c.green('assistant')} ${c.dim(t.at ?? '')}\n${t.content}\n\n`);
+  for (const t of doc.conversation) ctx.io.stdout.write(`${t.role === 'user' ? c.cyan('user') : c.green('assistant')} ${c.dim(safe(t.at ?? ''))}\n${safe(t.content)}\n\n`);
 }

@@ -3,7 +3,7 @@ import { ENTITY_MODEL } from '../../../core/entity-types.js';
 import type { CliContext } from '../../context.js';
 import { examples } from '../../help.js';
 import { readTextInput } from '../../input.js';
-import { printJson } from '../../output.js';
+import { printJson, sanitizeForTerminal as safe } from '../../output.js';
 
 export interface CreateOptions {
   name?: string;
@@ -36,5 +36,5 @@ export async function runCreate(ctx: CliContext, o: CreateOptions): Promise<void
   const entity = await (await ctx.backend()).createEntity({ model: o.model, name: o.name, instructions });
   if (o.json) return printJson(ctx.io, entity);
   ctx.io.stdout.write(entity.id + '\n');
-  if (ctx.io.stderrIsTTY) ctx.io.stderr.write(`created entity ${entity.name ? JSON.stringify(entity.name) + ' ' : ''}${entity.id}\n`);
+  if (ctx.io.stderrIsTTY) ctx.io.stderr.write(`created entity ${entity.name ? JSON.stringify(safe(entity.name)) + ' ' : ''}${entity.id}\n`);
 }

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { CliContext } from '../../context.js';
 import { resolveEntity } from '../../entity-ref.js';
 import { examples } from '../../help.js';
-import { colors, formatInt, gauge, printJson } from '../../output.js';
+import { colors, formatInt, gauge, printJson, sanitizeForTerminal as safe } from '../../output.js';
 
 export function registerShow(entities: Command, ctx: CliContext): void {
   examples(
@@ -18,14 +18,14 @@ export async function runShow(ctx: CliContext, ref: string, o: { json?: boolean 
   const w = e.window;
   const rows: Array<[string, string]> = [
     ['id', e.id],
-    ['name', e.name || c.dim('(none)')],
-    ['model', `${e.model} (state: ${e.state})`],
+    ['name', safe(e.name) || c.dim('(none)')],
+    ['model', `${e.model} (state: ${safe(e.state)})`],
     ['status', e.read_only ? c.yellow('read-only: transcript at the cap') : 'active'],
     ['transcript', `${formatInt(e.transcript.messages)} messages, ${formatInt(e.transcript.tokens)} / ${formatInt(e.transcript.cap_tokens)} tokens`],
     ['window', `${formatInt(w.tokens ?? 0)} / ${formatInt(w.budget_tokens)} tokens ${gauge(w.tokens ?? 0, w.budget_tokens, 12)}, ${w.blocks ?? 0} blocks`],
-    ['created', e.created_at],
-    ['updated', e.updated_at],
+    ['created', safe(e.created_at)],
+    ['updated', safe(e.updated_at)],
   ];
   for (const [k, v] of rows) ctx.io.stdout.write(`${c.bold(k.padEnd(11))}${v}\n`);
-  if (e.instructions) ctx.io.stdout.write(`${c.bold('instructions')}\n${e.instructions}\n`);
+  if (e.instructions) ctx.io.stdout.write(`${c.bold('instructions')}\n${safe(e.instructions)}\n`);
 }

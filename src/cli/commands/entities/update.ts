@@ -5,7 +5,7 @@ import type { CliContext } from '../../context.js';
 import { resolveEntity } from '../../entity-ref.js';
 import { examples } from '../../help.js';
 import { readTextInput } from '../../input.js';
-import { formatInt, printJson } from '../../output.js';
+import { formatInt, printJson, sanitizeForTerminal as safe } from '../../output.js';
 
 export interface UpdateOptions {
   name?: string;
@@ -51,7 +51,7 @@ export async function runUpdate(ctx: CliContext, ref: string, o: UpdateOptions):
   ctx.io.stdout.write(entity.id + '\n');
   if (!ctx.io.stderrIsTTY) return;
   const changed = (Object.keys(LABELS) as Array<keyof UpdateEntityInput>).filter((k) => update[k] !== undefined).map((k) => LABELS[k]);
-  ctx.io.stderr.write(`updated ${changed.join(', ')} of entity ${entity.name ? JSON.stringify(entity.name) + ' ' : ''}${entity.id}\n`);
+  ctx.io.stderr.write(`updated ${changed.join(', ')} of entity ${entity.name ? JSON.stringify(safe(entity.name)) + ' ' : ''}${entity.id}\n`);
   const tokens = entity.window.tokens ?? 0;
   if (tokens > entity.window.budget_tokens) {
     ctx.io.stderr.write(
