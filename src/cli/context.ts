@@ -4,6 +4,8 @@ import type { ModelRoute } from '../core/models.js';
 
 export interface EngineSettings {
   db: string;
+  /** Only the default data directory is created when missing. */
+  createDbDir: boolean;
   windowBudget: number;
   transcriptCap: number;
   leaseTtlMs?: number;
@@ -70,6 +72,7 @@ export function createContext(opts: ContextOptions): CliContext {
       const s = ctx.settings();
       return {
         db: s.db,
+        createDbDir: s.dbIsDefault,
         windowBudget: s.windowBudget,
         transcriptCap: s.transcriptCap,
         leaseTtlMs: s.leaseTtlMs,

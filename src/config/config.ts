@@ -54,6 +54,8 @@ export interface Settings {
   profile: string;
   backend: 'local' | 'remote';
   db: string;
+  /** True when db is the default file in the data directory (not from --db, MGPT_DB or the profile). */
+  dbIsDefault: boolean;
   promptsDir: string;
   baseUrl?: string;
   entitiesUrl?: string;
@@ -82,6 +84,7 @@ export function resolveSettings(env: Env, flags: GlobalFlags = {}, file: ConfigF
   if (backend !== 'local' && backend !== 'remote') {
     throw new MgptError(`backend must be local or remote, got ${JSON.stringify(backend)}`);
   }
+  const chosenDb = flags.db || env.MGPT_DB || p.db;
   const prices: Record<string, ModelPrice> = {};
   for (const [id, pr] of Object.entries(p.prices ?? {})) prices[id] = { input: pr.input ?? 0, output: pr.output ?? 0 };
   const override = env.MGPT_PROVIDER;
@@ -116,7 +119,8 @@ export function resolveSettings(env: Env, flags: GlobalFlags = {}, file: ConfigF
   return {
     profile: profileName,
     backend,
-    db: flags.db || env.MGPT_DB || p.db || join(dataDir(env), 'mgpt.db'),
+    db: chosenDb || join(dataDir(env), 'mgpt.db'),
+    dbIsDefault: !chosenDb,
     promptsDir: env.MGPT_PROMPTS_DIR || p.promptsDir || join(dataDir(env), 'prompts'),
     baseUrl: env.MGPT_BASE_URL || p.baseUrl,
     entitiesUrl: env.MGPT_ENTITIES_URL || p.entitiesUrl,

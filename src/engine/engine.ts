@@ -23,6 +23,8 @@ export const DEFAULT_LEASE_TTL_MS = 15_000;
 export interface EngineOptions {
   /** SQLite file path (or an open Store). */
   db: string | Store;
+  /** Create the database file's directory when missing (the default data directory only). */
+  createDbDir?: boolean;
   /** Where each platform model id goes; default: the built-in echo provider. */
   route?: (platformId: string) => ModelRoute;
   /** Directory of stored prompts (universes). */
@@ -52,7 +54,7 @@ export class Engine {
       transcriptCap: positive(opts.transcriptCap ?? DEFAULT_TRANSCRIPT_CAP, 'transcript cap'),
       leaseTtlMs: positive(opts.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS, 'lease TTL'),
     };
-    this.store = typeof opts.db === 'string' ? Store.open(opts.db) : opts.db;
+    this.store = typeof opts.db === 'string' ? Store.open(opts.db, { createDir: opts.createDbDir }) : opts.db;
     const clock = opts.clock ?? systemClock;
     this.deps = {
       store: this.store,

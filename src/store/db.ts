@@ -1,8 +1,8 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { closeSync, constants, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
-import { MgptError } from '../core/errors.js';
+import { BadRequestError, MgptError } from '../core/errors.js';
 import { MIGRATIONS } from './migrations.js';
 
 export type Db = Database.Database;
@@ -22,10 +22,17 @@ export class Statements {
   }
 }
 
+export interface OpenOptions {
+  /** Create the file's directory (mode 0700) when missing: only for the default data directory. */
+  createDir?: boolean;
+}
+
 /** Opens (creating if needed) the database file with the pragmas the engine relies on, then migrates. */
-export function openDatabase(path: string): Db {
-  // The file holds conversations: a new data directory is private to the user.
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+export function openDatabase(path: string, opts: OpenOptions = {}): Db {
+  if (path !== ':memory:') {
+    prepareDirectory(path, opts.createDir ?? false);
+    createPrivateFile(path);
+  }
   let db: Db;
   try {
     db = new Database(path, { nativeBinding: nativeBinding() });
@@ -40,6 +47,41 @@ export function openDatabase(path: string): Db {
   db.pragma('secure_delete = ON');
   migrate(db);
   return db;
+}
+
+/**
+ * The default data directory is made private to the user (0700); a path someone chose must be in a
+ * directory that exists, so a typo does not silently start an empty database somewhere new.
+ */
+function prepareDirectory(path: string, create: boolean): void {
+  const dir = dirname(path);
+  if (create) {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    return;
+  }
+  let isDir = false;
+  try {
+    isDir = statSync(dir).isDirectory();
+  } catch {
+    // reported below
+  }
+  if (!isDir) {
+    throw new BadRequestError(`cannot open database ${path}: directory ${dir} does not exist`, {
+      hint: `create it first (mkdir -p ${dir}) or pass another --db; only the default data directory is created for you`,
+    });
+  }
+}
+
+/**
+ * Creates a missing database file 0600 (it holds conversations) before SQLite opens it: SQLite
+ * would create it 0644 less the umask, and gives its -wal and -shm files the database file's mode.
+ */
+function createPrivateFile(path: string): void {
+  try {
+    closeSync(openSync(path, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, 0o600));
+  } catch {
+    // An existing file keeps its mode; any other problem is reported by the open that follows.
+  }
 }
 
 let binding: string | undefined | null = null;

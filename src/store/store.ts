@@ -1,6 +1,6 @@
 import { AccountRepo } from './account-repo.js';
 import { CalibrationRepo } from './calibration-repo.js';
-import { type Db, inTransaction, integrityCheck, openDatabase } from './db.js';
+import { type Db, inTransaction, integrityCheck, type OpenOptions, openDatabase } from './db.js';
 import { EntityRepo } from './entity-repo.js';
 import { IdempotencyRepo } from './idempotency-repo.js';
 import { KeyRepo } from './key-repo.js';
@@ -30,8 +30,8 @@ export class Store {
     this.calibration = new CalibrationRepo(db);
   }
 
-  static open(path: string): Store {
-    return new Store(openDatabase(path));
+  static open(path: string, opts: OpenOptions = {}): Store {
+    return new Store(openDatabase(path, opts));
   }
 
   transaction<T>(fn: () => T): T {

@@ -1,8 +1,9 @@
-import { writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tarHeader } from '../../src/core/tar.js';
-import { cliEnv, mgpt } from '../helpers/cli.js';
+import { BIN, cliEnv, mgpt } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 
 /** The real binary fed hostile files, names and environments. */
@@ -50,5 +51,42 @@ describe('stored values with terminal escapes', () => {
     const missing = await mgpt(['entities', 'show', `nobody\x1b[31m`], env);
     expect(missing.code).toBe(4);
     expect(missing.stderr).not.toMatch(CONTROL);
+  });
+});
+
+describe('file modes under umask 000', () => {
+  it('the database (and -wal, -shm) is 0600; the config and data directories are 0700', async () => {
+    const home = join(dir, 'umask');
+    const e = cliEnv(home);
+    delete (e as Record<string, string>).MGPT_DB; // the default data directory
+    const sh = (cmd: string) => execFileSync('sh', ['-c', `umask 000; ${cmd}`], { env: e, encoding: 'utf8' });
+    sh(`"${process.execPath}" "${BIN}" config set engine.windowBudget 500`);
+    const id = sh(`"${process.execPath}" "${BIN}" entities create --name perms`).trim();
+    expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    const db = join(home, 'data', 'mgpt', 'mgpt.db');
+    // A reader stays open while another process writes, so -wal and -shm are there to be checked.
+    const Database = (await import('better-sqlite3')).default;
+    const held = new Database(db);
+    held.prepare('SELECT count(*) FROM entities').get(); // a WAL reader: the writer's close keeps -wal and -shm
+    sh(`"${process.execPath}" "${BIN}" send ${id} hello`);
+    const mode = (p: string) => (statSync(p).mode & 0o777).toString(8);
+    expect(mode(join(home, 'config'))).toBe('700');
+    expect(mode(join(home, 'config', 'config.json'))).toBe('600');
+    expect(mode(join(home, 'data', 'mgpt'))).toBe('700');
+    expect(mode(db)).toBe('600');
+    expect(mode(`${db}-wal`)).toBe('600');
+    expect(mode(`${db}-shm`)).toBe('600');
+    held.close();
+  });
+});
+
+describe('database and output paths', () => {
+  it('an explicit --db in a missing directory is a usage error with a hint, not a new directory or a hang', async () => {
+    for (const path of [join(dir, 'no', 'such', 'x.db'), '/proc/self/nope/x.db']) {
+      const r = await mgpt(['--db', path, 'entities', 'list'], env);
+      expect(r.stderr, path).toMatch(/^error: cannot open database .*: directory .* does not exist\nhint: create it first/);
+      expect(r.code, path).toBe(2);
+    }
+    expect(existsSync(join(dir, 'no'))).toBe(false);
   });
 });
