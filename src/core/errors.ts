@@ -138,3 +138,41 @@ export function isAbortError(err: unknown): boolean {
     (typeof err === 'object' && err !== null && (err as { name?: string }).name === 'AbortError')
   );
 }
+
+/**
+ * The one translation of file-system and SQLite failures (by their `code`) into clear errors, so a
+ * full disk or a read-only file says so instead of surfacing as `SQLITE_FULL` or a stack trace.
+ * `path` names the file when the caller knows it. Anything else is returned unchanged.
+ */
+export function fromSystemError(err: unknown, path?: string): unknown {
+  if (err instanceof MgptError || typeof err !== 'object' || err === null) return err;
+  const code = String((err as { code?: unknown }).code ?? '');
+  const file = path ?? (err as { path?: string }).path;
+  const subject = file ? `cannot write ${file}: ` : '';
+  const opts = { cause: err };
+  if (code === 'ENOSPC' || code === 'SQLITE_FULL' || code === 'EDQUOT') {
+    return new MgptError(`${subject}the disk is full`, { ...opts, hint: 'free some space (or use a file on another disk) and retry' });
+  }
+  if (code.startsWith('SQLITE_IOERR')) {
+    // SQLite's I/O errors hide the errno; on a full disk it cannot even grow its shared-memory file.
+    return new MgptError(`a disk I/O error on the database (${code})`, { ...opts, hint: 'check that its disk is not full and is working' });
+  }
+  if (code.startsWith('SQLITE_READONLY') || code === 'EROFS') {
+    return new MgptError(`${subject}the database is read-only`, {
+      ...opts,
+      hint: 'reading commands still work; to write, make the database file and its directory writable (or pass another --db)',
+    });
+  }
+  if (code === 'EACCES' || code === 'EPERM') {
+    return new MgptError(`${subject}permission denied`, { ...opts, hint: 'check the permissions of the file and its directory' });
+  }
+  if (code === 'ENOENT' && file) {
+    return new BadRequestError(`${subject}its directory does not exist`, { hint: 'create the directory first, or pick another path' });
+  }
+  if (code === 'ENOTDIR' || code === 'EISDIR') {
+    return new BadRequestError(`${subject}${code === 'EISDIR' ? 'it is a directory' : 'a part of the path is not a directory'}`, {
+      hint: 'pick another path',
+    });
+  }
+  return err;
+}

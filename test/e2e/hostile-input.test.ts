@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { tarHeader } from '../../src/core/tar.js';
 import { BIN, cliEnv, mgpt } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
@@ -88,5 +88,57 @@ describe('database and output paths', () => {
       expect(r.code, path).toBe(2);
     }
     expect(existsSync(join(dir, 'no'))).toBe(false);
+  });
+
+  it('export -o into a missing directory is a clear usage error, no stack trace', async () => {
+    const id = (await mgpt(['entities', 'create'], env)).stdout.trim();
+    const r = await mgpt(['export', id, '-o', '/missing/dir/x.tar'], env);
+    expect(r.stderr).toBe('error: cannot write /missing/dir/x.tar: its directory does not exist\nhint: create the directory first, or pick another path\n');
+    expect(r.code).toBe(2);
+  });
+});
+
+/** A real full disk: a 512 KiB tmpfs (needs root and mount, as in this project's CI container). */
+const tiny = join(dir, 'tiny');
+const mounted = (() => {
+  try {
+    mkdirSync(tiny);
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=512k', 'tmpfs', tiny], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+afterAll(() => {
+  if (mounted) execFileSync('umount', [tiny]);
+});
+
+describe.skipIf(!mounted)('a full disk', () => {
+  it('says the disk is full (exit 1, with a hint) for a turn and for an export', async () => {
+    const e = cliEnv(dir, { MGPT_DB: join(tiny, 'm.db'), MGPT_WINDOW_BUDGET: '1000000' });
+    const id = (await mgpt(['entities', 'create', '--name', 'full'], e)).stdout.trim();
+    const big = 'hello '.repeat(40_000);
+    let r = await mgpt(['send', id, '-'], e, big);
+    for (let i = 0; i < 5 && r.code === 0; i++) r = await mgpt(['send', id, '-'], e, big);
+    expect(r.stderr).toMatch(/^error: the disk is full\nhint: free some space/m);
+    expect(r.stderr).not.toMatch(/SQLITE_FULL|at .*\.js/);
+    expect(r.code).toBe(1);
+    const list = await mgpt(['entities', 'list'], e);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toContain(id);
+    // Whatever room the failed turn left is taken, so an export (from a database elsewhere) cannot fit either.
+    try {
+      writeFileSync(join(tiny, 'filler'), Buffer.alloc(1024 * 1024));
+    } catch {
+      // ENOSPC: the disk is now full
+    }
+    const other = (await mgpt(['entities', 'create'], env)).stdout.trim();
+    const x = await mgpt(['export', other, '-o', join(tiny, 'x.tar')], env);
+    expect(x.stderr).toMatch(/^error: cannot write .*x\.tar: the disk is full\nhint: /);
+    expect(x.code).toBe(1);
+    // With not a byte left, SQLite cannot even map its shared memory to read: an I/O error, said plainly.
+    const stuck = await mgpt(['entities', 'list'], e);
+    expect(stuck.stderr).toMatch(/^error: a disk I\/O error on the database \(SQLITE_IOERR\w*\)\nhint: check that its disk is not full/);
+    expect(stuck.code).toBe(1);
   });
 });

@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { rename, rm } from 'node:fs/promises';
+import { open, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import type { ExportFormat } from '../../core/entity-types.js';
-import { BadRequestError, CancelledError } from '../../core/errors.js';
+import { BadRequestError, CancelledError, fromSystemError } from '../../core/errors.js';
 import type { CliContext } from '../context.js';
 import { resolveEntity } from '../entity-ref.js';
 import { examples } from '../help.js';
@@ -56,17 +55,20 @@ export async function runExport(ctx: CliContext, ref: string, o: ExportOptions):
   } else {
     // Written beside the target and renamed at the end, so a failure never leaves half a file.
     const tmp = join(dirname(o.output), `.${basename(o.output)}.${process.pid}.partial`);
-    const out = createWriteStream(tmp);
+    // Opened before anything streams, so a missing directory is a clear error, not an unhandled stream event.
+    const out = (await open(tmp, 'w', 0o600).catch((err) => Promise.reject(fromSystemError(err, o.output)))).createWriteStream();
+    const failed = new Promise<never>((_, reject) => out.once('error', (err) => reject(fromSystemError(err, o.output))));
+    failed.catch(() => undefined);
     try {
       for await (const piece of body) {
         if (ctx.signal.aborted) throw new CancelledError('export cancelled; no file was written');
         hash.update(piece);
         bytes += piece.length;
-        if (!out.write(piece)) await new Promise<void>((r) => out.once('drain', r));
+        if (!out.write(piece)) await Promise.race([new Promise<void>((r) => out.once('drain', r)), failed]);
         if (progress) ctx.io.stderr.write(`\rexporting ${formatInt(bytes)} bytes`);
       }
-      await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
-      await rename(tmp, o.output);
+      await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(fromSystemError(err, o.output)) : resolve())));
+      await rename(tmp, o.output).catch((err) => Promise.reject(fromSystemError(err, o.output)));
     } catch (err) {
       out.destroy();
       await rm(tmp, { force: true });

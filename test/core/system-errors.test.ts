@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import { BadRequestError, MgptError, exitCodeOf, fromSystemError } from '../../src/core/errors.js';
+
+const sys = (code: string, path?: string) => Object.assign(new Error(`${code}: raw`), { code, path });
+
+describe('fromSystemError', () => {
+  it('turns file-system and SQLite codes into clear errors with hints', () => {
+    const full = fromSystemError(sys('SQLITE_FULL')) as MgptError;
+    expect(full.message).toBe('the disk is full');
+    expect(full.hint).toMatch(/free some space/);
+    expect(exitCodeOf(full)).toBe(1);
+    expect((fromSystemError(sys('ENOSPC'), '/x/a.tar') as MgptError).message).toBe('cannot write /x/a.tar: the disk is full');
+    const ro = fromSystemError(sys('SQLITE_READONLY')) as MgptError;
+    expect(ro.message).toBe('the database is read-only');
+    expect(ro.hint).toMatch(/reading commands still work/);
+    const missing = fromSystemError(sys('ENOENT', '/missing/dir/.x.partial'), '/missing/dir/x.tar');
+    expect(missing).toBeInstanceOf(BadRequestError);
+    expect((missing as MgptError).message).toBe('cannot write /missing/dir/x.tar: its directory does not exist');
+    expect((fromSystemError(sys('EACCES', '/etc/x')) as MgptError).message).toBe('cannot write /etc/x: permission denied');
+  });
+
+  it('leaves typed errors and unknown failures alone', () => {
+    const typed = new BadRequestError('bad');
+    expect(fromSystemError(typed)).toBe(typed);
+    const other = sys('SQLITE_CONSTRAINT_UNIQUE');
+    expect(fromSystemError(other)).toBe(other);
+    expect(fromSystemError('text')).toBe('text');
+  });
+});
