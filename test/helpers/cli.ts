@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -11,8 +12,12 @@ export interface CliResult {
   stderr: string;
 }
 
-/** An isolated environment: its own config dir, data dir and database, no colour. */
+/**
+ * An isolated environment: its own config dir, data dir and database, no colour. `dir` is
+ * created: an explicit database path must be in a directory that exists.
+ */
 export function cliEnv(dir: string, extra: Record<string, string> = {}): Record<string, string> {
+  mkdirSync(dir, { recursive: true });
   const env: Record<string, string> = {};
   for (const k of ['PATH', 'HOME', 'TMPDIR', 'LANG']) if (process.env[k]) env[k] = process.env[k]!;
   return {
