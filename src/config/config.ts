@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_TRANSCRIPT_CAP, DEFAULT_WINDOW_BUDGET } from '../core/entity-types.js';
-import { MgptError } from '../core/errors.js';
+import { ConfigError, MgptError } from '../core/errors.js';
 import type { ModelPrice, ModelRoute } from '../core/models.js';
 import { type ConfigFile, type ProfileSettings, parseValue } from './schema.js';
 
@@ -39,7 +39,7 @@ export function readConfigFile(env: Env): ConfigFile {
     const parsed = JSON.parse(text) as ConfigFile;
     return typeof parsed === 'object' && parsed !== null ? parsed : {};
   } catch {
-    throw new MgptError(`config ${path} is not valid JSON`, { hint: `fix or remove it; \`mgpt config path\` shows where it is` });
+    throw new ConfigError(`config ${path} is not valid JSON`, { hint: `fix or remove it; \`mgpt config path\` shows where it is` });
   }
 }
 
@@ -82,7 +82,7 @@ export function resolveSettings(env: Env, flags: GlobalFlags = {}, file: ConfigF
   const p: ProfileSettings = file.profiles?.[profileName] ?? {};
   const backend = [flags.backend, env.MGPT_BACKEND, p.backend].find((v) => v) ?? 'local';
   if (backend !== 'local' && backend !== 'remote') {
-    throw new MgptError(`backend must be local or remote, got ${JSON.stringify(backend)}`);
+    throw new ConfigError(`backend must be local or remote, got ${JSON.stringify(backend)}`);
   }
   const chosenDb = flags.db || env.MGPT_DB || p.db;
   const prices: Record<string, ModelPrice> = {};
@@ -101,7 +101,7 @@ export function resolveSettings(env: Env, flags: GlobalFlags = {}, file: ConfigF
     // An id routed to a named entry (`use`) takes that entry's settings; one level, no chains.
     const own = p.models?.[modelId];
     const r = own?.use ? p.models?.[own.use] : own;
-    if (own?.use && !r) throw new MgptError(`model ${modelId} is routed to ${JSON.stringify(own.use)}, which is not configured`, { hint: 'see: mgpt models' });
+    if (own?.use && !r) throw new ConfigError(`model ${modelId} is routed to ${JSON.stringify(own.use)}, which is not configured`, { hint: 'see: mgpt models' });
     if (!r || (!r.provider && !r.baseUrl)) return { provider: 'echo', model: modelId };
     return {
       provider: r.provider ?? 'openai',
@@ -139,6 +139,6 @@ export function resolveSettings(env: Env, flags: GlobalFlags = {}, file: ConfigF
 function intFrom(name: string, raw: string | undefined): number | undefined {
   if (raw === undefined || raw === '') return undefined;
   const parsed = parseValue('engine.windowBudget', raw);
-  if ('error' in parsed) throw new MgptError(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
+  if ('error' in parsed) throw new ConfigError(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
   return parsed.value as number;
 }

@@ -109,6 +109,16 @@ export class ContextOverflowError extends MgptError {
   }
 }
 
+/**
+ * The settings (flags, environment, config file, a model route) are wrong: the person running the
+ * command must fix them, so the CLI exits 2 like any usage error; over HTTP it is the server's
+ * own configuration, so a 500, not the client's 400.
+ */
+export class ConfigError extends MgptError {
+  override readonly status = 500;
+  override readonly exitCode = 2;
+}
+
 /** The backend in use cannot do this (the remote wire contract has no such operation). */
 export class NotSupportedError extends MgptError {
   override readonly status = 400;

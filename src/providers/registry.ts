@@ -1,4 +1,4 @@
-import { MgptError } from '../core/errors.js';
+import { ConfigError } from '../core/errors.js';
 import { EchoChatModel } from './echo/echo.js';
 import type { ChatModel, ModelRoute, RouteLimits } from './spec.js';
 
@@ -15,7 +15,7 @@ export async function createChatModel(platformId: string, route: ModelRoute): Pr
       return new EchoChatModel(route.model ?? platformId, routeLimits(route));
     case 'openai': {
       if (!route.baseUrl) {
-        throw new MgptError(`model ${platformId} is routed to the openai provider without a base URL`, {
+        throw new ConfigError(`model ${platformId} is routed to the openai provider without a base URL`, {
           hint: `set one: mgpt config set models.${platformId}.baseUrl http://127.0.0.1:11434/v1 (or MGPT_PROVIDER_URL)`,
         });
       }
@@ -31,7 +31,7 @@ export async function createChatModel(platformId: string, route: ModelRoute): Pr
     }
     case 'llama': {
       if (!route.gguf) {
-        throw new MgptError(`model ${platformId} is routed to the llama provider without a GGUF file`, {
+        throw new ConfigError(`model ${platformId} is routed to the llama provider without a GGUF file`, {
           hint: `add one: mgpt models add NAME --provider llama --gguf PATH --route ${platformId}`,
         });
       }
@@ -46,7 +46,7 @@ export async function createChatModel(platformId: string, route: ModelRoute): Pr
       });
     }
     default:
-      throw new MgptError(`unknown provider ${JSON.stringify(route.provider)} for model ${platformId}`, {
+      throw new ConfigError(`unknown provider ${JSON.stringify(route.provider)} for model ${platformId}`, {
         hint: `known providers: ${PROVIDERS.join(', ')}`,
       });
   }

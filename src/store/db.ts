@@ -36,10 +36,14 @@ export function openDatabase(path: string, opts: OpenOptions = {}): Db {
   let db: Db;
   try {
     db = new Database(path, { nativeBinding: nativeBinding() });
+    // The first statement that reads the file: a WAL database in a read-only directory fails here.
+    db.pragma('journal_mode = WAL');
   } catch (err) {
-    throw new MgptError(`cannot open database ${path}: ${(err as Error).message}`, { cause: err });
+    throw new MgptError(`cannot open database ${path}: ${(err as Error).message}`, {
+      cause: err,
+      hint: 'check that the file is readable and its directory writable (SQLite keeps its -wal and -shm files beside it)',
+    });
   }
-  db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');

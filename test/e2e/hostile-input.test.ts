@@ -1,5 +1,5 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tarHeader } from '../../src/core/tar.js';
@@ -140,5 +140,59 @@ describe.skipIf(!mounted)('a full disk', () => {
     const stuck = await mgpt(['entities', 'list'], e);
     expect(stuck.stderr).toMatch(/^error: a disk I\/O error on the database \(SQLITE_IOERR\w*\)\nhint: check that its disk is not full/);
     expect(stuck.code).toBe(1);
+  });
+});
+
+describe('configuration errors are usage errors (exit 2)', () => {
+  it('a bad backend, number, provider or a remote backend without a URL', async () => {
+    const id = (await mgpt(['entities', 'create'], env)).stdout.trim();
+    const cases: Array<[string, string[], Record<string, string>, RegExp]> = [
+      ['--backend', ['--backend', 'weird', 'entities', 'list'], {}, /backend must be local or remote, got "weird"/],
+      ['MGPT_WINDOW_BUDGET', ['entities', 'list'], { MGPT_WINDOW_BUDGET: 'abc' }, /MGPT_WINDOW_BUDGET must be a positive integer/],
+      ['MGPT_LEASE_TTL_MS', ['entities', 'list'], { MGPT_LEASE_TTL_MS: '-1' }, /MGPT_LEASE_TTL_MS must be a positive integer/],
+      ['MGPT_PROVIDER', ['send', id, 'hi'], { MGPT_PROVIDER: 'bogus' }, /unknown provider "bogus"/],
+      ['remote without URL', ['entities', 'list'], { MGPT_BACKEND: 'remote' }, /no entities URL\nhint: /],
+    ];
+    for (const [name, args, extra, message] of cases) {
+      const r = await mgpt(args, { ...env, ...extra });
+      expect(r.stderr, name).toMatch(message);
+      expect(r.code, name).toBe(2);
+    }
+  });
+});
+
+/** Root ignores file modes, so the read-only run drops to the nobody user (setpriv, as root). */
+const asNobody = process.getuid?.() === 0 && (() => {
+  try {
+    execFileSync('setpriv', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+describe.skipIf(!asNobody)('a read-only database file (0400)', () => {
+  it('still serves reads; a write says the database is read-only, with a hint', async () => {
+    const home = tempDir('mgpt-readonly-');
+    chmodSync(home, 0o755); // mkdtemp makes it 0700, closed to nobody
+    const e = cliEnv(home);
+    const id = (await mgpt(['entities', 'create', '--name', 'frozen'], e)).stdout.trim();
+    execFileSync('chown', ['-R', '65534:65534', home]);
+    execFileSync('chmod', ['0400', e.MGPT_DB]);
+    const run = (args: string[]) =>
+      new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+        const child = execFile('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, BIN, ...args], { env: { ...e, HOME: home } }, (err, stdout, stderr) =>
+          resolve({ code: err ? Number((err as { code?: number }).code) : 0, stdout, stderr }),
+        );
+        child.stdin?.end();
+      });
+    const list = await run(['entities', 'list']);
+    expect(list.stdout).toMatch(new RegExp(`^${id}\tfrozen\t`));
+    expect(list.code).toBe(0);
+    const write = await run(['entities', 'create']);
+    expect(write.stderr).toBe(
+      'error: the database is read-only\nhint: reading commands still work; to write, make the database file and its directory writable (or pass another --db)\n',
+    );
+    expect(write.code).toBe(1);
   });
 });

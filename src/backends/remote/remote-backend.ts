@@ -18,7 +18,7 @@ import type {
   UpdateEntityInput,
   Usage,
 } from '../../core/entity-types.js';
-import { BadRequestError, CancelledError, MgptError, NotSupportedError, ProviderError, TURN_CANCELLED, isAbortError } from '../../core/errors.js';
+import { BadRequestError, CancelledError, ConfigError, MgptError, NotSupportedError, ProviderError, TURN_CANCELLED, isAbortError } from '../../core/errors.js';
 import { SseDecoder } from '../../core/sse.js';
 import type {
   CreateUniverseInput,
@@ -60,14 +60,14 @@ export class RemoteBackend implements Backend {
 
   private api(path: string): string {
     if (!this.opts.baseUrl) {
-      throw new MgptError('no base URL for the universe API', { hint: 'mgpt config set baseUrl https://host (or MGPT_BASE_URL)' });
+      throw new ConfigError('no base URL for the universe API', { hint: 'mgpt config set baseUrl https://host (or MGPT_BASE_URL)' });
     }
     return `${this.opts.baseUrl.replace(/\/+$/, '')}${this.opts.dev ? '/backend-api/mgpt' : '/api/mgpt'}${path}`;
   }
 
   private ent(path: string): string {
     if (!this.opts.entitiesUrl) {
-      throw new MgptError('no entities URL', { hint: 'mgpt config set entitiesUrl https://host/v1 (or MGPT_ENTITIES_URL)' });
+      throw new ConfigError('no entities URL', { hint: 'mgpt config set entitiesUrl https://host/v1 (or MGPT_ENTITIES_URL)' });
     }
     return `${this.opts.entitiesUrl.replace(/\/+$/, '')}${path}`;
   }
@@ -214,7 +214,7 @@ export class RemoteBackend implements Backend {
 
   private logQuery(): URLSearchParams {
     if (!this.opts.userId) {
-      throw new MgptError('the logs endpoint needs your user id', { hint: 'mgpt config set userId UUID (or MGPT_USER_ID); universes create --json shows it' });
+      throw new ConfigError('the logs endpoint needs your user id', { hint: 'mgpt config set userId UUID (or MGPT_USER_ID); universes create --json shows it' });
     }
     return new URLSearchParams({ ownerUserId: this.opts.userId });
   }
