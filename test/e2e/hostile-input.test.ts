@@ -196,3 +196,18 @@ describe.skipIf(!asNobody)('a read-only database file (0400)', () => {
     expect(write.code).toBe(1);
   });
 });
+
+describe('entities delete', () => {
+  it('without --yes and without a terminal to ask on, refuses (exit 2, hint) and deletes nothing', async () => {
+    const id = (await mgpt(['entities', 'create', '--name', 'keep-me'], env)).stdout.trim();
+    const r = await mgpt(['entities', 'delete', id], env, 'y\n');
+    expect(r.stderr).toBe(
+      `error: not deleting ${id} without confirmation: this is not an interactive terminal\nhint: pass --yes to delete it: mgpt entities delete ${id} --yes\n`,
+    );
+    expect(r.code).toBe(2);
+    expect((await mgpt(['entities', 'show', id, '--json'], env)).code).toBe(0);
+    const yes = await mgpt(['entities', 'delete', id, '--yes'], env);
+    expect([yes.code, yes.stderr]).toEqual([0, `deleted entity ${id}\n`]);
+    expect((await mgpt(['entities', 'show', id], env)).code).toBe(4);
+  });
+});

@@ -1,17 +1,18 @@
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
-import { CancelledError } from '../../../core/errors.js';
+import { BadRequestError, CancelledError } from '../../../core/errors.js';
+import type { Entity } from '../../../core/entity-types.js';
 import type { CliContext } from '../../context.js';
 import { resolveEntity } from '../../entity-ref.js';
 import { examples } from '../../help.js';
-import { printJson } from '../../output.js';
+import { printJson, sanitizeForTerminal as safe } from '../../output.js';
 
 export function registerDelete(entities: Command, ctx: CliContext): void {
   examples(
     entities
       .command('delete')
       .alias('rm')
-      .description('delete an entity for good: transcript, window and state (asks first on a terminal)')
+      .description('delete an entity for good: transcript, window and state (asks first on a terminal; needs --yes otherwise)')
       .argument('<entity>')
       .option('-y, --yes', 'do not ask for confirmation')
       .option('--json', 'JSON output'),
@@ -21,15 +22,23 @@ export function registerDelete(entities: Command, ctx: CliContext): void {
 
 export async function runDelete(ctx: CliContext, ref: string, o: { yes?: boolean; json?: boolean }): Promise<void> {
   const entity = await resolveEntity(ctx, ref);
-  if (!o.yes && ctx.io.stdinIsTTY && ctx.io.stderrIsTTY) {
-    const rl = createInterface({ input: ctx.io.stdin, output: ctx.io.stderr as NodeJS.WritableStream });
-    const answer = await rl.question(
-      `Delete entity ${entity.name ? JSON.stringify(entity.name) + ' ' : ''}${entity.id} and its ${entity.transcript.messages} messages? This cannot be undone. [y/N] `,
-    );
-    rl.close();
-    if (!/^y(es)?$/i.test(answer.trim())) throw new CancelledError('not deleted');
-  }
+  if (!o.yes) await confirm(ctx, entity);
   const deleted = await (await ctx.backend()).deleteEntity(entity.id);
   if (o.json) return printJson(ctx.io, deleted);
   ctx.io.stderr.write(`deleted entity ${entity.id}\n`);
+}
+
+/** Asks on a terminal; with nobody to ask (a script, a pipe), deleting needs --yes, as with gh. */
+async function confirm(ctx: CliContext, entity: Entity): Promise<void> {
+  if (!ctx.io.stdinIsTTY || !ctx.io.stderrIsTTY) {
+    throw new BadRequestError(`not deleting ${entity.id} without confirmation: this is not an interactive terminal`, {
+      hint: `pass --yes to delete it: mgpt entities delete ${entity.id} --yes`,
+    });
+  }
+  const rl = createInterface({ input: ctx.io.stdin, output: ctx.io.stderr as NodeJS.WritableStream });
+  const answer = await rl.question(
+    `Delete entity ${entity.name ? JSON.stringify(safe(entity.name)) + ' ' : ''}${entity.id} and its ${entity.transcript.messages} messages? This cannot be undone. [y/N] `,
+  );
+  rl.close();
+  if (!/^y(es)?$/i.test(answer.trim())) throw new CancelledError('not deleted');
 }
