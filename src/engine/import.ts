@@ -15,6 +15,7 @@ import { checkWindowInvariant } from '../core/window-plan.js';
 import type { EntityRow } from '../store/entity-repo.js';
 import type { EngineDeps } from './deps.js';
 import { sha256 } from './entities.js';
+import { checkBudget, checkName } from './entity-rules.js';
 import { toEntity, windowDocument } from './entity-wire.js';
 import { EXPORT_FILES } from './export.js';
 
@@ -159,6 +160,10 @@ function checkManifest(m: unknown): ExportManifest {
     fail('manifest entity is incomplete');
   }
   if (e.model !== ENTITY_MODEL) fail(`manifest model ${JSON.stringify(e.model)} is not ${ENTITY_MODEL}`);
+  // The rules create and update apply: an archive cannot bring in a name or budget they refuse.
+  sameRule(() => checkName(e.name), 'manifest entity.');
+  const mw = m.window;
+  if (isObject(mw)) sameRule(() => checkBudget(mw.budget_tokens), 'manifest window.');
   for (const f of ['state', 'created_at', 'updated_at']) if (typeof e[f] !== 'string') fail(`manifest entity.${f} is missing`);
   const t = m.transcript;
   const w = m.window;
@@ -220,6 +225,14 @@ function checkMessageBlocks(blocks: WindowBlock[], messages: TranscriptMessage[]
     if (b.kind !== 'message') continue;
     const m = messages[b.covers[0] - 1];
     if (b.role !== m.role || b.content !== m.content) fail(`window block ${i} differs from transcript message ${m.seq} it covers`);
+  }
+}
+
+function sameRule(check: () => unknown, where: string): void {
+  try {
+    check();
+  } catch (err) {
+    fail(where + (err as Error).message);
   }
 }
 

@@ -80,6 +80,8 @@ describe('import of rehashed hostile archives', () => {
         },
         /ends with a user message/,
       ],
+      ['long name', (f) => (f.manifest.entity.name = 'x'.repeat(201)), /manifest entity\.name is 201 characters; the limit is 200/],
+      ['tiny budget', (f) => ((f.manifest.window.budget_tokens = 1), (f.window.budget_tokens = 1)), /manifest window\.budget_tokens must be an integer from 16/],
     ];
     for (const [name, edit, message] of cases) {
       const f = await exported(engine, e.id);
