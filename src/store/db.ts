@@ -2,7 +2,7 @@ import { closeSync, constants, existsSync, mkdirSync, openSync, statSync } from 
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
-import { BadRequestError, MgptError } from '../core/errors.js';
+import { BadRequestError, MgptError, fromSystemError } from '../core/errors.js';
 import { MIGRATIONS } from './migrations.js';
 
 export type Db = Database.Database;
@@ -39,6 +39,8 @@ export function openDatabase(path: string, opts: OpenOptions = {}): Db {
     // The first statement that reads the file: a WAL database in a read-only directory fails here.
     db.pragma('journal_mode = WAL');
   } catch (err) {
+    const clear = fromSystemError(err);
+    if (clear !== err) throw clear;
     throw new MgptError(`cannot open database ${path}: ${(err as Error).message}`, {
       cause: err,
       hint: 'check that the file is readable and its directory writable (SQLite keeps its -wal and -shm files beside it)',
