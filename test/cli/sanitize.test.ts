@@ -18,3 +18,26 @@ describe('sanitizeForTerminal', () => {
     for (const [input, out] of cases) expect(sanitizeForTerminal(input), JSON.stringify(input)).toBe(out);
   });
 });
+
+describe('entities list on a terminal', () => {
+  it('shows a hostile name without its escape sequences', async () => {
+    const { Readable } = await import('node:stream');
+    const { LocalBackend } = await import('../../src/backends/local.js');
+    const { runList } = await import('../../src/cli/commands/entities/list.js');
+    const { makeEngine } = await import('../helpers/engine.js');
+    const { tempDir } = await import('../helpers/temp.js');
+    const engine = makeEngine(tempDir());
+    const e = await engine.entities.create({ model: 'mgpt-1-27b', name: 'x\x1b]0;pwned\x07\x1b[2Jy\x9b31m' });
+    let out = '';
+    const backend = new LocalBackend(engine);
+    const ctx = {
+      io: { stdout: { write: (c: unknown) => ((out += String(c)), true) }, stderr: { write: () => true }, stdin: Readable.from([]), stdoutIsTTY: true, stderrIsTTY: true, stdinIsTTY: true },
+      env: { NO_COLOR: '1' },
+      backend: async () => backend,
+    } as never;
+    await runList(ctx, {});
+    expect(out).toMatch(new RegExp(`^${e.id}  xy31m +0 +0  active`, 'm'));
+    expect(out).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/);
+    engine.close();
+  });
+});
