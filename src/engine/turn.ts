@@ -15,8 +15,10 @@ import { type RotationPlan, modelCost, planRotation, windowTokens } from '../cor
 import type { ChatMessage, ChatModel, ProviderUsage } from '../providers/spec.js';
 import type { AccountRow } from '../store/account-repo.js';
 import type { BlockRow, EntityRow } from '../store/entity-repo.js';
+import { type LeaseRow, entitySubject } from '../store/lease-repo.js';
 import { PER_MESSAGE_TOKENS, type RouteFit, promptEstimate } from './calibration.js';
 import type { EngineDeps } from './deps.js';
+import { type HeldLease, takeLease } from './lease.js';
 import { summarizeSpan } from './summarize.js';
 import { windowVersion } from './versioned-cache.js';
 
@@ -62,34 +64,14 @@ export async function* runTurn(deps: EngineDeps, entity: EntityRow, input: TurnI
     );
   }
 
-  const owner = deps.newId();
-  const ttl = deps.limits.leaseTtlMs;
-  const held = store.leases.acquire(
-    { entityId: id, owner, idempotencyKey: input.key ?? null, contentSha256: input.contentSha256, expiresAt: clock.now() + ttl },
-    clock.now(),
+  const lease = takeLease(deps, entitySubject(id), { key: input.key, contentSha256: input.contentSha256 }, (held) =>
+    leaseRefused(id, input, held),
   );
-  if (held) {
-    if (input.key !== undefined && held.idempotencyKey === input.key) {
-      if (held.contentSha256 !== input.contentSha256) throw keyReused(input.key);
-      throw new ConflictError(`the message with idempotency key ${JSON.stringify(input.key)} is still being answered`, {
-        hint: 'retry with the same key after it finishes to get its reply',
-      });
-    }
-    throw new ConflictError(`entity ${id} is answering another message`, { hint: 'retry after that reply finishes' });
-  }
-
   const abort = new AbortController();
   const onAbort = () => abort.abort();
   input.signal?.addEventListener('abort', onAbort, { once: true });
+  lease.lost.addEventListener('abort', onAbort, { once: true });
   if (input.signal?.aborted) abort.abort();
-  const refresh = setInterval(() => {
-    try {
-      if (!store.leases.refresh(id, owner, clock.now() + ttl)) abort.abort();
-    } catch {
-      // The file is busy (another writer's commit): try again on the next tick; the TTL allows it.
-    }
-  }, Math.max(50, Math.floor(ttl / 3)));
-  refresh.unref();
   let committed = false;
   try {
     // Re-read under the lease: another writer may have finished a turn (or this key) meanwhile.
@@ -130,7 +112,7 @@ export async function* runTurn(deps: EngineDeps, entity: EntityRow, input: TurnI
     }
     if (abort.signal.aborted) throw cancelled(input.signal);
 
-    const completion = await commitTurn(turn, generated, { owner, key: input.key, contentSha256: input.contentSha256 });
+    const completion = await commitTurn(turn, generated, { lease, key: input.key, contentSha256: input.contentSha256 });
     committed = true;
     if (!turn.started) yield* announce(turn);
     yield { type: 'done', completion, replayed: false };
@@ -138,18 +120,25 @@ export async function* runTurn(deps: EngineDeps, entity: EntityRow, input: TurnI
     if (isAbortError(err) || abort.signal.aborted) throw cancelled(input.signal);
     throw err;
   } finally {
-    clearInterval(refresh);
     input.signal?.removeEventListener('abort', onAbort);
-    if (!committed) {
+    if (committed) lease.stop();
+    else {
       // Cancels a provider call still in flight (a consumer that stopped reading, an error).
       abort.abort();
-      try {
-        store.leases.release(id, owner);
-      } catch {
-        // The database is gone (process exit); the lease expires on its own.
-      }
+      lease.release();
     }
   }
+}
+
+/** Another turn holds the entity: the same key still being answered, a reused key, or another message. */
+function leaseRefused(id: string, input: TurnInput, held: LeaseRow): Error {
+  if (input.key !== undefined && held.idempotencyKey === input.key) {
+    if (held.contentSha256 !== input.contentSha256) return keyReused(input.key);
+    return new ConflictError(`the message with idempotency key ${JSON.stringify(input.key)} is still being answered`, {
+      hint: 'retry with the same key after it finishes to get its reply',
+    });
+  }
+  return new ConflictError(`entity ${id} is answering another message`, { hint: 'retry after that reply finishes' });
 }
 
 type EntityCounters = Pick<EntityRow, 'transcriptMessages' | 'transcriptTokens' | 'windowTokens' | 'windowBlocks' | 'updatedAt'>;
@@ -278,7 +267,7 @@ function* announce(turn: TurnState): Generator<TurnEvent> {
 async function commitTurn(
   turn: TurnState,
   g: Generated,
-  lease: { owner: string; key?: string; contentSha256: string },
+  lease: { lease: HeldLease; key?: string; contentSha256: string },
 ): Promise<EntityCompletion> {
   const { deps, entity: current, model } = turn;
   const { store, clock } = deps;
@@ -321,11 +310,12 @@ async function commitTurn(
   };
   const userAt = clock.iso();
   store.transaction(() => {
-    if (!store.leases.isHeld(id, lease.owner, clock.now())) {
-      throw new ConflictError(`entity ${id}: the turn's lease expired before it could be stored`, {
-        hint: 'retry; with an idempotency key the retry is safe',
-      });
-    }
+    lease.lease.assertOwned(
+      () =>
+        new ConflictError(`entity ${id}: another turn took over the lease before this one could be stored`, {
+          hint: 'retry; with an idempotency key the retry is safe',
+        }),
+    );
     const repo = store.entities;
     repo.insertMessage(id, { seq: userSeq, role: 'user', content: turn.content, tokens: messageTokens, createdAt: userAt });
     repo.insertMessage(id, { seq: userSeq + 1, role: 'assistant', content: g.reply, tokens: replyTokens, createdAt: clock.iso() });
@@ -349,7 +339,7 @@ async function commitTurn(
     if (lease.key !== undefined) {
       store.idempotency.insert(id, lease.key, { contentSha256: lease.contentSha256, completion: JSON.stringify(completion) }, clock.iso());
     }
-    store.leases.release(id, lease.owner);
+    store.leases.release(lease.lease.subject, lease.lease.owner);
   });
   deps.windows.set(id, windowVersion(counters), finalWindow);
   return completion;

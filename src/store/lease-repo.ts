@@ -1,14 +1,20 @@
 import { type Db, Statements } from './db.js';
 
+/** What a lease guards: one entity or one universe. */
+export type LeaseSubject = `entity:${string}` | `universe:${string}`;
+
+export const entitySubject = (id: string): LeaseSubject => `entity:${id}`;
+export const universeSubject = (id: string): LeaseSubject => `universe:${id}`;
+
 export interface LeaseRow {
-  entityId: string;
+  subject: LeaseSubject;
   owner: string;
   idempotencyKey: string | null;
   contentSha256: string | null;
   expiresAt: number;
 }
 
-/** One writer per entity, across processes: a row with owner and expiry, refreshed while a turn runs. */
+/** One writer per entity or universe, across processes: a row with owner and expiry, refreshed while a turn runs. */
 export class LeaseRepo {
   private readonly s: Statements;
   private readonly acquireTx;
@@ -17,17 +23,17 @@ export class LeaseRepo {
     this.acquireTx = db.transaction((lease: LeaseRow, now: number): LeaseRow | null => {
       const held = this.s
         .get(
-          `SELECT entity_id AS entityId, owner, idempotency_key AS idempotencyKey,
+          `SELECT subject, owner, idempotency_key AS idempotencyKey,
              content_sha256 AS contentSha256, expires_at AS expiresAt
-           FROM turn_leases WHERE entity_id = ?`,
+           FROM turn_leases WHERE subject = ?`,
         )
-        .get(lease.entityId) as LeaseRow | undefined;
+        .get(lease.subject) as LeaseRow | undefined;
       if (held && held.expiresAt > now && held.owner !== lease.owner) return held;
       this.s
         .get(
-          `INSERT INTO turn_leases (entity_id, owner, idempotency_key, content_sha256, expires_at)
-           VALUES (@entityId, @owner, @idempotencyKey, @contentSha256, @expiresAt)
-           ON CONFLICT (entity_id) DO UPDATE SET owner = excluded.owner,
+          `INSERT INTO turn_leases (subject, owner, idempotency_key, content_sha256, expires_at)
+           VALUES (@subject, @owner, @idempotencyKey, @contentSha256, @expiresAt)
+           ON CONFLICT (subject) DO UPDATE SET owner = excluded.owner,
              idempotency_key = excluded.idempotency_key, content_sha256 = excluded.content_sha256,
              expires_at = excluded.expires_at`,
         )
@@ -45,21 +51,22 @@ export class LeaseRepo {
   }
 
   /** Extends the lease; false when it is no longer ours (it expired and someone else took it). */
-  refresh(entityId: string, owner: string, expiresAt: number): boolean {
+  refresh(subject: LeaseSubject, owner: string, expiresAt: number): boolean {
     return (
-      this.s.get(`UPDATE turn_leases SET expires_at = ? WHERE entity_id = ? AND owner = ?`)
-        .run(expiresAt, entityId, owner).changes > 0
+      this.s.get(`UPDATE turn_leases SET expires_at = ? WHERE subject = ? AND owner = ?`)
+        .run(expiresAt, subject, owner).changes > 0
     );
   }
 
-  isHeld(entityId: string, owner: string, now: number): boolean {
-    return (
-      this.s.get(`SELECT 1 FROM turn_leases WHERE entity_id = ? AND owner = ? AND expires_at > ?`)
-        .get(entityId, owner, now) !== undefined
-    );
+  /**
+   * Whether the row is still ours. Expiry does not matter here: an expired lease that no one else
+   * took still guards the subject, since taking it replaces the owner.
+   */
+  isOwned(subject: LeaseSubject, owner: string): boolean {
+    return this.s.get(`SELECT 1 FROM turn_leases WHERE subject = ? AND owner = ?`).get(subject, owner) !== undefined;
   }
 
-  release(entityId: string, owner: string): void {
-    this.s.get(`DELETE FROM turn_leases WHERE entity_id = ? AND owner = ?`).run(entityId, owner);
+  release(subject: LeaseSubject, owner: string): void {
+    this.s.get(`DELETE FROM turn_leases WHERE subject = ? AND owner = ?`).run(subject, owner);
   }
 }

@@ -178,4 +178,24 @@ export const MIGRATIONS: readonly string[] = [
     updated_at     TEXT NOT NULL
   );
   `,
+  `
+  -- One writer per entity and per universe (a universe turn numbers its messages like an entity
+  -- turn): the lease's key becomes a subject, "entity:<id>" or "universe:<id>". Deleting the
+  -- entity or universe still drops its lease, as the old foreign key did.
+  CREATE TABLE turn_leases_v2 (
+    subject         TEXT PRIMARY KEY,
+    owner           TEXT NOT NULL,
+    idempotency_key TEXT,
+    content_sha256  TEXT,
+    expires_at      INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  INSERT INTO turn_leases_v2 (subject, owner, idempotency_key, content_sha256, expires_at)
+    SELECT 'entity:' || entity_id, owner, idempotency_key, content_sha256, expires_at FROM turn_leases;
+  DROP TABLE turn_leases;
+  ALTER TABLE turn_leases_v2 RENAME TO turn_leases;
+  CREATE TRIGGER entity_lease_gone AFTER DELETE ON entities
+    BEGIN DELETE FROM turn_leases WHERE subject = 'entity:' || old.id; END;
+  CREATE TRIGGER universe_lease_gone AFTER DELETE ON universes
+    BEGIN DELETE FROM turn_leases WHERE subject = 'universe:' || old.id; END;
+  `,
 ];

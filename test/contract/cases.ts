@@ -166,7 +166,7 @@ export function contractSuite(name: string, make: (dir: string, fake: FakeOpenAI
           const log = await b().listMessages(id, { limit: 10 });
           expect(log.data.map((m) => m.content)).toEqual(['elsewhere', 'from the other process', 'here', 'reply: here']);
           // A writer killed mid-turn leaves its lease row behind; it blocks only until it expires.
-          other.store.leases.acquire({ entityId: id, owner: 'killed-writer', idempotencyKey: null, contentSha256: null, expiresAt: Date.now() + 300 }, Date.now());
+          other.store.leases.acquire({ subject: `entity:${id}`, owner: 'killed-writer', idempotencyKey: null, contentSha256: null, expiresAt: Date.now() + 300 }, Date.now());
           await expect(send(id, 'too soon')).rejects.toBeInstanceOf(ConflictError);
           await new Promise((r) => setTimeout(r, 350));
           await send(id, 'after expiry');

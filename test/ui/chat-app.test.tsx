@@ -113,11 +113,11 @@ describe('mgpt chat (ink)', () => {
     expect(c.frame()).toMatch(/error: .*500/);
     fake.fallback = echoLastUser;
 
-    engine.store.leases.acquire({ entityId: c.e.id, owner: 'someone-else', idempotencyKey: null, contentSha256: null, expiresAt: Date.now() + 60_000 }, Date.now());
+    engine.store.leases.acquire({ subject: `entity:${c.e.id}`, owner: 'someone-else', idempotencyKey: null, contentSha256: null, expiresAt: Date.now() + 60_000 }, Date.now());
     await c.type('busy?\r');
     await c.idle();
     expect(c.frame()).toContain('is answering another message');
-    engine.store.leases.release(c.e.id, 'someone-else');
+    engine.store.leases.release(`entity:${c.e.id}`, 'someone-else');
 
     engine.accounts.topup('local', 1e-9);
     await c.type('pay me\r');
