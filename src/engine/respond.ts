@@ -1,4 +1,4 @@
-import { BadRequestError } from '../core/errors.js';
+import { BadRequestError, ConflictError } from '../core/errors.js';
 import { costUsd } from '../core/models.js';
 import { loadTokenEstimator } from '../core/tokens.js';
 import { splitsToolGroup, universeWindow } from '../core/universe-window.js';
@@ -12,9 +12,11 @@ import {
   toolResultContent,
 } from '../core/universe-types.js';
 import type { ChatMessage, ChatModel } from '../providers/spec.js';
+import { universeSubject } from '../store/lease-repo.js';
 import type { UniverseMessageRow, UniverseRow } from '../store/universe-repo.js';
 import type { EngineDeps } from './deps.js';
 import { sha256 } from './entities.js';
+import { type HeldLease, takeLease } from './lease.js';
 import { writeLog } from './logs.js';
 import { validateRespond } from './respond-validate.js';
 import { toRuntime, type UniverseService } from './universes.js';
@@ -52,9 +54,37 @@ export async function respond(
   const requestRow = input.requestId ? deps.store.universes.request(userId, input.requestId) : undefined;
   if (requestRow?.status === 'done' && requestRow.response) return replayed(JSON.parse(requestRow.response) as GenerationResponse);
 
+  // One writer per universe, like an entity: messages are numbered from what this turn read.
+  const lease = input.universe !== undefined ? takeUniverseLease(deps, universes.owned(input.universe, userId).id) : undefined;
+  try {
+    return await respondHeld(deps, universes, input, { userId, signal: opts.signal, t0, stages, requestRow, lease });
+  } finally {
+    lease?.release();
+  }
+}
+
+interface HeldContext {
+  userId: string;
+  signal?: AbortSignal;
+  t0: number;
+  stages: GenerationResponse['diagnostics']['serverStages'];
+  requestRow: ReturnType<EngineDeps['store']['universes']['request']>;
+  lease?: HeldLease;
+}
+
+/** The turn, once the universe (if any) is leased: every check comes before anything is stored. */
+async function respondHeld(
+  deps: EngineDeps,
+  universes: UniverseService,
+  input: RespondInput,
+  ctx: HeldContext,
+): Promise<GenerationResponse> {
+  const { userId, t0, stages, requestRow, lease } = ctx;
+  const clock = deps.clock;
   let tStage = clock.now();
   const loaded = await load(deps, universes, input, userId);
   stages.load = clock.now() - tStage;
+  checkStructured(input, loaded);
   const { mode } = loaded;
   let messages = loaded.messages;
   const universeId = loaded.universe?.id ?? null;
@@ -68,6 +98,7 @@ export async function respond(
     messages[requestRow.userSeq - 1]?.content === input.userInput;
 
   tStage = clock.now();
+  let truncateTo: number | undefined;
   if (input.statePointer !== undefined && !resumed) {
     const p = input.statePointer;
     if (p > messages.length || splitsToolGroup(messages.map(toRuntime), p)) {
@@ -75,20 +106,28 @@ export async function respond(
       throw new BadRequestError(`statePointer ${p} ${why}`, { errors: [{ field: 'statePointer', message: why }] });
     }
     if (p < messages.length) {
-      // Dropped from the live transcript; what was said stays in the generation logs.
-      if (mode === 'stored') deps.store.transaction(() => deps.store.universes.truncate(universeId!, p));
+      // Dropped from the live transcript (stored with the turn's first write, after every check);
+      // what was said stays in the generation logs.
+      if (mode === 'stored') truncateTo = p;
       messages = messages.slice(0, p);
     }
   }
   stages.truncate = clock.now() - tStage;
 
-  const append = (rows: UniverseMessageRow[]) => {
+  /** Stores rows (and a pending truncation) while the lease is ours; the last write also frees it. */
+  const append = (rows: UniverseMessageRow[], last = false) => {
     messages = [...messages, ...rows];
-    if (mode !== 'stored') return;
+    const cut = truncateTo;
+    if (mode !== 'stored' || !lease || (rows.length === 0 && cut === undefined && !last)) return;
     deps.store.transaction(() => {
+      lease.assertOwned(() => leaseLost(universeId!));
+      if (cut !== undefined) deps.store.universes.truncate(universeId!, cut);
       for (const r of rows) deps.store.universes.append(universeId!, r);
       deps.store.universes.touch(universeId!, messages.length, clock.iso());
+      if (last) deps.store.leases.release(lease.subject, lease.owner);
     });
+    truncateTo = undefined;
+    if (last) lease.stop();
   };
   const newRow = (r: Omit<UniverseMessageRow, 'seq' | 'createdAt'>, offset = 0): UniverseMessageRow => ({
     ...r,
@@ -108,7 +147,8 @@ export async function respond(
           errors: results.map((r, i) => ({ field: `toolResults[${i}].callId`, message: `${r.callId} is not pending` })),
         });
       }
-      // A retry of a continuation that already completed: answer it again, store nothing.
+      // A retry of a continuation that already completed: answer it again, store nothing new.
+      append([]);
       return finish(deps, input, loaded, messages.slice(0, replay), messages[replay], { conversation: messages, stages, t0, userId, called: false });
     }
     // Results are cumulative: those answered earlier (this round or a previous one) are skipped.
@@ -127,7 +167,7 @@ export async function respond(
         ),
       );
     }
-    if (fresh.length) append(fresh);
+    append(fresh);
     const waiting = unanswered();
     if (waiting.length) {
       // Results for some calls only: the provider cannot continue until all are answered.
@@ -166,7 +206,7 @@ export async function respond(
       tools: input.tools,
       toolChoice: input.toolChoice,
       responseFormat: built.responseFormat,
-      signal: opts.signal,
+      signal: ctx.signal,
     })) {
       if (part.type === 'text-delta') {
         text += part.text;
@@ -203,7 +243,7 @@ export async function respond(
       ? { role: 'assistant', content: text || null, toolCalls: JSON.stringify(refs), toolCallId: null, toolName: null, toolOk: null }
       : { role: 'assistant', content: text, toolCalls: null, toolCallId: null, toolName: null, toolOk: null },
   );
-  append([reply]);
+  append([reply], true);
   return finish(deps, input, loaded, messages.slice(0, -1), reply, {
     conversation: messages, stages, t0, userId, called: true, model, usage, prompt: built, toolCalls: calls.length ? calls : undefined,
     finishReason: finishReason ?? (calls.length ? 'tool_calls' : 'stop'),
@@ -248,6 +288,26 @@ async function load(deps: EngineDeps, universes: UniverseService, input: Respond
   return { mode: 'standalone', prompt: null, messages: [], source: 'none', ageMs: 0 };
 }
 
+/** useStructuredOutput needs an output contract in the prompt snapshot. */
+function checkStructured(input: RespondInput, loaded: Loaded): void {
+  if (input.responseFormat !== undefined || !input.useStructuredOutput || loaded.prompt?.responseFormat) return;
+  throw new BadRequestError('useStructuredOutput: this prompt has no stored output contract (responseFormat)', {
+    errors: [{ field: 'useStructuredOutput', message: 'no responseFormat in the prompt snapshot' }],
+  });
+}
+
+function takeUniverseLease(deps: EngineDeps, universeId: string): HeldLease {
+  return takeLease(deps, universeSubject(universeId), {}, () =>
+    new ConflictError(`universe ${universeId} is answering another request`, { hint: 'retry after that response finishes' }),
+  );
+}
+
+function leaseLost(universeId: string): ConflictError {
+  return new ConflictError(`universe ${universeId}: another request took over the universe before this turn was stored`, {
+    hint: 'retry; with a requestId the retry is safe',
+  });
+}
+
 interface BuiltPrompt {
   messages: ChatMessage[];
   responseFormat?: Record<string, unknown>;
@@ -260,15 +320,7 @@ function buildPrompt(input: RespondInput, loaded: Loaded, messages: UniverseMess
   if (input.useAdditionalInstructions && loaded.prompt?.additionalInstructions) {
     system += `\n\n${loaded.prompt.additionalInstructions}`;
   }
-  let responseFormat = input.responseFormat;
-  if (responseFormat === undefined && input.useStructuredOutput) {
-    responseFormat = loaded.prompt?.responseFormat;
-    if (!responseFormat) {
-      throw new BadRequestError('useStructuredOutput: this prompt has no stored output contract (responseFormat)', {
-        errors: [{ field: 'useStructuredOutput', message: 'no responseFormat in the prompt snapshot' }],
-      });
-    }
-  }
+  const responseFormat = input.responseFormat ?? (input.useStructuredOutput ? loaded.prompt?.responseFormat : undefined);
   const runtime = messages.map(toRuntime);
   const w = loaded.mode === 'standalone' ? { start: 0, aligned: false } : universeWindow(runtime);
   const chat: ChatMessage[] = [];

@@ -411,6 +411,47 @@ export function contractSuite(name: string, make: (dir: string, fake: FakeOpenAI
         expect((await ask({ universe: u, userInput: 'then' })).diagnostics.prompt.totalMessages).toBe(3);
       });
 
+      it('a refused request changes nothing, and both backends refuse it in the same words', async () => {
+        const u = await universe();
+        await ask({ universe: u, userInput: 'one' });
+        // The remote API has no universe document: read it from the engine behind the backend.
+        const doc = () => t.engine.universes.doc(u);
+        const before = doc();
+        const refusals: Array<[Record<string, unknown>, string[]]> = [
+          // The stored prompt has no output contract.
+          [{ universe: u, userInput: 'begin', useStructuredOutput: true }, ['useStructuredOutput']],
+          // Checked after a statePointer that would truncate: the truncation must not happen either.
+          [{ universe: u, userInput: 'begin', statePointer: 0, useStructuredOutput: true }, ['useStructuredOutput']],
+          [{ universe: u, userInput: '', statePointer: 0, toolResults: [{ callId: 'c9', name: 't', output: {}, ok: true }] }, ['toolResults[0].callId']],
+          [{ universe: u, userInput: 'x', bogus: 1, useStructuredOutput: 'yes' }, ['bogus', 'useStructuredOutput']],
+        ];
+        const messages: string[] = [];
+        for (const [body, fields] of refusals) {
+          const err = await ask(body).catch((e) => e);
+          expect(err).toBeInstanceOf(BadRequestError);
+          expect((err as BadRequestError).errors?.map((e) => e.field)).toEqual(fields);
+          messages.push((err as BadRequestError).message);
+          expect(doc()).toEqual(before);
+        }
+        expect(messages).toEqual([
+          'useStructuredOutput: this prompt has no stored output contract (responseFormat)',
+          'useStructuredOutput: this prompt has no stored output contract (responseFormat)',
+          'no turn is waiting for tool results',
+          'bogus: unknown field; useStructuredOutput: must be a boolean',
+        ]);
+      });
+
+      it('a second turn on a universe while one runs is refused with 409 and stores nothing', async () => {
+        const u = await universe();
+        const calls = fake.requests.length;
+        fake.script({ text: 'slow answer', delayMs: 300 });
+        const first = ask({ universe: u, userInput: 'first' });
+        while (fake.requests.length === calls) await new Promise((r) => setTimeout(r, 10));
+        await expect(ask({ universe: u, userInput: 'second' })).rejects.toBeInstanceOf(ConflictError);
+        await first;
+        expect(t.engine.universes.doc(u).runtime.conversation.map((m) => m.content)).toEqual(['first', 'slow answer']);
+      });
+
       it('inline and standalone modes', async () => {
         const inline = await ask({ universeDoc: { prompt: { text: 'Inline.' }, conversation: [], runtime: { conversation: [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }] } }, userInput: 'c' });
         expect(fake.requests.at(-1)!.body.messages).toEqual([
