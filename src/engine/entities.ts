@@ -25,7 +25,7 @@ import { BadRequestError, NotFoundError } from '../core/errors.js';
 import { loadTokenEstimator } from '../core/tokens.js';
 import type { EntityRow } from '../store/entity-repo.js';
 import type { EngineDeps } from './deps.js';
-import { checkInstructions, checkName, checkUpdate } from './entity-rules.js';
+import { checkCreateFields, checkInstructions, checkName, checkUpdate } from './entity-rules.js';
 import { toBlock, toEntity, toMessage } from './entity-wire.js';
 import { exportEntity } from './export.js';
 import { importEntity } from './import.js';
@@ -38,6 +38,7 @@ export class EntityService {
   constructor(private readonly deps: EngineDeps) {}
 
   async create(input: CreateEntityInput, accountId = DEFAULT_ACCOUNT): Promise<CreatedEntity> {
+    checkCreateFields(input);
     const model = input?.model;
     if (model === undefined || model === null || model === '') {
       throw new BadRequestError(`model is required; entities use ${ENTITY_MODEL}`);

@@ -34,6 +34,19 @@ export function checkBudget(value: unknown, what = 'budget_tokens'): number {
   return value;
 }
 
+const CREATABLE = ['model', 'name', 'instructions'];
+
+/** A create body is an object with no fields beyond model, name and instructions. */
+export function checkCreateFields(input: unknown): void {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    throw new BadRequestError('the request body must be a JSON object');
+  }
+  const fields = input as Record<string, unknown>;
+  // An undefined member is an absent one, as it is once sent as JSON.
+  const extra = Object.keys(fields).filter((k) => fields[k] !== undefined && !CREATABLE.includes(k));
+  if (extra.length) throw new BadRequestError(`unknown fields: ${extra.join(', ')}`);
+}
+
 const UPDATABLE = ['name', 'instructions', 'budget_tokens'] as const;
 
 /** A PATCH body: an object with at least one updatable field, each valid, and nothing else. */

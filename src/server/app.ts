@@ -126,7 +126,6 @@ export function createApp(engine: Engine, opts: AppOptions = {}): Hono<Env> {
   const ent = auth('mgpt.responses:create');
   app.post('/v1/entities', ent, async (c) => {
     const b = await body(c);
-    checkFields(b, ['model', 'name', 'instructions']);
     const created = await engine.entities.create(b as never, c.get('principal').accountId);
     return c.json(created, 201);
   });

@@ -92,6 +92,14 @@ export function contractSuite(name: string, make: (dir: string, fake: FakeOpenAI
         expect(err.hint).toContain(a.id.slice(0, 8));
       });
 
+      it('refuses unknown fields on create in the same words, creating nothing', async () => {
+        const count = (await b().listEntities()).data.length;
+        const err = await b().createEntity({ model: 'mgpt-1-27b', name: 'x', colour: 'red' } as never).catch((e) => e);
+        expect(err).toBeInstanceOf(BadRequestError);
+        expect(err.message).toBe('unknown fields: colour');
+        expect((await b().listEntities()).data.length).toBe(count);
+      });
+
       it('rejects an unsupported model, a long name and missing content with 400', async () => {
         await expect(b().createEntity({ model: 'gpt-4o' })).rejects.toBeInstanceOf(BadRequestError);
         await expect(b().createEntity({ model: 'mgpt-1-27b', name: 'n'.repeat(201) })).rejects.toBeInstanceOf(BadRequestError);
