@@ -174,7 +174,13 @@ export class EntityService {
   /** Streams the export (JSON or tar); see export.ts. */
   export(id: string, format: ExportFormat, accountId = DEFAULT_ACCOUNT): AsyncGenerator<Uint8Array> {
     if (format !== 'json' && format !== 'tar') throw new BadRequestError('export format must be json or tar');
-    return exportEntity(this.deps, this.row(id, accountId), format);
+    // The head and the window are read in one snapshot, now: a turn that lands before the first
+    // byte is read must not pair this head with a newer window.
+    const snapshot = this.deps.store.snapshot(() => {
+      const entity = this.row(id, accountId);
+      return { entity, window: this.deps.store.entities.window(entity.id) };
+    });
+    return exportEntity(this.deps, snapshot, format);
   }
 
   import(bytes: Uint8Array, format: ExportFormat, opts: ImportOptions = {}, accountId = DEFAULT_ACCOUNT): Promise<Entity> {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ExportFormat, ExportManifest } from '../core/entity-types.js';
 import { tarHeader, tarPadding, tarTrailer } from '../core/tar.js';
-import type { EntityRow } from '../store/entity-repo.js';
+import type { BlockRow, EntityRow } from '../store/entity-repo.js';
 import type { EngineDeps } from './deps.js';
 import { toBlock, toMessage, windowDocument } from './entity-wire.js';
 
@@ -11,16 +11,20 @@ const enc = new TextEncoder();
 export const EXPORT_FILES = ['manifest.json', 'transcript.json', 'window.json'] as const;
 
 /**
- * Streams an entity's export. The transcript is read twice in keyset pages (once to hash and size
+ * Streams an entity's export from a snapshot of its head and window (read together, in one read
+ * transaction, by the caller). The transcript is read twice in keyset pages (once to hash and size
  * it for the manifest and the tar header, once to emit it), so memory does not grow with it. The
  * transcript is append-only, so bounding both passes by the message count seen at the start makes
  * them agree even while new turns land.
  */
-export async function* exportEntity(deps: EngineDeps, entity: EntityRow, format: ExportFormat): AsyncGenerator<Uint8Array> {
+export async function* exportEntity(
+  deps: EngineDeps,
+  snapshot: { entity: EntityRow; window: readonly BlockRow[] },
+  format: ExportFormat,
+): AsyncGenerator<Uint8Array> {
+  const { entity } = snapshot;
   const maxSeq = entity.transcriptMessages;
-  const windowJson = enc.encode(
-    windowDocument(entity.budgetTokens, entity.windowTokens, deps.store.entities.window(entity.id).map(toBlock)),
-  );
+  const windowJson = enc.encode(windowDocument(entity.budgetTokens, entity.windowTokens, snapshot.window.map(toBlock)));
   const hash = createHash('sha256');
   let size = 0;
   for (const piece of transcriptPieces(deps, entity.id, maxSeq)) {

@@ -38,6 +38,14 @@ export class Store {
     return inTransaction(this.db, fn);
   }
 
+  /**
+   * Runs `fn`'s reads in one read transaction: under WAL they all see the database as of the first,
+   * whatever other connections commit meanwhile.
+   */
+  snapshot<T>(fn: () => T): T {
+    return this.db.transaction(fn).deferred();
+  }
+
   /** Folds the WAL into the database file and truncates it, so no old page images remain there. */
   checkpoint(): void {
     this.db.pragma('wal_checkpoint(TRUNCATE)');
