@@ -8,6 +8,7 @@ import { Engine } from '../src/engine/engine.js';
 import { benchChatBatch } from './chat-batch.js';
 import { benchGguf, benchLlama } from './llama.js';
 import { benchServe } from './serve.js';
+import { benchSenders } from './senders.js';
 import { seedTranscript } from './seed.js';
 import { benchTokens } from './tokens.js';
 
@@ -133,6 +134,19 @@ let engineTurnMs = NaN;
   const r = c.batchMs / c.batchIdealMs;
   rows.push({ name: 'batch 200 jobs, 100 ms, c=16 / ideal', value: r, unit: 'x', target: '<= 1.3', met: r <= 1.3, note: `${c.batchMs.toFixed(0)} ms wall vs ${c.batchIdealMs.toFixed(0)} ms ideal` });
   rows.push({ name: 'batch job phase / ideal (no startup)', value: c.batchJobsMs / c.batchIdealMs, unit: 'x', note: `${c.batchJobsMs.toFixed(0)} ms from the first job to the last` });
+}
+
+// 5b. 50 CLI senders at once on 50 different entities, every reply 400 ms late: no false conflicts.
+{
+  const s = await benchSenders(root, work, { senders: 50, turns: quick ? 2 : 6, latencyMs: 400 });
+  rows.push({
+    name: `50 senders on 50 entities: false conflicts`,
+    value: s.falseConflicts,
+    unit: 'n',
+    target: '0',
+    met: s.falseConflicts === 0,
+    note: `of ${s.turns} turns; ${s.otherFailures} other failures; ${(s.wallMs / 1000).toFixed(1)} s${s.firstError ? `; first: ${s.firstError}` : ''}`,
+  });
 }
 
 // 6. The llama provider on the tiny real model: tokens/s through the engine vs node-llama-cpp directly.
