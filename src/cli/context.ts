@@ -36,8 +36,10 @@ export interface CliContext {
   flags: CliFlags;
   /** A command that finished but failed in part (batch, chat's line mode) sets the exit code here. */
   exitCode: number;
-  /** Aborted on Ctrl-C: a turn in flight is cancelled and leaves no trace. */
+  /** Aborted on SIGINT, SIGTERM or SIGHUP: a turn in flight is cancelled and leaves no trace. */
   signal: AbortSignal;
+  /** A command that drains after a signal (serve) asks for this long before the process is ended. */
+  extendGrace(ms: number): void;
   settings(): Settings;
   /** How to open the embedded engine (local backend and `mgpt serve`). */
   engineOptions(): EngineSettings;
@@ -50,6 +52,7 @@ export interface ContextOptions {
   env: Env;
   version: string;
   signal: AbortSignal;
+  extendGrace?: (ms: number) => void;
   /** Tests inject a backend; otherwise the local one is built from settings on first use. */
   backend?: Backend;
 }
@@ -64,6 +67,7 @@ export function createContext(opts: ContextOptions): CliContext {
     flags: {},
     exitCode: 0,
     signal: opts.signal,
+    extendGrace: opts.extendGrace ?? (() => {}),
     settings() {
       settings ??= resolveSettings(opts.env, ctx.flags);
       return settings;

@@ -1,19 +1,10 @@
 import { runCli } from './run.js';
+import { watchSignals } from './signals.js';
 
 declare const MGPT_VERSION: string;
 
-/** The bundle's entry: real process io, Ctrl-C wired to cancellation. The only place that exits. */
-const controller = new AbortController();
-let interrupted = false;
-process.on('SIGINT', () => {
-  // Ctrl-C cancels what is in flight (a turn leaves no trace, an export removes its partial
-  // file) and the command ends on its own; a command with nothing to cancel is ended shortly
-  // after, and a second Ctrl-C leaves at once.
-  if (interrupted) process.exit(130);
-  interrupted = true;
-  controller.abort();
-  setTimeout(() => process.exit(130), 1000).unref();
-});
+/** The bundle's entry: real process io, signals wired to cancellation. The only place that exits. */
+const signals = watchSignals((code) => process.exit(code));
 process.stdout.on('error', (err: NodeJS.ErrnoException) => {
   // `mgpt history x | head` closes the pipe early: not an error.
   if (err.code === 'EPIPE') process.exit(0);
@@ -31,5 +22,10 @@ void runCli(process.argv.slice(2), {
   },
   env: process.env,
   version: typeof MGPT_VERSION === 'string' ? MGPT_VERSION : '0.0.0-dev',
-  signal: controller.signal,
-}).then((code) => process.exit(interrupted && code !== 0 ? 130 : code));
+  signal: signals.signal,
+  extendGrace: signals.extendGrace,
+}).then((code) => {
+  // A command a signal cut short exits 128 + the signal; one that finished cleanly (serve after draining) exits 0.
+  const signalled = signals.received();
+  process.exit(signalled !== undefined && code !== 0 ? signalled : code);
+});

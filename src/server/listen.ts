@@ -7,7 +7,8 @@ import { lingerOnClose } from './lingering-close.js';
 
 export interface Listening {
   url: string;
-  close(): Promise<void>;
+  /** Stops accepting; requests in flight get up to `drainMs` to finish before their connections are cut. */
+  close(drainMs?: number): Promise<void>;
 }
 
 /** Limits on slow or too many clients; the defaults suit an API server behind nothing. */
@@ -47,14 +48,13 @@ export function listen(engine: Engine | EngineOptions, host: string, port: numbe
         const shown = info.address.includes(':') ? `[${info.address}]` : info.address;
         resolve({
           url: `http://${shown}:${info.port}`,
-          close: () =>
+          close: (drainMs = 0) =>
             new Promise<void>((r) => {
               server.close(() => {
                 if (own) eng.close();
                 r();
               });
-              // Keep-alive sockets would hold close() open; streams in flight are cut (their turns leave no trace).
-              (server as Server).closeAllConnections?.();
+              drain(server as Server, drainMs);
             }),
         });
       });
@@ -67,5 +67,23 @@ export function listen(engine: Engine | EngineOptions, host: string, port: numbe
     answerClientErrors(http);
     lingerOnClose(http);
     server.on('error', reject);
+  });
+}
+
+/**
+ * Idle keep-alive sockets would hold close() open, so they are closed as they go idle; requests in
+ * flight finish, up to `drainMs`, then their connections are cut (a cut turn leaves no trace).
+ */
+function drain(server: Server, drainMs: number): void {
+  if (drainMs <= 0) {
+    server.closeAllConnections();
+    return;
+  }
+  server.closeIdleConnections();
+  const idle = setInterval(() => server.closeIdleConnections(), 50);
+  const cut = setTimeout(() => server.closeAllConnections(), drainMs);
+  server.once('close', () => {
+    clearInterval(idle);
+    clearTimeout(cut);
   });
 }

@@ -28,6 +28,7 @@ function testContext(tty: boolean): CliContext & { out: () => string; err: () =>
     flags: {},
     exitCode: 0,
     signal: new AbortController().signal,
+    extendGrace: () => {},
     settings: () => ({}) as never,
     engineOptions: () => ({}) as never,
     backend: async () => backend,

@@ -4,6 +4,9 @@ import type { CliContext } from '../context.js';
 import { examples } from '../help.js';
 import { durationOption, intOption } from '../input.js';
 
+/** How long turns in flight may run on after SIGTERM (or SIGINT, SIGHUP) before their connections are cut. */
+export const SERVE_DRAIN_MS = 30_000;
+
 export interface ServeOptions {
   host: string;
   port: string;
@@ -55,12 +58,13 @@ export async function runServe(ctx: CliContext, o: ServeOptions): Promise<void> 
   });
   ctx.io.stderr.write(`mgpt serve: listening on ${server.url} (db ${ctx.settings().db})\n`);
   ctx.io.stdout.write(server.url + '\n');
+  ctx.extendGrace(SERVE_DRAIN_MS + 2000);
   await new Promise<void>((resolve) => {
-    const stop = () => resolve();
     if (ctx.signal.aborted) return resolve();
-    ctx.signal.addEventListener('abort', stop, { once: true });
-    process.once('SIGTERM', stop);
+    ctx.signal.addEventListener('abort', () => resolve(), { once: true });
   });
-  await server.close();
+  // Stop accepting; turns in flight finish (up to the bound) before the process leaves.
+  ctx.io.stderr.write('mgpt serve: stopping; letting turns in flight finish\n');
+  await server.close(SERVE_DRAIN_MS);
   ctx.io.stderr.write('mgpt serve: stopped\n');
 }
