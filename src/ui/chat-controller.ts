@@ -90,6 +90,7 @@ export class ChatController {
   private readonly listeners = new Set<() => void>();
   private nextId = 1;
   private turn: AbortController | null = null;
+  private inFlight: Promise<void> = Promise.resolve();
   private toolResults: ToolResultInput[] = [];
   private toolInput = '';
   private target: ChatTarget;
@@ -174,8 +175,16 @@ export class ChatController {
     }
     const trimmed = text.trim();
     if (trimmed.startsWith('/')) return this.command(trimmed);
-    if (this.state.pendingTools.length) return this.answerTool(text);
-    return this.target.kind === 'entity' ? this.entityTurn(text) : this.universeTurn(text);
+    const run = this.state.pendingTools.length
+      ? this.answerTool(text)
+      : this.target.kind === 'entity' ? this.entityTurn(text) : this.universeTurn(text);
+    this.inFlight = run.catch(() => {});
+    return run;
+  }
+
+  /** Resolves once the turn in flight, if any, has ended and let go of what it held (its lease). */
+  settled(): Promise<void> {
+    return this.inFlight;
   }
 
   /** Ctrl-C: cancels the turn in flight; false when there was none. */

@@ -6,6 +6,8 @@ export interface RunChatOptions extends ChatOptions {
   history?: string[];
   stdin?: NodeJS.ReadStream;
   stdout?: NodeJS.WriteStream;
+  /** Aborted on SIGTERM, SIGHUP or SIGINT from outside: the REPL cancels its turn and leaves. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -21,7 +23,16 @@ export async function runChat(opts: RunChatOptions): Promise<string[]> {
     ...(opts.stdin ? { stdin: opts.stdin } : {}),
     ...(opts.stdout ? { stdout: opts.stdout } : {}),
   });
-  await controller.start();
-  await app.waitUntilExit();
+  const leave = () => controller.exit();
+  opts.signal?.addEventListener('abort', leave, { once: true });
+  try {
+    await controller.start();
+    if (opts.signal?.aborted) controller.exit();
+    await app.waitUntilExit();
+    // A cancelled turn frees its lease as it unwinds: let it, before the database is closed.
+    await controller.settled();
+  } finally {
+    opts.signal?.removeEventListener('abort', leave);
+  }
   return kept;
 }

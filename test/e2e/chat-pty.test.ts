@@ -87,6 +87,29 @@ describe.skipIf(!hasTool('tmux', 'THE CHAT PSEUDO-TERMINAL TESTS'))('mgpt chat i
     while (!existsSync(exitFile) && Date.now() < end2) await new Promise((r) => setTimeout(r, 50));
     expect(readFileSync(exitFile, 'utf8').trim()).toBe('0');
   });
+
+  it('SIGTERM during a streamed reply: the REPL cancels it, frees the entity and exits 143', async () => {
+    const id = (await mgpt(['entities', 'create', '--name', 'pty-term'], env)).stdout.trim();
+    const exitFile = join(dir, 'term-exit-code');
+    const pidFile = join(dir, 'term-pid');
+    const script = join(dir, 'term.sh');
+    const exports = Object.entries(env).map(([k, v]) => `export ${k}=${JSON.stringify(v)}`).join('\n');
+    const node = `${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} chat pty-term`;
+    writeFileSync(script, `${exports}\nexport CI=true\nbash -c 'echo $$ > ${pidFile}; exec ${node.replace(/'/g, `'\\''`)}'\necho $? > ${JSON.stringify(exitFile)}\n`);
+    await tmux('new-session', '-d', '-s', 'term', '-x', '120', '-y', '40', `bash ${script}`);
+    await until('the status line', (s) => s.includes('transcript 0 msgs'), 15_000, 'term');
+    fake.script({ text: ['cut ', 'off ', 'by ', 'a ', 'signal ', 'here'], chunkDelayMs: 400 });
+    await tmux('send-keys', '-t', 'term', 'doomed', 'Enter');
+    await until('the reply to start', (s) => s.includes('cut'), 15_000, 'term');
+    process.kill(Number(readFileSync(pidFile, 'utf8').trim()), 'SIGTERM');
+    const end = Date.now() + 10_000;
+    while (!existsSync(exitFile) && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+    expect(readFileSync(exitFile, 'utf8').trim()).toBe('143');
+    const next = await mgpt(['send', id, 'right after'], env);
+    expect([next.code, next.stderr]).toEqual([0, '']);
+    const history = await mgpt(['history', id, '--json'], env);
+    expect(JSON.parse(history.stdout).data.map((m: { content: string }) => m.content)).toEqual(['right after', 'reply: right after']);
+  });
 });
 
 describe('mgpt chat without a terminal', () => {

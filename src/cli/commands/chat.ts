@@ -96,8 +96,9 @@ export async function runChat(ctx: CliContext, ref: string | undefined, o: ChatC
   };
   if (ui) {
     const file = join(dataDir(ctx.env), 'chat-history.jsonl');
-    const kept = await (await ui).runChat({ ...opts, history: readHistory(file) });
+    const kept = await (await ui).runChat({ ...opts, history: readHistory(file), signal: ctx.signal });
     writeHistory(file, kept);
+    if (ctx.signal.aborted) ctx.exitCode = 130;
     return;
   }
   ctx.exitCode = await lineMode(ctx, new ChatController(opts));
