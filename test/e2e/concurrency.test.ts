@@ -54,3 +54,24 @@ describe('one writer per entity, across processes', () => {
     expect(snapshot(env.MGPT_DB, id).transcript.map((m: any) => m.content)).toEqual(['after expiry', 'reply: after expiry']);
   });
 });
+
+describe('one writer per universe, across processes', () => {
+  it('three mgpt respond at once on one universe: one answers, the others exit 5 with one error line, nothing half-stored', async () => {
+    const env = cliEnv(`${dir}/universe`, { MGPT_PROVIDER: 'openai', MGPT_PROVIDER_URL: fake.url, MGPT_PROMPTS_DIR: `${dir}/universe/prompts` });
+    expect((await mgpt(['prompts', 'add', 'narrator', 'You narrate.'], env)).code).toBe(0);
+    const u = (await mgpt(['universes', 'create', '--prompt', 'narrator'], env)).stdout.trim();
+    const before = fake.requests.length;
+    fake.script({ text: 'the only answer', delayMs: 1500 });
+    const first = spawnMgpt(['respond', u, 'first'], env);
+    while (fake.requests.length === before) await new Promise((r) => setTimeout(r, 10));
+    const others = await Promise.all([mgpt(['respond', u, 'second'], env), mgpt(['respond', u, 'third'], env)]);
+    for (const r of others) {
+      expect(r.code).toBe(5);
+      expect(r.stderr).toMatch(/^error: universe \S+ is answering another request\nhint: /);
+    }
+    expect((await first.result).code).toBe(0);
+    const doc = JSON.parse((await mgpt(['universes', 'show', u, '--json'], env)).stdout);
+    expect(JSON.stringify(doc)).toContain('the only answer');
+    expect(JSON.stringify(doc)).not.toMatch(/"second"|"third"/);
+  });
+});
