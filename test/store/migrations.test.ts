@@ -38,3 +38,25 @@ describe('store', () => {
     expect(() => openDatabase(path)).toThrow(/newer than this mgpt/);
   });
 });
+
+describe('the lease migration', () => {
+  const dir = tempDir();
+
+  it('keys leases by subject, keeps held entity leases, and still drops a lease with its entity', () => {
+    const db = new Database(join(dir, 'old.db'));
+    db.pragma('foreign_keys = ON');
+    for (const sql of MIGRATIONS.slice(0, -1)) db.exec(sql);
+    db.pragma(`user_version = ${MIGRATIONS.length - 1}`);
+    db.exec(`INSERT INTO entities (id, account_id, name, instructions, instructions_tokens, model, state, budget_tokens, cap_tokens,
+      transcript_messages, transcript_tokens, window_tokens, window_blocks, created_at, updated_at)
+      VALUES ('e1', 'local', '', '', 0, 'mgpt-1-27b', 'none', 1000, 10000, 0, 0, 0, 0, 'now', 'now')`);
+    db.exec(`INSERT INTO turn_leases (entity_id, owner, idempotency_key, content_sha256, expires_at) VALUES ('e1', 'o1', 'k', 'h', 42)`);
+    migrate(db);
+    expect(db.prepare(`SELECT * FROM turn_leases`).all()).toEqual([
+      { subject: 'entity:e1', owner: 'o1', idempotency_key: 'k', content_sha256: 'h', expires_at: 42 },
+    ]);
+    db.exec(`DELETE FROM entities WHERE id = 'e1'`);
+    expect(db.prepare(`SELECT COUNT(*) AS n FROM turn_leases`).get()).toEqual({ n: 0 });
+    db.close();
+  });
+});
