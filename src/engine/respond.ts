@@ -57,7 +57,7 @@ export async function respond(
   // One writer per universe, like an entity: messages are numbered from what this turn read.
   const lease = input.universe !== undefined ? takeUniverseLease(deps, universes.owned(input.universe, userId).id) : undefined;
   try {
-    return await respondHeld(deps, universes, input, { userId, signal: opts.signal, t0, stages, requestRow, lease });
+    return await respondHeld(deps, universes, input, { userId, signal: opts.signal, onDelta: opts.onDelta, t0, stages, requestRow, lease });
   } finally {
     lease?.release();
   }
@@ -66,6 +66,8 @@ export async function respond(
 interface HeldContext {
   userId: string;
   signal?: AbortSignal;
+  /** The reply's text as it is generated. */
+  onDelta?: (text: string) => void;
   t0: number;
   stages: GenerationResponse['diagnostics']['serverStages'];
   requestRow: ReturnType<EngineDeps['store']['universes']['request']>;
@@ -210,7 +212,7 @@ async function respondHeld(
     })) {
       if (part.type === 'text-delta') {
         text += part.text;
-        opts.onDelta?.(part.text);
+        ctx.onDelta?.(part.text);
       } else if (part.type === 'usage') usage = part.usage;
       else if (part.type === 'finish') finishReason = part.reason;
       else if (part.type === 'error') throw part.error;
