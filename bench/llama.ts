@@ -37,7 +37,7 @@ export async function benchLlama(gguf: string, work: string, quick: boolean): Pr
     const t0 = performance.now();
     await chat.generateResponse(
       [{ type: 'system', text: instructions }, { type: 'user', text: message }, { type: 'model', response: [] }],
-      { maxTokens: settings.maxTokens, temperature: settings.temperature, onTextChunk: () => {}, onToken: (t) => (tokens += t.length) },
+      { maxTokens: settings.maxTokens, temperature: settings.temperature, onTextChunk: () => {}, onToken: (t: readonly unknown[]) => (tokens += t.length) },
     );
     return { tokens, ms: performance.now() - t0 };
   };

@@ -5,7 +5,7 @@ import { schemaProblems, toGbnfSchema } from '../../src/providers/llama/llama-gr
 import { toChatHistory } from '../../src/providers/llama/llama-history.js';
 import { toolPlan } from '../../src/providers/llama/llama-tools.js';
 import type { ChatMessage, ChatRequest, StreamPart, ToolDefinition } from '../../src/providers/spec.js';
-import { testGguf } from '../helpers/gguf.js';
+import { llamaInstalled, testGguf } from '../helpers/gguf.js';
 import { jsonPrefix } from '../helpers/json-prefix.js';
 
 const gguf = testGguf();
@@ -76,7 +76,7 @@ describe('the OpenAI history as node-llama-cpp chat history', () => {
     expect((answered[2] as { response: unknown[] }).response.at(-1)).toBe('It is sunny.');
   });
 
-  it('renders the call and its result in the plain template the tiny model uses', async () => {
+  it.skipIf(!llamaInstalled())('renders the call and its result in the plain template the tiny model uses', async () => {
     const lib = await import('node-llama-cpp');
     const text = new lib.TemplateChatWrapper(PLAIN_TEMPLATE).generateContextState({ chatHistory: toChatHistory(CALLED) }).contextText.toString();
     expect(text).toContain('Assistant: Let me look.||call: get_weather({"city": "Paris"})\n||result: {"sky": "sunny"}\n');

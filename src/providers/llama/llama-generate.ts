@@ -48,11 +48,11 @@ export async function* generate(history: ChatHistoryItem[], phase: Phase, o: Gen
       signal,
       stopOnAbortSignal: phase.probe,
       onTextChunk,
-      onToken: (tokens) => o.onTokens(tokens.length),
+      onToken: (tokens: readonly unknown[]) => o.onTokens(tokens.length),
       ...(phase.functions ? { functions: phase.functions, documentFunctionParams: true } : { grammar: phase.grammar }),
     } as Parameters<LlamaChat['generateResponse']>[1])
     .then(
-      (result) => (outcome = { result: result as LlamaChatResponse }),
+      (result: unknown) => (outcome = { result: result as LlamaChatResponse }),
       (failure: unknown) => (outcome = { failure }),
     )
     .finally(() => wake?.());
@@ -84,5 +84,7 @@ export function finishReason(result: LlamaChatResponse): string {
 
 /** Call tokens never reach onToken; they count as the text of the call in the template's syntax. */
 export function callTokens(lib: Lib, tokenizer: import('node-llama-cpp').Tokenizer, result: LlamaChatResponse): number {
-  return (result.functionCalls ?? []).reduce((n, c) => n + lib.LlamaText.fromJSON(c.raw).tokenize(tokenizer).length, 0);
+  let n = 0;
+  for (const call of result.functionCalls ?? []) n += lib.LlamaText.fromJSON(call.raw).tokenize(tokenizer).length;
+  return n;
 }

@@ -113,10 +113,7 @@ export class GrammarCache {
     const key = contract.kind === 'json_object' ? '\0json' : JSON.stringify(contract.schema);
     let g = this.grammars.get(key);
     if (!g) {
-      g =
-        contract.kind === 'json_object'
-          ? this.llama.getGrammarFor('json')
-          : this.llama.createGrammarForJsonSchema(toGbnfSchema(contract.schema) as never);
+      g = this.build(contract);
       this.grammars.set(key, g);
       g.catch(() => this.grammars.delete(key));
     }
@@ -127,5 +124,11 @@ export class GrammarCache {
         cause: err,
       });
     });
+  }
+
+  private build(contract: OutputContract): Promise<LlamaGrammar> {
+    return contract.kind === 'json_object'
+      ? this.llama.getGrammarFor('json')
+      : this.llama.createGrammarForJsonSchema(toGbnfSchema(contract.schema) as never);
   }
 }

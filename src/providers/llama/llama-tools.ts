@@ -51,7 +51,7 @@ export function assertCanCallFunctions(wrapper: ChatWrapper): void {
  */
 export function forcingCalls(lib: Lib, wrapper: ChatWrapper): ChatWrapper {
   const forced = Object.create(wrapper) as ChatWrapper;
-  forced.generateContextState = function (this: ChatWrapper, options) {
+  forced.generateContextState = function (this: ChatWrapper, options: Parameters<ChatWrapper['generateContextState']>[0]) {
     const state = wrapper.generateContextState.call(this, options);
     if (state.functionCall) return { ...state, functionCall: { initiallyEngaged: true, disengageInitiallyEngaged: [] } };
     const prefix = wrapper.settings.functions.call.prefix;
