@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Engine } from '../src/engine/engine.js';
 import { PLAIN_TEMPLATE } from '../src/providers/llama/llama-chat.js';
+import { llamaGpu } from '../src/providers/llama/llama-install.js';
 
 export interface LlamaBench {
   engineTps: number;
@@ -28,7 +29,7 @@ export async function benchLlama(gguf: string, work: string, quick: boolean): Pr
 
   // Direct: the same model file, template, settings and prompt, with no engine around it.
   const lib = await import('node-llama-cpp');
-  const llama = await lib.getLlama({ gpu: false, build: 'never', logLevel: lib.LlamaLogLevel.error, maxThreads: settings.threads });
+  const llama = await lib.getLlama({ gpu: llamaGpu(), build: 'never', logLevel: lib.LlamaLogLevel.error, maxThreads: settings.threads });
   const model = await llama.loadModel({ modelPath: gguf });
   const context = await model.createContext({ contextSize: settings.contextSize, threads: settings.threads });
   const chat = new lib.LlamaChat({ contextSequence: context.getSequence(), chatWrapper: new lib.TemplateChatWrapper(PLAIN_TEMPLATE) });

@@ -6,6 +6,7 @@ import { CancelledError } from '../../src/core/errors.js';
 import { checkWindowInvariant } from '../../src/core/window-plan.js';
 import { Engine } from '../../src/engine/engine.js';
 import { defaultThreads } from '../../src/providers/llama/llama-chat.js';
+import { llamaGpu, llamaInstallCommand } from '../../src/providers/llama/llama-install.js';
 import { type Listening, listen } from '../../src/server/listen.js';
 import { collect } from '../helpers/engine.js';
 import { testGguf } from '../helpers/gguf.js';
@@ -35,7 +36,7 @@ describe.skipIf(!gguf)('the llama provider on stories260K.gguf (real model)', ()
       route: () => ({ provider: 'llama', gguf: gguf!, threads: 1, contextSize: 1024, temperature: 0, maxTokens: 40 }),
     });
     lib = await import('node-llama-cpp');
-    const llama = await lib.getLlama({ gpu: false, build: 'never', logLevel: lib.LlamaLogLevel.error, maxThreads: 1 });
+    const llama = await lib.getLlama({ gpu: llamaGpu(), build: 'never', logLevel: lib.LlamaLogLevel.error, maxThreads: 1 });
     tokenizer = await llama.loadModel({ modelPath: gguf! });
   });
   afterAll(() => engine.close());
@@ -231,8 +232,40 @@ describe('mgpt models add, route and remove', () => {
     const r = await mgpt(['send', id, 'hello'], env);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('error: the llama provider needs node-llama-cpp, which is not installed');
-    expect(r.stderr).toContain('hint: install it next to mgpt (about 85 MB, CPU only): npm install --ignore-scripts --omit=optional node-llama-cpp@3.22.1');
+    // The command for this machine's own build (here the CI's linux-x64 one; see llama-install.test.ts).
+    expect(r.stderr).toContain(`hint: install it next to mgpt: ${llamaInstallCommand()}\n`);
+    if (process.platform === 'linux' && process.arch === 'x64') {
+      expect(r.stderr).toContain('npm install --ignore-scripts --omit=optional node-llama-cpp@3.22.1 @node-llama-cpp/linux-x64@3.22.1');
+    }
     expect(JSON.parse((await mgpt(['entities', 'show', id, '--json'], env)).stdout).transcript.messages).toBe(0);
+  });
+
+  it('the install command names the user’s own platform’s build (the real binary on a faked darwin, linux-arm64 and win32)', async () => {
+    const { cliEnv, mgpt } = await import('../helpers/cli.js');
+    const { fileURLToPath } = await import('node:url');
+    const { writeFileSync } = await import('node:fs');
+    const hide = fileURLToPath(new URL('../helpers/hide-llama.mjs', import.meta.url));
+    const env = cliEnv(`${dir}/platforms`);
+    writeFileSync(`${dir}/platforms.gguf`, 'x');
+    expect((await mgpt(['models', 'add', 'tiny', '--provider', 'llama', '--gguf', `${dir}/platforms.gguf`, '--route', 'mgpt-1-27b'], env)).code).toBe(0);
+    const id = (await mgpt(['entities', 'create'], env)).stdout.trim();
+    for (const [platform, arch, prebuilt] of [
+      ['darwin', 'arm64', '@node-llama-cpp/mac-arm64-metal'],
+      ['linux', 'arm64', '@node-llama-cpp/linux-arm64'],
+      ['win32', 'x64', '@node-llama-cpp/win-x64'],
+    ]) {
+      const fake = `${dir}/${platform}-${arch}.cjs`;
+      writeFileSync(
+        fake,
+        `Object.defineProperty(process, 'platform', { value: '${platform}' });\nObject.defineProperty(process, 'arch', { value: '${arch}' });\n`,
+      );
+      const r = await mgpt(['send', id, 'hello'], { ...env, NODE_OPTIONS: `--import=${hide} --require=${fake}` });
+      expect([r.code, r.stderr]).toEqual([
+        1,
+        'error: the llama provider needs node-llama-cpp, which is not installed\n' +
+          `hint: install it next to mgpt: npm install --ignore-scripts --omit=optional node-llama-cpp@3.22.1 ${prebuilt}@3.22.1\n`,
+      ]);
+    }
   });
 
   // Needs the real model file, like the suite above (see testGguf).

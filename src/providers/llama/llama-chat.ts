@@ -3,6 +3,7 @@ import { CancelledError, ContextOverflowError, MgptError, ProviderError } from '
 import type { ChatModel, ChatRequest, RouteLimits, StreamPart } from '../spec.js';
 import { callTokens, finishReason, type GenerateOptions, generate, type Phase } from './llama-generate.js';
 import { GrammarCache, outputContract } from './llama-grammar.js';
+import { llamaGpu, llamaInstallCommand } from './llama-install.js';
 import { toChatHistory } from './llama-history.js';
 import { assertCanCallFunctions, forcingCalls, toolCallPart, toolPlan } from './llama-tools.js';
 
@@ -17,7 +18,6 @@ export interface LlamaOptions {
 }
 
 export const LLAMA_DEFAULTS = { contextSize: 2048, temperature: 0.8, maxTokens: 256 } as const;
-export const LLAMA_INSTALL = 'npm install --ignore-scripts --omit=optional node-llama-cpp@3.22.1 @node-llama-cpp/linux-x64@3.22.1';
 
 /**
  * Threads when none are configured: one core stays with Node's own thread (streams, SQLite, HTTP);
@@ -60,7 +60,7 @@ async function importLib(): Promise<Lib> {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') {
       throw new MgptError('the llama provider needs node-llama-cpp, which is not installed', {
-        hint: `install it next to mgpt (about 85 MB, CPU only): ${LLAMA_INSTALL}`,
+        hint: `install it next to mgpt: ${llamaInstallCommand()}`,
       });
     }
     throw err;
@@ -75,10 +75,10 @@ function load(opts: Required<Pick<LlamaOptions, 'gguf' | 'threads' | 'contextSiz
       const lib = await importLib();
       let llama: import('node-llama-cpp').Llama;
       try {
-        llama = await lib.getLlama({ gpu: false, build: 'never', logLevel: lib.LlamaLogLevel.error, maxThreads: opts.threads });
+        llama = await lib.getLlama({ gpu: llamaGpu(), build: 'never', logLevel: lib.LlamaLogLevel.error, maxThreads: opts.threads });
       } catch (err) {
         throw new ProviderError(`node-llama-cpp has no working build for this machine: ${(err as Error).message}`, {
-          hint: `reinstall it: ${LLAMA_INSTALL}`,
+          hint: `reinstall it: ${llamaInstallCommand()}`,
         });
       }
       let model: import('node-llama-cpp').LlamaModel;
