@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BadRequestError, ConflictError } from '../../src/core/errors.js';
@@ -41,7 +41,7 @@ describe('export', () => {
     const out = join(dir, 'x');
     mkdirSync(out);
     execFileSync('tar', ['-xf', path, '-C', out]);
-    const read = (f: string) => execFileSync('cat', [join(out, f)]);
+    const read = (f: string) => readFileSync(join(out, f));
     const manifest = JSON.parse(read('manifest.json').toString());
     expect(manifest).toMatchObject({
       format: 'mgpt-entity',
