@@ -235,7 +235,7 @@ describe('mgpt models add, route and remove', () => {
     // The command for this machine's own build (here the CI's linux-x64 one; see llama-install.test.ts).
     expect(r.stderr).toContain(`hint: install it next to mgpt: ${llamaInstallCommand()}\n`);
     if (process.platform === 'linux' && process.arch === 'x64') {
-      expect(r.stderr).toContain('npm install --ignore-scripts --omit=optional node-llama-cpp@3.22.1 @node-llama-cpp/linux-x64@3.22.1');
+      expect(r.stderr).toContain('npm install --no-save --save-prod --ignore-scripts node-llama-cpp@3.22.1 @node-llama-cpp/linux-x64@3.22.1');
     }
     expect(JSON.parse((await mgpt(['entities', 'show', id, '--json'], env)).stdout).transcript.messages).toBe(0);
   });
@@ -263,7 +263,7 @@ describe('mgpt models add, route and remove', () => {
       expect([r.code, r.stderr]).toEqual([
         1,
         'error: the llama provider needs node-llama-cpp, which is not installed\n' +
-          `hint: install it next to mgpt: npm install --ignore-scripts --omit=optional node-llama-cpp@3.22.1 ${prebuilt}@3.22.1\n`,
+          `hint: install it next to mgpt: npm install --no-save --save-prod --ignore-scripts node-llama-cpp@3.22.1 ${prebuilt}@3.22.1\n`,
       ]);
     }
   });

@@ -3,6 +3,7 @@ import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { llamaInstallCommand } from '../../src/providers/llama/llama-install.js';
 import { tempDir } from '../helpers/temp.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -37,8 +38,8 @@ function project(name: string, platform: string, arch: string): { cwd: string; p
  * (EBADPLATFORM), but downloads and writes nothing. --offline with an empty cache of its own shows
  * it needs no registry, so this runs without network.
  */
-function dryRun(command: 'ci' | 'install', platform: string, arch: string): Promise<{ code: number; out: string }> {
-  const { cwd, preload } = project(`${command}-${platform}-${arch}`, platform, arch);
+function dryRun(command: 'ci' | 'install', platform: string, arch: string, extra: string[] = ['--offline']): Promise<{ code: number; out: string }> {
+  const { cwd, preload } = project(`${command}-${platform}-${arch}${extra.length > 1 ? '-llama' : ''}`, platform, arch);
   const env = {
     ...process.env,
     NODE_OPTIONS: `--require ${preload}`,
@@ -46,7 +47,7 @@ function dryRun(command: 'ci' | 'install', platform: string, arch: string): Prom
     npm_config_update_notifier: 'false',
   };
   return new Promise((resolve) => {
-    execFile('npm', [command, '--dry-run', '--ignore-scripts', '--offline', '--no-audit', '--no-fund'], { cwd, env }, (err, stdout, stderr) => {
+    execFile('npm', [command, '--dry-run', '--ignore-scripts', '--no-audit', '--no-fund', ...extra], { cwd, env }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
       resolve({ code, out: `${stdout}${stderr}` });
     });
@@ -67,4 +68,25 @@ describe('package.json and package-lock.json install on every supported platform
       });
     }
   }
+});
+
+/** The packages the llama provider's install hint (src/providers/llama/llama-install.ts) has npm add, run in mgpt's folder. */
+async function hintAdds(platform: string, arch: string): Promise<string[]> {
+  const args = llamaInstallCommand(platform, arch).split(' ');
+  expect(args.slice(0, 2)).toEqual(['npm', 'install']);
+  // Unlike the checks above this reads the registry's metadata (never a tarball: --dry-run).
+  const r = await dryRun('install', platform, arch, args.slice(2));
+  expect([r.code, r.out]).toEqual([0, expect.not.stringMatching(/EBADPLATFORM|notsup/)]);
+  return [...r.out.matchAll(/^add (\S*node-llama-cpp\S*) /gm)].map((m) => m[1]).sort();
+}
+
+describe('the llama install hint, run in mgpt\'s folder', () => {
+  // The registry here lacks node-llama-cpp's macOS and Windows builds, so only Linux is tried.
+  it('installs node-llama-cpp with only that machine\'s build on linux-arm64', async () => {
+    expect(await hintAdds('linux', 'arm64')).toEqual(['@node-llama-cpp/linux-arm64', 'node-llama-cpp']);
+  });
+
+  it('installs node-llama-cpp and its linux-x64 CPU build on linux-x64 (npm adds the CUDA and Vulkan builds too)', async () => {
+    expect(await hintAdds('linux', 'x64')).toEqual(expect.arrayContaining(['@node-llama-cpp/linux-x64', 'node-llama-cpp']));
+  });
 });

@@ -19,14 +19,15 @@ describe('the node-llama-cpp install command names the machine’s own build', (
   ])('%s-%s: %s', (platform, arch, prebuilt) => {
     expect(llamaPrebuilt(platform, arch)).toBe(prebuilt);
     expect(llamaInstallCommand(platform, arch)).toBe(
-      `npm install --ignore-scripts --omit=optional node-llama-cpp@3.22.1 ${prebuilt}@3.22.1`,
+      `npm install --no-save --save-prod --ignore-scripts node-llama-cpp@3.22.1 ${prebuilt}@3.22.1`,
     );
   });
 
-  it('where node-llama-cpp ships no build, lets its install script build one from source', () => {
+  it('where node-llama-cpp ships no build, has its CLI build one from source', () => {
+    const fromSource = 'npm install --no-save --save-prod --ignore-scripts node-llama-cpp@3.22.1 && npx --no node-llama-cpp source download --gpu false';
     expect(llamaPrebuilt('freebsd', 'x64')).toBeNull();
-    expect(llamaInstallCommand('freebsd', 'x64')).toBe('npm install node-llama-cpp@3.22.1');
-    expect(llamaInstallCommand('linux', 'ia32')).toBe('npm install node-llama-cpp@3.22.1');
+    expect(llamaInstallCommand('freebsd', 'x64')).toBe(fromSource);
+    expect(llamaInstallCommand('linux', 'ia32')).toBe(fromSource);
   });
 
   it('defaults to this machine', () => {

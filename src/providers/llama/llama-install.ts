@@ -28,13 +28,15 @@ export function llamaGpu(platform: string = process.platform, arch: string = pro
 }
 
 /**
- * The command that installs node-llama-cpp with only this machine's prebuilt build: its
- * optionalDependencies name every platform's, and on linux-x64 the CUDA and Vulkan ones (hundreds
- * of MB) match too. Where it ships none, its install script builds llama.cpp from source (needs
- * cmake and a C++ compiler).
+ * The command that installs node-llama-cpp beside mgpt with this machine's prebuilt build.
+ * --save-prod: mgpt declares it an optional peer, which npm never installs by itself (a plain
+ * `npm install node-llama-cpp` in mgpt's folder adds nothing); --no-save keeps package.json and the
+ * lockfile as they are; --ignore-scripts skips its install script, which only matters where there
+ * is no prebuilt build. Where it ships none, its CLI builds llama.cpp from source (cmake and a C++
+ * compiler). Not --omit=optional, which would also remove every other package's native builds.
  */
 export function llamaInstallCommand(platform: string = process.platform, arch: string = process.arch): string {
+  const install = `npm install --no-save --save-prod --ignore-scripts node-llama-cpp@${LLAMA_VERSION}`;
   const prebuilt = llamaPrebuilt(platform, arch);
-  if (!prebuilt) return `npm install node-llama-cpp@${LLAMA_VERSION}`;
-  return `npm install --ignore-scripts --omit=optional node-llama-cpp@${LLAMA_VERSION} ${prebuilt}@${LLAMA_VERSION}`;
+  return prebuilt ? `${install} ${prebuilt}@${LLAMA_VERSION}` : `${install} && npx --no node-llama-cpp source download --gpu false`;
 }
