@@ -40,8 +40,10 @@ function project(name: string, platform: string, arch: string): { cwd: string; p
  */
 function dryRun(command: 'ci' | 'install', platform: string, arch: string, extra: string[] = ['--offline']): Promise<{ code: number; out: string }> {
   const { cwd, preload } = project(`${command}-${platform}-${arch}${extra.length > 1 ? '-llama' : ''}`, platform, arch);
+  // Without the npm_* variables `npm test` passes down (its prefix, cache, loglevel...).
+  const inherited = Object.entries(process.env).filter(([k]) => !k.toLowerCase().startsWith('npm_'));
   const env = {
-    ...process.env,
+    ...Object.fromEntries(inherited),
     NODE_OPTIONS: `--require ${preload}`,
     npm_config_cache: join(cwd, 'npm-cache'),
     npm_config_update_notifier: 'false',
