@@ -1,22 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TurnEvent } from '../../src/core/entity-types.js';
 import { checkWindowInvariant } from '../../src/core/window-plan.js';
 import { Engine } from '../../src/engine/engine.js';
 import { cliEnv, mgpt } from '../helpers/cli.js';
-import { collect } from '../helpers/engine.js';
-import { testGguf } from '../helpers/gguf.js';
+import { collect, done } from '../helpers/engine.js';
+import { STORY_PROMPTS, testGguf } from '../helpers/gguf.js';
 import { tempDir } from '../helpers/temp.js';
 
 const gguf = testGguf();
 const dir = tempDir('mgpt-llama-fit-');
-const done = (events: TurnEvent[]) => events.find((e) => e.type === 'done') as Extract<TurnEvent, { type: 'done' }>;
-const LINES = [
-  'Once upon a time there was a little girl named Lily who loved the park.',
-  'What did Lily find under the big tree?',
-  'Tell me about her friend the dog.',
-  'Where did they go when it started to rain?',
-  'What did her mom say when she came home?',
-];
 
 // The model file is never committed: without MGPT_TEST_GGUF these cannot run, and testGguf()
 // prints a banner saying so. .ci/run sets it.
@@ -39,7 +30,7 @@ describe.skipIf(!gguf)('a 512-token llama model with the default budget (real mo
     };
     let rotations = 0;
     for (let i = 0; i < 30; i++) {
-      const events = await collect(engine.entities.send(e.id, { content: `${LINES[i % LINES.length]} (${i})` }));
+      const events = await collect(engine.entities.send(e.id, { content: `${STORY_PROMPTS[i % STORY_PROMPTS.length]} (${i})` }));
       rotations += events.filter((x) => x.type === 'rotation').length;
       const c = done(events).completion;
       // The provider counts with the model's own tokenizer; prompt and reply share the context.
@@ -60,7 +51,7 @@ describe.skipIf(!gguf)('a 512-token llama model with the default budget (real mo
     expect(added.code, added.stderr).toBe(0);
     expect((await mgpt(['entities', 'create', '--name', 'ada'], env)).code).toBe(0);
     for (let i = 0; i < 6; i++) {
-      const r = await mgpt(['send', 'ada', `${LINES[i % LINES.length]} Once upon a time`], env);
+      const r = await mgpt(['send', 'ada', `${STORY_PROMPTS[i % STORY_PROMPTS.length]} Once upon a time`], env);
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdout.trim().length).toBeGreaterThan(0);
     }

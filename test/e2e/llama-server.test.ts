@@ -1,11 +1,11 @@
 import { type IncomingMessage, type ServerResponse, createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TurnEvent } from '../../src/core/entity-types.js';
 import { checkWindowInvariant } from '../../src/core/window-plan.js';
 import { Engine } from '../../src/engine/engine.js';
 import { cliEnv, mgpt, spawnMgpt } from '../helpers/cli.js';
-import { collect } from '../helpers/engine.js';
+import { collect, done } from '../helpers/engine.js';
+import { STORY_PROMPTS } from '../helpers/gguf.js';
 import { type LlamaServer, llamaServerParts, startLlamaServer } from '../helpers/llama-server.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -13,14 +13,6 @@ import { tempDir } from '../helpers/temp.js';
 // tokenizer, its own 400s): what a scripted fake cannot show.
 const parts = llamaServerParts();
 const dir = tempDir('mgpt-llama-server-');
-const done = (events: TurnEvent[]) => events.find((e) => e.type === 'done') as Extract<TurnEvent, { type: 'done' }>;
-const LINES = [
-  'Once upon a time there was a little girl named Lily who loved the park.',
-  'What did Lily find under the big tree?',
-  'Tell me about her friend the dog.',
-  'Where did they go when it started to rain?',
-  'What did her mom say when she came home?',
-];
 
 interface Usage {
   prompt_tokens: number;
@@ -82,7 +74,7 @@ describe.skipIf(!parts)('the openai provider against the real llama-server', () 
     };
     let rotations = 0;
     for (turn = 0; turn < 30; turn++) {
-      const events = await collect(engine.entities.send(e.id, { content: `${LINES[turn % LINES.length]} (${turn})` }));
+      const events = await collect(engine.entities.send(e.id, { content: `${STORY_PROMPTS[turn % STORY_PROMPTS.length]} (${turn})` }));
       rotations += events.filter((x) => x.type === 'rotation').length;
       const c = done(events).completion;
       const reported = recorder.usages.at(-1)!;

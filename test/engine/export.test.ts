@@ -6,17 +6,12 @@ import { describe, expect, it } from 'vitest';
 import { BadRequestError, ConflictError } from '../../src/core/errors.js';
 import { readTar, tarHeader, tarPadding, tarTrailer } from '../../src/core/tar.js';
 import type { Engine } from '../../src/engine/engine.js';
-import { collect, makeEngine } from '../helpers/engine.js';
+import { bytes, collect, makeEngine } from '../helpers/engine.js';
 import { tempDir } from '../helpers/temp.js';
 
 const dir = tempDir();
 const sha = (b: Uint8Array | string) => createHash('sha256').update(b).digest('hex');
 
-async function bytes(it: AsyncIterable<Uint8Array>): Promise<Buffer> {
-  const parts: Uint8Array[] = [];
-  for await (const p of it) parts.push(p);
-  return Buffer.concat(parts);
-}
 
 /** An entity with a summary block and unicode content. */
 async function rich(engine: Engine) {

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import type { TurnEvent } from '../../src/core/entity-types.js';
 import { Engine, type EngineOptions } from '../../src/engine/engine.js';
 import type { FakeOpenAI } from './fake-openai.js';
 
@@ -15,6 +16,18 @@ export function makeEngine(
     route: () => (fake ? { provider: 'openai', baseUrl: fake.url, model: 'fake-model', maxRetries: 0 } : { provider: 'echo' }),
     ...rest,
   });
+}
+
+/** The `done` event of a turn's events. */
+export function done(events: TurnEvent[]): Extract<TurnEvent, { type: 'done' }> {
+  return events.find((e) => e.type === 'done') as Extract<TurnEvent, { type: 'done' }>;
+}
+
+/** A streamed body (an export), whole. */
+export async function bytes(it: AsyncIterable<Uint8Array>): Promise<Buffer> {
+  const parts: Uint8Array[] = [];
+  for await (const p of it) parts.push(p);
+  return Buffer.concat(parts);
 }
 
 /** Drains a turn and returns its events. */

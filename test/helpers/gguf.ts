@@ -22,6 +22,15 @@ export function llamaInstalled(): boolean {
   }
 }
 
+/** Prompts the tiny story model knows how to go on from. */
+export const STORY_PROMPTS = [
+  'Once upon a time there was a little girl named Lily who loved the park.',
+  'What did Lily find under the big tree?',
+  'Tell me about her friend the dog.',
+  'Where did they go when it started to rain?',
+  'What did her mom say when she came home?',
+];
+
 export const STORIES_SHA256 = '270cba1bd5109f42d03350f60406024560464db173c0e387d91f0426d3bd256d';
 
 /**
