@@ -41,6 +41,8 @@ export interface RespondOptions {
 
 export interface ImportOptions {
   keepId?: boolean;
+  /** The copy's name instead of the archive's (the same rules as create). */
+  name?: string;
 }
 
 export interface AccountInfo {

@@ -15,6 +15,7 @@ import { checkWindowInvariant } from '../core/window-plan.js';
 import type { EntityRow } from '../store/entity-repo.js';
 import type { EngineDeps } from './deps.js';
 import { sha256 } from './entities.js';
+import type { ImportOptions } from '../core/backend.js';
 import { checkBudget, checkName } from './entity-rules.js';
 import { toEntity, windowDocument } from './entity-wire.js';
 import { EXPORT_FILES } from './export.js';
@@ -40,7 +41,7 @@ export async function importEntity(
   deps: EngineDeps,
   bytes: Uint8Array,
   format: ExportFormat,
-  opts: { keepId?: boolean },
+  opts: ImportOptions,
   accountId: string,
 ): Promise<Entity> {
   if (bytes.length > IMPORT_MAX_BYTES) throw importTooLarge();
@@ -60,7 +61,7 @@ export async function importEntity(
   const row: EntityRow = {
     id,
     accountId,
-    name: manifest.entity.name,
+    name: opts.name === undefined ? manifest.entity.name : checkName(opts.name),
     instructions: manifest.entity.instructions,
     instructionsTokens: tok.count(manifest.entity.instructions),
     model: manifest.entity.model,

@@ -1,42 +1,13 @@
-import { Readable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
-import { LocalBackend } from '../../src/backends/local.js';
 import { runUpdate } from '../../src/cli/commands/entities/update.js';
-import type { CliContext } from '../../src/cli/context.js';
+import { testContext as sharedContext } from '../helpers/cli-context.js';
 import { collect, makeEngine } from '../helpers/engine.js';
 import { tempDir } from '../helpers/temp.js';
 
 const engine = makeEngine(tempDir(), { windowBudget: 400 });
 afterAll(() => engine.close());
 
-/** A context over the local backend with buffers for stdout and stderr. */
-function testContext(tty: boolean): CliContext & { out: () => string; err: () => string } {
-  let out = '';
-  let err = '';
-  const backend = new LocalBackend(engine);
-  return {
-    io: {
-      stdout: { write: (c) => ((out += String(c)), true) },
-      stderr: { write: (c) => ((err += c), true) },
-      stdin: Readable.from([]),
-      stdoutIsTTY: tty,
-      stderrIsTTY: tty,
-      stdinIsTTY: true,
-    },
-    env: {},
-    version: 'test',
-    flags: {},
-    exitCode: 0,
-    signal: new AbortController().signal,
-    extendGrace: () => {},
-    settings: () => ({}) as never,
-    engineOptions: () => ({}) as never,
-    backend: async () => backend,
-    close: async () => {},
-    out: () => out,
-    err: () => err,
-  } as CliContext & { out: () => string; err: () => string };
-}
+const testContext = (tty: boolean) => sharedContext(engine, tty);
 
 describe('runUpdate', () => {
   it('on a terminal, says what changed and that the next turn rotates a window over the new budget', async () => {

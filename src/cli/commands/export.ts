@@ -10,7 +10,7 @@ import { examples } from '../help.js';
 import { formatInt, printJson } from '../output.js';
 
 export interface ExportOptions {
-  output: string;
+  output?: string;
   format?: string;
   json?: boolean;
 }
@@ -21,10 +21,10 @@ export function registerExport(program: Command, ctx: CliContext): void {
       .command('export')
       .description('export an entity: tar (manifest.json, transcript.json, window.json) or JSON')
       .argument('<entity>', 'entity id or exact name')
-      .requiredOption('-o, --output <file>', 'FILE.tar or FILE.json; - writes to stdout (needs --format)')
-      .option('--format <format>', 'tar or json (default: from the file extension)')
+      .option('-o, --output <file>', 'FILE.tar or FILE.json; - or no -o writes to stdout (tar unless --format json), never tar to a terminal')
+      .option('--format <format>', 'tar or json (default: from the file extension; tar on stdout)')
       .option('--json', 'print a JSON summary of the export'),
-    ['mgpt export ada -o ada.tar', 'mgpt export ada -o ada.json', 'mgpt export ada -o - --format tar | tar -tf -'],
+    ['mgpt export ada -o ada.tar', 'mgpt export ada -o ada.json', 'mgpt export ada | tar -tf -', 'mgpt export ada --format json | jq .manifest'],
   ).action((ref: string, o: ExportOptions) => runExport(ctx, ref, o));
 }
 
@@ -33,14 +33,18 @@ export function formatFor(file: string, explicit: string | undefined): ExportFor
     if (explicit !== 'tar' && explicit !== 'json') throw new BadRequestError(`--format must be tar or json, got ${JSON.stringify(explicit)}`);
     return explicit;
   }
-  if (/\.tar$/i.test(file)) return 'tar';
+  if (file === '-' || /\.tar$/i.test(file)) return 'tar';
   if (/\.json$/i.test(file)) return 'json';
   throw new BadRequestError(`cannot tell the format of ${JSON.stringify(file)}`, { hint: 'name it .tar or .json, or pass --format' });
 }
 
-export async function runExport(ctx: CliContext, ref: string, o: ExportOptions): Promise<void> {
+export async function runExport(ctx: CliContext, ref: string, opts: ExportOptions): Promise<void> {
+  const o = { ...opts, output: opts.output ?? '-' };
   const format = formatFor(o.output, o.format);
-  if (o.output === '-' && o.json) throw new BadRequestError('--json prints a summary on stdout; it cannot go with -o -');
+  if (o.output === '-' && o.json) throw new BadRequestError('--json prints a summary on stdout; it cannot go with the archive on stdout', { hint: 'write the archive to a file: -o FILE' });
+  if (o.output === '-' && format === 'tar' && ctx.io.stdoutIsTTY) {
+    throw new BadRequestError('not writing a tar archive to a terminal', { hint: `write it to a file (mgpt export ${ref} -o ${ref}.tar) or pipe it` });
+  }
   const entity = await resolveEntity(ctx, ref);
   const body = (await ctx.backend()).exportEntity(entity.id, format);
   const hash = createHash('sha256');

@@ -10,6 +10,7 @@ import { formatFor } from './export.js';
 
 export interface ImportOptions {
   keepId?: boolean;
+  name?: string;
   format?: string;
   json?: boolean;
 }
@@ -21,9 +22,10 @@ export function registerImport(program: Command, ctx: CliContext): void {
       .description('recreate an exported entity in the local engine (sha256 values are verified)')
       .argument('<file>', 'FILE.tar or FILE.json from mgpt export; - reads stdin')
       .option('--keep-id', 'keep the original entity id instead of a new one')
+      .option('--name <name>', "name the copy (default: the archive's name)")
       .option('--format <format>', 'tar or json (default: from the extension or the content)')
       .option('--json', 'print the imported entity as JSON'),
-    ['mgpt import ada.tar', 'mgpt import ada.json --keep-id'],
+    ['mgpt import ada.tar', 'mgpt import ada.tar --name ada-copy', 'mgpt import ada.json --keep-id', 'mgpt export ada | mgpt import - --name ada-2'],
   ).action((file: string, o: ImportOptions) => runImport(ctx, file, o));
 }
 
@@ -37,7 +39,7 @@ export async function runImport(ctx: CliContext, file: string, o: ImportOptions)
   }
   const format =
     o.format !== undefined || /\.(tar|json)$/i.test(file) ? formatFor(file, o.format) : bytes[0] === 0x7b ? 'json' : 'tar';
-  const entity = await (await ctx.backend()).importEntity(bytes, format, { keepId: o.keepId });
+  const entity = await (await ctx.backend()).importEntity(bytes, format, { keepId: o.keepId, name: o.name });
   if (o.json) return printJson(ctx.io, entity);
   ctx.io.stdout.write(entity.id + '\n');
   if (ctx.io.stderrIsTTY) {
