@@ -392,9 +392,10 @@ function checkBalance(deps: EngineDeps, entity: EntityRow, account: AccountRow, 
   const balance = account.balanceUsd ?? 0;
   const billed = costUsd(deps.prices[entity.model], messageTokens, 0);
   if (balance > 0 && balance >= billed) return;
+  const missing = roundUsd(Math.max(billed - balance, 0));
   throw new PaymentRequiredError(
-    `insufficient balance: $${balance.toFixed(6)} left, this message costs $${billed.toFixed(6)}`,
-    { balanceUsd: balance, billedUsd: billed, missingUsd: roundUsd(Math.max(billed - balance, 0)) },
+    `insufficient balance: $${balance.toFixed(6)} left, this message costs $${billed.toFixed(6)}, $${missing.toFixed(6)} missing`,
+    { balanceUsd: balance, billedUsd: billed, missingUsd: missing },
     { hint: `add funds: mgpt accounts topup ${account.name} 5` },
   );
 }

@@ -113,3 +113,18 @@ describe('mgpt login, logout and the remote backend from the CLI', () => {
     await server.result;
   });
 });
+
+describe('mgpt serve on a port that is taken', () => {
+  it('says the port is in use and how to get a free one, not EADDRINUSE', async () => {
+    const { createServer } = await import('node:net');
+    const taken = createServer();
+    await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
+    const port = (taken.address() as import('node:net').AddressInfo).port;
+    try {
+      const r = await mgpt(['serve', '--port', String(port)], cliEnv(`${dir}/taken`));
+      expect([r.code, r.stderr]).toEqual([1, `error: port ${port} on 127.0.0.1 is in use\nhint: --port 0 picks a free one (the URL is printed on stdout)\n`]);
+    } finally {
+      taken.close();
+    }
+  });
+});

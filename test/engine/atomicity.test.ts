@@ -132,6 +132,8 @@ describe('a failed or cancelled turn leaves no trace', () => {
     const r = await child.result;
     expect(r.code).toBe(130);
     expect(r.stderr).toMatch(/^error: cancelled: nothing of this turn was stored$/m);
+    // The partial reply's line is ended, so the terminal's ^C and the error do not run into it.
+    expect(r.stdout).toMatch(/^a[^\n]*\n$/);
     expect(snapshot(env.MGPT_DB, id)).toEqual(before);
     await new Promise((res) => setTimeout(res, 50));
     expect(fake.aborted - abortedBefore).toBe(1);

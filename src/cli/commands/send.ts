@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import type { Backend } from '../../core/backend.js';
 import { ENTITY_MODEL, type EntityCompletion } from '../../core/entity-types.js';
 import { cutNotice } from '../../core/finish-notice.js';
 import type { CliContext } from '../context.js';
@@ -47,22 +48,44 @@ export async function sendAndPrint(ctx: CliContext, entityId: string, content: s
   if (backend.kind === 'local' && ctx.settings().usesDefaultEcho(ENTITY_MODEL)) {
     note(ctx, 'using the built-in echo provider (no model configured); set one with: mgpt config set models.mgpt-1-27b.baseUrl http://127.0.0.1:11434/v1');
   }
-  const streaming = o.stream && !o.json;
   const started = performance.now();
+  const streaming = o.stream && !o.json;
+  const { completion, printed } = await streamTurn(ctx, backend, entityId, content, { ...o, streaming });
+  if (completion) printCompletion(ctx, completion, { json: o.json, streaming, printed, started });
+}
+
+/** The turn's events: text to stdout as it streams, rotation and replay notices to stderr. */
+async function streamTurn(
+  ctx: CliContext,
+  backend: Backend,
+  entityId: string,
+  content: string,
+  o: { idempotencyKey?: string; streaming: boolean },
+): Promise<{ completion?: EntityCompletion; printed: string }> {
   let completion: EntityCompletion | undefined;
   let printed = '';
-  for await (const ev of backend.sendMessage(entityId, { content, idempotencyKey: o.idempotencyKey, signal: ctx.signal })) {
-    if (ev.type === 'delta' && streaming) {
-      ctx.io.stdout.write(ev.text);
-      printed += ev.text;
-    } else if (ev.type === 'rotation' && (ctx.flags.verbose || ctx.io.stderrIsTTY)) {
-      note(ctx, `window rotated: messages ${ev.covers[0]}-${ev.covers[1]} folded into a ${ev.summaryTokens}-token summary`);
-    } else if (ev.type === 'done') {
-      completion = ev.completion;
-      if (ev.replayed && ctx.flags.verbose) note(ctx, 'replayed the stored reply for this idempotency key');
+  try {
+    for await (const ev of backend.sendMessage(entityId, { content, idempotencyKey: o.idempotencyKey, signal: ctx.signal })) {
+      if (ev.type === 'delta' && o.streaming) {
+        ctx.io.stdout.write(ev.text);
+        printed += ev.text;
+      } else if (ev.type === 'rotation' && (ctx.flags.verbose || ctx.io.stderrIsTTY)) {
+        note(ctx, `window rotated: messages ${ev.covers[0]}-${ev.covers[1]} folded into a ${ev.summaryTokens}-token summary`);
+      } else if (ev.type === 'done') {
+        completion = ev.completion;
+        if (ev.replayed && ctx.flags.verbose) note(ctx, 'replayed the stored reply for this idempotency key');
+      }
     }
+  } catch (err) {
+    // A reply cut short (Ctrl-C, a failure) ends its line, so the error starts on its own.
+    if (printed && !printed.endsWith('\n')) ctx.io.stdout.write('\n');
+    throw err;
   }
-  if (!completion) return;
+  return { completion, printed };
+}
+
+/** The finished reply: the rest of it (or JSON), its line ended, a notice when it was cut. */
+function printCompletion(ctx: CliContext, completion: EntityCompletion, o: { json?: boolean; streaming: boolean; printed: string; started: number }): void {
   const cut = cutNotice(completion);
   if (o.json) {
     printJson(ctx.io, completion);
@@ -70,11 +93,11 @@ export async function sendAndPrint(ctx: CliContext, entityId: string, content: s
     return;
   }
   const reply = completion.choices[0]?.message.content ?? '';
-  if (!streaming) ctx.io.stdout.write(reply);
-  if (!(streaming ? printed : reply).endsWith('\n')) ctx.io.stdout.write('\n');
+  if (!o.streaming) ctx.io.stdout.write(reply);
+  if (!(o.streaming ? o.printed : reply).endsWith('\n')) ctx.io.stdout.write('\n');
   if (cut) warn(ctx, cut);
   if (ctx.flags.verbose) {
     const u = completion.usage;
-    note(ctx, `${completion.id}: ${u.prompt_tokens} prompt + ${u.completion_tokens} completion tokens, ${Math.round(performance.now() - started)} ms`);
+    note(ctx, `${completion.id}: ${u.prompt_tokens} prompt + ${u.completion_tokens} completion tokens, ${Math.round(performance.now() - o.started)} ms`);
   }
 }

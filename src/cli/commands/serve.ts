@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { BadRequestError } from '../../core/errors.js';
+import { BadRequestError, MgptError } from '../../core/errors.js';
 import type { CliContext } from '../context.js';
 import { examples } from '../help.js';
 import { durationOption, intOption } from '../input.js';
@@ -55,7 +55,7 @@ export async function runServe(ctx: CliContext, o: ServeOptions): Promise<void> 
     keepAliveTimeoutMs,
     maxConnections,
     onUnexpectedError: (err) => ctx.io.stderr.write(`mgpt serve: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`),
-  });
+  }).catch((err: unknown) => Promise.reject(listenError(err, o.host, port)));
   ctx.io.stderr.write(`mgpt serve: listening on ${server.url} (db ${ctx.settings().db})\n`);
   ctx.io.stdout.write(server.url + '\n');
   ctx.extendGrace(SERVE_DRAIN_MS + 2000);
@@ -67,4 +67,13 @@ export async function runServe(ctx: CliContext, o: ServeOptions): Promise<void> 
   ctx.io.stderr.write('mgpt serve: stopping; letting turns in flight finish\n');
   await server.close(SERVE_DRAIN_MS);
   ctx.io.stderr.write('mgpt serve: stopped\n');
+}
+
+/** The socket's refusal in words a person can act on. */
+function listenError(err: unknown, host: string, port: number): unknown {
+  const code = (err as { code?: string }).code;
+  if (code === 'EADDRINUSE') return new MgptError(`port ${port} on ${host} is in use`, { hint: '--port 0 picks a free one (the URL is printed on stdout)' });
+  if (code === 'EADDRNOTAVAIL') return new BadRequestError(`cannot listen on ${host}: no such address on this machine`, { hint: 'use 127.0.0.1, 0.0.0.0 or one of this machine\'s addresses' });
+  if (code === 'EACCES') return new MgptError(`not allowed to listen on port ${port}`, { hint: 'ports below 1024 need privileges: pick a higher one' });
+  return err;
 }
