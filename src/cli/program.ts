@@ -25,30 +25,45 @@ import { examples } from './help.js';
 
 /** Top-level commands, by the names (and aliases) that select them. */
 const COMMANDS: Array<[string[], (program: Command, ctx: CliContext) => void]> = [
-  [['config'], registerConfig],
-  [['login', 'logout'], registerLogin],
-  [['models'], registerModels],
-  [['entities'], registerEntities],
   [['ask'], registerAsk],
   [['send'], registerSend],
   [['chat'], registerChat],
   [['batch'], registerBatch],
+  [['entities'], registerEntities],
   [['history'], registerHistory],
   [['window'], registerWindow],
   [['export'], registerExport],
   [['import'], registerImport],
-  [['prompts'], registerPrompts],
   [['universes'], registerUniverses],
   [['respond'], registerRespond],
   [['image'], registerImage],
   [['logs'], registerLogs],
-  [['accounts'], registerAccounts],
-  [['keys'], registerKeys],
+  [['prompts'], registerPrompts],
   [['serve'], registerServe],
+  [['keys'], registerKeys],
+  [['accounts'], registerAccounts],
+  [['config'], registerConfig],
+  [['login', 'logout'], registerLogin],
+  [['models'], registerModels],
   [['completion'], registerCompletion],
 ];
 
 const GLOBAL_WITH_VALUE = new Set(['--db', '--profile', '--backend']);
+
+/** `mgpt --help` groups commands as gh does. */
+const HELP_GROUPS: Record<string, string> = {
+  ask: 'Talking:', send: 'Talking:', chat: 'Talking:', batch: 'Talking:',
+  entities: 'Entities:', history: 'Entities:', window: 'Entities:', export: 'Entities:', import: 'Entities:',
+  universes: 'Universes:', respond: 'Universes:', image: 'Universes:', logs: 'Universes:', prompts: 'Universes:',
+  serve: 'Server:', keys: 'Server:', accounts: 'Server:',
+  config: 'Setup:', login: 'Setup:', logout: 'Setup:', models: 'Setup:', completion: 'Setup:',
+};
+
+/** `-v` as well as `-V`/`--version`, where a global flag goes (commander takes one short flag). */
+export function versionAlias(argv: string[]): string[] {
+  const first = argv.findIndex((a) => !a.startsWith('-'));
+  return argv.map((a, i) => (a === '-v' && (first < 0 || i < first) ? '--version' : a));
+}
 
 /**
  * Which commands to define for this command line: building all of them costs startup time on
@@ -65,7 +80,7 @@ export function commandsFor(argv: string[]): typeof COMMANDS {
       break;
     }
   }
-  if (first === undefined) return argv.some((a) => a === '-V' || a === '--version') && !argv.some((a) => a === '-h' || a === '--help') ? [] : COMMANDS;
+  if (first === undefined) return argv.some((a) => a === '-V' || a === '-v' || a === '--version') && !argv.some((a) => a === '-h' || a === '--help') ? [] : COMMANDS;
   // Completion describes every command, so it needs them all defined.
   if (first === 'completion') return COMMANDS;
   const hit = COMMANDS.filter(([names]) => names.includes(first!));
@@ -76,7 +91,7 @@ export function commandsFor(argv: string[]): typeof COMMANDS {
 export function buildProgram(ctx: CliContext, argv: string[] = []): Command {
   const program = new Command('mgpt')
     .description('mgpt: long-lived conversations with a model whose memory lives with the platform')
-    .version(ctx.version, '-V, --version', 'print the version')
+    .version(ctx.version, '-V, --version', 'print the version (also -v)')
     .option('--db <path>', 'SQLite database of the local backend (env MGPT_DB)')
     .option('--profile <name>', 'config profile (env MGPT_PROFILE)')
     .option('--backend <backend>', 'local (embedded engine) or remote (HTTP; env MGPT_BACKEND)')
@@ -99,6 +114,7 @@ export function buildProgram(ctx: CliContext, argv: string[] = []): Command {
     'mgpt export ada -o ada.tar',
   ]);
   for (const [, register] of commandsFor(argv)) register(program, ctx);
+  for (const cmd of program.commands) cmd.helpGroup(HELP_GROUPS[cmd.name()] ?? 'Commands:');
   // Subcommands inherit output and exit handling from the root.
   for (const cmd of allCommands(program)) {
     cmd.exitOverride().configureOutput(program.configureOutput()).showHelpAfterError('(add --help for usage)');

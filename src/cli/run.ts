@@ -2,14 +2,15 @@ import { CommanderError } from 'commander';
 import { type ExitCode, MgptError, PaymentRequiredError, exitCodeOf, fromSystemError } from '../core/errors.js';
 import { type CliContext, createContext, type ContextOptions } from './context.js';
 import { colorWanted, colors, loadColors, sanitizeForTerminal } from './output.js';
-import { buildProgram } from './program.js';
+import { buildProgram, versionAlias } from './program.js';
 
 /** Runs one command line and returns its exit code; prints `error: ...` lines, never exits. */
 export async function runCli(argv: string[], opts: ContextOptions): Promise<number> {
   const ctx = createContext(opts);
   try {
     if (colorWanted(opts.io, opts.env)) await loadColors();
-    await buildProgram(ctx, argv).parseAsync(argv, { from: 'user' });
+    const args = versionAlias(argv);
+    await buildProgram(ctx, args).parseAsync(args, { from: 'user' });
     return ctx.exitCode;
   } catch (err) {
     return report(ctx, err);
