@@ -9,15 +9,15 @@ const bin = `${root}bin/mgpt`;
 const env = { PATH: process.env.PATH, HOME: '/nonexistent', NO_COLOR: '1', COLUMNS: '100' };
 const help = (args) => execFileSync(process.execPath, [bin, ...args, '--help'], { env, encoding: 'utf8' });
 
+/** The commands listed under every group heading (`Commands:`, or the top level's `Talking:`, `Entities:`...). */
 function subcommands(text) {
-  const m = /\nCommands:\n([\s\S]*?)(\n\n|$)/.exec(text);
-  if (!m) return [];
-  // Command lines are indented two spaces; wrapped descriptions are indented further.
-  return m[1]
-    .split('\n')
-    .filter((l) => /^ {2}\S/.test(l))
-    .map((l) => l.trim().split(/[\s|]/)[0])
-    .filter((c) => c !== 'help');
+  const out = [];
+  for (const m of text.matchAll(/\n([A-Z][A-Za-z]+):\n([\s\S]*?)(?=\n\n|$)/g)) {
+    if (['Options', 'Arguments', 'Examples'].includes(m[1])) continue;
+    // Command lines are indented two spaces; wrapped descriptions are indented further.
+    for (const l of m[2].split('\n')) if (/^ {2}\S/.test(l)) out.push(l.trim().split(/[\s|]/)[0]);
+  }
+  return out.filter((c) => c !== 'help');
 }
 
 const sections = [];
