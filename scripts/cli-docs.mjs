@@ -9,11 +9,14 @@ const bin = `${root}bin/mgpt`;
 const env = { PATH: process.env.PATH, HOME: '/nonexistent', NO_COLOR: '1', COLUMNS: '100' };
 const help = (args) => execFileSync(process.execPath, [bin, ...args, '--help'], { env, encoding: 'utf8' });
 
+/** Headings that list commands (src/cli/program.ts groups the top level); other sections (Keys:...) do not. */
+const COMMAND_GROUPS = ['Commands', 'Talking', 'Entities', 'Universes', 'Server', 'Setup'];
+
 /** The commands listed under every group heading (`Commands:`, or the top level's `Talking:`, `Entities:`...). */
 function subcommands(text) {
   const out = [];
   for (const m of text.matchAll(/\n([A-Z][A-Za-z]+):\n([\s\S]*?)(?=\n\n|$)/g)) {
-    if (['Options', 'Arguments', 'Examples'].includes(m[1])) continue;
+    if (!COMMAND_GROUPS.includes(m[1])) continue;
     // Command lines are indented two spaces; wrapped descriptions are indented further.
     for (const l of m[2].split('\n')) if (/^ {2}\S/.test(l)) out.push(l.trim().split(/[\s|]/)[0]);
   }
