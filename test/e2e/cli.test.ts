@@ -46,17 +46,22 @@ describe('config and models', () => {
     expect((await mgpt(['config', 'set', 'models.mgpt-1-27b.apiKey', 'sk-live-1234567890abcdef'], cfgEnv)).code).toBe(0);
     expect(statSync(path).mode & 0o777).toBe(0o600);
     expect((await mgpt(['config', 'get', 'engine.windowBudget'], cfgEnv)).stdout).toBe('8000\n');
+    // The settings in effect, defaults included, each with where it comes from.
     const list = json((await mgpt(['config', 'list', '--json'], cfgEnv)).stdout);
-    expect(list).toEqual({
-      profile: 'default',
-      settings: { 'engine.windowBudget': 8000, 'models.mgpt-1-27b.apiKey': 'sk-live-123456…' },
-    });
+    expect(list.profile).toBe('default');
+    expect(list.settings).toMatchObject({ 'engine.windowBudget': 8000, 'models.mgpt-1-27b.apiKey': 'sk-live-123456…', backend: 'local', 'engine.transcriptCap': 1_000_000 });
+    expect(list.sources).toMatchObject({ 'engine.windowBudget': 'profile default', backend: 'default', db: 'env MGPT_DB' });
+    const fromEnv = json((await mgpt(['config', 'get', 'engine.windowBudget', '--json'], { ...cfgEnv, MGPT_WINDOW_BUDGET: '9000' })).stdout);
+    expect(fromEnv).toEqual({ key: 'engine.windowBudget', value: '9000', source: 'env MGPT_WINDOW_BUDGET' });
+    const typo = await mgpt(['--profile', 'wrok', 'config', 'get', 'backend'], cfgEnv);
+    expect([typo.code, typo.stdout, typo.stderr]).toEqual([0, 'local\n', expect.stringContaining('warning: profile wrok does not exist')]);
     expect((await mgpt(['config', 'list'], cfgEnv)).stdout).not.toMatch(/abcdef/);
     const bad = await mgpt(['config', 'set', 'engine.windowBudget', 'lots'], cfgEnv);
     expect([bad.code, bad.stderr]).toEqual([2, expect.stringMatching(/must be a positive integer/)]);
     expect((await mgpt(['config', 'set', 'nope', '1'], cfgEnv)).code).toBe(2);
     expect((await mgpt(['config', 'unset', 'engine.windowBudget'], cfgEnv)).code).toBe(0);
-    expect((await mgpt(['config', 'get', 'engine.windowBudget'], cfgEnv)).code).toBe(4);
+    expect((await mgpt(['config', 'get', 'engine.windowBudget', '--json'], cfgEnv)).stdout).toBe(JSON.stringify({ key: 'engine.windowBudget', value: 32000, source: 'default' }, null, 2) + '\n');
+    expect((await mgpt(['config', 'get', 'baseUrl'], cfgEnv)).code).toBe(4);
     // A new entity takes the configured budget.
     await mgpt(['config', 'set', 'engine.windowBudget', '777'], cfgEnv);
     const e = json((await mgpt(['entities', 'create', '--json'], cfgEnv)).stdout);

@@ -1,11 +1,12 @@
 import type { Command } from 'commander';
 import { activeProfileName, configPath, readConfigFile } from '../../../config/config.js';
-import { type ConfigFile, KEYS, isSecretKey, keySpec, maskSecret, parseValue } from '../../../config/schema.js';
+import { type EffectiveSetting, effectiveSettings, profileExists } from '../../../config/effective.js';
+import { type ConfigFile, KEYS, keySpec, parseValue } from '../../../config/schema.js';
 import { openConfigStore } from '../../../config/store.js';
 import { BadRequestError, NotFoundError } from '../../../core/errors.js';
 import type { CliContext } from '../../context.js';
 import { examples } from '../../help.js';
-import { printJson, printTable } from '../../output.js';
+import { colors, printJson, printTable, warn } from '../../output.js';
 
 interface JsonOpt {
   json?: boolean;
@@ -20,7 +21,7 @@ export function registerConfig(program: Command, ctx: CliContext): void {
     'mgpt config list --json',
   ]);
   examples(
-    config.command('get').description('print one setting of the active profile').argument('<key>').option('--json', 'JSON output'),
+    config.command('get').description('print the value of a setting in effect, and (on a terminal) where it comes from: flag, environment, profile or default').argument('<key>').option('--json', 'JSON output'),
     ['mgpt config get engine.windowBudget'],
   ).action((key: string, o: JsonOpt) => runConfigGet(ctx, key, o));
   examples(
@@ -35,7 +36,7 @@ export function registerConfig(program: Command, ctx: CliContext): void {
   examples(config.command('unset').description('remove one setting of the active profile').argument('<key>'), [
     'mgpt config unset models.mgpt-1-27b',
   ]).action((key: string) => runConfigUnset(ctx, key));
-  examples(config.command('list').description('print the settings of the active profile').option('--json', 'JSON output'), [
+  examples(config.command('list').description('print every setting in effect, defaults included, with where each comes from').option('--json', 'JSON output'), [
     'mgpt config list',
   ]).action((o: JsonOpt) => runConfigList(ctx, o));
   examples(config.command('path').description('print where config.json lives').option('--json', 'JSON output'), [
@@ -43,28 +44,20 @@ export function registerConfig(program: Command, ctx: CliContext): void {
   ]).action((o: JsonOpt) => runConfigPath(ctx, o));
 }
 
-/** Settings of the active profile as dotted key -> value, secrets masked. */
-function flatten(obj: unknown, prefix = '', out: Array<[string, unknown]> = []): Array<[string, unknown]> {
-  if (typeof obj === 'object' && obj !== null && !Array.isArray(obj)) {
-    for (const [k, v] of Object.entries(obj)) flatten(v, prefix ? `${prefix}.${k}` : k, out);
-  } else {
-    out.push([prefix, isSecretKey(prefix) && typeof obj === 'string' ? maskSecret(obj) : obj]);
-  }
-  return out;
-}
-
-function profileEntries(ctx: CliContext): { profile: string; entries: Array<[string, unknown]> } {
-  const file = readConfigFile(ctx.env);
-  const profile = activeProfileName(file, ctx.env, ctx.flags);
-  return { profile, entries: flatten(file.profiles?.[profile] ?? {}) };
-}
-
 export function runConfigGet(ctx: CliContext, key: string, o: JsonOpt): void {
   if (!keySpec(key)) throw new BadRequestError(`unknown config key ${JSON.stringify(key)}`, { hint: 'see: mgpt config set --help' });
-  const found = profileEntries(ctx).entries.find(([k]) => k === key);
-  if (!found) throw new NotFoundError(`${key} is not set`);
-  if (o.json) printJson(ctx.io, { key, value: found[1] });
-  else ctx.io.stdout.write(`${String(found[1])}\n`);
+  const found = effective(ctx).find((s) => s.key === key);
+  if (!found) throw new NotFoundError(`${key} is not set`, { hint: `set it: mgpt config set ${key} VALUE` });
+  if (o.json) return printJson(ctx.io, found);
+  // Scripts get the bare value; a person also sees where it comes from.
+  ctx.io.stdout.write(ctx.io.stdoutIsTTY ? `${String(found.value)}  ${colors(ctx, 'stdout').dim(`(${found.source})`)}\n` : `${String(found.value)}\n`);
+}
+
+/** The settings in effect (flags, environment, profile, defaults), warning when the profile named does not exist. */
+function effective(ctx: CliContext): EffectiveSetting[] {
+  const { profile, exists } = profileExists(ctx.env, ctx.flags);
+  if (!exists) warn(ctx, `profile ${profile} does not exist: these are the defaults (mgpt --profile ${profile} config set KEY VALUE creates it)`);
+  return effectiveSettings(ctx.env, ctx.flags);
 }
 
 export async function runConfigSet(ctx: CliContext, key: string, raw: string): Promise<void> {
@@ -86,16 +79,25 @@ export async function runConfigUnset(ctx: CliContext, key: string): Promise<void
 }
 
 export function runConfigList(ctx: CliContext, o: JsonOpt): void {
-  const { profile, entries } = profileEntries(ctx);
+  const settings = effective(ctx);
+  const profile = activeProfileName(readConfigFile(ctx.env), ctx.env, ctx.flags);
   if (o.json) {
-    printJson(ctx.io, { profile, settings: Object.fromEntries(entries) });
+    printJson(ctx.io, {
+      profile,
+      settings: Object.fromEntries(settings.map((s) => [s.key, s.value])),
+      sources: Object.fromEntries(settings.map((s) => [s.key, s.source])),
+    });
     return;
   }
-  if (entries.length === 0 && ctx.io.stdoutIsTTY) {
-    ctx.io.stderr.write(`profile ${profile} has no settings: the local backend and the echo provider are used\n`);
-    return;
-  }
-  printTable(ctx, [{ header: 'KEY', value: (r) => r[0] }, { header: 'VALUE', value: (r) => String(r[1]) }], entries);
+  printTable(
+    ctx,
+    [
+      { header: 'KEY', value: (s) => s.key },
+      { header: 'VALUE', value: (s) => String(s.value) },
+      { header: 'SOURCE', value: (s) => s.source },
+    ],
+    settings,
+  );
 }
 
 export function runConfigPath(ctx: CliContext, o: JsonOpt): void {
