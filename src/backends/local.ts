@@ -102,6 +102,9 @@ export class LocalBackend implements Backend {
   async listUniverses(): Promise<UniverseSummary[]> {
     return this.engine.universes.list();
   }
+  async resolveUniverse(ref: string): Promise<string> {
+    return this.engine.universes.resolve(ref);
+  }
   async getUniverse(id: string): Promise<UniverseSummary> {
     return this.engine.universes.summary(id);
   }
@@ -118,7 +121,7 @@ export class LocalBackend implements Backend {
     return this.engine.logs.list(query);
   }
   async getLog(id: string): Promise<LogDetail> {
-    return this.engine.logs.get(id);
+    return this.engine.logs.get(this.engine.logs.resolve(id));
   }
   async createKey(account: string, scopes: string[]): Promise<KeyInfo> {
     return this.engine.keys.create(account, scopes);
@@ -127,7 +130,7 @@ export class LocalBackend implements Backend {
     return this.engine.keys.list();
   }
   async revokeKey(id: string): Promise<KeyInfo> {
-    return this.engine.keys.revoke(id);
+    return this.engine.keys.revoke(this.engine.keys.resolve(id));
   }
   async close(): Promise<void> {
     this.engine.close();

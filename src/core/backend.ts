@@ -84,6 +84,8 @@ export interface Backend {
   createUniverse(input: CreateUniverseInput): Promise<CreatedUniverse>;
   listUniverses(): Promise<UniverseSummary[]>;
   getUniverse(id: string): Promise<UniverseSummary>;
+  /** A UNIVERSE argument: an id, a unique id prefix of 4+ characters, or a display name (remotely: the id only). */
+  resolveUniverse(ref: string): Promise<string>;
   /** The universe in `universeDoc` shape (never with the prompt text). */
   getUniverseDoc(id: string): Promise<UniverseDoc>;
   /** POST /responses; `body` is validated by the backend. */

@@ -22,11 +22,21 @@ export function shortId(id: string): string {
  * whose name is it): none is a 404, more than one a 400 that lists them, so the person can pick.
  */
 export function pickEntity<T extends { id: string; name: string }>(ref: string, candidates: readonly T[], notFoundHint: string): T {
-  const hits = candidates.filter((e) => e.name === ref || e.id === ref.toLowerCase() || (idPrefixOf(ref) !== undefined && e.id.startsWith(ref.toLowerCase())));
+  return pickByRef('entity', ref, candidates, notFoundHint);
+}
+
+/**
+ * The one `what` (entity, universe, log, key) that `ref` names among `candidates`: its id, a
+ * prefix of its id of 4+ characters, or its name. None is a 404; several, a 400 listing them.
+ */
+export function pickByRef<T extends { id: string; name?: string | null }>(what: string, ref: string, candidates: readonly T[], notFoundHint: string): T {
+  const lower = ref.toLowerCase();
+  const prefix = ref.length >= MIN_ID_PREFIX;
+  const hits = candidates.filter((e) => (e.name && e.name === ref) || e.id === ref || e.id === lower || (prefix && e.id.startsWith(lower)));
   if (hits.length === 1) return hits[0];
-  if (hits.length === 0) throw new NotFoundError(`no entity ${JSON.stringify(ref)}`, { hint: notFoundHint });
+  if (hits.length === 0) throw new NotFoundError(`no ${what} ${JSON.stringify(ref)}`, { hint: notFoundHint });
   const shown = hits.slice(0, 10).map((e) => `${shortId(e.id)}${e.name ? `  ${e.name}` : ''}`);
-  throw new BadRequestError(`${JSON.stringify(ref)} names ${hits.length > 10 ? 'more than 10' : hits.length} entities`, {
+  throw new BadRequestError(`${JSON.stringify(ref)} names ${hits.length > 10 ? 'more than 10' : hits.length} ${what === 'entity' ? 'entities' : `${what}s`}`, {
     hint: `use a longer id prefix or the full id:\n  ${shown.join('\n  ')}`,
   });
 }

@@ -3,6 +3,7 @@ import { AuthError, BadRequestError, NotFoundError } from '../core/errors.js';
 import type { KeyInfo } from '../core/backend.js';
 import type { AccountService } from './accounts.js';
 import type { EngineDeps } from './deps.js';
+import { MIN_ID_PREFIX, pickByRef } from '../core/entity-ref.js';
 
 /** The scopes keys carry (seed 000 section 5; seed 001 uses the first for every entity route). */
 export const SCOPES = ['mgpt.responses:create', 'mgpt.images:create', 'mgpt.logs:read'] as const;
@@ -58,6 +59,12 @@ export class KeyService {
       createdAt: k.createdAt,
       revokedAt: k.revokedAt,
     }));
+  }
+
+  /** A key id, or a unique prefix of one of 4+ characters. */
+  resolve(ref: string): string {
+    if (ref.length < MIN_ID_PREFIX) return ref;
+    return pickByRef('key', ref, this.deps.store.keys.idsWithPrefix(ref, 11).map((id) => ({ id })), 'list keys with: mgpt keys list').id;
   }
 
   revoke(id: string): KeyInfo {

@@ -2,6 +2,8 @@ import { BadRequestError, NotFoundError } from '../core/errors.js';
 import { LOCAL_USER_ID, LOG_PAGE_SIZE_MAX, type LogDetail, type LogList, type LogQuery, type LogRecord } from '../core/universe-types.js';
 import type { LogRow } from '../store/log-repo.js';
 import type { EngineDeps } from './deps.js';
+import { MIN_ID_PREFIX, pickByRef } from '../core/entity-ref.js';
+import { UUID } from '../core/ids.js';
 
 /** What a generation reports to its log; the record's id, owner and time are added here. */
 export interface LogEntry extends Omit<LogRecord, 'id' | 'ownerUserId' | 'createdAt'> {
@@ -45,6 +47,13 @@ export class LogService {
       (page - 1) * pageSize,
     );
     return { data: rows.map(toRecord), page, pageSize, total, hasMore: page * pageSize < total };
+  }
+
+  /** A log id, or a unique prefix of one of 4+ characters. */
+  resolve(ref: string, ownerUserId = LOCAL_USER_ID): string {
+    if (UUID.test(ref) || ref.length < MIN_ID_PREFIX) return ref;
+    const ids = this.deps.store.logs.idsWithPrefix(ownerUserId, ref.toLowerCase(), 11);
+    return pickByRef('log', ref, ids.map((id) => ({ id })), 'list logs with: mgpt logs').id;
   }
 
   get(id: string, ownerUserId = LOCAL_USER_ID): LogDetail {

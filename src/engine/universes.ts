@@ -12,6 +12,7 @@ import type { UniverseMessageRow, UniverseRow } from '../store/universe-repo.js'
 import type { EngineDeps } from './deps.js';
 import { sha256 } from './entities.js';
 import { UUID } from '../core/ids.js';
+import { MIN_ID_PREFIX, pickByRef } from '../core/entity-ref.js';
 
 export const DISPLAY_NAME_MAX = 200;
 
@@ -73,6 +74,14 @@ export class UniverseService {
 
   summary(id: string, userId = LOCAL_USER_ID): UniverseSummary {
     return summary(this.owned(id, userId));
+  }
+
+  /** A UNIVERSE argument: its id, a unique id prefix of 4+ characters, or its display name. */
+  resolve(ref: string, userId = LOCAL_USER_ID): string {
+    if (UUID.test(ref)) return this.owned(ref, userId).id;
+    const prefix = ref.length >= MIN_ID_PREFIX ? ref.toLowerCase() : null;
+    const rows = this.deps.store.universes.matching(userId, ref, prefix, 11);
+    return pickByRef('universe', ref, rows.map((u) => ({ id: u.id, name: u.displayName })), 'list universes with: mgpt universes list').id;
   }
 
   /** 400 for a malformed id, 404 for an unknown one, 403 for another user's. */

@@ -33,6 +33,12 @@ export class KeyRepo {
     return this.s.get(`SELECT ${COLS} FROM api_keys WHERE public_id = ?`).get(publicId) as KeyRow | undefined;
   }
 
+  /** Ids of keys that start with `prefix`; at most `limit`. */
+  idsWithPrefix(prefix: string, limit: number): string[] {
+    const rows = this.s.get(`SELECT id FROM api_keys WHERE substr(id, 1, length(?)) = ? LIMIT ?`).all(prefix, prefix, limit) as Array<{ id: string }>;
+    return rows.map((r) => r.id);
+  }
+
   list(): KeyRow[] {
     return this.s.get(`SELECT ${COLS} FROM api_keys ORDER BY created_at, id`).all() as KeyRow[];
   }

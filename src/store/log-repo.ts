@@ -39,6 +39,14 @@ export class LogRepo {
       .run(row);
   }
 
+  /** Ids of the owner's records that start with `prefix`; at most `limit`. */
+  idsWithPrefix(ownerUserId: string, prefix: string, limit: number): string[] {
+    const rows = this.s
+      .get(`SELECT id FROM generation_logs WHERE owner_user_id = ? AND substr(id, 1, length(?)) = ? LIMIT ?`)
+      .all(ownerUserId, prefix, prefix, limit) as Array<{ id: string }>;
+    return rows.map((r) => r.id);
+  }
+
   get(ownerUserId: string, id: string): LogRow | undefined {
     return this.s.get(`SELECT ${COLS} FROM generation_logs WHERE id = ? AND owner_user_id = ?`).get(id, ownerUserId) as LogRow | undefined;
   }

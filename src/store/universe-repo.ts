@@ -64,6 +64,16 @@ export class UniverseRepo {
     return this.s.get(`SELECT ${UNIVERSE_COLS} FROM universes WHERE id = ?`).get(id) as UniverseRow | undefined;
   }
 
+  /** The user's universes named `name` (display name) or whose id starts with `idPrefix`; at most `limit`. */
+  matching(userId: string, name: string, idPrefix: string | null, limit: number): UniverseRow[] {
+    return this.s
+      .get(
+        `SELECT ${UNIVERSE_COLS} FROM universes WHERE user_id = ? AND (display_name = ? OR (? IS NOT NULL AND substr(id, 1, length(?)) = ?))
+         ORDER BY updated_at DESC, rowid DESC LIMIT ?`,
+      )
+      .all(userId, name, idPrefix, idPrefix, idPrefix, limit) as UniverseRow[];
+  }
+
   list(userId: string, limit: number): UniverseRow[] {
     return this.s
       .get(`SELECT ${UNIVERSE_COLS} FROM universes WHERE user_id = ? ORDER BY updated_at DESC, rowid DESC LIMIT ?`)

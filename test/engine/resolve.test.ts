@@ -44,3 +44,27 @@ describe('finding entities locally', () => {
     engine.close();
   });
 });
+
+describe('finding universes, logs and keys locally', () => {
+  it('takes a universe display name or id prefix, a log id prefix and a key id prefix', async () => {
+    const { mkdirSync, writeFileSync } = await import('node:fs');
+    const prompts = `${dir}/prompts`;
+    mkdirSync(prompts, { recursive: true });
+    writeFileSync(`${prompts}/narrator.md`, 'You narrate.\n');
+    const engine = makeEngine(dir, { promptsDir: prompts });
+    const a = (await engine.universes.create({ storedPrompt: 'narrator', displayName: 'Tuesday' })).universe;
+    const b = (await engine.universes.create({ storedPrompt: 'narrator', displayName: 'Tuesday' })).universe;
+    expect(engine.universes.resolve(a.slice(0, 6))).toBe(a);
+    expect(engine.universes.resolve(a)).toBe(a);
+    expect(() => engine.universes.resolve('Tuesday')).toThrow('"Tuesday" names 2 universes');
+    expect(() => engine.universes.resolve('Wednesday')).toThrow(NotFoundError);
+    expect(b).not.toBe(a);
+    const res = await engine.respond({ model: 'game-1-lite-frozen', universe: a, userInput: 'hi' });
+    const logId = res.requestLog.id;
+    expect(engine.logs.resolve(logId.slice(0, 5))).toBe(logId);
+    const key = engine.keys.create('local', ['mgpt.logs:read']);
+    expect(engine.keys.resolve(key.id.slice(0, 10))).toBe(key.id);
+    expect(() => engine.keys.resolve('key_zzzz')).toThrow(NotFoundError);
+    engine.close();
+  });
+});

@@ -79,6 +79,13 @@ export class RemoteBackend implements Backend {
   listEntities(): Promise<EntityList> {
     return this.http.json('GET', this.ent('/entities'));
   }
+  /** The wire cannot list universes, so only a whole id names one. */
+  async resolveUniverse(ref: string): Promise<string> {
+    if (UUID.test(ref)) return ref;
+    throw new NotSupportedError(`${JSON.stringify(ref)} is not a universe id: the remote API cannot look universes up by name or prefix`, {
+      hint: 'give the full universe id (mgpt universes list works on the server host)',
+    });
+  }
   /** Names and id prefixes resolve among what the wire lists: the 200 most recently active. */
   async resolveEntity(ref: string): Promise<Entity> {
     if (UUID.test(ref)) return this.getEntity(ref);

@@ -37,7 +37,7 @@ export function registerChat(program: Command, ctx: CliContext): void {
       .option('--instructions <text>', 'instructions of the new entity')
       .option('-f, --file <file>', 'read the new entity\'s instructions from a file')
       .option('--model <id>', `entity model (default ${ENTITY_MODEL}) or universe model alias (default game-1-lite-frozen)`)
-      .option('--universe <id>', 'chat with a universe instead of an entity')
+      .option('--universe <universe>', 'chat with a universe instead of an entity (id, id prefix or display name)')
       .option('--tools <file>', 'universe: JSON array of tool definitions')
       .option('--tool-exec <cmd>', 'universe: run each tool call (JSON in on stdin, JSON out); without it you are asked'),
     [
@@ -66,7 +66,7 @@ export async function runChat(ctx: CliContext, ref: string | undefined, o: ChatC
     o.instructions === undefined && o.file === undefined ? undefined : await readTextInput(ctx, 'instructions', o.instructions, o.file);
   let target: ChatTarget;
   if (o.universe) {
-    target = { kind: 'universe', id: (await backend.getUniverse(o.universe)).id };
+    target = { kind: 'universe', id: await backend.resolveUniverse(o.universe) };
   } else if (o.new || (ref === undefined && (await backend.listEntities()).data.length === 0)) {
     if (!o.new && ctx.io.stderrIsTTY) note(ctx, 'no entity yet: starting a new one');
     const e = await backend.createEntity({ model: o.model ?? ENTITY_MODEL, name: o.name, instructions });

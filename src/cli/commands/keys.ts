@@ -21,7 +21,7 @@ export function registerKeys(program: Command, ctx: CliContext): void {
   examples(keys.command('list').alias('ls').description('list keys (never their secrets)').option('--json', 'JSON output'), [
     'mgpt keys list --json',
   ]).action((o: { json?: boolean }) => runKeysList(ctx, o));
-  examples(keys.command('revoke').description('revoke a key at once').argument('<id>').option('--json', 'JSON output'), [
+  examples(keys.command('revoke').description('revoke a key at once').argument('<id>', 'a key id or a unique prefix of 4+ characters').option('--json', 'JSON output'), [
     'mgpt keys revoke key_0123456789abcdef',
   ]).action((id: string, o: { json?: boolean }) => runKeysRevoke(ctx, id, o));
 }

@@ -30,7 +30,7 @@ export function registerLogs(program: Command, ctx: CliContext): void {
     ['mgpt logs --kind image', 'mgpt logs --request-id turn-7 --json', 'mgpt logs show 1b2c...'],
   ).action((o: LogsOptions) => runLogs(ctx, o));
   // `logs` has its own --json; commander hands a trailing --json to it, so `show` reads both.
-  examples(logs.command('show').description('one log record in detail (request and response summaries)').argument('<id>').option('--json', 'JSON output'), [
+  examples(logs.command('show').description('one log record in detail (request and response summaries)').argument('<id>', 'a log id or a unique prefix of 4+ characters').option('--json', 'JSON output'), [
     'mgpt logs show 1b2c... --json',
   ]).action((id: string, o: { json?: boolean }, cmd: Command) => runLogShow(ctx, id, { json: o.json || cmd.parent?.opts().json }));
 }

@@ -33,7 +33,7 @@ export function registerRespond(program: Command, ctx: CliContext): void {
     program
       .command('respond')
       .description('generate the next assistant turn of a universe (or inline with --doc, or standalone)')
-      .argument('[universe]', 'universe id (omit for standalone mode, or with --doc)')
+      .argument('[universe]', 'universe id; with TEXT also an id prefix or display name (omit for standalone mode, or with --doc)')
       .argument('[text]', 'the user input; - reads stdin')
       .option('--model <alias>', 'game-1-lite-frozen, agent-1-lite-frozen or general-frozen-overridable', 'game-1-lite-frozen')
       .option('--model-override <id>', 'provider model id (only with general-frozen-overridable)')
@@ -69,7 +69,8 @@ async function readJson(path: string, what: string): Promise<unknown> {
 }
 
 export async function runRespond(ctx: CliContext, a: string | undefined, b: string | undefined, o: RespondOptions): Promise<void> {
-  // One positional: a universe id, or the text (inline and standalone modes).
+  // Two positionals: a universe (id, id prefix or display name) and the text. One: a universe id,
+  // or the text (inline and standalone modes).
   let universe: string | undefined;
   let text: string | undefined;
   if (b !== undefined) [universe, text] = [a, b];
@@ -78,7 +79,7 @@ export async function runRespond(ctx: CliContext, a: string | undefined, b: stri
   if (o.doc && universe) throw new BadRequestError('--doc (inline mode) and a universe id are mutually exclusive');
   const userInput = await readTextInput(ctx, 'user input', text, o.file);
   const body: Record<string, unknown> = { model: o.model, userInput };
-  if (universe) body.universe = universe;
+  if (universe) body.universe = await (await ctx.backend()).resolveUniverse(universe);
   let doc: UniverseDoc | undefined;
   if (o.doc) body.universeDoc = doc = (await readJson(o.doc, '--doc')) as UniverseDoc;
   if (o.modelOverride) body.modelOverride = o.modelOverride;

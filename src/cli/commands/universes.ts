@@ -24,7 +24,7 @@ export function registerUniverses(program: Command, ctx: CliContext): void {
     universes
       .command('show')
       .description('show a universe and its conversation')
-      .argument('<universe>', 'universe id')
+      .argument('<universe>', 'universe id, a unique id prefix (4+ characters) or its display name')
       .option('--doc', 'print the universe document (universeDoc shape, JSON), to feed back with respond --doc')
       .option('--json', 'JSON output'),
     ['mgpt universes show 3f0c...', 'mgpt universes show 3f0c... --doc > doc.json && mgpt respond --doc doc.json "look around"'],
@@ -54,8 +54,9 @@ export async function runUniversesList(ctx: CliContext, o: { json?: boolean }): 
   );
 }
 
-export async function runUniversesShow(ctx: CliContext, id: string, o: { doc?: boolean; json?: boolean }): Promise<void> {
+export async function runUniversesShow(ctx: CliContext, ref: string, o: { doc?: boolean; json?: boolean }): Promise<void> {
   const backend = await ctx.backend();
+  const id = await backend.resolveUniverse(ref);
   if (o.doc) return printJson(ctx.io, await backend.getUniverseDoc(id));
   const [summary, doc] = await Promise.all([backend.getUniverse(id), backend.getUniverseDoc(id)]);
   if (o.json) return printJson(ctx.io, { ...summary, conversation: doc.conversation });
