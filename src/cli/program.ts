@@ -3,6 +3,7 @@ import { registerAccounts } from './commands/accounts.js';
 import { registerAsk } from './commands/ask.js';
 import { registerBatch } from './commands/batch.js';
 import { registerChat } from './commands/chat.js';
+import { registerComplete } from './commands/complete.js';
 import { registerCompletion } from './commands/completion.js';
 import { registerConfig } from './commands/config/config.js';
 import { registerEntities } from './commands/entities/index.js';
@@ -46,6 +47,8 @@ const COMMANDS: Array<[string[], (program: Command, ctx: CliContext) => void]> =
   [['login', 'logout'], registerLogin],
   [['models'], registerModels],
   [['completion'], registerCompletion],
+  // Hidden: what the completion scripts call for entity names.
+  [['__complete'], registerComplete],
 ];
 
 const GLOBAL_WITH_VALUE = new Set(['--db', '--profile', '--backend']);
