@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
 
 /**
- * Whether a program a test drives (tmux, zsh) is on PATH. The Quick start installs only Node, so
- * without it those tests cannot run: they say so loudly and skip. .ci/run installs both.
+ * Whether a program a test drives (tmux, zsh, fish) is on PATH. The Quick start installs only Node, so
+ * without it those tests cannot run: they say so loudly and skip. .ci/run installs them.
  */
 export function hasTool(name: string, why: string): boolean {
   const found = spawnSync('sh', ['-c', `command -v ${name}`], { stdio: 'ignore' }).status === 0;
