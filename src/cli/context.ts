@@ -22,6 +22,8 @@ export interface Io {
   stdoutIsTTY: boolean;
   stderrIsTTY: boolean;
   stdinIsTTY: boolean;
+  /** The terminal's width when stdout is one; tables fit it. */
+  columns?: number;
 }
 
 export interface CliFlags extends GlobalFlags {

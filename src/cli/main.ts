@@ -19,6 +19,7 @@ void runCli(process.argv.slice(2), {
     stdoutIsTTY: Boolean(process.stdout.isTTY),
     stderrIsTTY: Boolean(process.stderr.isTTY),
     stdinIsTTY: Boolean(process.stdin.isTTY),
+    columns: process.stdout.isTTY ? process.stdout.columns : undefined,
   },
   env: process.env,
   version: typeof MGPT_VERSION === 'string' ? MGPT_VERSION : '0.0.0-dev',

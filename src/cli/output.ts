@@ -43,6 +43,8 @@ export function printJson(io: Io, value: unknown): void {
 export interface Column<T> {
   header: string;
   value(row: T): string;
+  /** A timestamp (ISO): "3 min ago" on a terminal, as stored when piped. */
+  time?: boolean;
   /** Right-align (numbers). */
   right?: boolean;
   /** Truncate to this many characters on a terminal. */
@@ -57,8 +59,11 @@ export function printTable<T>(ctx: CliContext, columns: Column<T>[], rows: T[]):
     return;
   }
   const c = colors(ctx);
-  const cells = rows.map((r) => columns.map((col) => clip(oneLine(sanitizeForTerminal(col.value(r))), col.max)));
-  const widths = columns.map((col, i) => Math.max(col.header.length, ...cells.map((row) => row[i].length)));
+  const now = Date.now();
+  const text = (col: Column<T>, r: T) => (col.time ? relativeTime(col.value(r), now) : oneLine(sanitizeForTerminal(col.value(r))));
+  let cells = rows.map((r) => columns.map((col) => clip(text(col, r), col.max)));
+  const widths = fitWidths(columns, cells, io.columns);
+  cells = cells.map((row) => row.map((v, i) => clip(v, widths[i])));
   const line = (vals: string[]) =>
     vals
       .map((v, i) => (columns[i].right ? v.padStart(widths[i]) : i === vals.length - 1 ? v : v.padEnd(widths[i])))
@@ -66,6 +71,39 @@ export function printTable<T>(ctx: CliContext, columns: Column<T>[], rows: T[]):
       .trimEnd();
   io.stdout.write(c.bold(line(columns.map((col) => col.header))) + '\n');
   for (const row of cells) io.stdout.write(line(row) + '\n');
+}
+
+/** Column widths, the widest text columns narrowed until the table fits `columns` (two spaces between). */
+function fitWidths<T>(columns: Column<T>[], cells: string[][], total?: number): number[] {
+  const widths = columns.map((col, i) => Math.max(col.header.length, ...cells.map((row) => row[i].length)));
+  if (!total) return widths;
+  let excess = widths.reduce((a, b) => a + b, 0) + 2 * (columns.length - 1) - total;
+  // Numbers and times keep their width; the text column with the most to give gives way, down to its header or 8.
+  const floor = (j: number) => Math.max(columns[j].header.length, 8);
+  while (excess > 0) {
+    let i = -1;
+    for (let j = 0; j < columns.length; j++) {
+      if (columns[j].right || columns[j].time) continue;
+      if (widths[j] - floor(j) > (i < 0 ? 0 : widths[i] - floor(i))) i = j;
+    }
+    if (i < 0) break;
+    const cut = Math.min(excess, widths[i] - floor(i));
+    widths[i] -= cut;
+    excess -= cut;
+  }
+  return widths;
+}
+
+/** `just now`, `3 min ago`, `5 h ago`, `2 days ago`; older than a month, the date. */
+export function relativeTime(iso: string, now = Date.now()): string {
+  const t = Date.parse(iso);
+  if (Number.isNaN(t)) return iso;
+  const s = Math.round((now - t) / 1000);
+  if (s < 45) return 'just now';
+  if (s < 3600) return `${Math.round(s / 60)} min ago`;
+  if (s < 86_400) return `${Math.round(s / 3600)} h ago`;
+  if (s < 30 * 86_400) return `${Math.round(s / 86_400)} day${Math.round(s / 86_400) === 1 ? '' : 's'} ago`;
+  return iso.slice(0, 10);
 }
 
 // ESC sequences whole (CSI, OSC/DCS/APC/PM/SOS strings up to their terminator, two-byte escapes),

@@ -34,7 +34,7 @@ function show(ctx: CliContext, rows: AccountInfo[]): void {
       { header: 'ID', value: (a) => a.id },
       { header: 'NAME', value: (a) => a.name },
       { header: 'BALANCE', value: (a) => (a.balanceUsd === null ? 'unmetered' : `$${a.balanceUsd.toFixed(6)}`), right: true },
-      { header: 'CREATED', value: (a) => a.createdAt },
+      { header: 'CREATED', value: (a) => a.createdAt, time: true },
     ],
     rows,
   );

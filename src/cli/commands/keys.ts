@@ -33,7 +33,7 @@ function table(ctx: CliContext, rows: KeyInfo[]): void {
       { header: 'ID', value: (k) => k.id },
       { header: 'ACCOUNT', value: (k) => k.account },
       { header: 'SCOPES', value: (k) => k.scopes.join(',') },
-      { header: 'CREATED', value: (k) => k.createdAt },
+      { header: 'CREATED', value: (k) => k.createdAt, time: true },
       { header: 'REVOKED', value: (k) => k.revokedAt ?? '-' },
     ],
     rows,

@@ -55,7 +55,7 @@ export async function runLogs(ctx: CliContext, o: LogsOptions): Promise<void> {
       { header: 'TOKENS', value: (l) => `${l.inputTokens}+${l.outputTokens}`, right: true },
       { header: 'MS', value: (l) => String(l.totalMs), right: true },
       { header: 'REQUEST', value: (l) => l.requestId ?? '-' },
-      { header: 'CREATED', value: (l) => l.createdAt },
+      { header: 'CREATED', value: (l) => l.createdAt, time: true },
     ],
     list.data,
   );

@@ -48,7 +48,7 @@ export async function runUniversesList(ctx: CliContext, o: { json?: boolean }): 
       { header: 'NAME', value: (u) => u.displayName ?? '', max: 30 },
       { header: 'PROMPT', value: (u) => u.storedPrompt },
       { header: 'MESSAGES', value: (u) => String(u.messages), right: true },
-      { header: 'UPDATED', value: (u) => u.updatedAt },
+      { header: 'UPDATED', value: (u) => u.updatedAt, time: true },
     ],
     list,
   );

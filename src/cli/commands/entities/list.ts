@@ -45,7 +45,7 @@ export async function runList(ctx: CliContext, o: ListOptions): Promise<void> {
       { header: 'MESSAGES', value: (e) => formatInt(e.transcript.messages), right: true },
       { header: 'TOKENS', value: (e) => formatInt(e.transcript.tokens), right: true },
       { header: 'STATE', value: (e) => (e.read_only ? 'read-only' : 'active') },
-      { header: 'UPDATED', value: (e) => e.updated_at },
+      { header: 'UPDATED', value: (e) => e.updated_at, time: true },
     ],
     list.data,
   );

@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { printTable, relativeTime } from '../../src/cli/output.js';
+import { testContext } from '../helpers/cli-context.js';
+import { makeEngine } from '../helpers/engine.js';
+import { tempDir } from '../helpers/temp.js';
+
+const engine = makeEngine(tempDir());
+const rows = [
+  { id: '0123abcd', name: 'a rather long entity name that would wrap a narrow terminal', tokens: '12,345', at: new Date(Date.now() - 180_000).toISOString() },
+  { id: '4567ef01', name: 'bob', tokens: '7', at: '2020-01-02T03:04:05.000Z' },
+];
+const columns = [
+  { header: 'ID', value: (r: (typeof rows)[0]) => r.id },
+  { header: 'NAME', value: (r: (typeof rows)[0]) => r.name },
+  { header: 'TOKENS', value: (r: (typeof rows)[0]) => r.tokens, right: true },
+  { header: 'UPDATED', value: (r: (typeof rows)[0]) => r.at, time: true },
+];
+
+describe('tables', () => {
+  it('fit the terminal: the text column gives way, numbers and times keep their width', () => {
+    const ctx = testContext(engine, true);
+    ctx.io.columns = 50;
+    printTable(ctx, columns, rows);
+    const lines = ctx.out().trimEnd().split('\n');
+    expect(Math.max(...lines.map((l) => l.length))).toBeLessThanOrEqual(50);
+    expect(lines[1]).toMatch(/^0123abcd {2}a rather long.*…\s+12,345 {2}3 min ago$/);
+    expect(lines[2]).toMatch(/ {2}2020-01-02$/);
+  });
+
+  it('show human times on a terminal and the stored value when piped', () => {
+    const piped = testContext(engine, false);
+    printTable(piped, columns, rows);
+    expect(piped.out().split('\n')[1]).toBe('4567ef01\tbob\t7\t2020-01-02T03:04:05.000Z');
+    const now = Date.parse('2026-11-23T12:00:00Z');
+    expect(relativeTime('2026-11-23T11:59:50Z', now)).toBe('just now');
+    expect(relativeTime('2026-11-23T11:57:00Z', now)).toBe('3 min ago');
+    expect(relativeTime('2026-11-23T07:00:00Z', now)).toBe('5 h ago');
+    expect(relativeTime('2026-11-22T11:00:00Z', now)).toBe('1 day ago');
+    expect(relativeTime('2026-11-20T12:00:00Z', now)).toBe('3 days ago');
+    expect(relativeTime('2026-01-01T00:00:00Z', now)).toBe('2026-01-01');
+    expect(relativeTime('not a time', now)).toBe('not a time');
+  });
+});
