@@ -18,6 +18,33 @@ export async function readBounded(stream: AsyncIterable<unknown>, limit: number,
   return Buffer.concat(chunks);
 }
 
+/** Why a file could not be read or written, in words (never a bare ENOENT). */
+export function fileProblem(err: unknown, writing = false): string {
+  if (err instanceof SyntaxError) return `not valid JSON (${err.message})`;
+  switch ((err as NodeJS.ErrnoException).code) {
+    case 'ENOENT':
+      return writing ? 'its directory does not exist' : 'no such file';
+    case 'EACCES':
+    case 'EPERM':
+      return 'permission denied';
+    case 'EISDIR':
+      return 'it is a directory';
+    case 'ENOTDIR':
+      return 'a part of the path is not a directory';
+    default:
+      return (err as Error).message;
+  }
+}
+
+/** Reads a JSON file an option names; a missing file or bad JSON is a usage error that says which. */
+export async function readJsonFile(path: string, what: string): Promise<unknown> {
+  try {
+    return JSON.parse(await readFile(path, 'utf8'));
+  } catch (err) {
+    throw new BadRequestError(`${what} ${path}: ${fileProblem(err)}`);
+  }
+}
+
 /** Reads all of stdin as bytes. */
 export async function readStdinBytes(ctx: CliContext): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -46,7 +73,7 @@ export async function readTextInput(
     try {
       text = file === '-' ? await readStdin(ctx) : await readFile(file, 'utf8');
     } catch (err) {
-      throw new BadRequestError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+      throw new BadRequestError(`cannot read ${file}: ${fileProblem(err)}`);
     }
   } else if (arg === '-' || (arg === undefined && !ctx.io.stdinIsTTY)) {
     text = await readStdin(ctx);

@@ -23,3 +23,20 @@ describe('finding entities from the command line', () => {
     expect([missing.code, missing.stderr]).toEqual([4, expect.stringMatching(/^error: no entity "nobody"\nhint: list entities with: mgpt entities list/)]);
   });
 });
+
+describe('file errors in words', () => {
+  it('says no such file, a directory or bad JSON instead of ENOENT, EISDIR or a parser trace', async () => {
+    const env = cliEnv(`${dir}/files`);
+    expect((await mgpt(['entities', 'create', '--name', 'ada'], env)).code).toBe(0);
+    const missing = await mgpt(['send', 'ada', '-f', `${dir}/nope.txt`], env);
+    expect([missing.code, missing.stderr]).toEqual([2, `error: cannot read ${dir}/nope.txt: no such file\n`]);
+    const folder = await mgpt(['send', 'ada', '-f', dir], env);
+    expect(folder.stderr).toBe(`error: cannot read ${dir}: it is a directory\n`);
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(`${dir}/tools.json`, '[{"type": "function",');
+    const json = await mgpt(['respond', 'hi', '--tools', `${dir}/tools.json`], env);
+    expect([json.code, json.stderr]).toEqual([2, expect.stringMatching(new RegExp(`^error: --tools ${dir}/tools.json: not valid JSON \\(`))]);
+    const batch = await mgpt(['batch', `${dir}/jobs.jsonl`], env);
+    expect(batch.stderr).toBe(`error: cannot read ${dir}/jobs.jsonl: no such file\n`);
+  });
+});

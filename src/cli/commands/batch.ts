@@ -9,7 +9,7 @@ import { BadRequestError, MgptError, exitCodeOf, isBusy } from '../../core/error
 import { type BatchJob, type BatchResult, batchKey, groupKey, jobFingerprint, parseJobs, runGroups, versionedJobKey } from '../batch-jobs.js';
 import type { CliContext } from '../context.js';
 import { examples } from '../help.js';
-import { intOption, readStdin } from '../input.js';
+import { fileProblem, intOption, readStdin } from '../input.js';
 import { Progress } from '../progress.js';
 import { UUID } from '../../core/ids.js';
 import { pickEntity } from '../../core/entity-ref.js';
@@ -102,7 +102,7 @@ export async function runBatch(ctx: CliContext, file: string, o: BatchOptions): 
   try {
     content = file === '-' ? await readStdin(ctx) : readFileSync(file, 'utf8');
   } catch (err) {
-    throw new BadRequestError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new BadRequestError(`cannot read ${file}: ${fileProblem(err)}`);
   }
   const jobs = parseJobs(content);
   // Every job in flight listens for Ctrl-C on the one signal.
@@ -144,7 +144,7 @@ export async function runBatch(ctx: CliContext, file: string, o: BatchOptions): 
     try {
       await once(out, 'open');
     } catch (err) {
-      throw new BadRequestError(`cannot write ${o.output}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+      throw new BadRequestError(`cannot write ${o.output}: ${fileProblem(err, true)}`);
     }
   }
   const write = (line: string) => (out ? out.write(line) : ctx.io.stdout.write(line));

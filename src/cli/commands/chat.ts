@@ -1,5 +1,4 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { dataDir } from '../../config/config.js';
@@ -11,7 +10,7 @@ import { HISTORY_MAX } from '../../ui/line-editor.js';
 import type { CliContext } from '../context.js';
 import { resolveEntity } from '../entity-ref.js';
 import { examples } from '../help.js';
-import { readTextInput } from '../input.js';
+import { readJsonFile, readTextInput } from '../input.js';
 import { note } from '../output.js';
 import { execTool } from './respond.js';
 
@@ -137,11 +136,7 @@ function writeHistory(file: string, history: string[]): void {
 }
 
 async function readTools(file: string): Promise<ToolDefinitionInput[]> {
-  try {
-    return JSON.parse(await readFile(file, 'utf8')) as ToolDefinitionInput[];
-  } catch (err) {
-    throw new BadRequestError(`--tools ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-  }
+  return (await readJsonFile(file, '--tools')) as ToolDefinitionInput[];
 }
 
 /**

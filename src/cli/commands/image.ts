@@ -1,4 +1,5 @@
 import { readFile, writeFile } from 'node:fs/promises';
+import { fileProblem } from '../input.js';
 import { extname } from 'node:path';
 import type { Command } from 'commander';
 import { BadRequestError } from '../../core/errors.js';
@@ -53,7 +54,7 @@ async function part(ref: string): Promise<ImagePart> {
     try {
       return { type: 'image_url', image_url: { url: `data:${mime};base64,${(await readFile(ref)).toString('base64')}` } };
     } catch (err) {
-      throw new BadRequestError(`cannot read reference image ${ref}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+      throw new BadRequestError(`cannot read reference image ${ref}: ${fileProblem(err)}`);
     }
   }
   return { type: 'text', text: ref };

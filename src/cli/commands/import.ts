@@ -4,7 +4,7 @@ import { IMPORT_MAX_BYTES, importTooLarge } from '../../core/entity-types.js';
 import { BadRequestError, MgptError } from '../../core/errors.js';
 import type { CliContext } from '../context.js';
 import { examples } from '../help.js';
-import { readBounded } from '../input.js';
+import { fileProblem, readBounded } from '../input.js';
 import { printJson, sanitizeForTerminal as safe } from '../output.js';
 import { formatFor } from './export.js';
 
@@ -35,7 +35,7 @@ export async function runImport(ctx: CliContext, file: string, o: ImportOptions)
     bytes = await readBounded(file === '-' ? ctx.io.stdin : createReadStream(file), IMPORT_MAX_BYTES, importTooLarge);
   } catch (err) {
     if (err instanceof MgptError) throw err;
-    throw new BadRequestError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new BadRequestError(`cannot read ${file}: ${fileProblem(err)}`);
   }
   const format =
     o.format !== undefined || /\.(tar|json)$/i.test(file) ? formatFor(file, o.format) : bytes[0] === 0x7b ? 'json' : 'tar';

@@ -1,11 +1,10 @@
 import { spawn } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { BadRequestError } from '../../core/errors.js';
 import { type GenerationResponse, MAX_TOOL_ROUNDS, type ToolCallOut, type ToolResultInput, type UniverseDoc, toolResultContent } from '../../core/universe-types.js';
 import type { CliContext } from '../context.js';
 import { examples } from '../help.js';
-import { intOption, readTextInput } from '../input.js';
+import { intOption, readJsonFile, readTextInput } from '../input.js';
 import { note, printJson, warn } from '../output.js';
 import { UUID } from '../../core/ids.js';
 
@@ -60,14 +59,6 @@ export function registerRespond(program: Command, ctx: CliContext): void {
   ).action((a: string | undefined, b: string | undefined, o: RespondOptions) => runRespond(ctx, a, b, o));
 }
 
-async function readJson(path: string, what: string): Promise<unknown> {
-  try {
-    return JSON.parse(await readFile(path, 'utf8'));
-  } catch (err) {
-    throw new BadRequestError(`${what} ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-  }
-}
-
 export async function runRespond(ctx: CliContext, a: string | undefined, b: string | undefined, o: RespondOptions): Promise<void> {
   // Two positionals: a universe (id, id prefix or display name) and the text. One: a universe id,
   // or the text (inline and standalone modes).
@@ -81,17 +72,17 @@ export async function runRespond(ctx: CliContext, a: string | undefined, b: stri
   const body: Record<string, unknown> = { model: o.model, userInput };
   if (universe) body.universe = await (await ctx.backend()).resolveUniverse(universe);
   let doc: UniverseDoc | undefined;
-  if (o.doc) body.universeDoc = doc = (await readJson(o.doc, '--doc')) as UniverseDoc;
+  if (o.doc) body.universeDoc = doc = (await readJsonFile(o.doc, '--doc')) as UniverseDoc;
   if (o.modelOverride) body.modelOverride = o.modelOverride;
-  if (o.tools) body.tools = await readJson(o.tools, '--tools');
+  if (o.tools) body.tools = await readJsonFile(o.tools, '--tools');
   if (o.toolChoice) body.toolChoice = ['auto', 'none', 'required'].includes(o.toolChoice) ? o.toolChoice : { type: 'function', name: o.toolChoice };
-  if (o.toolResults) body.toolResults = await readJson(o.toolResults, '--tool-results');
+  if (o.toolResults) body.toolResults = await readJsonFile(o.toolResults, '--tool-results');
   const pointer = intOption('--state-pointer', o.statePointer, 0);
   if (pointer !== undefined) body.statePointer = pointer;
   if (o.requestId) body.requestId = o.requestId;
   if (o.structured) body.useStructuredOutput = true;
   if (o.additionalInstructions) body.useAdditionalInstructions = true;
-  if (o.responseFormat) body.responseFormat = await readJson(o.responseFormat, '--response-format');
+  if (o.responseFormat) body.responseFormat = await readJsonFile(o.responseFormat, '--response-format');
   if (o.game) body.gameId = o.game;
 
   const backend = await ctx.backend();
