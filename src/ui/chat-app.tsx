@@ -1,7 +1,8 @@
-import { Box, Static, Text, useApp, useInput } from 'ink';
+import { Box, Static, Text, useApp, useInput, useStdin } from 'ink';
 import { useEffect, useRef, useState } from 'react';
 import type { ChatController, ChatItem, ChatStatus } from './chat-controller.js';
-import { type EditorState, backspace, clear, down, emptyEditor, enter, insert, moveCursor, up } from './line-editor.js';
+import { editingKey } from './editing-keys.js';
+import { type EditorState, clear, deleteForward, emptyEditor, enter, insert } from './line-editor.js';
 import { useChat } from './use-chat.js';
 
 export interface ChatAppProps {
@@ -29,6 +30,15 @@ export function ChatApp({ controller, history = [], onExit }: ChatAppProps) {
     if (r.submitted !== undefined) void controller.submit(r.submitted);
   };
 
+  // ink reports Backspace (DEL, 0x7f) and the Delete key (ESC [3~) alike; the raw sequence tells them apart.
+  const raw = useRef('');
+  const { internal_eventEmitter: keys } = useStdin();
+  useEffect(() => {
+    const remember = (data: string) => (raw.current = data);
+    keys?.prependListener('input', remember);
+    return () => void keys?.removeListener('input', remember);
+  }, [keys]);
+
   useEffect(() => {
     if (!state.exited) return;
     onExit?.(ref.current!.history);
@@ -42,7 +52,9 @@ export function ChatApp({ controller, history = [], onExit }: ChatAppProps) {
       return;
     }
     if (key.ctrl && input === 'd') {
+      // On a line with text, Ctrl-D deletes forward as in readline; on an empty one it leaves.
       if (!s.text) controller.exit();
+      else update(deleteForward(s));
       return;
     }
     if (key.return) {
@@ -57,13 +69,12 @@ export function ChatApp({ controller, history = [], onExit }: ChatAppProps) {
       submit();
       return;
     }
-    if (key.backspace || key.delete) return update(backspace(s));
-    if (key.upArrow) return update(up(s));
-    if (key.downArrow) return update(down(s));
-    if (key.leftArrow) return update(moveCursor(s, -1));
-    if (key.rightArrow) return update(moveCursor(s, 1));
-    if (key.escape || key.tab || key.ctrl || key.pageUp || key.pageDown) return;
-    if (input) update(insert(s, input));
+    const edited = editingKey(s, input, key, raw.current);
+    if (edited) return update(edited);
+    if (key.escape || key.tab || key.ctrl || key.meta || key.pageUp || key.pageDown || key.home || key.end) return;
+    // Control bytes that arrive glued to other input are not text: they never enter the line.
+    const text = input.replace(/[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/g, '');
+    if (text) update(insert(s, text));
   });
 
   return (

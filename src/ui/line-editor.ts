@@ -35,6 +35,76 @@ export function moveCursor(s: EditorState, delta: number): EditorState {
   return { ...s, cursor: Math.min(s.text.length, Math.max(0, s.cursor + delta)) };
 }
 
+/** Delete (and Ctrl-D on a non-empty line): the character under the cursor. */
+export function deleteForward(s: EditorState): EditorState {
+  if (s.cursor >= s.text.length) return s;
+  return { ...s, text: s.text.slice(0, s.cursor) + s.text.slice(s.cursor + 1) };
+}
+
+function lineStartAt(text: string, cursor: number): number {
+  return text.lastIndexOf('\n', cursor - 1) + 1;
+}
+
+function lineEndAt(text: string, cursor: number): number {
+  const end = text.indexOf('\n', cursor);
+  return end < 0 ? text.length : end;
+}
+
+/** Ctrl-A / Home: the start of the line the cursor is on. */
+export function lineStart(s: EditorState): EditorState {
+  return { ...s, cursor: lineStartAt(s.text, s.cursor) };
+}
+
+/** Ctrl-E / End: the end of the line the cursor is on. */
+export function lineEnd(s: EditorState): EditorState {
+  return { ...s, cursor: lineEndAt(s.text, s.cursor) };
+}
+
+const WORD = /[\p{L}\p{N}_]/u;
+
+/** Where the word before `cursor` starts (readline's Alt-B: letters, digits and _ make words). */
+function wordStartBefore(text: string, cursor: number, isWord: (ch: string) => boolean): number {
+  let i = cursor;
+  while (i > 0 && !isWord(text[i - 1])) i--;
+  while (i > 0 && isWord(text[i - 1])) i--;
+  return i;
+}
+
+/** Alt-B: back to the start of this (or the previous) word. */
+export function wordBack(s: EditorState): EditorState {
+  return { ...s, cursor: wordStartBefore(s.text, s.cursor, (ch) => WORD.test(ch)) };
+}
+
+/** Alt-F: forward to the end of this (or the next) word. */
+export function wordForward(s: EditorState): EditorState {
+  let i = s.cursor;
+  while (i < s.text.length && !WORD.test(s.text[i])) i++;
+  while (i < s.text.length && WORD.test(s.text[i])) i++;
+  return { ...s, cursor: i };
+}
+
+/** Ctrl-W: deletes back to the previous whitespace, as readline's unix-word-rubout does. */
+export function deleteWordBack(s: EditorState): EditorState {
+  const from = wordStartBefore(s.text, s.cursor, (ch) => !/\s/.test(ch));
+  return { ...s, text: s.text.slice(0, from) + s.text.slice(s.cursor), cursor: from };
+}
+
+/** Ctrl-U: deletes from the start of the line to the cursor. */
+export function deleteToStart(s: EditorState): EditorState {
+  const from = lineStartAt(s.text, s.cursor);
+  return { ...s, text: s.text.slice(0, from) + s.text.slice(s.cursor), cursor: from };
+}
+
+/** Ctrl-K: deletes from the cursor to the end of the line. */
+export function deleteToEnd(s: EditorState): EditorState {
+  return { ...s, text: s.text.slice(0, s.cursor) + s.text.slice(lineEndAt(s.text, s.cursor)) };
+}
+
+/** Replaces the whole line (Tab completion), cursor at the end. */
+export function setText(s: EditorState, text: string): EditorState {
+  return { ...s, text, cursor: text.length };
+}
+
 /** Up: the previous history entry, or the line above within multi-line text. */
 export function up(s: EditorState): EditorState {
   const lineStart = s.text.lastIndexOf('\n', s.cursor - 1);

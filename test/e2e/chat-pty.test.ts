@@ -59,6 +59,16 @@ describe.skipIf(!hasTool('tmux', 'THE CHAT PSEUDO-TERMINAL TESTS'))('mgpt chat i
     await tmux('send-keys', '-t', 'chat', '/window', 'Enter');
     await until('the window', (s) => /window: \d+ \/ 32000 tokens in 2 blocks/.test(s));
 
+    // Readline keys edit the line in a real terminal: Ctrl-A goes to its start, Ctrl-U empties it.
+    await tmux('send-keys', '-t', 'chat', '-l', 'helo');
+    await until('the typed text', (s) => /› helo\s*$/m.test(s));
+    await tmux('send-keys', '-t', 'chat', 'C-a');
+    await tmux('send-keys', '-t', 'chat', '-l', 'X');
+    await until('the text typed at the start', (s) => /› Xhelo\s*$/m.test(s));
+    await tmux('send-keys', '-t', 'chat', 'End');
+    await tmux('send-keys', '-t', 'chat', 'C-u');
+    await until('the emptied line', (s) => /›\s*$/m.test(s) && !s.includes('Xhelo'));
+
     fake.script({ text: ['doomed ', 'words ', 'never ', 'kept ', 'at ', 'all'], chunkDelayMs: 300 });
     await tmux('send-keys', '-t', 'chat', 'cancel this one', 'Enter');
     await until('the doomed reply to start', (s) => s.includes('doomed'));

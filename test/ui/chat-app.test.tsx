@@ -185,6 +185,44 @@ describe('mgpt chat (ink)', () => {
     c.app.unmount();
   });
 
+  it('edits the input line with the readline keys', async () => {
+    const c = await chat();
+    const line = () => c.frame().split('\n').at(-1)!.trimEnd();
+    await c.type('helo');
+    await c.type('\x01'); // Ctrl-A
+    await c.type('X');
+    expect(line()).toBe('› Xhelo');
+    await c.type('\x05'); // Ctrl-E
+    await c.type('\x02'); // Ctrl-B twice: before "lo"
+    await c.type('\x02');
+    await c.type('l');
+    expect(line()).toBe('› Xhello');
+    await c.type('\x06'); // Ctrl-F
+    await c.type('\x1b[3~'); // Delete: the "o" under the cursor goes
+    expect(line()).toBe('› Xhell');
+    await c.type('\x7f'); // Backspace still deletes back
+    expect(line()).toBe('› Xhel');
+    await c.type(' big world');
+    await c.type('\x17'); // Ctrl-W
+    expect(line()).toBe('› Xhel big');
+    await c.type('\x1bb'); // Alt-B: before "big"
+    await c.type('\x0b'); // Ctrl-K
+    expect(line()).toBe('› Xhel');
+    await c.type('\x1b[H'); // Home
+    await c.type('\x1bf'); // Alt-F: after "Xhel"
+    await c.type('p!');
+    expect(line()).toBe('› Xhelp!');
+    await c.type('\x1b[D'); // Left twice
+    await c.type('\x1b[D');
+    await c.type('\x15'); // Ctrl-U
+    expect(line()).toBe('› p!');
+    await c.type('\x1b[F'); // End
+    await c.type('\r');
+    await c.idle();
+    await c.sees('reply: p!');
+    c.app.unmount();
+  });
+
   it('universe chat asks the person for a tool result, then continues the turn', async () => {
     const universe = await backend.createUniverse({ storedPrompt: 'narrator' });
     const controller = new ChatController({
