@@ -2,7 +2,7 @@ import { Box, Static, Text, useApp, useInput, useStdin } from 'ink';
 import { useEffect, useRef, useState } from 'react';
 import type { ChatController, ChatItem, ChatStatus } from './chat-controller.js';
 import { editingKey } from './editing-keys.js';
-import { type EditorState, clear, deleteForward, emptyEditor, enter, insert } from './line-editor.js';
+import { type EditorState, clear, deleteForward, emptyEditor, enter, insert, setText } from './line-editor.js';
 import { useChat } from './use-chat.js';
 
 export interface ChatAppProps {
@@ -23,6 +23,15 @@ export function ChatApp({ controller, history = [], onExit }: ChatAppProps) {
   const update = (next: EditorState) => {
     ref.current = next;
     setEditor(next);
+  };
+  // Tab's choices when more than one fits, shown under the input until the next key.
+  const [choices, setChoices] = useState<string[]>([]);
+  const completeLine = async () => {
+    const before = ref.current!.text;
+    const r = await controller.complete(before);
+    if (ref.current!.text !== before) return; // typed on meanwhile: that wins
+    update(setText(ref.current!, r.text));
+    setChoices(r.candidates);
   };
   const submit = () => {
     const r = enter(ref.current!);
@@ -47,6 +56,11 @@ export function ChatApp({ controller, history = [], onExit }: ChatAppProps) {
 
   useInput((input, key) => {
     const s = ref.current!;
+    setChoices([]);
+    if (key.tab && !key.shift) {
+      void completeLine();
+      return;
+    }
     if (key.ctrl && input === 'c') {
       if (!controller.cancel()) update(clear(s));
       return;
@@ -87,6 +101,7 @@ export function ChatApp({ controller, history = [], onExit }: ChatAppProps) {
       )}
       <StatusLine status={state.status} busy={state.busy} />
       {!state.exited && <Input editor={editor} waiting={state.pendingTools[0]?.name} />}
+      {!state.exited && choices.length > 0 && <Text dimColor>{choices.join('  ')}</Text>}
     </Box>
   );
 }

@@ -1,8 +1,11 @@
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import type { Backend } from '../core/backend.js';
-import type { Entity, ExportFormat } from '../core/entity-types.js';
+import { NotFoundError } from '../core/errors.js';
+import { pickEntity } from '../core/entity-ref.js';
+import type { ExportFormat } from '../core/entity-types.js';
 import { cutNotice } from '../core/finish-notice.js';
+import { type Completion, type SwitchTarget, complete, wantsTargets } from './completion.js';
 import { MAX_TOOL_ROUNDS, type ToolCallOut, type ToolDefinitionInput, type ToolResultInput } from '../core/universe-types.js';
 
 /** What `mgpt chat` talks to. */
@@ -47,8 +50,6 @@ export interface ChatOptions {
   tools?: ToolDefinitionInput[];
   /** Runs a universe tool call (`--tool-exec`); without it the person is asked for the result. */
   runTool?: (call: ToolCallOut) => Promise<ToolResultInput>;
-  /** An entity by id or exact name (`/switch NAME`). */
-  resolveEntity?: (ref: string) => Promise<Entity>;
   /** The account balance (null when not metered); absent when the backend cannot tell. */
   balance?: () => Promise<number | null>;
   /** Instructions for entities made with `/new`. */
@@ -63,9 +64,12 @@ export const HELP = [
   '/history [n]       the last n transcript messages (default 10)',
   '/export [file]     save the transcript (.tar or .json; universes: .json)',
   '/new [name]        start a new entity (or universe on the same prompt) and switch to it',
-  '/switch [ref]      switch to another entity or universe; without ref, list them',
+  '/switch [ref]      switch to another entity or universe (a name or a 4+ character id prefix); without ref, list them',
   '/exit              leave (Ctrl-D also leaves)',
   'Enter sends; end a line with \\ to continue on the next. Up/Down recall earlier inputs.',
+  'Tab completes commands, and names and ids after /switch.',
+  'Ctrl-A/E or Home/End: line start/end; Ctrl-B/F: a character back/forward; Alt-B/F: a word back/forward;',
+  'Ctrl-W: delete a word back; Ctrl-U/K: delete to the line start/end; Delete: the character under the cursor.',
   'Ctrl-C cancels a reply in flight: nothing of that turn is stored.',
 ].join('\n');
 
@@ -94,6 +98,8 @@ export class ChatController {
   private toolResults: ToolResultInput[] = [];
   private toolInput = '';
   private target: ChatTarget;
+  /** What `/switch` completes to, read once a session (and again after `/new`). */
+  private targets: SwitchTarget[] | null = null;
 
   constructor(private readonly opts: ChatOptions) {
     this.target = opts.target;
@@ -180,6 +186,23 @@ export class ChatController {
       : this.target.kind === 'entity' ? this.entityTurn(text) : this.universeTurn(text);
     this.inFlight = run.catch(() => {});
     return run;
+  }
+
+  /** Tab: completes a command, or after `/switch ` a name or short id; a failed listing completes nothing. */
+  async complete(line: string): Promise<Completion> {
+    if (!wantsTargets(line)) return complete(line);
+    try {
+      this.targets ??= await this.listTargets();
+    } catch {
+      return complete(line);
+    }
+    return complete(line, this.targets);
+  }
+
+  private async listTargets(): Promise<SwitchTarget[]> {
+    const { backend } = this.opts;
+    if (this.target.kind === 'entity') return (await backend.listEntities()).data.map((e) => ({ id: e.id, name: e.name }));
+    return (await backend.listUniverses()).map((u) => ({ id: u.id, name: u.displayName ?? '' }));
   }
 
   /** Resolves once the turn in flight, if any, has ended and let go of what it held (its lease). */
@@ -407,6 +430,7 @@ export class ChatController {
       const created = await backend.createEntity({ model: e.model, ...(name ? { name } : {}), ...(this.opts.instructions ? { instructions: this.opts.instructions } : {}) });
       this.target = { kind: 'entity', id: created.id };
     }
+    this.targets = null;
     this.pendingReset();
     await this.refresh();
     this.push({ kind: 'notice', text: `new ${this.target.kind} ${this.state.status.label} (${this.target.id})` });
@@ -423,15 +447,24 @@ export class ChatController {
       return;
     }
     if (this.target.kind === 'entity') {
-      const e = this.opts.resolveEntity ? await this.opts.resolveEntity(ref) : await backend.getEntity(ref);
-      this.target = { kind: 'entity', id: e.id };
+      this.target = { kind: 'entity', id: (await backend.resolveEntity(ref)).id };
     } else {
-      const u = await backend.getUniverse(ref);
-      this.target = { kind: 'universe', id: u.id };
+      this.target = { kind: 'universe', id: await this.resolveUniverse(ref) };
     }
     this.pendingReset();
     await this.refresh();
     this.push({ kind: 'notice', text: `switched to ${this.target.kind} ${this.state.status.label}` });
+  }
+
+  /** A universe by id, unique id prefix (4+) or display name, as `/switch` offers them. */
+  private async resolveUniverse(ref: string): Promise<string> {
+    const listed = await this.opts.backend.listUniverses();
+    try {
+      return pickEntity(ref, listed.map((u) => ({ id: u.id, name: u.displayName ?? '' })), 'list them with /switch').id;
+    } catch (err) {
+      if (err instanceof NotFoundError) return (await this.opts.backend.getUniverse(ref)).id;
+      throw err;
+    }
   }
 
   private pendingReset(): void {

@@ -134,7 +134,7 @@ describe('mgpt chat (ink)', () => {
   });
 
   it('runs every slash command', async () => {
-    const c = await chat({ resolveEntity: async (ref) => (await backend.listEntities()).data.find((e) => e.name === ref)! });
+    const c = await chat();
     await c.type('remember the tomatoes\r');
     await c.idle();
     await c.type('/help\r');
@@ -165,6 +165,13 @@ describe('mgpt chat (ink)', () => {
     await c.idle();
     await c.sees(`switched to entity ${c.e.name}`);
     expect(c.controller.getState().status.transcript?.messages).toBe(2);
+    // A unique id prefix of 4+ characters switches too (the backend resolves it).
+    await c.type('/new carol\r');
+    await c.idle();
+    await c.type(`/switch ${c.e.id.slice(0, 6)}\r`);
+    await c.idle();
+    await c.sees(`switched to entity ${c.e.name}`);
+    expect(c.controller.getState().status.id).toBe(c.e.id);
     await c.type('/nope\r');
     await c.sees('unknown command /nope');
     await c.type('/exit\r');
@@ -220,6 +227,34 @@ describe('mgpt chat (ink)', () => {
     await c.type('\r');
     await c.idle();
     await c.sees('reply: p!');
+    c.app.unmount();
+  });
+
+  it('Tab completes slash commands, and entity names and short ids after /switch', async () => {
+    const c = await chat();
+    const other = await backend.createEntity({ model: 'mgpt-1-27b', name: `zq-tab-${c.e.name}` });
+    const line = () => c.frame().split('\n').find((l) => l.startsWith('› '))!.trimEnd();
+    await c.type('/he');
+    await c.type('\t');
+    await until('the completed command', () => line() === '› /help');
+    await c.type('\x15'); // Ctrl-U
+    await c.type('/switch zq-t');
+    await c.type('\t');
+    await until('the completed name', () => line() === `› /switch ${other.name}`);
+    await c.type('\r');
+    await c.idle();
+    await c.sees(`switched to entity ${other.name}`);
+    await c.type(`/switch ${c.e.id.slice(0, 4)}`);
+    await c.type('\t');
+    await until('the short id', () => line() === `› /switch ${c.e.id.slice(0, 8)}`);
+    await c.type('\r');
+    await c.idle();
+    expect(c.controller.getState().status.id).toBe(c.e.id);
+    // Several fit: the line grows to what they share and the choices are shown under it.
+    await c.type('/e');
+    await c.type('\t');
+    await until('the choices', () => c.frame().includes('/exit  /export'));
+    expect(line()).toBe('› /ex');
     c.app.unmount();
   });
 

@@ -82,7 +82,6 @@ export async function runChat(ctx: CliContext, ref: string | undefined, o: ChatC
     model: o.universe ? o.model : undefined,
     tools: o.tools ? await readTools(o.tools) : undefined,
     runTool: o.toolExec ? (call) => execTool(o.toolExec!, call) : undefined,
-    resolveEntity: (r) => resolveEntity(ctx, r),
     instructions,
     notices:
       backend.kind === 'local' && !o.universe && ctx.settings().usesDefaultEcho(ENTITY_MODEL)
