@@ -1,10 +1,8 @@
-import { createWriteStream } from 'node:fs';
-import { once } from 'node:events';
 import type { Backend } from '../core/backend.js';
 import { NotFoundError } from '../core/errors.js';
 import { pickEntity } from '../core/entity-ref.js';
-import type { ExportFormat } from '../core/entity-types.js';
 import { cutNotice } from '../core/finish-notice.js';
+import { exportItem, historyItem, windowText } from './chat-commands.js';
 import { type Completion, type SwitchTarget, complete, wantsTargets } from './completion.js';
 import { MAX_TOOL_ROUNDS, type ToolCallOut, type ToolDefinitionInput, type ToolResultInput } from '../core/universe-types.js';
 
@@ -345,13 +343,13 @@ export class ChatController {
           this.exit();
           break;
         case 'window':
-          await this.showWindow();
+          this.push({ kind: 'output', text: await windowText(this.opts.backend, this.target) });
           break;
         case 'history':
-          await this.showHistory(arg);
+          this.push(await historyItem(this.opts.backend, this.target, arg));
           break;
         case 'export':
-          await this.export(arg);
+          this.push(await exportItem(this.opts.backend, this.target, this.state.status.label, arg));
           break;
         case 'new':
           await this.startNew(arg);
@@ -367,56 +365,6 @@ export class ChatController {
     } finally {
       this.set({ busy: false });
     }
-  }
-
-  private async showWindow(): Promise<void> {
-    const { backend } = this.opts;
-    if (this.target.kind === 'universe') {
-      const doc = await backend.getUniverseDoc(this.target.id);
-      const msgs = doc.runtime.conversation;
-      this.push({ kind: 'output', text: `${msgs.length} runtime messages (the model sees the last 64, trimmed by 16 at a time)` });
-      return;
-    }
-    const w = await backend.getWindow(this.target.id);
-    const lines = w.blocks.map((b) => {
-      const span = b.covers[0] === b.covers[1] ? `#${b.covers[0]}` : `#${b.covers[0]}–${b.covers[1]}`;
-      const kind = b.kind === 'summary' ? 'summary' : b.role;
-      return `${span.padEnd(12)} ${kind.padEnd(9)} ${String(b.tokens).padStart(6)} tok  ${preview(b.content)}`;
-    });
-    this.push({ kind: 'output', text: [`window: ${w.tokens} / ${w.budget_tokens} tokens in ${w.blocks.length} blocks`, ...lines].join('\n') });
-  }
-
-  private async showHistory(arg: string): Promise<void> {
-    const n = arg ? Number(arg) : 10;
-    if (!Number.isSafeInteger(n) || n < 1 || n > 500) {
-      this.push({ kind: 'error', text: '/history takes a count from 1 to 500', exitCode: 2 });
-      return;
-    }
-    const { backend } = this.opts;
-    if (this.target.kind === 'universe') {
-      const doc = await backend.getUniverseDoc(this.target.id);
-      const msgs = doc.runtime.conversation.slice(-n);
-      this.push({ kind: 'output', text: msgs.map((m) => `${m.role}: ${typeof m.content === 'string' ? m.content : ''}`).join('\n') || '(no messages yet)' });
-      return;
-    }
-    const e = await backend.getEntity(this.target.id);
-    const page = await backend.listMessages(this.target.id, { after: Math.max(0, e.transcript.messages - n), limit: n });
-    this.push({ kind: 'output', text: page.data.map((m) => `#${m.seq} ${m.role}: ${m.content}`).join('\n') || '(no messages yet)' });
-  }
-
-  private async export(arg: string): Promise<void> {
-    const { backend } = this.opts;
-    const base = this.state.status.label.replace(/[^\w.-]+/g, '-');
-    if (this.target.kind === 'universe') {
-      const file = arg || `${base}.json`;
-      await writeAll(file, [Buffer.from(JSON.stringify(await backend.getUniverseDoc(this.target.id), null, 2) + '\n')]);
-      this.push({ kind: 'output', text: `saved the universe document to ${file}` });
-      return;
-    }
-    const file = arg || `${base}.tar`;
-    const format: ExportFormat = file.endsWith('.json') ? 'json' : 'tar';
-    const bytes = await writeAll(file, backend.exportEntity(this.target.id, format));
-    this.push({ kind: 'output', text: `exported ${format} to ${file} (${bytes} bytes)` });
   }
 
   private async startNew(name: string): Promise<void> {
@@ -471,30 +419,4 @@ export class ChatController {
     this.toolResults = [];
     this.set({ pendingTools: [] });
   }
-}
-
-function preview(text: string): string {
-  const one = text.replace(/\s+/g, ' ').trim();
-  return one.length > 60 ? `${one.slice(0, 59)}…` : one;
-}
-
-/** Streams pieces to a new file; a failure removes nothing it did not create. */
-async function writeAll(file: string, pieces: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): Promise<number> {
-  const out = createWriteStream(file, { flags: 'wx' });
-  await once(out, 'open');
-  let n = 0;
-  try {
-    for await (const p of pieces) {
-      n += p.length;
-      if (!out.write(p)) await once(out, 'drain');
-    }
-  } catch (err) {
-    out.destroy();
-    const { rm } = await import('node:fs/promises');
-    await rm(file, { force: true });
-    throw err;
-  }
-  out.end();
-  await once(out, 'finish');
-  return n;
 }
