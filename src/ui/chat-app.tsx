@@ -118,7 +118,14 @@ function Item({ item }: { item: ChatItem }) {
         </Text>
       );
     case 'assistant':
-      return <Text color="green">{item.text}</Text>;
+      return item.cancelled ? (
+        <Text color="green" dimColor>
+          {item.text}
+          <Text color="yellow">{' [cancelled]'}</Text>
+        </Text>
+      ) : (
+        <Text color="green">{item.text}</Text>
+      );
     case 'notice':
       return <Text color="yellow">{`· ${item.text}`}</Text>;
     case 'error':

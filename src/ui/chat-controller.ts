@@ -11,7 +11,8 @@ export type ChatTarget = { kind: 'entity'; id: string } | { kind: 'universe'; id
 
 export type ChatItem = { id: number } & (
   | { kind: 'user'; text: string }
-  | { kind: 'assistant'; text: string }
+  /** cancelled: a reply cut short by Ctrl-C, shown as far as it came but not stored. */
+  | { kind: 'assistant'; text: string; cancelled?: boolean }
   | { kind: 'notice'; text: string }
   | { kind: 'error'; text: string; hint?: string; exitCode?: number }
   | { kind: 'output'; text: string }
@@ -68,7 +69,8 @@ export const HELP = [
   'Tab completes commands, and names and ids after /switch.',
   'Ctrl-A/E or Home/End: line start/end; Ctrl-B/F: a character back/forward; Alt-B/F: a word back/forward;',
   'Ctrl-W: delete a word back; Ctrl-U/K: delete to the line start/end; Delete: the character under the cursor.',
-  'Ctrl-C cancels a reply in flight: nothing of that turn is stored.',
+  'Ctrl-C cancels a reply in flight (what came stays on screen, marked): nothing of that turn is stored.',
+  'A line entered during a reply is queued and sent when it ends; Ctrl-D during a reply cancels it, then leaves.',
 ].join('\n');
 
 
@@ -98,6 +100,9 @@ export class ChatController {
   private target: ChatTarget;
   /** What `/switch` completes to, read once a session (and again after `/new`). */
   private targets: SwitchTarget[] | null = null;
+  /** Lines entered while a reply was coming, sent in order once it ends. */
+  private queue: string[] = [];
+  private leaving = false;
 
   constructor(private readonly opts: ChatOptions) {
     this.target = opts.target;
@@ -172,11 +177,18 @@ export class ChatController {
 
   /** Enter: a slash command, a tool result the person typed, or a message. */
   async submit(text: string): Promise<void> {
-    if (this.state.exited) return;
-    if (this.state.busy) {
-      this.push({ kind: 'notice', text: 'a reply is still coming; Ctrl-C cancels it' });
+    if (this.state.exited || this.leaving) return;
+    // A line entered while a reply streams is not dropped: it waits its turn.
+    if (this.state.busy || this.queue.length) {
+      this.queue.push(text);
+      this.push({ kind: 'notice', text: `queued${this.queue.length > 1 ? ` (${this.queue.length} waiting)` : ''}: sent when the reply ends; Ctrl-C cancels the reply` });
       return;
     }
+    await this.run(text);
+    while (this.queue.length && !this.state.exited && !this.leaving) await this.run(this.queue.shift()!);
+  }
+
+  private run(text: string): Promise<void> {
     const trimmed = text.trim();
     if (trimmed.startsWith('/')) return this.command(trimmed);
     const run = this.state.pendingTools.length
@@ -215,8 +227,14 @@ export class ChatController {
     return true;
   }
 
+  /** Ctrl-D, /exit, a signal: a reply in flight is cancelled first and its notice shown, then the app leaves. */
   exit(): void {
-    this.cancel();
+    this.leaving = true;
+    this.queue = [];
+    if (this.cancel()) {
+      void this.inFlight.then(() => this.set({ exited: true }));
+      return;
+    }
     this.set({ exited: true });
   }
 
@@ -257,7 +275,11 @@ export class ChatController {
       if (cut) this.push({ kind: 'notice', text: cut });
     } catch (err) {
       this.set({ streaming: null });
-      if (isCancel(err) || abort.signal.aborted) this.push({ kind: 'notice', text: 'cancelled: nothing of this turn was stored' });
+      if (isCancel(err) || abort.signal.aborted) {
+        // What came so far stays on screen, marked, so the person can see where it was cut.
+        if (reply) this.push({ kind: 'assistant', text: reply, cancelled: true });
+        this.push({ kind: 'notice', text: 'cancelled: nothing of this turn was stored' });
+      }
       else this.fail(err);
     } finally {
       this.turn = null;
@@ -332,6 +354,7 @@ export class ChatController {
   private async command(line: string): Promise<void> {
     const [name, ...args] = line.slice(1).split(/\s+/);
     const arg = args.join(' ').trim();
+    this.push({ kind: 'user', text: line });
     this.set({ busy: true });
     try {
       switch (name) {

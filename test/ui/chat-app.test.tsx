@@ -93,6 +93,8 @@ describe('mgpt chat (ink)', () => {
     await c.type('\x03');
     await c.sees('cancelled: nothing of this turn was stored');
     await c.idle();
+    // The partial reply stays on screen, marked as cancelled.
+    expect(c.frame()).toMatch(/partial .*\[cancelled\]/);
     expect(await backend.listMessages(c.e.id)).toEqual(before);
     expect(c.controller.getState().exited).toBe(false);
     // Ctrl-C with nothing running only clears the input line.
@@ -180,6 +182,31 @@ describe('mgpt chat (ink)', () => {
     c.app.unmount();
   });
 
+  it('echoes slash commands, queues a line entered during a reply, and Ctrl-D mid-reply cancels before leaving', async () => {
+    const c = await chat();
+    await c.type('/history 1\r');
+    await c.idle();
+    await c.sees('› /history 1');
+    fake.script({ text: ['slow ', 'first ', 'reply'], chunkDelayMs: 150 });
+    await c.type('first\r');
+    await c.sees('slow');
+    await c.type('second\r');
+    await c.sees('queued: sent when the reply ends');
+    await until('both turns', () => c.frame().includes('reply: second') && !c.controller.getState().busy);
+    const stored = (await backend.listMessages(c.e.id)).data.map((m) => m.content);
+    expect(stored).toEqual(['first', 'slow first reply', 'second', 'reply: second']);
+
+    fake.script({ text: ['never ', 'kept ', 'at ', 'all'], chunkDelayMs: 200 });
+    await c.type('third\r');
+    await c.sees('never');
+    await c.type('\x04');
+    await until('exit', () => c.controller.getState().exited);
+    await c.controller.settled();
+    expect(c.frame()).toContain('cancelled: nothing of this turn was stored');
+    expect((await backend.listMessages(c.e.id)).data).toHaveLength(4);
+    c.app.unmount();
+  });
+
   it('Ctrl-D leaves when the input is empty; up recalls the last input', async () => {
     const c = await chat();
     await c.type('first line\r');
@@ -233,7 +260,7 @@ describe('mgpt chat (ink)', () => {
   it('Tab completes slash commands, and entity names and short ids after /switch', async () => {
     const c = await chat();
     const other = await backend.createEntity({ model: 'mgpt-1-27b', name: `zq-tab-${c.e.name}` });
-    const line = () => c.frame().split('\n').find((l) => l.startsWith('› '))!.trimEnd();
+    const line = () => c.frame().split('\n').filter((l) => l.startsWith('› ')).at(-1)!.trimEnd();
     await c.type('/he');
     await c.type('\t');
     await until('the completed command', () => line() === '› /help');
