@@ -1,8 +1,9 @@
-import { Box, Static, Text, useApp, useInput, useStdin } from 'ink';
+import { Box, Static, Text, useApp, useInput, useStdin, useStdout } from 'ink';
 import { useEffect, useRef, useState } from 'react';
 import type { ChatController, ChatItem, ChatStatus } from './chat-controller.js';
 import { editingKey } from './editing-keys.js';
 import { type EditorState, clear, deleteForward, emptyEditor, enter, insert, setText } from './line-editor.js';
+import { statusLine } from './status-line.js';
 import { useChat } from './use-chat.js';
 
 export interface ChatAppProps {
@@ -99,7 +100,7 @@ export function ChatApp({ controller, history = [], onExit }: ChatAppProps) {
           <Text color="green">{state.streaming || '…'}</Text>
         </Box>
       )}
-      <StatusLine status={state.status} busy={state.busy} />
+      <StatusBar status={state.status} busy={state.busy} />
       {!state.exited && <Input editor={editor} waiting={state.pendingTools[0]?.name} />}
       {!state.exited && choices.length > 0 && <Text dimColor>{choices.join('  ')}</Text>}
     </Box>
@@ -140,35 +141,29 @@ function Item({ item }: { item: ChatItem }) {
   }
 }
 
-/** `ada · local · window 812/8000 tok, 12 blocks · transcript 40 msgs, 3.2k tok · $4.99` */
-export function statusText(s: ChatStatus): string {
-  const parts = [s.label, s.backend];
-  if (s.window) {
-    const pct = s.window.budget ? Math.round((s.window.tokens / s.window.budget) * 100) : 0;
-    parts.push(`window ${gauge(pct)} ${s.window.tokens}/${s.window.budget} tok, ${s.window.blocks} blocks`);
-  }
-  if (s.transcript) parts.push(`transcript ${s.transcript.messages} msgs${s.kind === 'entity' ? `, ${compact(s.transcript.tokens)} tok` : ''}`);
-  if (s.readOnly) parts.push('read-only');
-  if (typeof s.balanceUsd === 'number') parts.push(`$${s.balanceUsd.toFixed(2)}`);
-  return parts.join(' · ');
-}
-
-function gauge(pct: number): string {
-  const filled = Math.min(10, Math.round(pct / 10));
-  return `[${'█'.repeat(filled)}${'░'.repeat(10 - filled)}]`;
-}
-
-function compact(n: number): string {
-  return n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(n);
-}
-
-function StatusLine({ status, busy }: { status: ChatStatus; busy: boolean }) {
+function StatusBar({ status, busy }: { status: ChatStatus; busy: boolean }) {
+  const line = statusLine(status, busy, useColumns());
   return (
     <Box>
-      <Text dimColor>{statusText(status)}</Text>
-      {busy ? <Text color="yellow">{'  replying… (Ctrl-C cancels)'}</Text> : null}
+      <Text dimColor wrap="truncate-end">
+        {line.text}
+      </Text>
+      {line.busy ? <Text color="yellow">{line.busy}</Text> : null}
     </Box>
   );
+}
+
+/** The terminal's width, following resizes. */
+function useColumns(): number {
+  const { stdout } = useStdout();
+  const [columns, setColumns] = useState(stdout.columns || 80);
+  useEffect(() => {
+    const resized = () => setColumns(stdout.columns || 80);
+    stdout.on('resize', resized);
+    resized();
+    return () => void stdout.off('resize', resized);
+  }, [stdout]);
+  return columns;
 }
 
 function Input({ editor, waiting }: { editor: EditorState; waiting?: string }) {

@@ -22,6 +22,8 @@ export interface ChatStatus {
   kind: 'entity' | 'universe';
   id: string;
   label: string;
+  /** The entity's model, or the universe model alias. */
+  model?: string;
   backend: string;
   window?: { tokens: number; budget: number; blocks: number };
   transcript?: { messages: number; tokens: number; cap: number };
@@ -152,6 +154,7 @@ export class ChatController {
             kind: 'entity',
             id: e.id,
             label: e.name || e.id.slice(0, 8),
+            model: e.model,
             window: { tokens: e.window.tokens ?? 0, budget: e.window.budget_tokens, blocks: e.window.blocks ?? 0 },
             transcript: { messages: e.transcript.messages, tokens: e.transcript.tokens, cap: e.transcript.cap_tokens },
             readOnly: e.read_only,
@@ -165,6 +168,7 @@ export class ChatController {
             id: u.id,
             backend: backend.kind,
             label: u.displayName || `${u.storedPrompt} ${u.id.slice(0, 8)}`,
+            model: this.opts.model ?? 'game-1-lite-frozen',
             transcript: { messages: u.messages, tokens: 0, cap: 0 },
           },
         });

@@ -285,6 +285,35 @@ describe('mgpt chat (ink)', () => {
     c.app.unmount();
   });
 
+  for (const columns of [80, 60]) {
+    it(`keeps the status line on one line of at most ${columns} columns while a reply streams, with the model`, async () => {
+      const c = await chat();
+      Object.defineProperty(c.app.stdout, 'columns', { get: () => columns, configurable: true });
+      c.app.stdout.emit('resize');
+      const from = c.app.frames.length;
+      fake.script({ text: ['a ', 'streamed ', 'reply ', 'in ', 'parts'], chunkDelayMs: 60 });
+      await c.type('a message long enough to matter\r');
+      await c.sees('a streamed');
+      await c.idle();
+      await c.sees('a streamed reply in parts');
+      const frames = c.app.frames.slice(from);
+      let busyFrames = 0;
+      for (const frame of frames) {
+        const lines = frame.split('\n');
+        const at = lines.findIndex((l) => l.startsWith(`${c.e.name} · `));
+        expect(at, frame).toBeGreaterThanOrEqual(0);
+        const status = lines[at];
+        expect([...status].length, status).toBeLessThanOrEqual(columns);
+        expect(status).toContain(' · mgpt-1-27b · local · ');
+        // The line under the status line is the input: the status did not wrap.
+        expect(lines[at + 1], frame).toMatch(/^›( |$)/);
+        if (status.includes('replying…')) busyFrames++;
+      }
+      expect(busyFrames).toBeGreaterThan(0);
+      c.app.unmount();
+    });
+  }
+
   it('universe chat asks the person for a tool result, then continues the turn', async () => {
     const universe = await backend.createUniverse({ storedPrompt: 'narrator' });
     const controller = new ChatController({
