@@ -1,4 +1,6 @@
 import { createWriteStream } from 'node:fs';
+import { rename, rm } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { once } from 'node:events';
 import type { Backend } from '../core/backend.js';
 import type { ExportFormat } from '../core/entity-types.js';
@@ -36,18 +38,47 @@ export async function historyItem(backend: Backend, target: ChatTarget, arg: str
   return { kind: 'output', text: page.data.map((m) => `#${m.seq} ${m.role}: ${m.content}`).join('\n') || '(no messages yet)' };
 }
 
-/** `/export [file]`: the transcript to a new file (.tar or .json; universes: their document as .json). */
-export async function exportItem(backend: Backend, target: ChatTarget, label: string, arg: string): Promise<Shown> {
+/** `/export [-f] [file]`: the transcript to a file (.tar or .json; universes: their document as .json). */
+export async function exportItem(backend: Backend, target: ChatTarget, label: string, arg: string, home: string): Promise<Shown> {
+  const m = /^(?:(-f|--force)(?:\s+|$))?(.*)$/s.exec(arg)!;
+  const force = m[1] !== undefined;
   const base = label.replace(/[^\w.-]+/g, '-');
-  if (target.kind === 'universe') {
-    const file = arg || `${base}.json`;
-    await writeAll(file, [Buffer.from(JSON.stringify(await backend.getUniverseDoc(target.id), null, 2) + '\n')]);
-    return { kind: 'output', text: `saved the universe document to ${file}` };
+  const given = m[2].trim() || `${base}.${target.kind === 'universe' ? 'json' : 'tar'}`;
+  const file = expandHome(given, home);
+  try {
+    if (target.kind === 'universe') {
+      await writeAll(file, [Buffer.from(JSON.stringify(await backend.getUniverseDoc(target.id), null, 2) + '\n')], force);
+      return { kind: 'output', text: `saved the universe document to ${file}` };
+    }
+    const format: ExportFormat = file.endsWith('.json') ? 'json' : 'tar';
+    const bytes = await writeAll(file, backend.exportEntity(target.id, format), force);
+    return { kind: 'output', text: `exported ${format} to ${file} (${bytes} bytes)` };
+  } catch (err) {
+    const shown = fileError(err, file, given);
+    if (shown) return shown;
+    throw err;
   }
-  const file = arg || `${base}.tar`;
-  const format: ExportFormat = file.endsWith('.json') ? 'json' : 'tar';
-  const bytes = await writeAll(file, backend.exportEntity(target.id, format));
-  return { kind: 'output', text: `exported ${format} to ${file} (${bytes} bytes)` };
+}
+
+/** `~` and `~/…` are the home directory, as in a shell. */
+export function expandHome(path: string, home: string): string {
+  return path === '~' ? home : path.startsWith('~/') ? join(home, path.slice(2)) : path;
+}
+
+/** A file that cannot be written, as one line and what to do about it (never a raw errno). */
+function fileError(err: unknown, file: string, given: string): Shown | undefined {
+  switch ((err as NodeJS.ErrnoException).code) {
+    case 'EEXIST':
+      return { kind: 'error', text: `${file} already exists`, hint: `/export -f ${given} overwrites it`, exitCode: 5 };
+    case 'ENOENT':
+      return { kind: 'error', text: `no directory ${dirname(file)}`, hint: 'create it first, or export to another path', exitCode: 4 };
+    case 'EISDIR':
+      return { kind: 'error', text: `${file} is a directory`, hint: 'give a file name inside it', exitCode: 2 };
+    case 'EACCES':
+    case 'EPERM':
+      return { kind: 'error', text: `cannot write ${file}: permission denied`, hint: 'export to another path', exitCode: 1 };
+  }
+  return undefined;
 }
 
 function preview(text: string): string {
@@ -55,9 +86,13 @@ function preview(text: string): string {
   return one.length > 60 ? `${one.slice(0, 59)}…` : one;
 }
 
-/** Streams pieces to a new file; a failure removes nothing it did not create. */
-async function writeAll(file: string, pieces: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): Promise<number> {
-  const out = createWriteStream(file, { flags: 'wx' });
+/**
+ * Streams pieces to a new file (with `force`, to a temporary file renamed over the old one, so a
+ * failure leaves the old file as it was); a failure removes nothing it did not create.
+ */
+async function writeAll(file: string, pieces: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, force = false): Promise<number> {
+  const dest = force ? join(dirname(file), `.${basename(file)}.${process.pid}.tmp`) : file;
+  const out = createWriteStream(dest, { flags: 'wx' });
   await once(out, 'open');
   let n = 0;
   try {
@@ -65,13 +100,13 @@ async function writeAll(file: string, pieces: AsyncIterable<Uint8Array> | Iterab
       n += p.length;
       if (!out.write(p)) await once(out, 'drain');
     }
+    out.end();
+    await once(out, 'finish');
+    if (force) await rename(dest, file);
   } catch (err) {
     out.destroy();
-    const { rm } = await import('node:fs/promises');
-    await rm(file, { force: true });
+    await rm(dest, { force: true });
     throw err;
   }
-  out.end();
-  await once(out, 'finish');
   return n;
 }

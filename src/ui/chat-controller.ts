@@ -1,3 +1,4 @@
+import { homedir } from 'node:os';
 import type { Backend } from '../core/backend.js';
 import { NotFoundError } from '../core/errors.js';
 import { pickEntity } from '../core/entity-ref.js';
@@ -55,6 +56,8 @@ export interface ChatOptions {
   balance?: () => Promise<number | null>;
   /** Instructions for entities made with `/new`. */
   instructions?: string;
+  /** What `~` in a path means (default: the user's home directory). */
+  home?: string;
   /** Shown under the greeting (e.g. that no real model is configured). */
   notices?: string[];
 }
@@ -63,7 +66,7 @@ export const HELP = [
   '/help              this list',
   '/window            the blocks the model sees now (summaries and live messages)',
   '/history [n]       the last n transcript messages (default 10)',
-  '/export [file]     save the transcript (.tar or .json; universes: .json)',
+  '/export [-f] [file] save the transcript (.tar or .json; universes: .json); -f overwrites; ~ is your home',
   '/new [name]        start a new entity (or universe on the same prompt) and switch to it',
   '/switch [ref]      switch to another entity or universe (a name or a 4+ character id prefix); without ref, list them',
   '/exit              leave (Ctrl-D also leaves)',
@@ -376,7 +379,7 @@ export class ChatController {
           this.push(await historyItem(this.opts.backend, this.target, arg));
           break;
         case 'export':
-          this.push(await exportItem(this.opts.backend, this.target, this.state.status.label, arg));
+          this.push(await exportItem(this.opts.backend, this.target, this.state.status.label, arg, this.opts.home ?? homedir()));
           break;
         case 'new':
           await this.startNew(arg);

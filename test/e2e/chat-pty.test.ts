@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -141,5 +141,20 @@ describe('mgpt chat without a terminal', () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('error: /history takes a count from 1 to 500');
     expect(bad.stdout).toBe('reply: third\n');
+  });
+
+  it('/export onto an existing file says how to overwrite it, and -f does; ~ is $HOME', async () => {
+    const id = (await mgpt(['entities', 'create', '--name', 'exporter'], env)).stdout.trim();
+    const home = join(dir, 'export-home');
+    mkdirSync(home, { recursive: true });
+    writeFileSync(join(home, 't.json'), 'old');
+    const homeEnv = { ...env, HOME: home };
+    const refused = await mgpt(['chat', id], homeEnv, 'hello\n/export ~/t.json\n');
+    expect(refused.stderr).toBe(`error: ${join(home, 't.json')} already exists\nhint: /export -f ~/t.json overwrites it\n`);
+    expect(refused.code).toBe(5);
+    expect(readFileSync(join(home, 't.json'), 'utf8')).toBe('old');
+    const forced = await mgpt(['chat', id], homeEnv, '/export -f ~/t.json\n');
+    expect([forced.code, forced.stderr]).toEqual([0, '']);
+    expect(JSON.parse(readFileSync(join(home, 't.json'), 'utf8')).manifest.entity.id).toBe(id);
   });
 });

@@ -155,7 +155,9 @@ describe('mgpt chat (ink)', () => {
     expect(JSON.parse(readFileSync(file, 'utf8')).manifest.entity.id).toBe(c.e.id);
     await c.type(`/export ${file}\r`);
     await c.idle();
-    await c.sees('error: EEXIST');
+    expect(c.controller.getState().items.at(-1)).toMatchObject({ kind: 'error', text: `${file} already exists`, hint: `/export -f ${file} overwrites it` });
+    await c.sees(`error: ${file} already exists`);
+    expect(c.frame()).not.toContain('EEXIST');
     await c.type('/new bob\r');
     await c.idle();
     await c.sees('new entity bob');
@@ -204,6 +206,31 @@ describe('mgpt chat (ink)', () => {
     await c.controller.settled();
     expect(c.frame()).toContain('cancelled: nothing of this turn was stored');
     expect((await backend.listMessages(c.e.id)).data).toHaveLength(4);
+    c.app.unmount();
+  });
+
+  it('/export -f overwrites, ~ is the home directory, a missing directory is said plainly', async () => {
+    const home = join(dir, 'home');
+    mkdirSync(home, { recursive: true });
+    const c = await chat({ home });
+    await c.type('to be exported\r');
+    await c.idle();
+    writeFileSync(join(home, 'kept.json'), 'old contents');
+    await c.type('/export ~/kept.json\r');
+    await c.idle();
+    expect(c.controller.getState().items.at(-1)).toMatchObject({ kind: 'error', text: `${join(home, 'kept.json')} already exists`, hint: '/export -f ~/kept.json overwrites it' });
+    await c.sees('already exists');
+    expect(readFileSync(join(home, 'kept.json'), 'utf8')).toBe('old contents');
+    await c.type('/export -f ~/kept.json\r');
+    await c.idle();
+    await c.sees(`exported json to ${join(home, 'kept.json')}`);
+    expect(JSON.parse(readFileSync(join(home, 'kept.json'), 'utf8')).manifest.entity.id).toBe(c.e.id);
+    await c.type('/export ~/no/such/dir/x.tar\r');
+    await c.idle();
+    expect(c.controller.getState().items.at(-1)).toMatchObject({ kind: 'error', text: `no directory ${join(home, 'no', 'such', 'dir')}`, hint: 'create it first, or export to another path' });
+    await c.sees('error: no directory');
+    expect(c.frame()).not.toContain('ENOENT');
+    expect(existsSync(join(home, 'no'))).toBe(false);
     c.app.unmount();
   });
 
