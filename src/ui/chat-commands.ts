@@ -24,8 +24,8 @@ export async function windowText(backend: Backend, target: ChatTarget): Promise<
   return [`window: ${w.tokens} / ${w.budget_tokens} tokens in ${w.blocks.length} blocks`, ...lines].join('\n');
 }
 
-/** `/history [n]`: the last n transcript messages. */
-export async function historyItem(backend: Backend, target: ChatTarget, arg: string): Promise<Shown> {
+/** `/history [n]`: the last n transcript messages; with `when`, each says when it was written. */
+export async function historyItem(backend: Backend, target: ChatTarget, arg: string, when?: (iso: string) => string): Promise<Shown> {
   const n = arg ? Number(arg) : 10;
   if (!Number.isSafeInteger(n) || n < 1 || n > 500) return { kind: 'error', text: '/history takes a count from 1 to 500', exitCode: 2 };
   if (target.kind === 'universe') {
@@ -35,7 +35,8 @@ export async function historyItem(backend: Backend, target: ChatTarget, arg: str
   }
   const e = await backend.getEntity(target.id);
   const page = await backend.listMessages(target.id, { after: Math.max(0, e.transcript.messages - n), limit: n });
-  return { kind: 'output', text: page.data.map((m) => `#${m.seq} ${m.role}: ${m.content}`).join('\n') || '(no messages yet)' };
+  const line = (m: (typeof page.data)[number]) => `#${m.seq} ${m.role}${when ? ` (${when(m.created_at)})` : ''}: ${m.content}`;
+  return { kind: 'output', text: page.data.map(line).join('\n') || '(no messages yet)' };
 }
 
 /** `/export [-f] [file]`: the transcript to a file (.tar or .json; universes: their document as .json). */

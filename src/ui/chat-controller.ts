@@ -3,6 +3,7 @@ import type { Backend } from '../core/backend.js';
 import { NotFoundError } from '../core/errors.js';
 import { pickEntity } from '../core/entity-ref.js';
 import { cutNotice } from '../core/finish-notice.js';
+import { timeAgo } from './time-ago.js';
 import { exportItem, historyItem, windowText } from './chat-commands.js';
 import { type Completion, type SwitchTarget, complete, wantsTargets } from './completion.js';
 import { MAX_TOOL_ROUNDS, type ToolCallOut, type ToolDefinitionInput, type ToolResultInput } from '../core/universe-types.js';
@@ -56,6 +57,10 @@ export interface ChatOptions {
   balance?: () => Promise<number | null>;
   /** Instructions for entities made with `/new`. */
   instructions?: string;
+  /** On a terminal: `/history` says when each message was written ("3 min ago"). */
+  humanTimes?: boolean;
+  /** The clock for humanTimes (default Date.now). */
+  now?: () => number;
   /** What `~` in a path means (default: the user's home directory). */
   home?: string;
   /** Shown under the greeting (e.g. that no real model is configured). */
@@ -376,7 +381,7 @@ export class ChatController {
           this.push({ kind: 'output', text: await windowText(this.opts.backend, this.target) });
           break;
         case 'history':
-          this.push(await historyItem(this.opts.backend, this.target, arg));
+          this.push(await historyItem(this.opts.backend, this.target, arg, this.opts.humanTimes ? (t) => timeAgo(t, (this.opts.now ?? Date.now)()) : undefined));
           break;
         case 'export':
           this.push(await exportItem(this.opts.backend, this.target, this.state.status.label, arg, this.opts.home ?? homedir()));

@@ -234,6 +234,19 @@ describe('mgpt chat (ink)', () => {
     c.app.unmount();
   });
 
+  it('/history on a terminal says when each message was written', async () => {
+    let now = Date.now();
+    const c = await chat({ humanTimes: true, now: () => now });
+    await c.type('an old message\r');
+    await c.idle();
+    now += 3 * 60_000 + 5_000;
+    await c.type('/history 2\r');
+    await c.idle();
+    await c.sees('#1 user (3 min ago): an old message');
+    await c.sees('#2 assistant (3 min ago): reply: an old message');
+    c.app.unmount();
+  });
+
   it('Ctrl-D leaves when the input is empty; up recalls the last input', async () => {
     const c = await chat();
     await c.type('first line\r');

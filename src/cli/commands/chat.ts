@@ -84,6 +84,7 @@ export async function runChat(ctx: CliContext, ref: string | undefined, o: ChatC
     runTool: o.toolExec ? (call) => execTool(o.toolExec!, call) : undefined,
     instructions,
     home: ctx.env.HOME || undefined,
+    humanTimes: tty,
     notices:
       backend.kind === 'local' && !o.universe && ctx.settings().usesDefaultEcho(ENTITY_MODEL)
         ? ['no model is configured: replies come from the built-in echo provider (mgpt config set models.mgpt-1-27b.baseUrl URL)']
