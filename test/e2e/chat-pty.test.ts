@@ -98,6 +98,26 @@ describe.skipIf(!hasTool('tmux', 'THE CHAT PSEUDO-TERMINAL TESTS'))('mgpt chat i
     expect(readFileSync(exitFile, 'utf8').trim()).toBe('0');
   });
 
+  it('fits the status line to an 80-column terminal while streaming, and to 60 after a resize, with no ghost line', async () => {
+    await mgpt(['entities', 'create', '--name', 'narrow'], env);
+    const script = join(dir, 'narrow.sh');
+    const exports = Object.entries(env).map(([k, v]) => `export ${k}=${JSON.stringify(v)}`).join('\n');
+    writeFileSync(script, `${exports}\nexport CI=true\n${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} chat narrow\n`);
+    await tmux('new-session', '-d', '-s', 'narrow', '-x', '80', '-y', '30', `bash ${script}`);
+    const statusLines = (s: string) => s.split('\n').filter((l) => l.includes('mgpt-1-27b'));
+    await until('the status line', (s) => statusLines(s).length === 1, 15_000, 'narrow');
+    fake.script({ text: ['a ', 'reply ', 'that ', 'streams ', 'slowly'], chunkDelayMs: 250 });
+    await tmux('send-keys', '-t', 'narrow', 'hello narrow', 'Enter');
+    const streaming = await until('the reply streaming', (s) => s.includes('reply') && !s.includes('slowly'), 15_000, 'narrow');
+    expect(statusLines(streaming)).toHaveLength(1);
+    expect(statusLines(streaming)[0].trimEnd().length).toBeLessThanOrEqual(80);
+    await until('the reply', (s) => s.includes('streams slowly'), 15_000, 'narrow');
+    await tmux('resize-window', '-t', 'narrow', '-x', '60');
+    const resized = await until('the status line redrawn at 60 columns', (s) => statusLines(s).length === 1 && s.split('\n').every((l) => l.trimEnd().length <= 60), 15_000, 'narrow');
+    expect(statusLines(resized)[0]).toContain('narrow');
+    await tmux('send-keys', '-t', 'narrow', 'C-d');
+  });
+
   it('SIGTERM during a streamed reply: the REPL cancels it, frees the entity and exits 143', async () => {
     const id = (await mgpt(['entities', 'create', '--name', 'pty-term'], env)).stdout.trim();
     const exitFile = join(dir, 'term-exit-code');
