@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliEnv, mgpt, spawnMgpt } from '../helpers/cli.js';
+import { cliEnv, mgpt, mgptBinary, spawnMgpt } from '../helpers/cli.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../helpers/fake-openai.js';
 import { snapshot } from '../helpers/snapshot.js';
 import { tempDir } from '../helpers/temp.js';
@@ -19,7 +19,7 @@ describe('one writer per entity, across processes', () => {
     try {
       const a = spawnMgpt(['send', id, 'from A'], env);
       await new Promise<void>((r) => a.stdout!.once('data', () => r()));
-      const b = await mgpt(['send', id, 'from B'], env);
+      const b = await mgptBinary(['send', id, 'from B'], env);
       const ra = await a.result;
       expect(ra.code).toBe(0);
       expect(ra.stdout).toBe('slow reply to from A\n');

@@ -3,7 +3,9 @@ import { chmodSync, existsSync, mkdirSync, statSync, writeFileSync } from 'node:
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tarHeader } from '../../src/core/tar.js';
-import { BIN, cliEnv, mgpt } from '../helpers/cli.js';
+// The real binary throughout: these faults are the process's own (umask, another user, a full tmpfs whose
+// files must be closed before it is unmounted).
+import { BIN, cliEnv, mgptBinary as mgpt } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 
 /** The real binary fed hostile files, names and environments. */

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkWindowInvariant } from '../../src/core/window-plan.js';
 import { Engine } from '../../src/engine/engine.js';
-import { cliEnv, mgpt } from '../helpers/cli.js';
+import { cliEnv, mgptBinary } from '../helpers/cli.js';
 import { collect, done } from '../helpers/engine.js';
 import { STORY_PROMPTS, testGguf } from '../helpers/gguf.js';
 import { tempDir } from '../helpers/temp.js';
@@ -47,11 +47,11 @@ describe.skipIf(!gguf)('a 512-token llama model with the default budget (real mo
 
   it("runs the README's llama example as written, several turns in fresh processes", async () => {
     const env = cliEnv(`${dir}/readme`);
-    const added = await mgpt(['models', 'add', 'tiny', '--provider', 'llama', '--gguf', gguf!, '--threads', '1', '--context', '512', '--route', 'mgpt-1-27b'], env);
+    const added = await mgptBinary(['models', 'add', 'tiny', '--provider', 'llama', '--gguf', gguf!, '--threads', '1', '--context', '512', '--route', 'mgpt-1-27b'], env);
     expect(added.code, added.stderr).toBe(0);
-    expect((await mgpt(['entities', 'create', '--name', 'ada'], env)).code).toBe(0);
+    expect((await mgptBinary(['entities', 'create', '--name', 'ada'], env)).code).toBe(0);
     for (let i = 0; i < 6; i++) {
-      const r = await mgpt(['send', 'ada', `${STORY_PROMPTS[i % STORY_PROMPTS.length]} Once upon a time`], env);
+      const r = await mgptBinary(['send', 'ada', `${STORY_PROMPTS[i % STORY_PROMPTS.length]} Once upon a time`], env);
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdout.trim().length).toBeGreaterThan(0);
     }

@@ -221,7 +221,7 @@ describe('mgpt models add, route and remove', () => {
   });
 
   it('without node-llama-cpp installed, a turn fails with the install command and stores nothing', async () => {
-    const { cliEnv, mgpt } = await import('../helpers/cli.js');
+    const { cliEnv, mgptBinary: mgpt } = await import('../helpers/cli.js'); // the real binary: its own process
     const { fileURLToPath } = await import('node:url');
     const hide = fileURLToPath(new URL('../helpers/hide-llama.mjs', import.meta.url));
     const env = { ...cliEnv(`${dir}/missing`), NODE_OPTIONS: `--import=${hide}` };
@@ -241,7 +241,7 @@ describe('mgpt models add, route and remove', () => {
   });
 
   it('the install command names the user’s own platform’s build (the real binary on a faked darwin, linux-arm64 and win32)', async () => {
-    const { cliEnv, mgpt } = await import('../helpers/cli.js');
+    const { cliEnv, mgptBinary: mgpt } = await import('../helpers/cli.js'); // the real binary: its own process
     const { fileURLToPath } = await import('node:url');
     const { writeFileSync } = await import('node:fs');
     const hide = fileURLToPath(new URL('../helpers/hide-llama.mjs', import.meta.url));
@@ -270,7 +270,7 @@ describe('mgpt models add, route and remove', () => {
 
   // Needs the real model file, like the suite above (see testGguf).
   it.skipIf(!gguf)('the real binary talks to the real model through a routed alias', async () => {
-    const { cliEnv, mgpt } = await import('../helpers/cli.js');
+    const { cliEnv, mgptBinary: mgpt } = await import('../helpers/cli.js'); // the real binary: its own process
     const env = cliEnv(`${dir}/cli`);
     expect((await mgpt(['models', 'add', 'tiny', '--provider', 'llama', '--gguf', gguf!, '--threads', '1', '--context', '512', '--temperature', '0', '--max-tokens', '30', '--route', 'mgpt-1-27b'], env)).code).toBe(0);
     const id = (await mgpt(['entities', 'create', '--name', 'story'], env)).stdout.trim();

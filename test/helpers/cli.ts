@@ -1,4 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { Readable } from 'node:stream';
+import { runCli } from '../../src/cli/run.js';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -45,7 +48,28 @@ export function spawnMgpt(args: string[], env: Record<string, string>, input?: s
   return Object.assign(child, { result });
 }
 
-/** Runs bin/mgpt to completion. */
-export function mgpt(args: string[], env: Record<string, string>, input?: string): Promise<CliResult> {
+/** Runs the real bin/mgpt to completion, in its own process. */
+export function mgptBinary(args: string[], env: Record<string, string>, input?: string): Promise<CliResult> {
   return spawnMgpt(args, env, input).result;
+}
+
+const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+/**
+ * Runs a command line in-process (gh's iostreams.Test()): the same runCli the binary's entry
+ * calls, with buffers for stdout and stderr, stdin from `input` (empty when none) and no
+ * terminal, so most command tests skip a Node start each. What needs a process of its own
+ * (signals, the bundle, umask, another user) uses spawnMgpt or mgptBinary.
+ */
+export async function mgpt(args: string[], env: Record<string, string>, input?: string): Promise<CliResult> {
+  const out: Buffer[] = [];
+  const err: Buffer[] = [];
+  const sink = (into: Buffer[]) => ({ write: (c: string | Uint8Array) => (into.push(Buffer.from(c)), true) });
+  const code = await runCli(args, {
+    io: { stdout: sink(out), stderr: sink(err), stdin: Readable.from(input === undefined ? [] : [input]), stdoutIsTTY: false, stderrIsTTY: false, stdinIsTTY: false },
+    env,
+    version: VERSION,
+    signal: new AbortController().signal,
+  });
+  return { code, signal: null, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') };
 }
