@@ -7,6 +7,7 @@ import { tarHeader } from '../../src/core/tar.js';
 // files must be closed before it is unmounted).
 import { BIN, cliEnv, mgptBinary as mgpt } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
+import { didNotRun } from '../helpers/tool.js';
 
 /** The real binary fed hostile files, names and environments. */
 const dir = tempDir();
@@ -111,6 +112,7 @@ const mounted = (() => {
     return false;
   }
 })();
+if (!mounted) didNotRun('THE FULL-DISK TESTS', 'a tmpfs cannot be mounted here (they need root and mount)');
 afterAll(() => {
   if (mounted) execFileSync('umount', [tiny]);
 });
@@ -173,6 +175,7 @@ const asNobody = process.getuid?.() === 0 && (() => {
   }
 })();
 
+if (!asNobody) didNotRun('THE READ-ONLY DATABASE TEST', 'it runs the binary as nobody, which needs root and setpriv');
 describe.skipIf(!asNobody)('a read-only database file (0400)', () => {
   it('still serves reads; a write says the database is read-only, with a hint', async () => {
     const home = tempDir('mgpt-readonly-');

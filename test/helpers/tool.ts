@@ -6,9 +6,12 @@ import { spawnSync } from 'node:child_process';
  */
 export function hasTool(name: string, why: string): boolean {
   const found = spawnSync('sh', ['-c', `command -v ${name}`], { stdio: 'ignore' }).status === 0;
-  if (!found) {
-    const banner = '!'.repeat(78);
-    console.warn(`\n${banner}\n!! ${why} DID NOT RUN: ${name} is not installed (apt-get install ${name}; .ci/run does).\n${banner}\n`);
-  }
+  if (!found) didNotRun(why, `${name} is not installed (apt-get install ${name}; .ci/run does)`);
   return found;
+}
+
+/** Says loudly that a part of the suite did not run, and why. */
+export function didNotRun(what: string, why: string): void {
+  const banner = '!'.repeat(78);
+  console.warn(`\n${banner}\n!! ${what} DID NOT RUN: ${why}.\n${banner}\n`);
 }
