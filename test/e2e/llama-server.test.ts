@@ -52,6 +52,8 @@ async function usageRecorder(target: string): Promise<{ url: string; usages: Usa
   };
 }
 
+// The binary (linux-x64 only) and the model live beside the project, never in it: without them
+// llamaServerParts() prints a banner saying these did not run; .ci/run points at both, so CI runs them.
 describe.skipIf(!parts)('the openai provider against the real llama-server', () => {
   let server: LlamaServer;
   beforeAll(async () => {
@@ -121,6 +123,7 @@ describe.skipIf(!parts)('the openai provider against the real llama-server', () 
   });
 });
 
+// Same parts as above: a banner when they are missing, always run in CI.
 describe.skipIf(!parts)('a llama-server killed mid-stream', () => {
   /** A server that streams long replies, killed once the first reply text reached the user. */
   async function killMidStream(args: string[], env: Record<string, string>) {

@@ -76,6 +76,8 @@ describe('the OpenAI history as node-llama-cpp chat history', () => {
     expect((answered[2] as { response: unknown[] }).response.at(-1)).toBe('It is sunny.');
   });
 
+  // node-llama-cpp is an optional install (a peer, not a dependency): a fresh clone lacks it and
+  // llamaInstalled() prints a banner saying these did not run; .ci/run installs it, so CI runs them.
   it.skipIf(!llamaInstalled())('renders the call and its result in the plain template the tiny model uses', async () => {
     const lib = await import('node-llama-cpp');
     const text = new lib.TemplateChatWrapper(PLAIN_TEMPLATE).generateContextState({ chatHistory: toChatHistory(CALLED) }).contextText.toString();

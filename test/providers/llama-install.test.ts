@@ -49,6 +49,8 @@ describe('the node-llama-cpp install command names the machine’s own build', (
     expect(pkg.peerDependenciesMeta['node-llama-cpp']).toEqual({ optional: true });
   });
 
+  // Reads node-llama-cpp's own list of builds, so it needs the optional library: without it
+  // llamaInstalled() prints a banner; .ci/run installs it, so CI runs this.
   it.skipIf(!llamaInstalled())('names only packages node-llama-cpp really has, at the installed version', () => {
     // Its package.json is not exported; the entry point is dist/index.js beside it.
     const entry = createRequire(import.meta.url).resolve('node-llama-cpp');
