@@ -28,7 +28,8 @@ function firstPrompt(bin: string, env: NodeJS.ProcessEnv, entity: string): Promi
     let took = 0;
     child.stdout.on('data', (d) => {
       seen += String(d);
-      if (!took && seen.includes('transcript ')) {
+      // The status line, wide ("transcript 0 msgs") or compact ("0 msgs") by the pty's width.
+      if (!took && /\d+ msgs/.test(seen)) {
         took = performance.now() - t0;
         child.stdin.write('\x04');
       }

@@ -19,7 +19,7 @@ import {
   type UpdateEntityInput,
 } from '../core/entity-types.js';
 import type { EntityPage, ImportOptions } from '../core/backend.js';
-import { idPrefixOf, pickEntity } from '../core/entity-ref.js';
+import { MIN_ID_PREFIX, pickByRef } from '../core/ref.js';
 import { UUID } from '../core/ids.js';
 import { BadRequestError, NotFoundError } from '../core/errors.js';
 import { loadTokenEstimator } from '../core/tokens.js';
@@ -81,8 +81,9 @@ export class EntityService {
   /** An ENTITY argument: an id, a unique id prefix (4+ characters) or a name, over all the account's entities. */
   resolve(ref: string, accountId = DEFAULT_ACCOUNT): Entity {
     if (UUID.test(ref)) return this.get(ref, accountId);
-    const rows = this.deps.store.entities.matching(accountId, ref, idPrefixOf(ref) ?? null, 11);
-    const hit = pickEntity(ref, rows, 'list entities with: mgpt entities list');
+    const prefix = ref.length >= MIN_ID_PREFIX ? ref.toLowerCase() : null;
+    const rows = this.deps.store.entities.matching(accountId, ref, prefix, 11);
+    const hit = pickByRef('entity', ref, rows, 'list entities with: mgpt entities list');
     return toEntity(hit, true);
   }
 

@@ -12,7 +12,7 @@ import type { UniverseMessageRow, UniverseRow } from '../store/universe-repo.js'
 import type { EngineDeps } from './deps.js';
 import { sha256 } from './entities.js';
 import { UUID } from '../core/ids.js';
-import { MIN_ID_PREFIX, pickByRef } from '../core/entity-ref.js';
+import { MIN_ID_PREFIX, pickByRef } from '../core/ref.js';
 
 export const DISPLAY_NAME_MAX = 200;
 

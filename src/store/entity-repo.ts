@@ -88,8 +88,9 @@ export class EntityRepo {
   }
 
   /**
-   * The account's entities named `name`, or whose id starts with `idPrefix` (lowercase hex and
-   * dashes, so the range [prefix, prefix + "g") holds exactly those ids); at most `limit`.
+   * The account's entities named `name`, or whose id starts with `idPrefix` (lowercase: ids are
+   * lowercase hex and dashes, all below "g", so the range [prefix, prefix + "g") holds exactly
+   * the ids that start with it, through the primary key); at most `limit`.
    */
   matching(accountId: string, name: string, idPrefix: string | null, limit: number): EntityRow[] {
     return this.s(

@@ -1,7 +1,5 @@
 import { homedir } from 'node:os';
 import type { Backend } from '../core/backend.js';
-import { NotFoundError } from '../core/errors.js';
-import { pickEntity } from '../core/entity-ref.js';
 import { cutNotice } from '../core/finish-notice.js';
 import { timeAgo } from './time-ago.js';
 import { exportItem, historyItem, windowText } from './chat-commands.js';
@@ -432,22 +430,11 @@ export class ChatController {
     if (this.target.kind === 'entity') {
       this.target = { kind: 'entity', id: (await backend.resolveEntity(ref)).id };
     } else {
-      this.target = { kind: 'universe', id: await this.resolveUniverse(ref) };
+      this.target = { kind: 'universe', id: await backend.resolveUniverse(ref) };
     }
     this.pendingReset();
     await this.refresh();
     this.push({ kind: 'notice', text: `switched to ${this.target.kind} ${this.state.status.label}` });
-  }
-
-  /** A universe by id, unique id prefix (4+) or display name, as `/switch` offers them. */
-  private async resolveUniverse(ref: string): Promise<string> {
-    const listed = await this.opts.backend.listUniverses();
-    try {
-      return pickEntity(ref, listed.map((u) => ({ id: u.id, name: u.displayName ?? '' })), 'list them with /switch').id;
-    } catch (err) {
-      if (err instanceof NotFoundError) return (await this.opts.backend.getUniverse(ref)).id;
-      throw err;
-    }
   }
 
   private pendingReset(): void {

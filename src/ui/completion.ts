@@ -1,4 +1,4 @@
-import { shortId } from '../core/entity-ref.js';
+import { shortId } from '../core/ref.js';
 
 /** Tab completion of the REPL's input line: slash commands, and after `/switch ` an entity or universe. */
 

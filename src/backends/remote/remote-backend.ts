@@ -35,7 +35,7 @@ import type {
 import { HttpClient, type HttpOptions } from './http.js';
 import { errorFromResponse } from './errors.js';
 import type { StreamErrorFrame } from '../../core/completion-stream.js';
-import { pickEntity } from '../../core/entity-ref.js';
+import { pickByRef } from '../../core/ref.js';
 import { UUID } from '../../core/ids.js';
 import { LIST_ENTITIES_MAX } from '../../core/entity-types.js';
 
@@ -90,7 +90,7 @@ export class RemoteBackend implements Backend {
   async resolveEntity(ref: string): Promise<Entity> {
     if (UUID.test(ref)) return this.getEntity(ref);
     const listed = (await this.listEntities()).data;
-    const hit = pickEntity(ref, listed, `the server lists only the ${LIST_ENTITIES_MAX} most recently active entities (the wire contract's cap); give the full id`);
+    const hit = pickByRef('entity', ref, listed, `the server lists only the ${LIST_ENTITIES_MAX} most recently active entities (the wire contract's cap); give the full id`);
     return this.getEntity(hit.id);
   }
   getEntity(id: string): Promise<Entity> {

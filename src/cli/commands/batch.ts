@@ -12,7 +12,7 @@ import { examples } from '../help.js';
 import { fileProblem, intOption, readStdin } from '../input.js';
 import { Progress } from '../progress.js';
 import { UUID } from '../../core/ids.js';
-import { pickEntity } from '../../core/entity-ref.js';
+import { pickByRef } from '../../core/ref.js';
 
 export interface BatchOptions {
   concurrency?: string;
@@ -123,7 +123,7 @@ export async function runBatch(ctx: CliContext, file: string, o: BatchOptions): 
   const listed = names.size && backend.kind === 'remote' ? (await backend.listEntities()).data : undefined;
   for (const name of names) {
     try {
-      const hit = listed ? pickEntity(name, listed, 'remote names resolve among the 200 most recently active entities; use an id') : await backend.resolveEntity(name);
+      const hit = listed ? pickByRef('entity', name, listed, 'remote names resolve among the 200 most recently active entities; use an id') : await backend.resolveEntity(name);
       resolved.set(name, hit.id);
     } catch (err) {
       if (!(err instanceof MgptError)) throw err;

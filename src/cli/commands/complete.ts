@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
-import { shortId } from '../../core/entity-ref.js';
+import { shortId } from '../../core/ref.js';
 import type { CliContext } from '../context.js';
 
 /** How many entities a completion looks through (the remote wire lists 200 at most anyway). */

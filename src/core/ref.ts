@@ -1,28 +1,12 @@
 import { BadRequestError, NotFoundError } from './errors.js';
-import { UUID } from './ids.js';
 
 /** The shortest id prefix that resolves, as in git. */
 export const MIN_ID_PREFIX = 4;
 /** How many characters of an id lists and the status line show; they work as input. */
 export const SHORT_ID = 8;
-const ID_PREFIX = /^[0-9a-f-]+$/i;
-
-/** Whether `ref` can be (part of) an id; full ids are looked up directly. */
-export function idPrefixOf(ref: string): string | undefined {
-  if (UUID.test(ref)) return undefined;
-  return ref.length >= MIN_ID_PREFIX && ID_PREFIX.test(ref) ? ref.toLowerCase() : undefined;
-}
 
 export function shortId(id: string): string {
   return id.slice(0, SHORT_ID);
-}
-
-/**
- * The one entity an ENTITY argument names among `candidates` (those whose id starts with it or
- * whose name is it): none is a 404, more than one a 400 that lists them, so the person can pick.
- */
-export function pickEntity<T extends { id: string; name: string }>(ref: string, candidates: readonly T[], notFoundHint: string): T {
-  return pickByRef('entity', ref, candidates, notFoundHint);
 }
 
 /**
