@@ -1,0 +1,179 @@
+/**
+ * The store seam: what the engine needs from a database. Async, so that SQLite (in-process,
+ * better-sqlite3) and PostgreSQL (over the network, a pool) serve it alike; the engine never knows
+ * which it has. Every write that must be atomic is one method here (a unit of work), so each
+ * implementation runs it in one transaction of its own: an async transaction callback would let
+ * other turns' statements land inside it on SQLite's single connection.
+ */
+import type { AccountRow, LedgerRow } from './account-repo.js';
+import type { CalibrationRow } from './calibration-repo.js';
+import type { BlockRow, EntityRow, MessageRow } from './entity-repo.js';
+import type { IdempotencyRow } from './idempotency-repo.js';
+import type { KeyRow } from './key-repo.js';
+import type { LeaseRow, LeaseSubject } from './lease-repo.js';
+import type { LogFilter, LogRow } from './log-repo.js';
+import type { RequestRow, UniverseMessageRow, UniverseRow } from './universe-repo.js';
+
+export type {
+  AccountRow,
+  LedgerRow,
+  CalibrationRow,
+  BlockRow,
+  EntityRow,
+  MessageRow,
+  IdempotencyRow,
+  KeyRow,
+  LeaseRow,
+  LeaseSubject,
+  LogFilter,
+  LogRow,
+  RequestRow,
+  UniverseMessageRow,
+  UniverseRow,
+};
+
+export type EntityCounters = Pick<
+  EntityRow,
+  'transcriptMessages' | 'transcriptTokens' | 'windowTokens' | 'windowBlocks' | 'updatedAt'
+>;
+
+export type EntityHeadUpdate = Partial<Pick<EntityRow, 'name' | 'instructions' | 'instructionsTokens' | 'budgetTokens'>> &
+  Pick<EntityRow, 'updatedAt'>;
+
+/** The lease a unit of work runs under: it writes nothing unless the row is still this owner's. */
+export interface LeaseClaim {
+  subject: LeaseSubject;
+  owner: string;
+}
+
+/** Everything one entity turn stores, in one transaction that also frees the lease. */
+export interface EntityTurnWrite {
+  entityId: string;
+  lease: LeaseClaim;
+  /** The user message and the reply, in seq order. */
+  messages: MessageRow[];
+  /** The blocks a rotation folded into its summary. */
+  deleteBlockIds: readonly string[];
+  /** The summary (if any), the user block and the reply block. */
+  insertBlocks: BlockRow[];
+  counters: EntityCounters;
+  charge: LedgerRow;
+  idempotency?: { key: string; row: IdempotencyRow; createdAt: string };
+}
+
+/** A universe write while its lease is held; `release` (the turn's last write) also frees the lease. */
+export interface UniverseWrite {
+  universeId: string;
+  lease: LeaseClaim;
+  /** Drop stored messages after this many (a statePointer), before appending. */
+  truncateTo?: number;
+  append: UniverseMessageRow[];
+  touch: { messages: number; updatedAt: string };
+  release: boolean;
+}
+
+/** An imported entity, written whole or not at all. */
+export interface EntityImport {
+  entity: EntityRow;
+  messages: MessageRow[];
+  blocks: BlockRow[];
+  /** `--keep-id`: the ids must be free; checked inside the write. */
+  keepIds: boolean;
+}
+
+/** Why an import with kept ids could not be written: the first id already taken. */
+export type ImportConflict = { taken: 'entity' | 'block'; id: string } | null;
+
+export interface EntityStore {
+  insert(row: EntityRow): Promise<void>;
+  get(accountId: string, id: string): Promise<EntityRow | undefined>;
+  /** Most recently active first, a page at a time. */
+  list(accountId: string, limit: number, offset?: number): Promise<EntityRow[]>;
+  /** The account's entities named `name`, or whose (lowercase) id starts with `idPrefix`; at most `limit`. */
+  matching(accountId: string, name: string, idPrefix: string | null, limit: number): Promise<EntityRow[]>;
+  delete(accountId: string, id: string): Promise<boolean>;
+  messages(entityId: string, after: number, limit: number): Promise<MessageRow[]>;
+  messagesUpTo(entityId: string, after: number, maxSeq: number, limit: number): Promise<MessageRow[]>;
+  window(entityId: string): Promise<BlockRow[]>;
+  /** Rewrites the head fields given; the updated row, or undefined when the entity is not there. */
+  updateHead(accountId: string, id: string, h: EntityHeadUpdate): Promise<EntityRow | undefined>;
+  /** The head and its window as of one moment (one read snapshot), for export. */
+  snapshot(accountId: string, id: string): Promise<{ entity: EntityRow; window: BlockRow[] } | undefined>;
+  /** False (and nothing written) when the lease is no longer ours. */
+  commitTurn(w: EntityTurnWrite): Promise<boolean>;
+  importEntity(i: EntityImport): Promise<ImportConflict>;
+}
+
+export interface LeaseStore {
+  /** Takes the lease unless another owner holds an unexpired one; returns that holder's row then. */
+  acquire(lease: LeaseRow, now: number): Promise<LeaseRow | null>;
+  /** Extends the lease; false when it is no longer ours. */
+  refresh(subject: LeaseSubject, owner: string, expiresAt: number): Promise<boolean>;
+  release(subject: LeaseSubject, owner: string): Promise<void>;
+}
+
+export interface IdempotencyStore {
+  get(entityId: string, key: string): Promise<IdempotencyRow | undefined>;
+}
+
+export interface AccountStore {
+  get(id: string): Promise<AccountRow | undefined>;
+  byName(name: string): Promise<AccountRow | undefined>;
+  list(): Promise<AccountRow[]>;
+  insert(row: AccountRow): Promise<void>;
+  topup(id: string, usd: number): Promise<void>;
+  charge(row: LedgerRow): Promise<void>;
+  ledger(accountId: string): Promise<LedgerRow[]>;
+}
+
+export interface KeyStore {
+  insert(row: KeyRow): Promise<void>;
+  byPublicId(publicId: string): Promise<KeyRow | undefined>;
+  idsWithPrefix(prefix: string, limit: number): Promise<string[]>;
+  list(): Promise<KeyRow[]>;
+  revoke(id: string, at: string): Promise<boolean>;
+}
+
+export interface LogStore {
+  insert(row: LogRow): Promise<void>;
+  idsWithPrefix(ownerUserId: string, prefix: string, limit: number): Promise<string[]>;
+  get(ownerUserId: string, id: string): Promise<LogRow | undefined>;
+  list(f: LogFilter, limit: number, offset: number): Promise<{ rows: LogRow[]; total: number }>;
+}
+
+export interface UniverseStore {
+  insert(row: UniverseRow): Promise<void>;
+  get(id: string): Promise<UniverseRow | undefined>;
+  matching(userId: string, name: string, idPrefix: string | null, limit: number): Promise<UniverseRow[]>;
+  list(userId: string, limit: number): Promise<UniverseRow[]>;
+  messages(universeId: string): Promise<UniverseMessageRow[]>;
+  /** False (and nothing written) when the lease is no longer ours. */
+  write(w: UniverseWrite): Promise<boolean>;
+  request(userId: string, requestId: string): Promise<RequestRow | undefined>;
+  saveRequest(row: RequestRow, now: string): Promise<void>;
+}
+
+export interface CalibrationStore {
+  get(routeKey: string): Promise<CalibrationRow | undefined>;
+  save(row: CalibrationRow): Promise<void>;
+}
+
+/** The database behind one engine: `sqlite` (a file, the default) or `postgres` (a URL). */
+export interface Store {
+  readonly kind: 'sqlite' | 'postgres';
+  readonly entities: EntityStore;
+  readonly leases: LeaseStore;
+  readonly idempotency: IdempotencyStore;
+  readonly accounts: AccountStore;
+  readonly universes: UniverseStore;
+  readonly logs: LogStore;
+  readonly keys: KeyStore;
+  readonly calibration: CalibrationStore;
+  /** After deletes: drop old page images (SQLite's WAL); a no-op where there are none. */
+  checkpoint(): Promise<void>;
+  /** "ok", or what the database's own check found. */
+  integrityCheck(): Promise<string>;
+  /** Resolves when the database answers a trivial query (`/readyz`). */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
