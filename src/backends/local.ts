@@ -88,13 +88,13 @@ export class LocalBackend implements Backend {
     return this.engine.accounts.topup(id, usd);
   }
   listPrompts(): Promise<StoredPromptInfo[]> {
-    return this.engine.deps.prompts.list();
+    return this.engine.prompts.list();
   }
   getPrompt(name: string): Promise<StoredPromptInfo> {
-    return this.engine.deps.prompts.get(name);
+    return this.engine.prompts.get(name);
   }
   addPrompt(name: string, prompt: NewPrompt, opts?: { force?: boolean }): Promise<StoredPromptInfo> {
-    return this.engine.deps.prompts.add(name, prompt, opts);
+    return this.engine.prompts.add(name, prompt, opts);
   }
   createUniverse(input: CreateUniverseInput): Promise<CreatedUniverse> {
     return this.engine.universes.create(input);

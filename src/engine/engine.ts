@@ -46,6 +46,8 @@ export class Engine {
   readonly universes: UniverseService;
   readonly logs: LogService;
   readonly keys: KeyService;
+  /** Stored prompts (the prompts directory) universes are created from. */
+  readonly prompts: PromptStore;
   readonly deps: EngineDeps;
 
   constructor(opts: EngineOptions) {
@@ -77,6 +79,7 @@ export class Engine {
     this.universes = new UniverseService(this.deps);
     this.logs = new LogService(this.deps);
     this.keys = new KeyService(this.deps, this.accounts);
+    this.prompts = this.deps.prompts;
   }
 
   /** POST /responses (seed 000): validates `body` itself, so the server can pass JSON straight in. */

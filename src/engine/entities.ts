@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import {
   type CreateEntityInput,
   type CreatedEntity,
@@ -21,6 +20,7 @@ import {
 import type { EntityPage, ImportOptions } from '../core/backend.js';
 import { MIN_ID_PREFIX, pickByRef } from '../core/ref.js';
 import { UUID } from '../core/ids.js';
+import { sha256 } from '../core/hash.js';
 import { BadRequestError, NotFoundError } from '../core/errors.js';
 import { loadTokenEstimator } from '../core/tokens.js';
 import type { EntityRow } from '../store/entity-repo.js';
@@ -198,8 +198,4 @@ export class EntityService {
 
 export function notFound(id: string): NotFoundError {
   return new NotFoundError(`no entity ${id} on this account`, { hint: 'list entities with: mgpt entities list' });
-}
-
-export function sha256(text: string | Uint8Array): string {
-  return createHash('sha256').update(text).digest('hex');
 }

@@ -14,7 +14,7 @@ import { loadTokenEstimator } from '../core/tokens.js';
 import { checkWindowInvariant } from '../core/window-plan.js';
 import type { EntityRow } from '../store/entity-repo.js';
 import type { EngineDeps } from './deps.js';
-import { sha256 } from './entities.js';
+import { sha256 } from '../core/hash.js';
 import type { ImportOptions } from '../core/backend.js';
 import { checkBudget, checkName } from './entity-rules.js';
 import { toEntity, windowDocument } from './entity-wire.js';

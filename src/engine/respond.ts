@@ -15,7 +15,7 @@ import type { ChatMessage, ChatModel } from '../providers/spec.js';
 import { universeSubject } from '../store/lease-repo.js';
 import type { UniverseMessageRow, UniverseRow } from '../store/universe-repo.js';
 import type { EngineDeps } from './deps.js';
-import { sha256 } from './entities.js';
+import { sha256 } from '../core/hash.js';
 import { type HeldLease, takeLease } from './lease.js';
 import { writeLog } from './logs.js';
 import { validateRespond } from './respond-validate.js';

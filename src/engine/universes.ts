@@ -10,7 +10,7 @@ import {
 } from '../core/universe-types.js';
 import type { UniverseMessageRow, UniverseRow } from '../store/universe-repo.js';
 import type { EngineDeps } from './deps.js';
-import { sha256 } from './entities.js';
+import { sha256 } from '../core/hash.js';
 import { UUID } from '../core/ids.js';
 import { MIN_ID_PREFIX, pickByRef } from '../core/ref.js';
 

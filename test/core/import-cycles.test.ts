@@ -1,0 +1,16 @@
+import { describe, expect, it } from 'vitest';
+// @ts-expect-error: a plain .mjs script without types
+import { cycles, importGraph } from '../../scripts/import-cycles.mjs';
+
+describe('src/ imports', () => {
+  it('form no cycle (a module is fully evaluated before anything that imports it)', async () => {
+    const graph: Map<string, string[]> = await importGraph();
+    expect(graph.size).toBeGreaterThan(50);
+    expect(cycles(graph)).toEqual([]);
+  });
+
+  it('the checker finds a cycle when there is one', () => {
+    const g = new Map([['a', ['b']], ['b', ['c']], ['c', ['a']], ['d', ['a']]]);
+    expect(cycles(g)).toEqual([['a', 'b', 'c']]);
+  });
+});
