@@ -1,4 +1,4 @@
-import type { AccountInfo, Backend, EntityPage, ImportOptions, KeyInfo, NewPrompt, RespondOptions } from '../core/backend.js';
+import type { Backend, EntityPage, LocalAdmin, RespondOptions } from '../core/backend.js';
 import type {
   CreateEntityInput,
   CreatedEntity,
@@ -21,19 +21,20 @@ import type {
   LogDetail,
   LogList,
   LogQuery,
-  StoredPromptInfo,
-  UniverseDoc,
-  UniverseSummary,
 } from '../core/universe-types.js';
 import { Engine, type EngineOptions } from '../engine/engine.js';
+import { EngineAdmin } from './local-admin.js';
 
 /** The embedded default: the engine in-process, state in one SQLite file. */
 export class LocalBackend implements Backend {
   readonly kind = 'local' as const;
   readonly engine: Engine;
+  /** What only the embedded engine offers (accounts, keys, prompts, universes read back, import). */
+  readonly admin: LocalAdmin;
 
   constructor(opts: EngineOptions | Engine, private readonly accountId = 'local') {
     this.engine = opts instanceof Engine ? opts : new Engine(opts);
+    this.admin = new EngineAdmin(this.engine, accountId);
   }
 
   async createEntity(input: CreateEntityInput): Promise<CreatedEntity> {
@@ -75,41 +76,11 @@ export class LocalBackend implements Backend {
       yield* engine.entities.export(id, format, accountId);
     })();
   }
-  importEntity(bytes: Uint8Array, format: ExportFormat, opts?: ImportOptions): Promise<Entity> {
-    return this.engine.entities.import(bytes, format, opts, this.accountId);
-  }
-  async listAccounts(): Promise<AccountInfo[]> {
-    return this.engine.accounts.list();
-  }
-  async createAccount(name: string): Promise<AccountInfo> {
-    return this.engine.accounts.create(name);
-  }
-  async topupAccount(id: string, usd: number): Promise<AccountInfo> {
-    return this.engine.accounts.topup(id, usd);
-  }
-  listPrompts(): Promise<StoredPromptInfo[]> {
-    return this.engine.prompts.list();
-  }
-  getPrompt(name: string): Promise<StoredPromptInfo> {
-    return this.engine.prompts.get(name);
-  }
-  addPrompt(name: string, prompt: NewPrompt, opts?: { force?: boolean }): Promise<StoredPromptInfo> {
-    return this.engine.prompts.add(name, prompt, opts);
-  }
   createUniverse(input: CreateUniverseInput): Promise<CreatedUniverse> {
     return this.engine.universes.create(input);
   }
-  async listUniverses(): Promise<UniverseSummary[]> {
-    return this.engine.universes.list();
-  }
   async resolveUniverse(ref: string): Promise<string> {
     return this.engine.universes.resolve(ref);
-  }
-  async getUniverse(id: string): Promise<UniverseSummary> {
-    return this.engine.universes.summary(id);
-  }
-  async getUniverseDoc(id: string): Promise<UniverseDoc> {
-    return this.engine.universes.doc(id);
   }
   respond(body: unknown, opts?: RespondOptions): Promise<GenerationResponse> {
     return this.engine.respond(body, opts);
@@ -121,16 +92,7 @@ export class LocalBackend implements Backend {
     return this.engine.logs.list(query);
   }
   async getLog(id: string): Promise<LogDetail> {
-    return this.engine.logs.get(this.engine.logs.resolve(id));
-  }
-  async createKey(account: string, scopes: string[]): Promise<KeyInfo> {
-    return this.engine.keys.create(account, scopes);
-  }
-  async listKeys(): Promise<KeyInfo[]> {
-    return this.engine.keys.list();
-  }
-  async revokeKey(id: string): Promise<KeyInfo> {
-    return this.engine.keys.revoke(this.engine.keys.resolve(id));
+    return this.engine.logs.get(await this.engine.logs.resolve(id));
   }
   async close(): Promise<void> {
     this.engine.close();

@@ -1,4 +1,4 @@
-import type { Backend } from '../core/backend.js';
+import { type Backend, type LocalAdmin, notOnRemote } from '../core/backend.js';
 import { type Env, type GlobalFlags, type Settings, resolveSettings } from '../config/config.js';
 import type { ModelRoute } from '../core/models.js';
 
@@ -46,6 +46,11 @@ export interface CliContext {
   /** How to open the embedded engine (local backend and `mgpt serve`). */
   engineOptions(): EngineSettings;
   backend(): Promise<Backend>;
+  /**
+   * The engine's administration (accounts, keys, prompts, universes read back, import), which only
+   * the local backend has; against a remote server it fails with a hint naming `what` (e.g. "keys list").
+   */
+  admin(what: string): Promise<LocalAdmin>;
   close(): Promise<void>;
 }
 
@@ -55,13 +60,32 @@ export interface ContextOptions {
   version: string;
   signal: AbortSignal;
   extendGrace?: (ms: number) => void;
-  /** Tests inject a backend; otherwise the local one is built from settings on first use. */
+  /** Tests inject a backend (and the local administration beside it, if any); otherwise they are built from settings on first use. */
   backend?: Backend;
+  admin?: LocalAdmin;
+}
+
+/** The backend a context opened, with the local administration when the backend is the embedded engine. */
+interface Opened {
+  backend: Backend;
+  admin?: LocalAdmin;
 }
 
 export function createContext(opts: ContextOptions): CliContext {
   let settings: Settings | undefined;
-  let backend: Promise<Backend> | undefined = opts.backend ? Promise.resolve(opts.backend) : undefined;
+  let opened: Promise<Opened> | undefined = opts.backend ? Promise.resolve({ backend: opts.backend, admin: opts.admin }) : undefined;
+  const open = (): Promise<Opened> =>
+    (opened ??= (async () => {
+      const s = ctx.settings();
+      if (s.backend === 'remote') {
+        const { RemoteBackend } = await import('../backends/remote/remote-backend.js');
+        return { backend: new RemoteBackend({ baseUrl: s.baseUrl, entitiesUrl: s.entitiesUrl, apiKey: s.apiKey, dev: s.dev, userId: s.userId }) };
+      }
+      // Loaded here, not at startup: the engine pulls in SQLite and the providers.
+      const { LocalBackend } = await import('../backends/local.js');
+      const local = new LocalBackend(ctx.engineOptions());
+      return { backend: local, admin: local.admin };
+    })());
   const ctx: CliContext = {
     io: opts.io,
     env: opts.env,
@@ -88,21 +112,16 @@ export function createContext(opts: ContextOptions): CliContext {
         promptsDir: s.promptsDir,
       };
     },
-    backend() {
-      backend ??= (async () => {
-        const s = ctx.settings();
-        if (s.backend === 'remote') {
-          const { RemoteBackend } = await import('../backends/remote/remote-backend.js');
-          return new RemoteBackend({ baseUrl: s.baseUrl, entitiesUrl: s.entitiesUrl, apiKey: s.apiKey, dev: s.dev, userId: s.userId });
-        }
-        // Loaded here, not at startup: the engine pulls in SQLite and the providers.
-        const { LocalBackend } = await import('../backends/local.js');
-        return new LocalBackend(ctx.engineOptions());
-      })();
-      return backend;
+    async backend() {
+      return (await open()).backend;
+    },
+    async admin(what: string) {
+      const { admin } = await open();
+      if (!admin) throw notOnRemote(what);
+      return admin;
     },
     async close() {
-      if (backend) await (await backend.catch(() => undefined))?.close();
+      if (opened) await (await opened.catch(() => undefined))?.backend.close();
     },
   };
   return ctx;

@@ -1,3 +1,4 @@
+import { NotSupportedError } from './errors.js';
 import type {
   CreateEntityInput,
   CreatedEntity,
@@ -55,7 +56,10 @@ export interface AccountInfo {
   createdAt: string;
 }
 
-/** Every CLI command runs against a Backend: `local` (embedded engine) or `remote` (HTTP). */
+/**
+ * The wire API: what every CLI command that talks to entities and universes runs against, served
+ * by `local` (embedded engine) and `remote` (HTTP) alike.
+ */
 export interface Backend {
   readonly kind: 'local' | 'remote';
   createEntity(input: CreateEntityInput): Promise<CreatedEntity>;
@@ -73,30 +77,48 @@ export interface Backend {
   getWindow(id: string): Promise<EntityWindow>;
   /** The export body, streamed in pieces; memory does not grow with the transcript. */
   exportEntity(id: string, format: ExportFormat): AsyncIterable<Uint8Array>;
-  importEntity(bytes: Uint8Array, format: ExportFormat, opts?: ImportOptions): Promise<Entity>;
-  listAccounts(): Promise<AccountInfo[]>;
-  createAccount(name: string): Promise<AccountInfo>;
-  /** Adds `usd` to the account's balance; the first top-up makes an unmetered account metered. */
-  topupAccount(id: string, usd: number): Promise<AccountInfo>;
-  listPrompts(): Promise<StoredPromptInfo[]>;
-  getPrompt(name: string): Promise<StoredPromptInfo>;
-  addPrompt(name: string, prompt: NewPrompt, opts?: { force?: boolean }): Promise<StoredPromptInfo>;
   createUniverse(input: CreateUniverseInput): Promise<CreatedUniverse>;
-  listUniverses(): Promise<UniverseSummary[]>;
-  getUniverse(id: string): Promise<UniverseSummary>;
   /** A UNIVERSE argument: an id, a unique id prefix of 4+ characters, or a display name (remotely: the id only). */
   resolveUniverse(ref: string): Promise<string>;
-  /** The universe in `universeDoc` shape (never with the prompt text). */
-  getUniverseDoc(id: string): Promise<UniverseDoc>;
   /** POST /responses; `body` is validated by the backend. */
   respond(body: unknown, opts?: RespondOptions): Promise<GenerationResponse>;
   generateImage(body: unknown, opts?: { signal?: AbortSignal }): Promise<ImageResponse>;
   listLogs(query: LogQuery): Promise<LogList>;
   getLog(id: string): Promise<LogDetail>;
+  close(): Promise<void>;
+}
+
+/**
+ * What only the embedded engine offers, on the host that keeps its database: accounts, API keys,
+ * stored prompts, reading universes back, and import. No wire contract carries these, so the
+ * remote backend has none of them (the CLI says so with `notOnRemote`).
+ */
+export interface LocalAdmin {
+  listAccounts(): Promise<AccountInfo[]>;
+  createAccount(name: string): Promise<AccountInfo>;
+  /** Adds `usd` to the account's balance; the first top-up makes an unmetered account metered. */
+  topupAccount(id: string, usd: number): Promise<AccountInfo>;
   createKey(account: string, scopes: string[]): Promise<KeyInfo>;
   listKeys(): Promise<KeyInfo[]>;
   revokeKey(id: string): Promise<KeyInfo>;
-  close(): Promise<void>;
+  listPrompts(): Promise<StoredPromptInfo[]>;
+  getPrompt(name: string): Promise<StoredPromptInfo>;
+  addPrompt(name: string, prompt: NewPrompt, opts?: { force?: boolean }): Promise<StoredPromptInfo>;
+  listUniverses(): Promise<UniverseSummary[]>;
+  getUniverse(id: string): Promise<UniverseSummary>;
+  /** The universe in `universeDoc` shape (never with the prompt text). */
+  getUniverseDoc(id: string): Promise<UniverseDoc>;
+  importEntity(bytes: Uint8Array, format: ExportFormat, opts?: ImportOptions): Promise<Entity>;
+}
+
+/** The error for a local-administration command (`what`: e.g. "keys list", "import") run against a remote server. */
+export function notOnRemote(what: string): NotSupportedError {
+  if (what === 'import') {
+    return new NotSupportedError('import works on the local backend only: the wire contract has no import', {
+      hint: 'run it where the server keeps its database: mgpt --backend local import FILE',
+    });
+  }
+  return new NotSupportedError(`${what} is not part of the remote API`, { hint: `run it on the server host: mgpt --backend local ${what}` });
 }
 
 export interface KeyInfo {

@@ -2,20 +2,36 @@ import { createWriteStream } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { once } from 'node:events';
-import type { Backend } from '../core/backend.js';
 import type { ExportFormat } from '../core/entity-types.js';
-import type { ChatItem, ChatTarget } from './chat-controller.js';
+import { needAdmin } from './chat-errors.js';
+import type { ChatItem, ChatSources, ChatTarget } from './chat-types.js';
 
 /** What a slash command shows: an item without its id. */
 type Shown = Extract<ChatItem, { kind: 'output' } | { kind: 'error' }> extends infer T ? (T extends ChatItem ? Omit<T, 'id'> : never) : never;
 
+export const HELP = [
+  '/help              this list',
+  '/window            the blocks the model sees now (summaries and live messages)',
+  '/history [n]       the last n transcript messages (default 10)',
+  '/export [-f] [file] save the transcript (.tar or .json; universes: .json); -f overwrites; ~ is your home',
+  '/new [name]        start a new entity (or universe on the same prompt) and switch to it',
+  '/switch [ref]      switch to another entity or universe (a name or a 4+ character id prefix); without ref, list them',
+  '/exit              leave (Ctrl-D also leaves)',
+  'Enter sends; end a line with \\ to continue on the next. Up/Down recall earlier inputs.',
+  'Tab completes commands, and names and ids after /switch.',
+  'Ctrl-A/E or Home/End: line start/end; Ctrl-B/F: a character back/forward; Alt-B/F: a word back/forward;',
+  'Ctrl-W: delete a word back; Ctrl-U/K: delete to the line start/end; Delete: the character under the cursor.',
+  'Ctrl-C cancels a reply in flight (what came stays on screen, marked): nothing of that turn is stored.',
+  'A line entered during a reply is queued and sent when it ends; Ctrl-D during a reply cancels it, then leaves.',
+].join('\n');
+
 /** `/window`: the blocks the model sees now. */
-export async function windowText(backend: Backend, target: ChatTarget): Promise<string> {
+export async function windowText(src: ChatSources, target: ChatTarget): Promise<string> {
   if (target.kind === 'universe') {
-    const doc = await backend.getUniverseDoc(target.id);
+    const doc = await needAdmin(src, 'universes show').getUniverseDoc(target.id);
     return `${doc.runtime.conversation.length} runtime messages (the model sees the last 64, trimmed by 16 at a time)`;
   }
-  const w = await backend.getWindow(target.id);
+  const w = await src.backend.getWindow(target.id);
   const lines = w.blocks.map((b) => {
     const span = b.covers[0] === b.covers[1] ? `#${b.covers[0]}` : `#${b.covers[0]}–${b.covers[1]}`;
     const kind = b.kind === 'summary' ? 'summary' : b.role;
@@ -25,22 +41,22 @@ export async function windowText(backend: Backend, target: ChatTarget): Promise<
 }
 
 /** `/history [n]`: the last n transcript messages; with `when`, each says when it was written. */
-export async function historyItem(backend: Backend, target: ChatTarget, arg: string, when?: (iso: string) => string): Promise<Shown> {
+export async function historyItem(src: ChatSources, target: ChatTarget, arg: string, when?: (iso: string) => string): Promise<Shown> {
   const n = arg ? Number(arg) : 10;
   if (!Number.isSafeInteger(n) || n < 1 || n > 500) return { kind: 'error', text: '/history takes a count from 1 to 500', exitCode: 2 };
   if (target.kind === 'universe') {
-    const doc = await backend.getUniverseDoc(target.id);
+    const doc = await needAdmin(src, 'universes show').getUniverseDoc(target.id);
     const msgs = doc.runtime.conversation.slice(-n);
     return { kind: 'output', text: msgs.map((m) => `${m.role}: ${typeof m.content === 'string' ? m.content : ''}`).join('\n') || '(no messages yet)' };
   }
-  const e = await backend.getEntity(target.id);
-  const page = await backend.listMessages(target.id, { after: Math.max(0, e.transcript.messages - n), limit: n });
+  const e = await src.backend.getEntity(target.id);
+  const page = await src.backend.listMessages(target.id, { after: Math.max(0, e.transcript.messages - n), limit: n });
   const line = (m: (typeof page.data)[number]) => `#${m.seq} ${m.role}${when ? ` (${when(m.created_at)})` : ''}: ${m.content}`;
   return { kind: 'output', text: page.data.map(line).join('\n') || '(no messages yet)' };
 }
 
 /** `/export [-f] [file]`: the transcript to a file (.tar or .json; universes: their document as .json). */
-export async function exportItem(backend: Backend, target: ChatTarget, label: string, arg: string, home: string): Promise<Shown> {
+export async function exportItem(src: ChatSources, target: ChatTarget, label: string, arg: string, home: string): Promise<Shown> {
   const m = /^(?:(-f|--force)(?:\s+|$))?(.*)$/s.exec(arg)!;
   const force = m[1] !== undefined;
   const base = label.replace(/[^\w.-]+/g, '-');
@@ -48,11 +64,11 @@ export async function exportItem(backend: Backend, target: ChatTarget, label: st
   const file = expandHome(given, home);
   try {
     if (target.kind === 'universe') {
-      await writeAll(file, [Buffer.from(JSON.stringify(await backend.getUniverseDoc(target.id), null, 2) + '\n')], force);
+      await writeAll(file, [Buffer.from(JSON.stringify(await needAdmin(src, 'universes show').getUniverseDoc(target.id), null, 2) + '\n')], force);
       return { kind: 'output', text: `saved the universe document to ${file}` };
     }
     const format: ExportFormat = file.endsWith('.json') ? 'json' : 'tar';
-    const bytes = await writeAll(file, backend.exportEntity(target.id, format), force);
+    const bytes = await writeAll(file, src.backend.exportEntity(target.id, format), force);
     return { kind: 'output', text: `exported ${format} to ${file} (${bytes} bytes)` };
   } catch (err) {
     const shown = fileError(err, file, given);

@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LocalBackend } from '../../src/backends/local.js';
 import { RemoteBackend } from '../../src/backends/remote/remote-backend.js';
-import type { Backend } from '../../src/core/backend.js';
+import type { Backend, LocalAdmin } from '../../src/core/backend.js';
 import type { Engine } from '../../src/engine/engine.js';
 import { type Listening, listen } from '../../src/server/listen.js';
 import { makeEngine } from '../helpers/engine.js';
@@ -11,6 +11,8 @@ import type { FakeOpenAI } from '../helpers/fake-openai.js';
 export interface ContractTarget {
   kind: 'local' | 'remote';
   backend: Backend;
+  /** The local administration beside the backend: only the local backend has one. */
+  admin?: LocalAdmin;
   /** The engine behind the backend (the server's, for remote): for setup a client cannot do. */
   engine: Engine;
   close(): Promise<void>;
@@ -29,7 +31,7 @@ function engineFor(dir: string, fake: FakeOpenAI): Engine {
 export async function localTarget(dir: string, fake: FakeOpenAI): Promise<ContractTarget> {
   const engine = engineFor(dir, fake);
   const backend = new LocalBackend(engine);
-  return { kind: 'local', backend, engine, close: async () => engine.close() };
+  return { kind: 'local', backend, admin: backend.admin, engine, close: async () => engine.close() };
 }
 
 /** The remote backend against mgpt serve on a real 127.0.0.1 port, with a key of every scope. */

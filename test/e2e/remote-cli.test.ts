@@ -56,3 +56,39 @@ describe('mgpt send over the remote backend', () => {
     expect(hits).toBe(3);
   });
 });
+
+describe('local administration against a remote server', () => {
+  it('keys, accounts, prompts and universes list/show say they run on the server host (exit 2), touching no database', async () => {
+    const client = cliEnv(`${dir}/admin-client`, {
+      MGPT_BACKEND: 'remote',
+      MGPT_BASE_URL: 'http://127.0.0.1:9',
+      MGPT_ENTITIES_URL: 'http://127.0.0.1:9/v1',
+      MGPT_API_KEY: 'k',
+      MGPT_DB: `${dir}/admin-client/never.db`,
+    });
+    const cases: Array<[string[], string]> = [
+      [['keys', 'list'], 'keys list'],
+      [['keys', 'create', '--account', 'local', '--scopes', 'mgpt.logs:read'], 'keys create'],
+      [['keys', 'revoke', 'key_0123'], 'keys revoke'],
+      [['accounts', 'list'], 'accounts list'],
+      [['accounts', 'create', 'acme'], 'accounts create'],
+      [['accounts', 'topup', 'local', '5'], 'accounts topup'],
+      [['prompts', 'list'], 'prompts list'],
+      [['prompts', 'show', 'narrator'], 'prompts show'],
+      [['prompts', 'add', 'narrator', 'You narrate.'], 'prompts add'],
+      [['universes', 'list'], 'universes list'],
+      [['universes', 'show', '00000000-0000-4000-8000-000000000000'], 'universes show'],
+    ];
+    for (const [args, what] of cases) {
+      const r = await mgpt(args, client);
+      expect([args.join(' '), r.code, r.stdout, r.stderr]).toEqual([
+        args.join(' '),
+        2,
+        '',
+        `error: ${what} is not part of the remote API\nhint: run it on the server host: mgpt --backend local ${what}\n`,
+      ]);
+    }
+    const { existsSync } = await import('node:fs');
+    expect(existsSync(`${dir}/admin-client/never.db`)).toBe(false);
+  });
+});

@@ -31,6 +31,7 @@ export function testContext(engine: Engine, tty: boolean, stdin: string[] = []):
     settings: () => ({}) as never,
     engineOptions: () => ({}) as never,
     backend: async () => backend,
+    admin: async () => backend.admin,
     close: async () => {},
     out: () => Buffer.concat(out).toString('utf8'),
     outBytes: () => Buffer.concat(out),

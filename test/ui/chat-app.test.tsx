@@ -41,7 +41,7 @@ async function until(what: string, check: () => boolean, ms = 5000): Promise<voi
 /** The app on a fresh entity; `type` sends keystrokes, `frame` is the screen now. */
 async function chat(opts: Partial<ChatOptions> = {}) {
   const e = await backend.createEntity({ model: 'mgpt-1-27b', name: `e${Math.random().toString(36).slice(2, 8)}` });
-  const controller = new ChatController({ backend, target: { kind: 'entity', id: e.id }, ...opts });
+  const controller = new ChatController({ backend, admin: backend.admin, target: { kind: 'entity', id: e.id }, ...opts });
   const app = render(<ChatApp controller={controller} />);
   await controller.start();
   const frame = () => app.lastFrame() ?? '';
@@ -108,7 +108,7 @@ describe('mgpt chat (ink)', () => {
   });
 
   it('shows provider failures, a busy entity (409) and an empty balance (402) inline and keeps going', async () => {
-    const c = await chat({ balance: async () => (await backend.listAccounts()).find((a) => a.name === 'local')!.balanceUsd });
+    const c = await chat({ balance: async () => (await backend.admin.listAccounts()).find((a) => a.name === 'local')!.balanceUsd });
     fake.fallback = () => ({ status: 500, body: '{"error":{"message":"upstream down"}}' });
     await c.type('are you there?\r');
     await c.idle();
@@ -360,6 +360,7 @@ describe('mgpt chat (ink)', () => {
     const universe = await backend.createUniverse({ storedPrompt: 'narrator' });
     const controller = new ChatController({
       backend,
+      admin: backend.admin,
       target: { kind: 'universe', id: universe.universe },
       tools: [{ type: 'function', name: 'roll' }] as never,
     });
@@ -383,6 +384,7 @@ describe('mgpt chat with a universe and --tool-exec', () => {
     const ran: string[] = [];
     const controller = new ChatController({
       backend,
+      admin: backend.admin,
       target: { kind: 'universe', id: universe.universe },
       tools: [{ type: 'function', name: 'roll' }, { type: 'function', name: 'look' }] as never,
       runTool: async (call) => {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { AccountInfo, Backend, KeyInfo, RespondOptions } from '../../core/backend.js';
+import type { Backend, RespondOptions } from '../../core/backend.js';
 import type {
   CompletionChunk,
   FinishReason,
@@ -28,9 +28,6 @@ import type {
   LogDetail,
   LogList,
   LogQuery,
-  StoredPromptInfo,
-  UniverseDoc,
-  UniverseSummary,
 } from '../../core/universe-types.js';
 import { HttpClient, type HttpOptions } from './http.js';
 import { errorFromResponse } from './errors.js';
@@ -49,7 +46,10 @@ export interface RemoteOptions extends HttpOptions {
   userId?: string;
 }
 
-/** The same operations as the local backend, over HTTP against mgpt serve or the hosted platform. */
+/**
+ * The wire API over HTTP against mgpt serve or the hosted platform. It has no local administration
+ * (accounts, keys, prompts, universes read back, import): no wire contract carries those.
+ */
 export class RemoteBackend implements Backend {
   readonly kind = 'remote' as const;
   private readonly http: HttpClient;
@@ -187,12 +187,6 @@ export class RemoteBackend implements Backend {
     for await (const piece of res.body) yield piece as Uint8Array;
   }
 
-  async importEntity(): Promise<Entity> {
-    throw new NotSupportedError('import works on the local backend only: the wire contract has no import', {
-      hint: 'run it where the server keeps its database: mgpt --backend local import FILE',
-    });
-  }
-
   createUniverse(input: CreateUniverseInput): Promise<CreatedUniverse> {
     return this.http.json('POST', this.api('/universes'), { json: input });
   }
@@ -226,46 +220,6 @@ export class RemoteBackend implements Backend {
     return new URLSearchParams({ ownerUserId: this.opts.userId });
   }
 
-  // What the wire contract does not offer: these live with the server, not behind its API.
-  private serverSide(what: string): never {
-    throw new NotSupportedError(`${what} is not part of the remote API`, { hint: `run it on the server host: mgpt --backend local ${what}` });
-  }
-  listUniverses(): Promise<UniverseSummary[]> {
-    this.serverSide('universes list');
-  }
-  getUniverse(): Promise<UniverseSummary> {
-    this.serverSide('universes show');
-  }
-  getUniverseDoc(): Promise<UniverseDoc> {
-    this.serverSide('universes show');
-  }
-  listPrompts(): Promise<StoredPromptInfo[]> {
-    this.serverSide('prompts list');
-  }
-  getPrompt(): Promise<StoredPromptInfo> {
-    this.serverSide('prompts show');
-  }
-  addPrompt(): Promise<StoredPromptInfo> {
-    this.serverSide('prompts add');
-  }
-  listAccounts(): Promise<AccountInfo[]> {
-    this.serverSide('accounts list');
-  }
-  createAccount(): Promise<AccountInfo> {
-    this.serverSide('accounts create');
-  }
-  topupAccount(): Promise<AccountInfo> {
-    this.serverSide('accounts topup');
-  }
-  createKey(): Promise<KeyInfo> {
-    this.serverSide('keys create');
-  }
-  listKeys(): Promise<KeyInfo[]> {
-    this.serverSide('keys list');
-  }
-  revokeKey(): Promise<KeyInfo> {
-    this.serverSide('keys revoke');
-  }
   async close(): Promise<void> {}
 }
 

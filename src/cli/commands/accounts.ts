@@ -41,13 +41,13 @@ function show(ctx: CliContext, rows: AccountInfo[]): void {
 }
 
 export async function runAccountsList(ctx: CliContext, o: { json?: boolean }): Promise<void> {
-  const rows = await (await ctx.backend()).listAccounts();
+  const rows = await (await ctx.admin('accounts list')).listAccounts();
   if (o.json) return printJson(ctx.io, { object: 'list', data: rows });
   show(ctx, rows);
 }
 
 export async function runAccountsCreate(ctx: CliContext, name: string, o: { json?: boolean }): Promise<void> {
-  const account = await (await ctx.backend()).createAccount(name);
+  const account = await (await ctx.admin('accounts create')).createAccount(name);
   if (o.json) return printJson(ctx.io, account);
   show(ctx, [account]);
 }
@@ -55,7 +55,7 @@ export async function runAccountsCreate(ctx: CliContext, name: string, o: { json
 export async function runAccountsTopup(ctx: CliContext, ref: string, usd: string, o: { json?: boolean }): Promise<void> {
   const amount = Number(usd);
   if (!/^\d+(\.\d+)?$/.test(usd) || !(amount > 0)) throw new BadRequestError(`amount must be a positive number of dollars, got ${JSON.stringify(usd)}`);
-  const account = await (await ctx.backend()).topupAccount(ref, amount);
+  const account = await (await ctx.admin('accounts topup')).topupAccount(ref, amount);
   if (o.json) return printJson(ctx.io, account);
   show(ctx, [account]);
 }

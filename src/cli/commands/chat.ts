@@ -12,7 +12,7 @@ import { resolveEntity } from '../entity-ref.js';
 import { examples } from '../help.js';
 import { readJsonFile, readTextInput } from '../input.js';
 import { note } from '../output.js';
-import { execTool } from './respond.js';
+import { execTool } from '../tool-exec.js';
 
 export interface ChatCommandOptions {
   new?: boolean;
@@ -76,8 +76,11 @@ export async function runChat(ctx: CliContext, ref: string | undefined, o: ChatC
     // The entity list is newest activity first.
     target = { kind: 'entity', id: (await backend.listEntities()).data[0].id };
   }
+  // The engine's own reads (universes, the balance) exist only on the local backend.
+  const admin = backend.kind === 'local' ? await ctx.admin('chat') : undefined;
   const opts: ChatOptions = {
     backend,
+    admin,
     target,
     model: o.universe ? o.model : undefined,
     tools: o.tools ? await readTools(o.tools) : undefined,
@@ -89,10 +92,7 @@ export async function runChat(ctx: CliContext, ref: string | undefined, o: ChatC
       backend.kind === 'local' && !o.universe && ctx.settings().usesDefaultEcho(ENTITY_MODEL)
         ? ['no model is configured: replies come from the built-in echo provider (mgpt config set models.mgpt-1-27b.baseUrl URL)']
         : [],
-    balance:
-      backend.kind === 'local'
-        ? async () => (await backend.listAccounts()).find((a) => a.id === 'local' || a.name === 'local')?.balanceUsd ?? null
-        : undefined,
+    balance: admin ? async () => (await admin.listAccounts()).find((a) => a.id === 'local' || a.name === 'local')?.balanceUsd ?? null : undefined,
   };
   if (ui) {
     const file = join(dataDir(ctx.env), 'chat-history.jsonl');

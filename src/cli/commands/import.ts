@@ -39,7 +39,7 @@ export async function runImport(ctx: CliContext, file: string, o: ImportOptions)
   }
   const format =
     o.format !== undefined || /\.(tar|json)$/i.test(file) ? formatFor(file, o.format) : bytes[0] === 0x7b ? 'json' : 'tar';
-  const entity = await (await ctx.backend()).importEntity(bytes, format, { keepId: o.keepId, name: o.name });
+  const entity = await (await ctx.admin('import')).importEntity(bytes, format, { keepId: o.keepId, name: o.name });
   if (o.json) return printJson(ctx.io, entity);
   ctx.io.stdout.write(entity.id + '\n');
   if (ctx.io.stderrIsTTY) {

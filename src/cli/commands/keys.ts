@@ -41,20 +41,20 @@ function table(ctx: CliContext, rows: KeyInfo[]): void {
 }
 
 export async function runKeysCreate(ctx: CliContext, o: { account: string; scopes: string; json?: boolean }): Promise<void> {
-  const k = await (await ctx.backend()).createKey(o.account, o.scopes.split(',').map((s) => s.trim()).filter(Boolean));
+  const k = await (await ctx.admin('keys create')).createKey(o.account, o.scopes.split(',').map((s) => s.trim()).filter(Boolean));
   if (o.json) return printJson(ctx.io, { id: k.id, key: k.key, scopes: k.scopes, account: k.account });
   ctx.io.stdout.write(`${k.key}\n`);
   ctx.io.stderr.write(`created ${k.id} for ${k.account} (${k.scopes.join(', ')}); the key is shown only now\n`);
 }
 
 export async function runKeysList(ctx: CliContext, o: { json?: boolean }): Promise<void> {
-  const rows = await (await ctx.backend()).listKeys();
+  const rows = await (await ctx.admin('keys list')).listKeys();
   if (o.json) return printJson(ctx.io, { object: 'list', data: rows });
   table(ctx, rows);
 }
 
 export async function runKeysRevoke(ctx: CliContext, id: string, o: { json?: boolean }): Promise<void> {
-  const k = await (await ctx.backend()).revokeKey(id);
+  const k = await (await ctx.admin('keys revoke')).revokeKey(id);
   if (o.json) return printJson(ctx.io, k);
   ctx.io.stderr.write(`revoked ${k.id}\n`);
 }

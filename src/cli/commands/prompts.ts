@@ -45,7 +45,7 @@ interface AddOptions {
 }
 
 export async function runPromptsList(ctx: CliContext, o: { json?: boolean }): Promise<void> {
-  const list = await (await ctx.backend()).listPrompts();
+  const list = await (await ctx.admin('prompts list')).listPrompts();
   if (o.json) return printJson(ctx.io, { object: 'list', data: list.map(({ text: _t, ...rest }) => ({ ...rest, chars: _t.length })) });
   if (list.length === 0 && ctx.io.stdoutIsTTY) {
     ctx.io.stderr.write(`no stored prompts in ${ctx.settings().promptsDir}: add one with \`mgpt prompts add NAME -f FILE\`\n`);
@@ -65,7 +65,7 @@ export async function runPromptsList(ctx: CliContext, o: { json?: boolean }): Pr
 }
 
 export async function runPromptsShow(ctx: CliContext, name: string, o: { json?: boolean }): Promise<void> {
-  const p = await (await ctx.backend()).getPrompt(name);
+  const p = await (await ctx.admin('prompts show')).getPrompt(name);
   if (o.json) return printJson(ctx.io, p);
   const c = colors(ctx);
   if (ctx.io.stdoutIsTTY) ctx.io.stdout.write(c.dim(`# ${p.file}`) + '\n');
@@ -75,7 +75,7 @@ export async function runPromptsShow(ctx: CliContext, name: string, o: { json?: 
 }
 
 export async function runPromptsAdd(ctx: CliContext, name: string, text: string | undefined, o: AddOptions): Promise<void> {
-  const backend = await ctx.backend();
+  const admin = await ctx.admin('prompts add');
   let body = await readTextInput(ctx, 'prompt text', text, o.file);
   let responseFormat: Record<string, unknown> | undefined;
   let additionalInstructions = o.additionalInstructions;
@@ -93,7 +93,7 @@ export async function runPromptsAdd(ctx: CliContext, name: string, text: string 
       throw new BadRequestError(`--response-format ${o.responseFormat}: ${(err as Error).message}`);
     }
   }
-  const saved = await backend.addPrompt(name, { text: body, responseFormat, additionalInstructions }, { force: o.force });
+  const saved = await admin.addPrompt(name, { text: body, responseFormat, additionalInstructions }, { force: o.force });
   if (o.json) return printJson(ctx.io, saved);
   ctx.io.stderr.write(`stored prompt ${saved.name} (${saved.file})\n`);
 }

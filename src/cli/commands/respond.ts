@@ -1,7 +1,8 @@
-import { spawn } from 'node:child_process';
 import type { Command } from 'commander';
 import { BadRequestError } from '../../core/errors.js';
-import { type GenerationResponse, MAX_TOOL_ROUNDS, type ToolCallOut, type ToolResultInput, type UniverseDoc, toolResultContent } from '../../core/universe-types.js';
+import { runToolLoop } from '../../core/tool-loop.js';
+import { type GenerationResponse, type ToolResultInput, type UniverseDoc, toolResultContent } from '../../core/universe-types.js';
+import { execTool } from '../tool-exec.js';
 import type { CliContext } from '../context.js';
 import { examples } from '../help.js';
 import { intOption, readJsonFile, readTextInput } from '../input.js';
@@ -86,36 +87,22 @@ export async function runRespond(ctx: CliContext, a: string | undefined, b: stri
   if (o.game) body.gameId = o.game;
 
   const backend = await ctx.backend();
-  let res: GenerationResponse = await backend.respond(body, { signal: ctx.signal });
-  const results: ToolResultInput[] = (body.toolResults as ToolResultInput[] | undefined) ?? [];
-  for (let round = 0; res.toolCalls?.length && o.toolExec; round++) {
-    if (round >= MAX_TOOL_ROUNDS) throw new BadRequestError(`stopped after ${MAX_TOOL_ROUNDS} rounds of tool calls`);
-    if (doc) {
-      // Inline mode stores nothing: the document itself carries the pending tool-call turn.
-      if (round === 0 && results.length === 0) doc.runtime.conversation.push({ role: 'user', content: userInput });
-      doc.runtime.conversation.push({
-        role: 'assistant',
-        content: res.assistantRaw || null,
-        tool_calls: res.toolCalls.map((c) => ({ id: c.callId, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.arguments) } })),
-      });
-    }
-    for (const call of res.toolCalls) {
-      if (results.some((r) => r.callId === call.callId)) continue;
-      if (ctx.flags.verbose) note(ctx, `tool ${call.name}(${JSON.stringify(call.arguments)})`);
-      const result = await execTool(o.toolExec, call);
-      results.push(result);
-      if (doc) {
-        doc.runtime.conversation.push({
-          role: 'tool',
-          tool_call_id: result.callId,
-          name: result.name,
-          content: toolResultContent(result),
-        });
-      }
-    }
-    // Results are sent cumulatively; the service appends only the new ones.
-    res = await backend.respond({ ...body, ...(doc ? { universeDoc: doc } : {}), toolResults: results }, { signal: ctx.signal });
-  }
+  const given = (body.toolResults as ToolResultInput[] | undefined) ?? [];
+  const { response: res } = await runToolLoop({
+    respond: (b, opts) => backend.respond(b, opts),
+    body,
+    results: given,
+    runTool: o.toolExec ? (call) => execTool(o.toolExec!, call) : undefined,
+    signal: ctx.signal,
+    onToolCalls: (r, open, round) => {
+      if (!o.toolExec) return;
+      if (ctx.flags.verbose) for (const call of open) note(ctx, `tool ${call.name}(${JSON.stringify(call.arguments)})`);
+      if (doc) inlineToolCalls(doc, r, round === 0 && given.length === 0 ? userInput : undefined);
+    },
+    onToolResult: (_call, result) => {
+      if (doc) doc.runtime.conversation.push({ role: 'tool', tool_call_id: result.callId, name: result.name, content: toolResultContent(result) });
+    },
+  });
   // Warnings go to stderr in every mode, so a script reading --json still sees them in its log.
   for (const w of res.diagnostics.warnings ?? []) warn(ctx, w);
   if (o.json) return printJson(ctx.io, res);
@@ -130,30 +117,15 @@ export async function runRespond(ctx: CliContext, a: string | undefined, b: stri
   }
 }
 
-/** Runs one tool call through `cmd` (a shell command): JSON in, JSON out; a failure becomes ok: false. */
-export function execTool(cmd: string, call: ToolCallOut): Promise<ToolResultInput> {
-  return new Promise((resolve) => {
-    const child = spawn('sh', ['-c', cmd], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.setEncoding('utf8').on('data', (d) => (out += d));
-    child.stderr.setEncoding('utf8').on('data', (d) => (err += d));
-    child.on('error', (e) => resolve({ callId: call.callId, name: call.name, ok: false, output: { error: e.message } }));
-    child.on('close', (code) => {
-      if (code !== 0) {
-        resolve({ callId: call.callId, name: call.name, ok: false, output: { error: err.trim() || `exit code ${code}`, exitCode: code } });
-        return;
-      }
-      let output: Record<string, unknown>;
-      try {
-        const v = JSON.parse(out);
-        output = typeof v === 'object' && v !== null && !Array.isArray(v) ? v : { value: v };
-      } catch {
-        output = { text: out.trim() };
-      }
-      resolve({ callId: call.callId, name: call.name, ok: true, output });
-    });
-    child.stdin.on('error', () => {});
-    child.stdin.end(JSON.stringify({ callId: call.callId, name: call.name, arguments: call.arguments }));
+/**
+ * Inline mode stores nothing: the document itself carries the pending tool-call turn (the user
+ * input first, when the turn starts here, then the assistant's tool calls).
+ */
+function inlineToolCalls(doc: UniverseDoc, res: GenerationResponse, userInput: string | undefined): void {
+  if (userInput !== undefined) doc.runtime.conversation.push({ role: 'user', content: userInput });
+  doc.runtime.conversation.push({
+    role: 'assistant',
+    content: res.assistantRaw || null,
+    tool_calls: (res.toolCalls ?? []).map((c) => ({ id: c.callId, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.arguments) } })),
   });
 }

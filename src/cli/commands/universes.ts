@@ -39,7 +39,7 @@ export async function runUniversesCreate(ctx: CliContext, o: { prompt: string; n
 }
 
 export async function runUniversesList(ctx: CliContext, o: { json?: boolean }): Promise<void> {
-  const list = await (await ctx.backend()).listUniverses();
+  const list = await (await ctx.admin('universes list')).listUniverses();
   if (o.json) return printJson(ctx.io, { object: 'list', data: list });
   printTable(
     ctx,
@@ -57,8 +57,9 @@ export async function runUniversesList(ctx: CliContext, o: { json?: boolean }): 
 export async function runUniversesShow(ctx: CliContext, ref: string, o: { doc?: boolean; json?: boolean }): Promise<void> {
   const backend = await ctx.backend();
   const id = await backend.resolveUniverse(ref);
-  if (o.doc) return printJson(ctx.io, await backend.getUniverseDoc(id));
-  const [summary, doc] = await Promise.all([backend.getUniverse(id), backend.getUniverseDoc(id)]);
+  const admin = await ctx.admin('universes show');
+  if (o.doc) return printJson(ctx.io, await admin.getUniverseDoc(id));
+  const [summary, doc] = await Promise.all([admin.getUniverse(id), admin.getUniverseDoc(id)]);
   if (o.json) return printJson(ctx.io, { ...summary, conversation: doc.conversation });
   const c = colors(ctx);
   ctx.io.stdout.write(`${c.bold('universe')} ${summary.id}${summary.displayName ? ` (${safe(summary.displayName)})` : ''}\n`);

@@ -1,0 +1,49 @@
+import type { AccountInfo, ImportOptions, KeyInfo, LocalAdmin, NewPrompt } from '../core/backend.js';
+import type { Entity, ExportFormat } from '../core/entity-types.js';
+import type { StoredPromptInfo, UniverseDoc, UniverseSummary } from '../core/universe-types.js';
+import type { Engine } from '../engine/engine.js';
+
+/** The local administration API over the embedded engine; `accountId` owns what import creates. */
+export class EngineAdmin implements LocalAdmin {
+  constructor(private readonly engine: Engine, private readonly accountId: string) {}
+
+  async listAccounts(): Promise<AccountInfo[]> {
+    return this.engine.accounts.list();
+  }
+  async createAccount(name: string): Promise<AccountInfo> {
+    return this.engine.accounts.create(name);
+  }
+  async topupAccount(id: string, usd: number): Promise<AccountInfo> {
+    return this.engine.accounts.topup(id, usd);
+  }
+  async createKey(account: string, scopes: string[]): Promise<KeyInfo> {
+    return this.engine.keys.create(account, scopes);
+  }
+  async listKeys(): Promise<KeyInfo[]> {
+    return this.engine.keys.list();
+  }
+  async revokeKey(id: string): Promise<KeyInfo> {
+    return this.engine.keys.revoke(await this.engine.keys.resolve(id));
+  }
+  async listPrompts(): Promise<StoredPromptInfo[]> {
+    return this.engine.prompts.list();
+  }
+  async getPrompt(name: string): Promise<StoredPromptInfo> {
+    return this.engine.prompts.get(name);
+  }
+  async addPrompt(name: string, prompt: NewPrompt, opts?: { force?: boolean }): Promise<StoredPromptInfo> {
+    return this.engine.prompts.add(name, prompt, opts);
+  }
+  async listUniverses(): Promise<UniverseSummary[]> {
+    return this.engine.universes.list();
+  }
+  async getUniverse(id: string): Promise<UniverseSummary> {
+    return this.engine.universes.summary(id);
+  }
+  async getUniverseDoc(id: string): Promise<UniverseDoc> {
+    return this.engine.universes.doc(id);
+  }
+  async importEntity(bytes: Uint8Array, format: ExportFormat, opts?: ImportOptions): Promise<Entity> {
+    return this.engine.entities.import(bytes, format, opts, this.accountId);
+  }
+}
