@@ -104,6 +104,18 @@ describe('universes and respond', () => {
     expect(done.stdout).toBe('Two.\n');
   });
 
+  it('wraps a tool output that is not a JSON object as the REPL does: { value } for other JSON, { text } for plain text', async () => {
+    const own = (await mgpt(['universes', 'create', '--prompt', 'narrator'], env)).stdout.trim();
+    writeFileSync(join(dir, 'tool-plain.sh'), `#!/bin/sh\ncase "$(cat)" in *'"roll"'*) echo 6;; *) echo "too dark";; esac\n`, { mode: 0o755 });
+    fake.script({ toolCalls: [{ id: 'w1', name: 'roll', arguments: '{}' }, { id: 'w2', name: 'look', arguments: '{}' }] }, { text: 'Six, dark.' });
+    const r = await mgpt(['respond', own, 'roll and look', '--tools', join(dir, 'tools.json'), '--tool-exec', join(dir, 'tool-plain.sh')], env);
+    expect(r).toMatchObject({ code: 0, stdout: 'Six, dark.\n' });
+    expect(fake.requests.at(-1)!.body.messages.slice(-2)).toEqual([
+      { role: 'tool', tool_call_id: 'w1', name: 'roll', content: '{"value":6}' },
+      { role: 'tool', tool_call_id: 'w2', name: 'look', content: '{"text":"too dark"}' },
+    ]);
+  });
+
   it('branches with --state-pointer, uses the stored contract, and feeds a document back inline', async () => {
     const before = json((await mgpt(['universes', 'show', u, '--doc'], env)).stdout);
     expect(JSON.stringify(before)).not.toContain('PROMPT-MARKER');

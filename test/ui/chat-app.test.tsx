@@ -6,6 +6,7 @@ import { LocalBackend } from '../../src/backends/local.js';
 import type { Engine } from '../../src/engine/engine.js';
 import { ChatApp } from '../../src/ui/chat-app.js';
 import { ChatController, type ChatOptions } from '../../src/ui/chat-controller.js';
+import { execTool } from '../../src/cli/tool-exec.js';
 import { makeEngine } from '../helpers/engine.js';
 import { type FakeOpenAI, echoLastUser, startFakeOpenAI } from '../helpers/fake-openai.js';
 import { tempDir } from '../helpers/temp.js';
@@ -403,5 +404,43 @@ describe('mgpt chat with a universe and --tool-exec', () => {
     expect(tools.map((m: any) => [m.tool_call_id, m.content])).toEqual([['c1', '{"value":6}'], ['c2', '{"value":"a door"}']]);
     expect(controller.getState().status.transcript?.messages).toBe(2 + 2 + 1);
     app.unmount();
+  });
+});
+
+describe('one wrapping rule for tool outputs that are not JSON objects', () => {
+  /** A universe turn with two tool calls, answered by `answer` (typed, or run by --tool-exec). */
+  async function toolTurn(runTool?: ChatOptions['runTool']) {
+    const universe = await backend.createUniverse({ storedPrompt: 'narrator' });
+    const controller = new ChatController({
+      backend,
+      admin: backend.admin,
+      target: { kind: 'universe', id: universe.universe },
+      tools: [{ type: 'function', name: 'roll' }, { type: 'function', name: 'look' }] as never,
+      runTool,
+    });
+    await controller.start();
+    fake.script({ toolCalls: [{ id: 'n1', name: 'roll', arguments: '{}' }, { id: 'n2', name: 'look', arguments: '{}' }] }, { text: 'Six, dark.' });
+    return controller;
+  }
+  const toolMessages = () => fake.requests.at(-1)!.body.messages.filter((m: any) => m.role === 'tool').map((m: any) => m.content);
+  const WRAPPED = ['{"value":6}', '{"text":"too dark"}'];
+
+  it('the REPL wraps what the person types as respond --tool-exec wraps a tool command\'s stdout', async () => {
+    const controller = await toolTurn();
+    await controller.submit('roll and look');
+    expect(controller.getState().pendingTools.map((c) => c.name)).toEqual(['roll', 'look']);
+    await controller.submit('6');
+    await controller.submit('too dark');
+    expect(controller.getState().items.at(-1)).toMatchObject({ kind: 'assistant', text: 'Six, dark.' });
+    expect(toolMessages()).toEqual(WRAPPED);
+  });
+
+  it('the REPL with --tool-exec (the same runner respond uses) sends the same outputs', async () => {
+    const script = join(dir, 'plain-tool.sh');
+    writeFileSync(script, `#!/bin/sh\ncase "$(cat)" in *'"roll"'*) echo 6;; *) echo "too dark";; esac\n`, { mode: 0o755 });
+    const controller = await toolTurn((call) => execTool(script, call));
+    await controller.submit('roll and look');
+    expect(controller.getState().items.at(-1)).toMatchObject({ kind: 'assistant', text: 'Six, dark.' });
+    expect(toolMessages()).toEqual(WRAPPED);
   });
 });
