@@ -1,0 +1,120 @@
+import { execFileSync } from 'node:child_process';
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { didNotRun } from './tool.js';
+
+/** A throwaway PostgreSQL cluster for one test file. */
+export interface PgCluster {
+  /** A database of its own, created for the caller: `postgres://postgres@127.0.0.1:<port>/<db>`. */
+  url: string;
+  /** Another fresh database on the same cluster (for tests that need a blank schema). */
+  createDatabase(name: string): string;
+  stop(): void;
+}
+
+/**
+ * Starts a cluster in a temp dir: initdb (trust auth, no fsync: the data is thrown away), then
+ * pg_ctl on a free port on 127.0.0.1 with its unix socket in the same dir. As root, PostgreSQL
+ * refuses to run, so the cluster belongs to the `postgres` user. Where PostgreSQL is missing or
+ * cannot start, says so loudly and returns null (the caller skips), except under CI, where it throws.
+ */
+export async function startPostgres(what: string): Promise<PgCluster | null> {
+  try {
+    const bin = findBinDir();
+    if (!bin) return unavailable(what, 'PostgreSQL is not installed (apt-get install postgresql; .ci/run does)');
+    return await startCluster(bin);
+  } catch (err) {
+    return unavailable(what, `PostgreSQL could not be started: ${(err as Error).message.split('\n')[0]}`);
+  }
+}
+
+function unavailable(what: string, why: string): null {
+  if (process.env.CI) throw new Error(`${what}: ${why} (CI must run the PostgreSQL tests)`);
+  didNotRun(what, why);
+  return null;
+}
+
+/** The newest /usr/lib/postgresql/<v>/bin, or pg_config --bindir. */
+function findBinDir(): string | null {
+  const root = '/usr/lib/postgresql';
+  if (existsSync(root)) {
+    const versions = readdirSync(root)
+      .filter((v) => existsSync(join(root, v, 'bin', 'pg_ctl')))
+      .sort((a, b) => Number(b) - Number(a));
+    if (versions.length) return join(root, versions[0], 'bin');
+  }
+  try {
+    const dir = execFileSync('pg_config', ['--bindir'], { encoding: 'utf8' }).trim();
+    return existsSync(join(dir, 'pg_ctl')) ? dir : null;
+  } catch {
+    return null;
+  }
+}
+
+async function startCluster(bin: string): Promise<PgCluster> {
+  const dir = mkdtempSync(join(tmpdir(), 'mgpt-pg-'));
+  const asRoot = process.getuid?.() === 0;
+  const run = (args: string[]) => {
+    const cmd = args.map(shellQuote).join(' ');
+    if (asRoot) execFileSync('su', ['postgres', '-s', '/bin/sh', '-c', cmd], { stdio: 'pipe' });
+    else execFileSync('/bin/sh', ['-c', cmd], { stdio: 'pipe' });
+  };
+  try {
+    if (asRoot) chownSync(dir, pgUid(), pgGid());
+    const data = join(dir, 'data');
+    run([join(bin, 'initdb'), '-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8', '--locale=C.UTF-8']);
+    const port = await freePort();
+    const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off`;
+    run([join(bin, 'pg_ctl'), '-D', data, '-l', join(dir, 'log'), '-w', '-t', '60', '-o', opts, 'start']);
+    const base = `postgres://postgres@127.0.0.1:${port}`;
+    const createDatabase = (name: string) => {
+      run([join(bin, 'createdb'), '-h', dir, '-p', String(port), '-U', 'postgres', name]);
+      return `${base}/${name}`;
+    };
+    let stopped = false;
+    return {
+      url: createDatabase('mgpt_test'),
+      createDatabase,
+      stop() {
+        if (stopped) return;
+        stopped = true;
+        try {
+          run([join(bin, 'pg_ctl'), '-D', data, '-m', 'immediate', '-w', 'stop']);
+        } finally {
+          rmSync(dir, { recursive: true, force: true });
+        }
+      },
+    };
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    const e = err as Error & { stderr?: Buffer };
+    throw new Error(`${e.message}${e.stderr ? `: ${e.stderr.toString().trim()}` : ''}`);
+  }
+}
+
+function pgUid(): number {
+  return Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
+}
+
+function pgGid(): number {
+  return Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
+}
+
+function shellQuote(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/** A port free right now on 127.0.0.1 (the OS picks it). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
