@@ -1,0 +1,53 @@
+import type { Pool } from 'pg';
+import type { AccountRow, AccountStore, LedgerRow } from '../types.js';
+import { inTransaction } from './pg-db.js';
+import { charge } from './pg-entity-store.js';
+
+const ACCOUNT_COLS = `id, name, balance_usd AS "balanceUsd", user_id AS "userId", created_at AS "createdAt"`;
+
+/** Accounts, their prepaid balances and the billing ledger. */
+export class PgAccountStore implements AccountStore {
+  constructor(private readonly pool: Pool) {}
+
+  async get(id: string): Promise<AccountRow | undefined> {
+    return (await this.pool.query<AccountRow>(`SELECT ${ACCOUNT_COLS} FROM accounts WHERE id = $1`, [id])).rows[0];
+  }
+
+  async byName(name: string): Promise<AccountRow | undefined> {
+    return (await this.pool.query<AccountRow>(`SELECT ${ACCOUNT_COLS} FROM accounts WHERE name = $1`, [name])).rows[0];
+  }
+
+  async list(): Promise<AccountRow[]> {
+    return (await this.pool.query<AccountRow>(`SELECT ${ACCOUNT_COLS} FROM accounts ORDER BY created_at, id`)).rows;
+  }
+
+  async insert(row: AccountRow): Promise<void> {
+    await this.pool.query(`INSERT INTO accounts (id, name, balance_usd, user_id, created_at) VALUES ($1, $2, $3, $4, $5)`, [
+      row.id, row.name, row.balanceUsd, row.userId, row.createdAt,
+    ]);
+  }
+
+  /** Adds to the balance; an unmetered account (NULL) starts from zero. */
+  async topup(id: string, usd: number): Promise<void> {
+    await this.pool.query(
+      `UPDATE accounts SET balance_usd = round((coalesce(balance_usd, 0) + $1::double precision)::numeric, 8)::double precision
+       WHERE id = $2`,
+      [usd, id],
+    );
+  }
+
+  /** The ledger row and the balance move together or not at all. */
+  async charge(row: LedgerRow): Promise<void> {
+    await inTransaction(this.pool, (c) => charge(c, row));
+  }
+
+  async ledger(accountId: string): Promise<LedgerRow[]> {
+    const { rows } = await this.pool.query<LedgerRow>(
+      `SELECT account_id AS "accountId", entity_id AS "entityId", model, input_tokens AS "inputTokens",
+         output_tokens AS "outputTokens", cost_usd AS "costUsd", created_at AS "createdAt"
+       FROM ledger WHERE account_id = $1 ORDER BY id`,
+      [accountId],
+    );
+    return rows;
+  }
+}

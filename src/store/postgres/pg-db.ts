@@ -1,0 +1,70 @@
+import type { Pool, PoolClient, QueryResultRow } from 'pg';
+import { MgptError } from '../../core/errors.js';
+import { PG_MIGRATIONS } from './migrations.js';
+
+/** Anything that runs a query: the pool (one statement, its own transaction) or a client inside one. */
+export interface Queryable {
+  query<R extends QueryResultRow = QueryResultRow>(text: string, values?: unknown[]): Promise<{ rows: R[]; rowCount: number | null }>;
+}
+
+export type TxMode = 'write' | 'snapshot';
+
+const BEGIN: Record<TxMode, string> = {
+  write: 'BEGIN',
+  snapshot: 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY',
+};
+
+/**
+ * Runs `fn` in one transaction on one pooled client: committed when it resolves, rolled back when
+ * it throws. A client whose rollback failed (the connection broke) is dropped from the pool.
+ */
+export async function inTransaction<T>(pool: Pool, fn: (c: PoolClient) => Promise<T>, mode: TxMode = 'write'): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    await client.query(BEGIN[mode]);
+    const result = await fn(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    try {
+      await client.query('ROLLBACK');
+    } catch (rollbackErr) {
+      broken = rollbackErr as Error;
+    }
+    throw err;
+  } finally {
+    client.release(broken);
+  }
+}
+
+/** Any constant: replicas that start together queue on it, so the schema is migrated once. */
+const MIGRATION_LOCK = 0x6d677074; // "mgpt"
+
+/**
+ * Brings the schema up to date in one transaction under a transaction-level advisory lock: a
+ * second replica waits, then finds the versions recorded and applies nothing.
+ */
+export async function migrate(pool: Pool, migrations: readonly string[] = PG_MIGRATIONS): Promise<number> {
+  return inTransaction(pool, async (c) => {
+    await c.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+    await c.query(
+      `CREATE TABLE IF NOT EXISTS mgpt_schema_migrations (
+         version    INTEGER PRIMARY KEY,
+         applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+       )`,
+    );
+    const { rows } = await c.query<{ v: number | null }>('SELECT max(version) AS v FROM mgpt_schema_migrations');
+    const current = rows[0]?.v ?? 0;
+    if (current > migrations.length) {
+      throw new MgptError(`database schema version ${current} is newer than this mgpt understands (${migrations.length})`, {
+        hint: 'upgrade mgpt on every replica, or point --db at another database',
+      });
+    }
+    for (let v = current; v < migrations.length; v++) {
+      await c.query(migrations[v]);
+      await c.query('INSERT INTO mgpt_schema_migrations (version) VALUES ($1)', [v + 1]);
+    }
+    return migrations.length - current;
+  });
+}

@@ -1,0 +1,242 @@
+import type { Pool, PoolClient } from 'pg';
+import type {
+  BlockRow,
+  EntityHeadUpdate,
+  EntityImport,
+  EntityRow,
+  EntityStore,
+  EntityTurnWrite,
+  ImportConflict,
+  LedgerRow,
+  LeaseClaim,
+  MessageRow,
+} from '../types.js';
+import { inTransaction, type Queryable } from './pg-db.js';
+
+const ENTITY_COLS = `id, account_id AS "accountId", name, instructions, instructions_tokens AS "instructionsTokens", model, state,
+  budget_tokens AS "budgetTokens", cap_tokens AS "capTokens",
+  transcript_messages AS "transcriptMessages", transcript_tokens AS "transcriptTokens",
+  window_tokens AS "windowTokens", window_blocks AS "windowBlocks",
+  created_at AS "createdAt", updated_at AS "updatedAt"`;
+
+const BLOCK_COLS = `id, position, kind, role, content, tokens, covers_from AS "coversFrom", covers_to AS "coversTo"`;
+const MESSAGE_COLS = `seq, role, content, tokens, created_at AS "createdAt"`;
+
+/** Entities, their transcripts and their windows; each write one transaction. */
+export class PgEntityStore implements EntityStore {
+  constructor(private readonly pool: Pool) {}
+
+  async insert(row: EntityRow): Promise<void> {
+    await insertEntity(this.pool, row);
+  }
+
+  async get(accountId: string, id: string): Promise<EntityRow | undefined> {
+    return getEntity(this.pool, accountId, id);
+  }
+
+  async list(accountId: string, limit: number, offset = 0): Promise<EntityRow[]> {
+    const { rows } = await this.pool.query<EntityRow>(
+      `SELECT ${ENTITY_COLS} FROM entities WHERE account_id = $1 ORDER BY updated_at DESC, rid DESC LIMIT $2 OFFSET $3`,
+      [accountId, limit, offset],
+    );
+    return rows;
+  }
+
+  /** Ids are lowercase hex and dashes, all below "g": [prefix, prefix + "g") is exactly the ids starting with it. */
+  async matching(accountId: string, name: string, idPrefix: string | null, limit: number): Promise<EntityRow[]> {
+    const { rows } = await this.pool.query<EntityRow>(
+      `SELECT ${ENTITY_COLS} FROM entities
+       WHERE account_id = $1 AND (name = $2 OR ($3::text IS NOT NULL AND id >= $3 AND id < $4))
+       ORDER BY updated_at DESC, rid DESC LIMIT $5`,
+      [accountId, name, idPrefix, idPrefix === null ? null : `${idPrefix}g`, limit],
+    );
+    return rows;
+  }
+
+  /** Messages, blocks, idempotency keys cascade; the lease goes by trigger. */
+  async delete(accountId: string, id: string): Promise<boolean> {
+    const r = await this.pool.query(`DELETE FROM entities WHERE id = $1 AND account_id = $2`, [id, accountId]);
+    return (r.rowCount ?? 0) > 0;
+  }
+
+  async messages(entityId: string, after: number, limit: number): Promise<MessageRow[]> {
+    const { rows } = await this.pool.query<MessageRow>(
+      `SELECT ${MESSAGE_COLS} FROM messages WHERE entity_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
+      [entityId, after, limit],
+    );
+    return rows;
+  }
+
+  async messagesUpTo(entityId: string, after: number, maxSeq: number, limit: number): Promise<MessageRow[]> {
+    const { rows } = await this.pool.query<MessageRow>(
+      `SELECT ${MESSAGE_COLS} FROM messages WHERE entity_id = $1 AND seq > $2 AND seq <= $3 ORDER BY seq LIMIT $4`,
+      [entityId, after, maxSeq, limit],
+    );
+    return rows;
+  }
+
+  async window(entityId: string): Promise<BlockRow[]> {
+    return windowOf(this.pool, entityId);
+  }
+
+  /** Rewrites only the fields given, so it never loses a turn's counters, nor a turn this. */
+  async updateHead(accountId: string, id: string, h: EntityHeadUpdate): Promise<EntityRow | undefined> {
+    const { rows } = await this.pool.query<EntityRow>(
+      `UPDATE entities SET name = COALESCE($3, name), instructions = COALESCE($4, instructions),
+         instructions_tokens = COALESCE($5, instructions_tokens), budget_tokens = COALESCE($6, budget_tokens),
+         updated_at = $7
+       WHERE id = $1 AND account_id = $2 RETURNING ${ENTITY_COLS}`,
+      [id, accountId, h.name ?? null, h.instructions ?? null, h.instructionsTokens ?? null, h.budgetTokens ?? null, h.updatedAt],
+    );
+    return rows[0];
+  }
+
+  async snapshot(accountId: string, id: string): Promise<{ entity: EntityRow; window: BlockRow[] } | undefined> {
+    return inTransaction(
+      this.pool,
+      async (c) => {
+        const entity = await getEntity(c, accountId, id);
+        return entity && { entity, window: await windowOf(c, id) };
+      },
+      'snapshot',
+    );
+  }
+
+  async commitTurn(w: EntityTurnWrite): Promise<boolean> {
+    return inTransaction(this.pool, async (c) => {
+      if (!(await lockOwnedLease(c, w.lease))) return false;
+      await insertMessages(c, w.entityId, w.messages);
+      if (w.deleteBlockIds.length) await c.query(`DELETE FROM blocks WHERE id = ANY($1::text[])`, [w.deleteBlockIds]);
+      await insertBlocks(c, w.entityId, w.insertBlocks);
+      await c.query(
+        `UPDATE entities SET transcript_messages = $2, transcript_tokens = $3, window_tokens = $4, window_blocks = $5,
+           updated_at = $6 WHERE id = $1`,
+        [w.entityId, w.counters.transcriptMessages, w.counters.transcriptTokens, w.counters.windowTokens,
+          w.counters.windowBlocks, w.counters.updatedAt],
+      );
+      await charge(c, w.charge);
+      if (w.idempotency) {
+        await c.query(
+          `INSERT INTO idempotency_keys (entity_id, key, content_sha256, completion, created_at) VALUES ($1, $2, $3, $4, $5)`,
+          [w.entityId, w.idempotency.key, w.idempotency.row.contentSha256, w.idempotency.row.completion, w.idempotency.createdAt],
+        );
+      }
+      await releaseLease(c, w.lease);
+      return true;
+    });
+  }
+
+  async importEntity(i: EntityImport): Promise<ImportConflict> {
+    try {
+      return await inTransaction(this.pool, async (c) => {
+        if (i.keepIds) {
+          const taken = await firstTaken(c, i);
+          if (taken) return taken;
+        }
+        await insertEntity(c, i.entity);
+        await insertMessages(c, i.entity.id, i.messages);
+        await insertBlocks(c, i.entity.id, i.blocks);
+        return null;
+      });
+    } catch (err) {
+      // Two imports of the same kept ids at once: the loser's check passed, its insert did not.
+      const taken = i.keepIds ? conflictFromUniqueViolation(err, i) : null;
+      if (taken) return taken;
+      throw err;
+    }
+  }
+}
+
+async function insertEntity(q: Queryable, row: EntityRow): Promise<void> {
+  await q.query(
+    `INSERT INTO entities (id, account_id, name, instructions, instructions_tokens, model, state, budget_tokens, cap_tokens,
+       transcript_messages, transcript_tokens, window_tokens, window_blocks, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+    [row.id, row.accountId, row.name, row.instructions, row.instructionsTokens, row.model, row.state, row.budgetTokens,
+      row.capTokens, row.transcriptMessages, row.transcriptTokens, row.windowTokens, row.windowBlocks, row.createdAt,
+      row.updatedAt],
+  );
+}
+
+async function getEntity(q: Queryable, accountId: string, id: string): Promise<EntityRow | undefined> {
+  const { rows } = await q.query<EntityRow>(`SELECT ${ENTITY_COLS} FROM entities WHERE id = $1 AND account_id = $2`, [id, accountId]);
+  return rows[0];
+}
+
+async function windowOf(q: Queryable, entityId: string): Promise<BlockRow[]> {
+  const { rows } = await q.query<BlockRow>(`SELECT ${BLOCK_COLS} FROM blocks WHERE entity_id = $1 ORDER BY position`, [entityId]);
+  return rows;
+}
+
+/** All rows in one statement (a turn's two, an import's thousands): one round trip, not one per row. */
+async function insertMessages(q: Queryable, entityId: string, ms: readonly MessageRow[]): Promise<void> {
+  if (!ms.length) return;
+  await q.query(
+    `INSERT INTO messages (entity_id, seq, role, content, tokens, created_at)
+     SELECT $1, * FROM unnest($2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::text[])`,
+    [entityId, ms.map((m) => m.seq), ms.map((m) => m.role), ms.map((m) => m.content), ms.map((m) => m.tokens),
+      ms.map((m) => m.createdAt)],
+  );
+}
+
+async function insertBlocks(q: Queryable, entityId: string, bs: readonly BlockRow[]): Promise<void> {
+  if (!bs.length) return;
+  await q.query(
+    `INSERT INTO blocks (id, entity_id, position, kind, role, content, tokens, covers_from, covers_to)
+     SELECT b.id, $1, b.position, b.kind, b.role, b.content, b.tokens, b.covers_from, b.covers_to
+     FROM unnest($2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::bigint[], $9::bigint[])
+       AS b(id, position, kind, role, content, tokens, covers_from, covers_to)`,
+    [entityId, bs.map((b) => b.id), bs.map((b) => b.position), bs.map((b) => b.kind), bs.map((b) => b.role),
+      bs.map((b) => b.content), bs.map((b) => b.tokens), bs.map((b) => b.coversFrom), bs.map((b) => b.coversTo)],
+  );
+}
+
+/**
+ * Whether the lease row is still this owner's, locking it until the transaction ends so no other
+ * replica can take it between this check and the commit. Expiry does not matter: an expired lease
+ * no one took still guards the subject, since taking it replaces the owner.
+ */
+export async function lockOwnedLease(c: PoolClient, l: LeaseClaim): Promise<boolean> {
+  const { rows } = await c.query(`SELECT 1 FROM turn_leases WHERE subject = $1 AND owner = $2 FOR UPDATE`, [l.subject, l.owner]);
+  return rows.length > 0;
+}
+
+export async function releaseLease(q: Queryable, l: LeaseClaim): Promise<void> {
+  await q.query(`DELETE FROM turn_leases WHERE subject = $1 AND owner = $2`, [l.subject, l.owner]);
+}
+
+/** Records a charge; the balance moves only when the account is metered (as SQLite's round(x, 8)). */
+export async function charge(q: Queryable, row: LedgerRow): Promise<void> {
+  await q.query(
+    `INSERT INTO ledger (account_id, entity_id, model, input_tokens, output_tokens, cost_usd, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+    [row.accountId, row.entityId, row.model, row.inputTokens, row.outputTokens, row.costUsd, row.createdAt],
+  );
+  await q.query(
+    `UPDATE accounts SET balance_usd = round((balance_usd - $1::double precision)::numeric, 8)::double precision
+     WHERE id = $2 AND balance_usd IS NOT NULL`,
+    [row.costUsd, row.accountId],
+  );
+}
+
+async function firstTaken(c: PoolClient, i: EntityImport): Promise<ImportConflict> {
+  const e = await c.query(`SELECT 1 FROM entities WHERE id = $1`, [i.entity.id]);
+  if (e.rows.length) return { taken: 'entity', id: i.entity.id };
+  const ids = i.blocks.map((b) => b.id);
+  if (!ids.length) return null;
+  const { rows } = await c.query<{ id: string }>(`SELECT id FROM blocks WHERE id = ANY($1::text[])`, [ids]);
+  const taken = new Set(rows.map((r) => r.id));
+  const first = ids.find((id) => taken.has(id));
+  return first === undefined ? null : { taken: 'block', id: first };
+}
+
+function conflictFromUniqueViolation(err: unknown, i: EntityImport): ImportConflict {
+  const e = err as { code?: string; constraint?: string; detail?: string };
+  if (e.code !== '23505') return null;
+  if (e.constraint === 'entities_pkey') return { taken: 'entity', id: i.entity.id };
+  if (e.constraint === 'blocks_pkey') {
+    const id = /\(id\)=\((.*)\)/.exec(e.detail ?? '')?.[1];
+    return id === undefined ? null : { taken: 'block', id };
+  }
+  return null;
+}
