@@ -1,0 +1,606 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { entitySubject, universeSubject } from '../../src/store/lease-repo.js';
+import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
+import type {
+  AccountRow,
+  BlockRow,
+  EntityRow,
+  EntityTurnWrite,
+  LeaseRow,
+  LogRow,
+  MessageRow,
+  Store,
+  UniverseMessageRow,
+  UniverseRow,
+} from '../../src/store/types.js';
+import { startPostgres } from '../helpers/postgres.js';
+
+/** A way to get a `Store`: every implementation passes the same cases. */
+interface StoreFactory {
+  name: string;
+  /** A new blank database (not yet migrated); open it twice for two replicas. */
+  blank(): Promise<string>;
+  open(target: string): Promise<Store>;
+}
+
+const factories: StoreFactory[] = [];
+
+// PostgreSQL: a throwaway cluster (initdb --no-sync, fsync=off: its data is thrown away).
+const cluster = await startPostgres('the store contract on PostgreSQL');
+if (cluster) {
+  afterAll(() => cluster.stop());
+  let n = 0;
+  factories.push({
+    name: 'postgres',
+    blank: async () => cluster.createDatabase(`contract_${n++}`),
+    open: (url) => PostgresStore.open(url, { poolSize: 4 }),
+  });
+}
+// MERGE: the SQLite store joins here once it implements Store:
+// factories.push({ name: 'sqlite', blank: async () => join(dir, `${n++}.db`), open: async (p) => SqliteStore.open(p) });
+
+if (!factories.length) it.skip('no store could be opened', () => {});
+
+const T0 = '2026-01-01T00:00:00.000Z';
+const at = (s: number) => new Date(Date.parse(T0) + s * 1000).toISOString();
+const hexId = () => randomUUID();
+
+describe.each(factories)('store contract: $name', (factory) => {
+  let s: Store;
+  /** A second store on the same database: another replica. */
+  let s2: Store;
+
+  beforeAll(async () => {
+    const target = await factory.blank();
+    s = await factory.open(target);
+    s2 = await factory.open(target);
+  });
+  afterAll(async () => {
+    await s?.close();
+    await s2?.close();
+  });
+
+  async function account(balanceUsd: number | null = null): Promise<AccountRow> {
+    const row: AccountRow = { id: hexId(), name: `acct-${hexId()}`, balanceUsd, userId: randomUUID(), createdAt: T0 };
+    await s.accounts.insert(row);
+    return row;
+  }
+
+  function entity(accountId: string, over: Partial<EntityRow> = {}): EntityRow {
+    return {
+      id: hexId(),
+      accountId,
+      name: 'ent',
+      instructions: 'be brief',
+      instructionsTokens: 3,
+      model: 'echo',
+      state: 'none',
+      budgetTokens: 4000,
+      capTokens: 100000,
+      transcriptMessages: 0,
+      transcriptTokens: 0,
+      windowTokens: 0,
+      windowBlocks: 0,
+      createdAt: T0,
+      updatedAt: T0,
+      ...over,
+    };
+  }
+
+  const msg = (seq: number, over: Partial<MessageRow> = {}): MessageRow => ({
+    seq,
+    role: seq % 2 ? 'user' : 'assistant',
+    content: `m${seq}`,
+    tokens: seq + 1,
+    createdAt: at(seq),
+    ...over,
+  });
+
+  const block = (position: number, over: Partial<BlockRow> = {}): BlockRow => ({
+    id: hexId(),
+    position,
+    kind: 'message',
+    role: position % 2 ? 'user' : 'assistant',
+    content: `b${position}`,
+    tokens: 10 + position,
+    coversFrom: position,
+    coversTo: position,
+    ...over,
+  });
+
+  const lease = (subject: LeaseRow['subject'], owner: string, expiresAt: number, over: Partial<LeaseRow> = {}): LeaseRow => ({
+    subject,
+    owner,
+    idempotencyKey: null,
+    contentSha256: null,
+    expiresAt,
+    ...over,
+  });
+
+  /** An entity with a stored turn (two messages, two blocks), an idempotency key and a lease held. */
+  async function entityWithTurn(acct: AccountRow): Promise<{ e: EntityRow; turn: EntityTurnWrite }> {
+    const e = entity(acct.id);
+    await s.entities.insert(e);
+    const owner = `owner-${hexId()}`;
+    expect(await s.leases.acquire(lease(entitySubject(e.id), owner, 10_000), 0)).toBeNull();
+    const turn: EntityTurnWrite = {
+      entityId: e.id,
+      lease: { subject: entitySubject(e.id), owner },
+      messages: [msg(1, { role: 'user' }), msg(2, { role: 'assistant' })],
+      deleteBlockIds: [],
+      insertBlocks: [block(1, { role: 'user' }), block(2, { role: 'assistant' })],
+      counters: { transcriptMessages: 2, transcriptTokens: 5, windowTokens: 23, windowBlocks: 2, updatedAt: at(10) },
+      charge: { accountId: acct.id, entityId: e.id, model: 'echo', inputTokens: 2, outputTokens: 3, costUsd: 0.25, createdAt: at(10) },
+      idempotency: { key: 'idem-1', row: { contentSha256: 'abc', completion: '{"id":"c1"}' }, createdAt: at(10) },
+    };
+    return { e, turn };
+  }
+
+  describe('entities', () => {
+    it('inserts and gets a row exactly (numbers as numbers), only within its account', async () => {
+      const a = await account();
+      const e = entity(a.id, { transcriptTokens: 2 ** 40, instructionsTokens: 7 });
+      await s.entities.insert(e);
+      expect(await s.entities.get(a.id, e.id)).toStrictEqual(e);
+      expect(await s.entities.get((await account()).id, e.id)).toBeUndefined();
+      expect(await s.entities.get(a.id, hexId())).toBeUndefined();
+    });
+
+    it('lists most recently active first, ties newest-inserted first, a page at a time', async () => {
+      const a = await account();
+      const old = entity(a.id, { updatedAt: at(1) });
+      const tieFirst = entity(a.id, { updatedAt: at(5) });
+      const tieSecond = entity(a.id, { updatedAt: at(5) });
+      const newest = entity(a.id, { updatedAt: at(9) });
+      for (const e of [old, tieFirst, tieSecond, newest]) await s.entities.insert(e);
+      await s.entities.insert(entity((await account()).id, { updatedAt: at(99) }));
+      const ids = (rows: EntityRow[]) => rows.map((r) => r.id);
+      expect(ids(await s.entities.list(a.id, 10))).toEqual([newest.id, tieSecond.id, tieFirst.id, old.id]);
+      expect(ids(await s.entities.list(a.id, 2))).toEqual([newest.id, tieSecond.id]);
+      expect(ids(await s.entities.list(a.id, 2, 2))).toEqual([tieFirst.id, old.id]);
+      expect(await s.entities.list(a.id, 2, 4)).toEqual([]);
+    });
+
+    it('matches by exact name or by id prefix, in activity order, at most limit', async () => {
+      const a = await account();
+      const x = entity(a.id, { id: 'abc12345-0000-4000-8000-000000000001', name: 'alpha', updatedAt: at(1) });
+      const y = entity(a.id, { id: 'abc99999-0000-4000-8000-000000000002', name: 'beta', updatedAt: at(2) });
+      const z = entity(a.id, { id: 'f0000000-0000-4000-8000-000000000003', name: 'alpha', updatedAt: at(3) });
+      const other = await account();
+      const elsewhere = entity(other.id, { id: 'abc00000-0000-4000-8000-000000000004', name: 'alpha' });
+      for (const e of [x, y, z, elsewhere]) await s.entities.insert(e);
+      const ids = (rows: EntityRow[]) => rows.map((r) => r.id);
+      expect(ids(await s.entities.matching(a.id, 'alpha', null, 10))).toEqual([z.id, x.id]);
+      expect(ids(await s.entities.matching(a.id, 'nope', 'abc', 10))).toEqual([y.id, x.id]);
+      expect(ids(await s.entities.matching(a.id, 'nope', 'abc1', 10))).toEqual([x.id]);
+      expect(ids(await s.entities.matching(a.id, 'alpha', 'abc9', 10))).toEqual([z.id, y.id, x.id]);
+      expect(ids(await s.entities.matching(a.id, 'alpha', 'abc9', 2))).toEqual([z.id, y.id]);
+      expect(await s.entities.matching(a.id, 'ALPHA', 'abd', 10)).toEqual([]);
+    });
+
+    it('deletes an entity with its messages, blocks, idempotency keys and lease', async () => {
+      const a = await account();
+      const { e, turn } = await entityWithTurn(a);
+      expect(await s.entities.commitTurn(turn)).toBe(true);
+      const holder = `holder-${hexId()}`;
+      expect(await s.leases.acquire(lease(entitySubject(e.id), holder, 10_000), 0)).toBeNull();
+      expect(await s.entities.delete((await account()).id, e.id)).toBe(false);
+      expect(await s.entities.delete(a.id, e.id)).toBe(true);
+      expect(await s.entities.get(a.id, e.id)).toBeUndefined();
+      expect(await s.entities.messages(e.id, 0, 100)).toEqual([]);
+      expect(await s.entities.window(e.id)).toEqual([]);
+      expect(await s.idempotency.get(e.id, 'idem-1')).toBeUndefined();
+      // The lease went with it: another owner takes the subject at once.
+      expect(await s.leases.acquire(lease(entitySubject(e.id), 'someone-else', 10_000), 0)).toBeNull();
+      expect(await s.entities.delete(a.id, e.id)).toBe(false);
+      // The ledger is history: the charge stays.
+      expect(await s.accounts.ledger(a.id)).toHaveLength(1);
+    });
+
+    it('pages messages by seq, and up to a maximum seq', async () => {
+      const a = await account();
+      const e = entity(a.id);
+      await s.entities.insert(e);
+      await s.entities.importEntity({ entity: { ...e, id: hexId() }, messages: [], blocks: [], keepIds: false });
+      const imported = entity(a.id);
+      const all = [1, 2, 3, 4, 5, 6, 7].map((n) => msg(n));
+      expect(await s.entities.importEntity({ entity: imported, messages: all, blocks: [], keepIds: true })).toBeNull();
+      expect(await s.entities.messages(imported.id, 0, 3)).toStrictEqual(all.slice(0, 3));
+      expect(await s.entities.messages(imported.id, 3, 3)).toStrictEqual(all.slice(3, 6));
+      expect(await s.entities.messages(imported.id, 6, 3)).toStrictEqual(all.slice(6));
+      expect(await s.entities.messages(imported.id, 7, 3)).toEqual([]);
+      expect(await s.entities.messagesUpTo(imported.id, 2, 5, 100)).toStrictEqual(all.slice(2, 5));
+      expect(await s.entities.messagesUpTo(imported.id, 2, 5, 2)).toStrictEqual(all.slice(2, 4));
+      expect(await s.entities.messages(e.id, 0, 10)).toEqual([]);
+    });
+
+    it('returns the window in position order, whatever the insert order', async () => {
+      const a = await account();
+      const e = entity(a.id);
+      const blocks = [block(3), block(1, { kind: 'summary', role: 'system', coversFrom: 1, coversTo: 6 }), block(2)];
+      expect(await s.entities.importEntity({ entity: e, messages: [], blocks, keepIds: true })).toBeNull();
+      expect(await s.entities.window(e.id)).toStrictEqual([blocks[1], blocks[2], blocks[0]]);
+    });
+
+    it('updates only the head fields given and returns the row; undefined when not there', async () => {
+      const a = await account();
+      const e = entity(a.id, { transcriptMessages: 4, windowTokens: 40 });
+      await s.entities.insert(e);
+      const named = await s.entities.updateHead(a.id, e.id, { name: 'renamed', updatedAt: at(20) });
+      expect(named).toStrictEqual({ ...e, name: 'renamed', updatedAt: at(20) });
+      const more = await s.entities.updateHead(a.id, e.id, {
+        instructions: 'new', instructionsTokens: 1, budgetTokens: 99, updatedAt: at(21),
+      });
+      expect(more).toStrictEqual({ ...e, name: 'renamed', instructions: 'new', instructionsTokens: 1, budgetTokens: 99, updatedAt: at(21) });
+      expect(await s.entities.get(a.id, e.id)).toStrictEqual(more);
+      expect(await s.entities.updateHead((await account()).id, e.id, { name: 'x', updatedAt: at(22) })).toBeUndefined();
+      expect(await s.entities.updateHead(a.id, hexId(), { name: 'x', updatedAt: at(22) })).toBeUndefined();
+    });
+
+    it('snapshots the head with its window', async () => {
+      const a = await account();
+      const { e, turn } = await entityWithTurn(a);
+      await s.entities.commitTurn(turn);
+      const snap = await s.entities.snapshot(a.id, e.id);
+      expect(snap).toStrictEqual({ entity: { ...e, ...turn.counters }, window: turn.insertBlocks });
+      expect(await s.entities.snapshot((await account()).id, e.id)).toBeUndefined();
+    });
+  });
+
+  describe('commitTurn', () => {
+    it('stores messages, window, counters, charge, idempotency and frees the lease, together', async () => {
+      const a = await account(1);
+      const { e, turn } = await entityWithTurn(a);
+      expect(await s.entities.commitTurn(turn)).toBe(true);
+      expect(await s.entities.messages(e.id, 0, 10)).toStrictEqual(turn.messages);
+      expect(await s.entities.window(e.id)).toStrictEqual(turn.insertBlocks);
+      expect(await s.entities.get(a.id, e.id)).toStrictEqual({ ...e, ...turn.counters });
+      expect(await s.accounts.ledger(a.id)).toStrictEqual([turn.charge]);
+      expect((await s.accounts.get(a.id))?.balanceUsd).toBe(0.75);
+      expect(await s.idempotency.get(e.id, 'idem-1')).toStrictEqual(turn.idempotency?.row);
+      expect(await s.idempotency.get(e.id, 'other')).toBeUndefined();
+      // Freed: another owner takes it without waiting for the expiry.
+      expect(await s.leases.acquire(lease(entitySubject(e.id), 'next', 10_000), 0)).toBeNull();
+    });
+
+    it('replaces folded blocks with the summary in the same write', async () => {
+      const a = await account();
+      const { e, turn } = await entityWithTurn(a);
+      await s.entities.commitTurn(turn);
+      const owner = 'turn-2';
+      await s.leases.acquire(lease(entitySubject(e.id), owner, 10_000), 0);
+      const summary = block(1, { kind: 'summary', role: 'system', coversFrom: 1, coversTo: 2 });
+      const next: EntityTurnWrite = {
+        ...turn,
+        lease: { subject: entitySubject(e.id), owner },
+        messages: [msg(3, { role: 'user' }), msg(4, { role: 'assistant' })],
+        deleteBlockIds: turn.insertBlocks.map((b) => b.id),
+        insertBlocks: [summary, block(2, { role: 'user', coversFrom: 3, coversTo: 3 }), block(3, { role: 'assistant', coversFrom: 4, coversTo: 4 })],
+        counters: { transcriptMessages: 4, transcriptTokens: 12, windowTokens: 36, windowBlocks: 3, updatedAt: at(30) },
+        idempotency: undefined,
+      };
+      expect(await s.entities.commitTurn(next)).toBe(true);
+      expect(await s.entities.window(e.id)).toStrictEqual(next.insertBlocks);
+      expect((await s.entities.messages(e.id, 0, 10)).map((m) => m.seq)).toEqual([1, 2, 3, 4]);
+    });
+
+    it('writes nothing and answers false when the lease is not ours', async () => {
+      const a = await account(1);
+      const { e, turn } = await entityWithTurn(a);
+      // Our lease expired and another replica took it.
+      expect(await s2.leases.acquire(lease(entitySubject(e.id), 'thief', 50_000), 20_000)).toBeNull();
+      expect(await s.entities.commitTurn(turn)).toBe(false);
+      expect(await s.entities.messages(e.id, 0, 10)).toEqual([]);
+      expect(await s.entities.window(e.id)).toEqual([]);
+      expect(await s.entities.get(a.id, e.id)).toStrictEqual(e);
+      expect(await s.accounts.ledger(a.id)).toEqual([]);
+      expect((await s.accounts.get(a.id))?.balanceUsd).toBe(1);
+      expect(await s.idempotency.get(e.id, 'idem-1')).toBeUndefined();
+      // The thief's lease is untouched.
+      expect(await s.leases.acquire(lease(entitySubject(e.id), 'third', 50_000), 20_001)).toMatchObject({ owner: 'thief' });
+      // Without any lease row at all, also false.
+      await s.leases.release(entitySubject(e.id), 'thief');
+      expect(await s.entities.commitTurn(turn)).toBe(false);
+      expect(await s.entities.messages(e.id, 0, 10)).toEqual([]);
+    });
+
+    it('rolls back everything when a write inside fails', async () => {
+      const a = await account(1);
+      const { e, turn } = await entityWithTurn(a);
+      // A block id clash (block ids are global) fails the last insert of the turn.
+      const clash = entity(a.id);
+      await s.entities.importEntity({ entity: clash, messages: [], blocks: [turn.insertBlocks[1]], keepIds: true });
+      await expect(s.entities.commitTurn(turn)).rejects.toThrow();
+      expect(await s.entities.messages(e.id, 0, 10)).toEqual([]);
+      expect(await s.accounts.ledger(a.id)).toEqual([]);
+      expect((await s.accounts.get(a.id))?.balanceUsd).toBe(1);
+      // The lease is still ours: the failed commit did not free it.
+      expect(await s.leases.acquire(lease(entitySubject(e.id), 'other', 10_000), 0)).toMatchObject({ owner: turn.lease.owner });
+    });
+  });
+
+  describe('importEntity', () => {
+    it('writes the entity whole, and with kept ids reports the first id taken, writing nothing', async () => {
+      const a = await account();
+      const e = entity(a.id, { transcriptMessages: 2, windowBlocks: 2 });
+      const blocks = [block(1), block(2)];
+      const messages = [msg(1), msg(2)];
+      expect(await s.entities.importEntity({ entity: e, messages, blocks, keepIds: true })).toBeNull();
+      expect(await s.entities.get(a.id, e.id)).toStrictEqual(e);
+      expect(await s.entities.messages(e.id, 0, 10)).toStrictEqual(messages);
+      expect(await s.entities.window(e.id)).toStrictEqual(blocks);
+
+      // The entity id is taken (in any account).
+      const other = await account();
+      expect(await s.entities.importEntity({ entity: { ...e, accountId: other.id }, messages, blocks: [], keepIds: true }))
+        .toEqual({ taken: 'entity', id: e.id });
+      // A block id is taken: the first one in the import's order.
+      const e2 = entity(other.id);
+      const fresh = block(1);
+      expect(await s.entities.importEntity({ entity: e2, messages, blocks: [fresh, blocks[1], blocks[0]], keepIds: true }))
+        .toEqual({ taken: 'block', id: blocks[1].id });
+      expect(await s.entities.get(other.id, e2.id)).toBeUndefined();
+      expect(await s.entities.messages(e2.id, 0, 10)).toEqual([]);
+      expect(await s.entities.window(e2.id)).toEqual([]);
+    });
+
+    it('lets exactly one of two concurrent imports with the same kept ids through', async () => {
+      const a = await account();
+      const e = entity(a.id);
+      const blocks = [block(1)];
+      const results = await Promise.all([
+        s.entities.importEntity({ entity: e, messages: [msg(1)], blocks, keepIds: true }),
+        s2.entities.importEntity({ entity: e, messages: [msg(1)], blocks, keepIds: true }),
+      ]);
+      expect(results.filter((r) => r === null)).toHaveLength(1);
+      expect(results.find((r) => r !== null)).toEqual({ taken: 'entity', id: e.id });
+      expect(await s.entities.messages(e.id, 0, 10)).toHaveLength(1);
+    });
+  });
+
+  describe('universes', () => {
+    function universe(userId: string, over: Partial<UniverseRow> = {}): UniverseRow {
+      return {
+        id: hexId(),
+        userId,
+        displayName: null,
+        storedPrompt: 'p',
+        promptText: 'prompt text',
+        responseFormat: null,
+        additionalInstructions: null,
+        promptFingerprint: 'fp',
+        messages: 0,
+        createdAt: T0,
+        updatedAt: T0,
+        ...over,
+      };
+    }
+    const umsg = (seq: number, over: Partial<UniverseMessageRow> = {}): UniverseMessageRow => ({
+      seq,
+      role: 'user',
+      content: `u${seq}`,
+      toolCalls: null,
+      toolCallId: null,
+      toolName: null,
+      toolOk: null,
+      createdAt: at(seq),
+      ...over,
+    });
+
+    it('inserts, gets, lists and matches universes of one user', async () => {
+      const user = randomUUID();
+      const u1 = universe(user, { id: 'aa000000-0000-4000-8000-000000000001', displayName: 'world', updatedAt: at(1), responseFormat: '{"type":"json_object"}' });
+      const u2 = universe(user, { id: 'aa000000-0000-4000-8000-000000000002', updatedAt: at(1), additionalInstructions: 'x' });
+      const u3 = universe(user, { id: 'bb000000-0000-4000-8000-000000000003', displayName: 'world', updatedAt: at(5) });
+      for (const u of [u1, u2, u3]) await s.universes.insert(u);
+      await s.universes.insert(universe(randomUUID(), { id: 'aa000000-0000-4000-8000-000000000009', displayName: 'world' }));
+      expect(await s.universes.get(u1.id)).toStrictEqual(u1);
+      expect(await s.universes.get(hexId())).toBeUndefined();
+      const ids = (rows: UniverseRow[]) => rows.map((r) => r.id);
+      expect(ids(await s.universes.list(user, 10))).toEqual([u3.id, u2.id, u1.id]);
+      expect(ids(await s.universes.list(user, 1))).toEqual([u3.id]);
+      expect(ids(await s.universes.matching(user, 'world', null, 10))).toEqual([u3.id, u1.id]);
+      expect(ids(await s.universes.matching(user, 'x', 'aa', 10))).toEqual([u2.id, u1.id]);
+      expect(ids(await s.universes.matching(user, 'world', 'aa', 2))).toEqual([u3.id, u2.id]);
+    });
+
+    it('writes under its lease: append, truncate then append, touch, release', async () => {
+      const u = universe(randomUUID());
+      await s.universes.insert(u);
+      const subject = universeSubject(u.id);
+      expect(await s.leases.acquire(lease(subject, 'w', 10_000), 0)).toBeNull();
+      const claim = { subject, owner: 'w' };
+      const first = [umsg(1), umsg(2, { role: 'assistant', content: null, toolCalls: '[{"id":"t1"}]' }),
+        umsg(3, { role: 'tool', toolCallId: 't1', toolName: 'roll', toolOk: 1 })];
+      expect(await s.universes.write({ universeId: u.id, lease: claim, append: first, touch: { messages: 3, updatedAt: at(3) }, release: false })).toBe(true);
+      expect(await s.universes.messages(u.id)).toStrictEqual(first);
+      expect(await s.universes.get(u.id)).toStrictEqual({ ...u, messages: 3, updatedAt: at(3) });
+      // Still held (release: false).
+      expect(await s.leases.acquire(lease(subject, 'other', 10_000), 0)).toMatchObject({ owner: 'w' });
+
+      const branch = [umsg(2, { content: 'again' })];
+      expect(await s.universes.write({ universeId: u.id, lease: claim, truncateTo: 1, append: branch, touch: { messages: 2, updatedAt: at(4) }, release: true })).toBe(true);
+      expect(await s.universes.messages(u.id)).toStrictEqual([first[0], branch[0]]);
+      expect((await s.universes.get(u.id))?.messages).toBe(2);
+      // Released with the last write.
+      expect(await s.leases.acquire(lease(subject, 'other', 10_000), 0)).toBeNull();
+      // Not ours any more: false, nothing written.
+      expect(await s.universes.write({ universeId: u.id, lease: claim, truncateTo: 0, append: [umsg(1)], touch: { messages: 1, updatedAt: at(9) }, release: true })).toBe(false);
+      expect(await s.universes.messages(u.id)).toStrictEqual([first[0], branch[0]]);
+      expect(await s.universes.get(u.id)).toStrictEqual({ ...u, messages: 2, updatedAt: at(4) });
+      expect(await s.leases.acquire(lease(subject, 'third', 10_000), 0)).toMatchObject({ owner: 'other' });
+    });
+
+    it('saves and updates request records', async () => {
+      const user = randomUUID();
+      expect(await s.universes.request(user, 'r1')).toBeUndefined();
+      await s.universes.saveRequest({ userId: user, requestId: 'r1', universeId: null, status: 'pending', userSeq: null, response: null }, at(1));
+      expect(await s.universes.request(user, 'r1')).toStrictEqual({ userId: user, requestId: 'r1', universeId: null, status: 'pending', userSeq: null, response: null });
+      const done = { userId: user, requestId: 'r1', universeId: hexId(), status: 'done' as const, userSeq: 3, response: '{"ok":true}' };
+      await s.universes.saveRequest(done, at(2));
+      expect(await s.universes.request(user, 'r1')).toStrictEqual(done);
+      expect(await s.universes.request(randomUUID(), 'r1')).toBeUndefined();
+    });
+  });
+
+  describe('leases', () => {
+    it('acquires, refuses another owner with the holder row, refreshes, releases, and yields when expired', async () => {
+      const subject = entitySubject(hexId());
+      const mine = lease(subject, 'me', 1000, { idempotencyKey: 'k', contentSha256: 'sha' });
+      expect(await s.leases.acquire(mine, 0)).toBeNull();
+      expect(await s.leases.acquire(lease(subject, 'you', 5000), 999)).toStrictEqual(mine);
+      // The same owner takes it again (a retry of its own turn).
+      expect(await s.leases.acquire({ ...mine, expiresAt: 2000 }, 999)).toBeNull();
+      expect(await s.leases.refresh(subject, 'me', 3000)).toBe(true);
+      expect(await s.leases.refresh(subject, 'you', 9000)).toBe(false);
+      expect(await s.leases.acquire(lease(subject, 'you', 5000), 2999)).toStrictEqual({ ...mine, expiresAt: 3000 });
+      // Expired: another owner takes it, and ours can no longer be refreshed.
+      const yours = lease(subject, 'you', 9000);
+      expect(await s.leases.acquire(yours, 3000)).toBeNull();
+      expect(await s.leases.refresh(subject, 'me', 9999)).toBe(false);
+      // Releasing someone else's lease does nothing.
+      await s.leases.release(subject, 'me');
+      expect(await s.leases.acquire(lease(subject, 'me', 9999), 3001)).toStrictEqual(yours);
+      await s.leases.release(subject, 'you');
+      expect(await s.leases.acquire(lease(subject, 'me', 9999), 3001)).toBeNull();
+    });
+
+    it('lets exactly one of two replicas win a subject they race for', async () => {
+      for (let round = 0; round < 20; round++) {
+        const subject = entitySubject(hexId());
+        const [r1, r2] = await Promise.all([
+          s.leases.acquire(lease(subject, 'replica-1', 10_000), 0),
+          s2.leases.acquire(lease(subject, 'replica-2', 10_000), 0),
+        ]);
+        expect([r1, r2].filter((r) => r === null)).toHaveLength(1);
+        const loser = r1 ?? r2;
+        expect(loser?.owner).toBe(r1 === null ? 'replica-1' : 'replica-2');
+      }
+    });
+  });
+
+  describe('keys', () => {
+    it('inserts, finds by public id and prefix, lists, and revokes once, for every replica', async () => {
+      const a = await account();
+      const key = {
+        id: `k${hexId().slice(0, 8)}`, accountId: a.id, publicId: `pub-${hexId()}`, secretSha256: 'sec',
+        scopes: 'entities,universes', createdAt: at(1), revokedAt: null,
+      };
+      await s.keys.insert(key);
+      expect(await s.keys.byPublicId(key.publicId)).toStrictEqual(key);
+      expect(await s.keys.byPublicId('nope')).toBeUndefined();
+      expect(await s.keys.idsWithPrefix(key.id.slice(0, 6), 10)).toContain(key.id);
+      expect(await s.keys.idsWithPrefix(`${key.id}x`, 10)).toEqual([]);
+      expect(await s.keys.list()).toContainEqual(key);
+      expect(await s.keys.revoke(key.id, at(2))).toBe(true);
+      expect(await s.keys.revoke(key.id, at(3))).toBe(false);
+      expect(await s2.keys.byPublicId(key.publicId)).toStrictEqual({ ...key, revokedAt: at(2) });
+      expect(await s.keys.revoke('missing', at(3))).toBe(false);
+    });
+  });
+
+  describe('logs', () => {
+    function log(owner: string, over: Partial<LogRow> = {}): LogRow {
+      return {
+        id: hexId(), kind: 'text', ownerUserId: owner, userId: 'u1', gameId: null, universeId: null, requestId: null,
+        model: 'echo', providerModel: null, status: 'ok', error: null, inputTokens: 1, outputTokens: 2, costUsd: 0.5,
+        totalMs: 30, providerMs: 20, createdAt: T0, requestSummary: '{}', responseSummary: '{}', ...over,
+      } as LogRow;
+    }
+
+    it('lists newest first with filters and a total; gets by id and prefix within the owner', async () => {
+      const owner = randomUUID();
+      const l1 = log(owner, { createdAt: at(1), gameId: 'g1' });
+      const l2 = log(owner, { createdAt: at(2), kind: 'image', userId: 'u2', requestId: 'r9' });
+      const l3 = log(owner, { createdAt: at(2), gameId: 'g1', universeId: hexId(), providerModel: 'pm', error: 'boom', status: 'error' });
+      for (const l of [l1, l2, l3]) await s.logs.insert(l);
+      await s.logs.insert(log(randomUUID(), { createdAt: at(3) }));
+      const ids = (r: { rows: LogRow[] }) => r.rows.map((x) => x.id);
+      const all = await s.logs.list({ ownerUserId: owner }, 10, 0);
+      expect(all.total).toBe(3);
+      expect(ids(all)).toEqual([l3.id, l2.id, l1.id]);
+      expect(all.rows[0]).toStrictEqual(l3);
+      const page = await s.logs.list({ ownerUserId: owner }, 1, 1);
+      expect([ids(page), page.total]).toEqual([[l2.id], 3]);
+      expect(ids(await s.logs.list({ ownerUserId: owner, kind: 'image' }, 10, 0))).toEqual([l2.id]);
+      expect(await s.logs.list({ ownerUserId: owner, gameId: 'g1' }, 1, 0)).toMatchObject({ total: 2, rows: [{ id: l3.id }] });
+      expect(ids(await s.logs.list({ ownerUserId: owner, userId: 'u2' }, 10, 0))).toEqual([l2.id]);
+      expect(ids(await s.logs.list({ ownerUserId: owner, requestId: 'r9', kind: 'text' }, 10, 0))).toEqual([]);
+      expect(await s.logs.get(owner, l1.id)).toStrictEqual(l1);
+      expect(await s.logs.get(randomUUID(), l1.id)).toBeUndefined();
+      expect(await s.logs.idsWithPrefix(owner, l1.id.slice(0, 8), 10)).toEqual([l1.id]);
+      expect(await s.logs.idsWithPrefix(randomUUID(), l1.id.slice(0, 8), 10)).toEqual([]);
+    });
+  });
+
+  describe('calibration', () => {
+    it('saves and replaces a route calibration', async () => {
+      const key = `route-${hexId()}`;
+      expect(await s.calibration.get(key)).toBeUndefined();
+      const row = { routeKey: key, factor: 1.25, samples: 3, contextTokens: null, updatedAt: at(1) };
+      await s.calibration.save(row);
+      expect(await s.calibration.get(key)).toStrictEqual(row);
+      const next = { ...row, factor: 0.875, samples: 4, contextTokens: 8192, updatedAt: at(2) };
+      await s.calibration.save(next);
+      expect(await s2.calibration.get(key)).toStrictEqual(next);
+    });
+  });
+
+  describe('accounts', () => {
+    it('has the local account; inserts, finds, lists, tops up and charges', async () => {
+      expect(await s.accounts.get('local')).toMatchObject({ id: 'local', name: 'local', balanceUsd: null, userId: '00000000-0000-4000-8000-000000000001' });
+      const unmetered = await account();
+      const metered = await account(2);
+      expect(await s.accounts.get(unmetered.id)).toStrictEqual(unmetered);
+      expect(await s.accounts.byName(metered.name)).toStrictEqual(metered);
+      expect(await s.accounts.byName('nobody')).toBeUndefined();
+      const list = await s.accounts.list();
+      expect(list).toContainEqual(metered);
+      // Oldest first, ties by id (byte order).
+      const key = (r: AccountRow) => `${r.createdAt}\u0000${r.id}`;
+      expect(list.map(key)).toEqual(list.map(key).sort());
+
+      // Charging an unmetered account records the charge; its balance stays unmetered.
+      const c1 = { accountId: unmetered.id, entityId: null, model: 'echo', inputTokens: 1, outputTokens: 2, costUsd: 0.1, createdAt: at(1) };
+      await s.accounts.charge(c1);
+      expect((await s.accounts.get(unmetered.id))?.balanceUsd).toBeNull();
+      // A top-up meters it from zero.
+      await s.accounts.topup(unmetered.id, 0.3);
+      expect((await s.accounts.get(unmetered.id))?.balanceUsd).toBe(0.3);
+
+      const c2 = { ...c1, accountId: metered.id, entityId: hexId(), costUsd: 0.1, createdAt: at(2) };
+      const c3 = { ...c2, costUsd: 0.2, createdAt: at(3) };
+      await s.accounts.charge(c2);
+      await s.accounts.charge(c3);
+      await s.accounts.topup(metered.id, 0.1);
+      expect((await s.accounts.get(metered.id))?.balanceUsd).toBe(1.8);
+      expect(await s.accounts.ledger(metered.id)).toStrictEqual([c2, c3]);
+      expect(await s.accounts.ledger(unmetered.id)).toStrictEqual([c1]);
+    });
+  });
+
+  describe('the database', () => {
+    it('answers ping, integrity check and checkpoint', async () => {
+      await expect(s.ping()).resolves.toBeUndefined();
+      expect(await s.integrityCheck()).toBe('ok');
+      await expect(s.checkpoint()).resolves.toBeUndefined();
+    });
+
+    it('migrates a blank database once when two replicas open it at the same moment', async () => {
+      const target = await factory.blank();
+      const [a, b] = await Promise.all([factory.open(target), factory.open(target)]);
+      try {
+        // The seed account is a migration's insert: run twice, it would be there twice (or fail).
+        expect((await a.accounts.list()).map((r) => r.id)).toEqual(['local']);
+        expect(await b.integrityCheck()).toBe('ok');
+        const c = await factory.open(target);
+        expect((await c.accounts.list()).map((r) => r.id)).toEqual(['local']);
+        await c.close();
+      } finally {
+        await a.close();
+        await b.close();
+      }
+    });
+  });
+});
