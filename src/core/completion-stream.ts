@@ -1,5 +1,11 @@
 import type { CompletionChunk, EntityCompletion, FinishReason, TurnEvent } from './entity-types.js';
 
+/** What the chunker reads: an entity turn's events, or any reply told the same way (the OpenAI facade's). */
+export type ChunkEvent =
+  | Extract<TurnEvent, { type: 'rotation' | 'delta' }>
+  | { type: 'start'; id: string; model: string; created: number }
+  | { type: 'done'; completion: Omit<EntityCompletion, 'entity_id'> };
+
 /**
  * Turn events -> the seed's stream (4.5): content chunks (the first delta carries the role), a
  * final chunk with an empty delta and the reply's finish_reason ("stop", or "length" when cut), a usage chunk with no choices, then
@@ -12,7 +18,7 @@ export class CompletionChunker {
   private first = true;
 
   /** Chunks for one event (possibly none). */
-  push(ev: TurnEvent): CompletionChunk[] {
+  push(ev: ChunkEvent): CompletionChunk[] {
     switch (ev.type) {
       case 'start':
         this.id = ev.id;
@@ -37,7 +43,7 @@ export class CompletionChunker {
     }
   }
 
-  private base(c?: EntityCompletion) {
+  private base(c?: Omit<EntityCompletion, 'entity_id'>) {
     return {
       id: c?.id ?? this.id,
       object: 'chat.completion.chunk' as const,

@@ -15,6 +15,7 @@ import {
 import type { Engine } from '../engine/engine.js';
 import type { Principal, Scope } from '../engine/keys.js';
 import { requestIdFrom } from './request-id.js';
+import { openAICompatRoutes } from './routes/openai-compat.js';
 
 export interface AppOptions {
   /** Largest accepted request body in bytes (413 above). */
@@ -89,6 +90,8 @@ export function createApp(engine: Engine, opts: AppOptions = {}): Hono<Env> {
       throw new BadRequestError('malformed JSON body');
     }
   };
+
+  app.route('/', openAICompatRoutes(engine, { auth, body, onUnexpectedError: opts.onUnexpectedError }));
 
   // Universe routes (seed 000), under both prefixes.
   for (const prefix of UNIVERSE_PREFIXES) {

@@ -1,0 +1,225 @@
+import type { ChunkEvent } from '../core/completion-stream.js';
+import { BadRequestError, MgptError } from '../core/errors.js';
+import type { Entity } from '../core/entity-types.js';
+import { branchEntity } from './chat-branch.js';
+import {
+  COMPLETION_MODELS,
+  ENTITY_PREFIX,
+  type ClientMessage,
+  type SeenMessage,
+  checkMessages,
+  dropSystemMessages,
+  historyConflict,
+  parseFacadeModel,
+  reconcile,
+  unknownModel,
+} from './chat-facade.js';
+import { completeStateless } from './complete.js';
+import type { Engine } from './engine.js';
+
+/** The opt-in request header that branches on a contradicting history instead of answering 409. */
+export const BRANCH_HEADER = 'Mgpt-On-Conflict';
+/** The text model a `universe:<id>` turn uses. */
+export const UNIVERSE_FACADE_MODEL = 'game-1-lite-frozen';
+
+export interface FacadeModel {
+  id: string;
+  object: 'model';
+  created: number;
+  owned_by: string;
+}
+
+export interface ChatRequest {
+  model: unknown;
+  messages: unknown;
+  idempotencyKey?: string;
+  /** Branch (a new entity) instead of a 409 when the history contradicts the transcript. */
+  branch: boolean;
+  accountId: string;
+  userId: string;
+  signal?: AbortSignal;
+}
+
+export interface ChatReply {
+  /** The entity the turn went to (a new one when it branched). */
+  entityId?: string;
+  /** Set when the turn branched: the entity it was forked from. */
+  branchedFrom?: string;
+  events: AsyncGenerator<ChunkEvent>;
+}
+
+/** The OpenAI-compatible facade over the engine (SPEC section 8): GET /v1/models, POST /v1/chat/completions. */
+export class ChatService {
+  constructor(private readonly engine: Engine) {}
+
+  /** Platform ids and text aliases, then the account's entities (`entity:<name>` when unique, always `entity:<id>`). */
+  async models(accountId: string): Promise<{ object: 'list'; data: FacadeModel[] }> {
+    const platform = COMPLETION_MODELS.map((m) => ({ id: m.id, object: 'model' as const, created: 0, owned_by: 'mgpt' }));
+    const { data } = await this.engine.entities.list(accountId);
+    const names = new Map<string, number>();
+    for (const e of data) if (e.name) names.set(e.name, (names.get(e.name) ?? 0) + 1);
+    const entities = data.flatMap((e) => {
+      const m = (id: string): FacadeModel => ({ id: ENTITY_PREFIX + id, object: 'model', created: Math.floor(Date.parse(e.created_at) / 1000), owned_by: accountId });
+      return e.name && names.get(e.name) === 1 ? [m(e.name), m(e.id)] : [m(e.id)];
+    });
+    return { object: 'list', data: [...platform, ...entities] };
+  }
+
+  /** One model by id: any id the list shows, and any entity reference that resolves (a prefix too). */
+  async model(id: string, accountId: string): Promise<FacadeModel> {
+    const target = parseFacadeModel(id);
+    if (target.kind === 'platform') return { id, object: 'model', created: 0, owned_by: 'mgpt' };
+    if (target.kind === 'universe') {
+      const u = await this.engine.universes.resolve(target.ref, (await this.engine.accounts.find(accountId)).userId);
+      return { id: `universe:${u}`, object: 'model', created: 0, owned_by: accountId };
+    }
+    const e = await this.resolveEntity(id, target.ref, accountId);
+    return { id, object: 'model', created: Math.floor(Date.parse(e.created_at) / 1000), owned_by: accountId };
+  }
+
+  async chat(req: ChatRequest): Promise<ChatReply> {
+    const target = parseFacadeModel(req.model);
+    const messages = checkMessages(req.messages);
+    if (target.kind === 'platform') {
+      const events = completeStateless(this.engine.deps, {
+        model: target.id, messages, accountId: req.accountId, userId: req.userId, signal: req.signal,
+      });
+      return { events: await primed(events) };
+    }
+    if (target.kind === 'universe') return this.universeTurn(target.ref, messages, req);
+    return this.entityTurn(req.model as string, target.ref, messages, req);
+  }
+
+  private async entityTurn(model: string, ref: string, all: ClientMessage[], req: ChatRequest): Promise<ChatReply> {
+    const entity = await this.resolveEntity(model, ref, req.accountId);
+    const messages = dropSystemMessages(all, entity.instructions, ref);
+    const last = messages[messages.length - 1];
+    // A retry with the key of an answered message replays that reply, however the history now compares.
+    const key = req.idempotencyKey;
+    if (key !== undefined && last?.role === 'user' && (await this.engine.deps.store.idempotency.get(entity.id, key))) {
+      return this.send(entity.id, last.content, req);
+    }
+    const length = entity.transcript.messages;
+    const r = reconcile(messages, await this.transcriptHead(entity.id, Math.min(messages.length, length), req.accountId), length);
+    if (r.kind === 'new') return this.send(entity.id, r.content, req);
+    if (!req.branch) throw historyConflict(r, BRANCH_HEADER);
+    // The fork keeps the complete turns both sides share, then the client's own history.
+    const history = messages.slice(0, -1);
+    if (history.length % 2 !== 0) throw new BadRequestError('a branch needs a history of whole turns (user, assistant, ...) before the new user message');
+    const branch = await branchEntity(this.engine.deps, this.engine.entities, entity, history, r.index, req.accountId);
+    return { ...(await this.send(branch.id, last.content, req)), branchedFrom: entity.id };
+  }
+
+  private async send(entityId: string, content: string, req: ChatRequest): Promise<ChatReply> {
+    const turn = this.engine.entities.send(entityId, { content, idempotencyKey: req.idempotencyKey, signal: req.signal }, req.accountId);
+    return { entityId, events: await primed(turn) };
+  }
+
+  /** A universe turn: the universe keeps its own history, so only the client's last user message is sent. */
+  private async universeTurn(ref: string, messages: ClientMessage[], req: ChatRequest): Promise<ChatReply> {
+    const last = messages[messages.length - 1];
+    if (!last || last.role !== 'user') throw new BadRequestError('the last message must be a user message');
+    const userId = req.userId;
+    const universe = await this.engine.universes.resolve(ref, userId);
+    const id = `chatcmpl-${this.engine.deps.newId()}`;
+    const created = Math.floor(this.engine.deps.clock.now() / 1000);
+    const model = `universe:${universe}`;
+    const queue = new Pushed<ChunkEvent>();
+    // Announced with the first output, so a refusal before it still gets its own status.
+    let started = false;
+    const start = () => {
+      if (!started) queue.push({ type: 'start', id, model, created });
+      started = true;
+    };
+    this.engine
+      .respond(
+        { model: UNIVERSE_FACADE_MODEL, universe, userInput: last.content, ...(req.idempotencyKey ? { requestId: req.idempotencyKey } : {}) },
+        { userId, signal: req.signal, onDelta: (text) => (start(), queue.push({ type: 'delta', text })) },
+      )
+      .then((res) => {
+        const text = res.assistantRaw;
+        const u = res.usageSettlement;
+        start();
+        queue.push({
+          type: 'done',
+          completion: {
+            id, object: 'chat.completion', created, model,
+            choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
+            usage: { prompt_tokens: u.inputTokens, completion_tokens: u.outputTokens, total_tokens: u.inputTokens + u.outputTokens },
+          },
+        });
+        queue.end();
+      }, (err) => queue.fail(err));
+    return { events: await primed(queue.drain()) };
+  }
+
+  private async resolveEntity(model: string, ref: string, accountId: string): Promise<Entity> {
+    try {
+      return await this.engine.entities.resolve(ref, accountId);
+    } catch (err) {
+      if (err instanceof MgptError && err.status === 404) throw unknownModel(model);
+      throw err;
+    }
+  }
+
+  /** The transcript's first `n` messages, in pages. */
+  private async transcriptHead(id: string, n: number, accountId: string): Promise<SeenMessage[]> {
+    const out: SeenMessage[] = [];
+    while (out.length < n) {
+      const page = await this.engine.entities.messages(id, { after: out.length, limit: Math.min(500, n - out.length) }, accountId);
+      out.push(...page.data.map((m) => ({ seq: m.seq, role: m.role, content: m.content })));
+      if (!page.has_more) break;
+    }
+    return out;
+  }
+}
+
+/**
+ * Runs a stream to its first event, so a failure before any output (404, 402, 409, a provider
+ * refusal) is thrown here and can still choose the HTTP status; the rest is replayed after it.
+ */
+async function primed<T>(it: AsyncGenerator<T>): Promise<AsyncGenerator<T>> {
+  const first = await it.next();
+  return (async function* () {
+    try {
+      if (first.done) return;
+      yield first.value;
+      yield* it;
+    } finally {
+      await it.return(undefined);
+    }
+  })();
+}
+
+/** A queue fed by callbacks and read as an async generator (a universe turn reports deltas by callback). */
+class Pushed<T> {
+  private items: T[] = [];
+  private ended = false;
+  private error: unknown;
+  private wake?: () => void;
+
+  push(x: T): void {
+    this.items.push(x);
+    this.wake?.();
+  }
+  end(): void {
+    this.ended = true;
+    this.wake?.();
+  }
+  fail(err: unknown): void {
+    this.error = err ?? new Error('failed');
+    this.end();
+  }
+  async *drain(): AsyncGenerator<T> {
+    for (;;) {
+      if (this.items.length) {
+        yield this.items.shift()!;
+        continue;
+      }
+      if (this.error !== undefined) throw this.error;
+      if (this.ended) return;
+      await new Promise<void>((r) => (this.wake = r));
+      this.wake = undefined;
+    }
+  }
+}

@@ -1,0 +1,104 @@
+import type { ChunkEvent } from '../core/completion-stream.js';
+import type { FinishReason } from '../core/entity-types.js';
+import { PaymentRequiredError, isAbortError, CancelledError, TURN_CANCELLED } from '../core/errors.js';
+import { costUsd, roundUsd } from '../core/models.js';
+import { loadTokenEstimator } from '../core/tokens.js';
+import type { ChatMessage } from '../providers/spec.js';
+import type { EngineDeps } from './deps.js';
+import { writeLog } from './logs.js';
+
+export interface StatelessInput {
+  /** A platform id or text alias. */
+  model: string;
+  messages: Array<ChatMessage & { content: string }>;
+  accountId: string;
+  /** The acting user: owns the generation log. */
+  userId: string;
+  signal?: AbortSignal;
+}
+
+/**
+ * A stateless completion (the facade's platform ids and aliases): nothing is remembered, but it
+ * is counted, billed to the account (input and output at the model's price) and logged like any
+ * generation, in one transaction after the reply is complete. A metered account with nothing
+ * left gets a 402 before the provider is called.
+ */
+export async function* completeStateless(deps: EngineDeps, input: StatelessInput): AsyncGenerator<ChunkEvent> {
+  const { clock } = deps;
+  const t0 = clock.now();
+  const tok = await loadTokenEstimator();
+  const promptTokens = input.messages.reduce((n, m) => n + tok.count(m.content), 0);
+  await checkBalance(deps, input, promptTokens);
+  const model = await deps.chatModel(input.model);
+  const id = `chatcmpl-${deps.newId()}`;
+  const created = Math.floor(clock.now() / 1000);
+  let started = false;
+  let reply = '';
+  let finish: FinishReason = 'stop';
+  let usage: { inputTokens: number; outputTokens: number } | undefined;
+  try {
+    for await (const part of model.stream({ messages: input.messages, purpose: 'reply', signal: input.signal })) {
+      if (part.type === 'text-delta') {
+        if (!started) yield { type: 'start', id, model: input.model, created };
+        started = true;
+        reply += part.text;
+        yield { type: 'delta', text: part.text };
+      } else if (part.type === 'usage') usage = part.usage;
+      else if (part.type === 'finish') finish = part.reason === 'length' || part.reason === 'content_filter' ? part.reason : 'stop';
+      else if (part.type === 'error') throw part.error;
+    }
+    if (input.signal?.aborted) throw new CancelledError(TURN_CANCELLED);
+  } catch (err) {
+    log(deps, input, model.modelId, t0, { status: 'error', error: err instanceof Error ? err.message : String(err) });
+    if (isAbortError(err)) throw new CancelledError(TURN_CANCELLED);
+    throw err;
+  }
+  const inputTokens = usage?.inputTokens ?? promptTokens;
+  const outputTokens = usage?.outputTokens ?? tok.count(reply);
+  const cost = costUsd(deps.prices[input.model], inputTokens, outputTokens);
+  await deps.store.transaction(() => {
+    deps.store.accounts.charge({
+      accountId: input.accountId, entityId: null, model: input.model, inputTokens, outputTokens, costUsd: cost, createdAt: clock.iso(),
+    });
+    log(deps, input, model.modelId, t0, { status: 'ok', error: null, inputTokens, outputTokens, costUsd: cost });
+  });
+  if (!started) yield { type: 'start', id, model: input.model, created };
+  yield {
+    type: 'done',
+    completion: {
+      id, object: 'chat.completion', created, model: input.model,
+      choices: [{ index: 0, message: { role: 'assistant', content: reply }, finish_reason: finish }],
+      usage: { prompt_tokens: inputTokens, completion_tokens: outputTokens, total_tokens: inputTokens + outputTokens },
+    },
+  };
+}
+
+function log(
+  deps: EngineDeps,
+  input: StatelessInput,
+  providerModel: string,
+  t0: number,
+  r: { status: string; error: string | null; inputTokens?: number; outputTokens?: number; costUsd?: number },
+): void {
+  writeLog(deps, {
+    kind: 'text', userId: input.userId, gameId: null, universeId: null, requestId: null, model: input.model, providerModel,
+    status: r.status, error: r.error, inputTokens: r.inputTokens ?? 0, outputTokens: r.outputTokens ?? 0, costUsd: r.costUsd ?? 0,
+    totalMs: deps.clock.now() - t0, providerMs: deps.clock.now() - t0,
+    request: { mode: 'stateless', messages: input.messages.length }, response: { chars: 0 },
+  });
+}
+
+/** A metered account must cover the prompt, as an entity turn must cover its message. */
+async function checkBalance(deps: EngineDeps, input: StatelessInput, promptTokens: number): Promise<void> {
+  const account = await deps.store.accounts.get(input.accountId);
+  if (!account || account.balanceUsd === null) return;
+  const balance = account.balanceUsd;
+  const billed = costUsd(deps.prices[input.model], promptTokens, 0);
+  if (balance > 0 && balance >= billed) return;
+  const missing = roundUsd(Math.max(billed - balance, 0));
+  throw new PaymentRequiredError(
+    `insufficient balance: $${balance.toFixed(6)} left, this request costs $${billed.toFixed(6)}, $${missing.toFixed(6)} missing`,
+    { balanceUsd: balance, billedUsd: billed, missingUsd: missing },
+    { hint: `add funds: mgpt accounts topup ${account.name} 5` },
+  );
+}

@@ -1,0 +1,121 @@
+import { type Context, Hono, type MiddlewareHandler } from 'hono';
+import { CompletionChunker, type ChunkEvent, SSE_DONE, sseFrame, streamErrorFrame } from '../../core/completion-stream.js';
+import type { CompletionChunk } from '../../core/entity-types.js';
+import { BadRequestError, MgptError, PaymentRequiredError, isAbortError } from '../../core/errors.js';
+import { BRANCH_HEADER, ChatService, type ChatReply } from '../../engine/chat-service.js';
+import type { Engine } from '../../engine/engine.js';
+import type { Principal, Scope } from '../../engine/keys.js';
+
+// The parent app's variables (app.ts), read by these routes.
+type Env = { Variables: { principal: Principal; requestId: string; signal: AbortSignal } };
+
+export interface OpenAICompatDeps {
+  /** The parent app's key check for a scope. */
+  auth: (scope: Scope) => MiddlewareHandler<any>;
+  /** The parent app's JSON body reader (size limit, content type). */
+  body: (c: Context<any>) => Promise<unknown>;
+  onUnexpectedError?: (err: unknown) => void;
+}
+
+const enc = new TextEncoder();
+
+/**
+ * The OpenAI-compatible surface (SPEC section 8): GET /v1/models, GET /v1/models/{id},
+ * POST /v1/chat/completions, answering errors in OpenAI's shape. Routes only translate; the
+ * rules (targets, reconciliation, branches, stateless completions) are in engine/chat-service.ts.
+ */
+export function openAICompatRoutes(engine: Engine, deps: OpenAICompatDeps): Hono<Env> {
+  const chat = new ChatService(engine);
+  const app = new Hono<Env>();
+  const auth = deps.auth('mgpt.responses:create');
+  app.onError((err, c) => {
+    if (!(err instanceof MgptError) && !isAbortError(err)) deps.onUnexpectedError?.(err);
+    return openAIError(c, err);
+  });
+
+  app.get('/v1/models', auth, async (c) => c.json(await chat.models(c.get('principal').accountId)));
+  app.get('/v1/models/:id{.+}', auth, async (c) => c.json(await chat.model(c.req.param('id'), c.get('principal').accountId)));
+
+  app.post('/v1/chat/completions', auth, async (c) => {
+    const b = await deps.body(c);
+    if (typeof b !== 'object' || b === null || Array.isArray(b)) throw new BadRequestError('the request body must be a JSON object');
+    const req = b as { model?: unknown; messages?: unknown; stream?: unknown; stream_options?: { include_usage?: unknown } | null };
+    if (req.stream !== undefined && req.stream !== null && typeof req.stream !== 'boolean') throw new BadRequestError('stream must be a boolean');
+    const principal = c.get('principal');
+    const reply = await chat.chat({
+      model: req.model,
+      messages: req.messages,
+      idempotencyKey: c.req.header('idempotency-key'),
+      branch: (c.req.header(BRANCH_HEADER) ?? '').toLowerCase() === 'branch',
+      accountId: principal.accountId,
+      userId: principal.userId,
+      signal: c.get('signal'),
+    });
+    const headers = replyHeaders(reply);
+    if (req.stream !== true) {
+      for await (const ev of reply.events) {
+        if (ev.type === 'start' && 'replayed' in ev && ev.replayed) headers['Idempotent-Replayed'] = 'true';
+        if (ev.type === 'done') return c.json(ev.completion, 200, headers);
+      }
+      throw new MgptError('the turn ended without a reply');
+    }
+    const includeUsage = req.stream_options?.include_usage === true;
+    return c.body(sseStream(reply.events, includeUsage), 200, { ...headers, 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
+  });
+  return app;
+}
+
+function replyHeaders(reply: ChatReply): Record<string, string> {
+  const h: Record<string, string> = {};
+  if (reply.entityId) h['X-Entity-Id'] = reply.entityId;
+  if (reply.branchedFrom) h['Mgpt-Branched-From'] = reply.branchedFrom;
+  return h;
+}
+
+/** Chunks, the usage chunk when asked for (`stream_options.include_usage`), then [DONE]. */
+function sseStream(events: AsyncGenerator<ChunkEvent>, includeUsage: boolean): ReadableStream<Uint8Array> {
+  const chunker = new CompletionChunker();
+  const keep = (ch: CompletionChunk) => includeUsage || ch.choices.length > 0;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const r = await events.next();
+        if (r.done) {
+          controller.enqueue(enc.encode(SSE_DONE));
+          controller.close();
+          return;
+        }
+        for (const ch of chunker.push(r.value)) if (keep(ch)) controller.enqueue(enc.encode(sseFrame(ch)));
+      } catch (err) {
+        // Headers are gone: say why in OpenAI's in-stream error shape, end without [DONE]; the turn left no trace.
+        const status = err instanceof MgptError ? err.status : 500;
+        controller.enqueue(enc.encode(sseFrame(streamErrorFrame(err instanceof MgptError ? err.message : 'internal error', status))));
+        controller.close();
+      }
+    },
+    async cancel() {
+      await events.return(undefined);
+    },
+  });
+}
+
+const TYPES: Record<number, [type: string, code: string | null]> = {
+  400: ['invalid_request_error', null],
+  401: ['authentication_error', 'invalid_api_key'],
+  402: ['insufficient_quota', 'insufficient_quota'],
+  403: ['permission_error', 'insufficient_scope'],
+  404: ['not_found_error', 'model_not_found'],
+  409: ['conflict_error', 'conflict'],
+  413: ['invalid_request_error', 'request_too_large'],
+};
+
+/** `{ error: { message, type, code } }`, OpenAI's shape (402 adds the balance fields). */
+function openAIError(c: Context<Env>, err: unknown): Response {
+  const known = err instanceof MgptError;
+  const status = isAbortError(err) ? 499 : known ? err.status : 500;
+  const message = known || isAbortError(err) ? (err as Error).message : 'internal error';
+  const [type, code] = TYPES[status] ?? (status >= 500 ? ['server_error', null] : ['invalid_request_error', null]);
+  const error: Record<string, unknown> = { message, type, code, param: null };
+  if (err instanceof PaymentRequiredError) Object.assign(error, err.details);
+  return c.json({ error }, status as 400);
+}
