@@ -1,10 +1,12 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkWindowInvariant } from '../../src/core/window-plan.js';
 import type { Engine } from '../../src/engine/engine.js';
 import { type Listening, listen } from '../../src/server/listen.js';
 import { makeEngine } from '../helpers/engine.js';
-import { type FakeOpenAI, echoLastUser, startFakeOpenAI } from '../helpers/fake-openai.js';
+import { type FakeOpenAI, startFakeOpenAI } from '../helpers/fake-openai.js';
 import { tempDir } from '../helpers/temp.js';
 
 const dir = tempDir();
@@ -16,7 +18,9 @@ let client: OpenAI;
 
 beforeAll(async () => {
   fake = await startFakeOpenAI();
-  engine = makeEngine(dir, { fake });
+  mkdirSync(join(dir, 'prompts'), { recursive: true });
+  writeFileSync(join(dir, 'prompts', 'narrator.md'), 'You narrate.\n');
+  engine = makeEngine(dir, { fake, promptsDir: join(dir, 'prompts') });
   key = engine.keys.create('local', ['mgpt.responses:create']).key!;
   server = await listen(engine, '127.0.0.1', 0);
   client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: key, maxRetries: 0 });
@@ -29,8 +33,8 @@ afterAll(async () => {
 
 type Msg = { role: 'user' | 'assistant' | 'system'; content: string };
 
-async function transcript(id: string): Promise<Msg[]> {
-  return (await engine.entities.messages(id, { limit: 500 })).data.map((m) => ({ role: m.role, content: m.content }));
+async function transcript(id: string, account?: string): Promise<Msg[]> {
+  return (await engine.entities.messages(id, { limit: 500 }, account)).data.map((m) => ({ role: m.role, content: m.content }));
 }
 
 async function streamed(model: string, messages: Msg[], headers: Record<string, string> = {}) {
@@ -169,7 +173,7 @@ describe('OpenAI-compatible facade: entity turns', () => {
     const first = await c.chat.completions.create({ model: 'entity:poor', messages: [{ role: 'user', content: 'hello '.repeat(50) }] }).catch((x) => x);
     expect(first.status).toBe(402);
     expect(first.error).toMatchObject({ type: 'insufficient_quota', balanceUsd: expect.any(Number) });
-    expect(await transcript(ent.id)).toHaveLength(0);
+    expect(await transcript(ent.id, engine.accounts.find('broke').id)).toHaveLength(0);
   });
 
   it('rotates behind the facade: a small budget, many client turns, the window invariant holds', async () => {
@@ -205,13 +209,15 @@ describe('OpenAI-compatible facade: stateless and universe', () => {
     expect(alias.choices[0].message.content).toBe('reply: hey');
   });
 
-  it('universe:<id> is a universe turn', async () => {
+  it('universe:<id> is a universe turn, streamed and buffered, stored in the universe', async () => {
     const userId = engine.accounts.find('local').userId;
-    const u = await engine.universes.create({ universeDoc: { systemPrompt: 'You narrate.' } } as never, userId).catch(() => null);
-    if (!u) return; // shape checked below via the seed test suite
-    fake.fallback = echoLastUser;
-    const id = (u as { universeId?: string; id?: string }).universeId ?? (u as { id: string }).id;
-    const r = await client.chat.completions.create({ model: `universe:${id}`, messages: [{ role: 'user', content: 'look around' }] });
-    expect(r.choices[0].message.content).toContain('look around');
+    const { universe } = (await engine.universes.create({ storedPrompt: 'narrator' }, userId)) as { universe: string };
+    const s = await streamed(`universe:${universe}`, [{ role: 'user', content: 'look around' }]);
+    expect(s.text).toBe('reply: look around');
+    expect(s.usage?.total_tokens).toBeGreaterThan(0);
+    const b = await client.chat.completions.create({ model: `universe:${universe.slice(0, 8)}`, messages: [{ role: 'user', content: 'again' }] });
+    expect(b.choices[0].message.content).toBe('reply: again');
+    // The universe keeps its own history: the second turn's prompt holds the first.
+    expect(JSON.stringify(fake.requests.at(-1)!.body.messages)).toContain('look around');
   });
 });

@@ -79,13 +79,20 @@ function sseStream(events: AsyncGenerator<ChunkEvent>, includeUsage: boolean): R
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       try {
-        const r = await events.next();
-        if (r.done) {
-          controller.enqueue(enc.encode(SSE_DONE));
-          controller.close();
-          return;
+        // An event with no chunk (start, rotation) must not end the pull: the stream would stall.
+        for (let sent = 0; sent === 0; ) {
+          const r = await events.next();
+          if (r.done) {
+            controller.enqueue(enc.encode(SSE_DONE));
+            controller.close();
+            return;
+          }
+          for (const ch of chunker.push(r.value)) {
+            if (!keep(ch)) continue;
+            controller.enqueue(enc.encode(sseFrame(ch)));
+            sent++;
+          }
         }
-        for (const ch of chunker.push(r.value)) if (keep(ch)) controller.enqueue(enc.encode(sseFrame(ch)));
       } catch (err) {
         // Headers are gone: say why in OpenAI's in-stream error shape, end without [DONE]; the turn left no trace.
         const status = err instanceof MgptError ? err.status : 500;
