@@ -2,14 +2,12 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { request } from 'undici';
-import { startFakeOpenAI } from '../test/helpers/fake-openai.js';
+import { type FakeOpenAI, startFakeOpenAI } from '../test/helpers/fake-openai.js';
 
-export interface ServeBench {
+export interface ServeBench extends FirstTokenBench {
   serveRps: number;
   bareRps: number;
   ratio: number;
-  firstTokenAddedMs: number;
-  firstTokenP95Ms: number;
 }
 
 function startChild(cmd: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; url: string }> {
@@ -66,8 +64,41 @@ export async function benchServe(root: string, work: string, quick: boolean): Pr
   const bareRps = await rps(Array(workers).fill(bare.url), key, seconds);
   bare.child.kill('SIGTERM');
 
-  // First-token latency: the fake provider notes when it writes the first token; the client, when
-  // the first chunk arrives. Same process, same clock; the difference is what the server adds.
+  const ft = await firstTokenRun(bin, work, env, fake, quick);
+  await fake.close();
+  return {
+    serveRps,
+    bareRps,
+    ratio: serveRps / bareRps,
+    ...ft,
+  };
+}
+
+export interface FirstTokenBench {
+  firstTokenAddedMs: number;
+  firstTokenP95Ms: number;
+  /** The same through POST /v1/chat/completions (the OpenAI facade) on the same entity. */
+  facadeFirstTokenAddedMs: number;
+  facadeFirstTokenP95Ms: number;
+}
+
+/** Only the first-token rows: `node --import tsx -e "import('./bench/serve.ts').then(m => m.benchFirstToken(...))"`. */
+export async function benchFirstToken(root: string, work: string, quick: boolean): Promise<FirstTokenBench> {
+  const fake = await startFakeOpenAI();
+  const env = { ...process.env, MGPT_DB: join(work, 'serve.db'), MGPT_CONFIG_DIR: join(work, 'serve-cfg'), NO_COLOR: '1' };
+  try {
+    return await firstTokenRun(join(root, 'bin', 'mgpt'), work, env, fake, quick);
+  } finally {
+    await fake.close();
+  }
+}
+
+/**
+ * First-token latency: the fake provider notes when it writes the first token; the client, when
+ * the first chunk arrives. Same process, same clock; the difference is what the server adds. The
+ * entity route and the facade alternate on one entity, so load noise hits both alike.
+ */
+async function firstTokenRun(bin: string, work: string, env: NodeJS.ProcessEnv, fake: FakeOpenAI, quick: boolean): Promise<FirstTokenBench> {
   const routed = await startChild(process.execPath, [bin, 'serve', '--port', '0'], {
     ...env,
     MGPT_DB: join(work, 'serve-latency.db'),
@@ -79,28 +110,28 @@ export async function benchServe(root: string, work: string, quick: boolean): Pr
     encoding: 'utf8',
   }).stdout.trim();
   const id = (await post(`${routed.url}/v1/entities`, key2, { model: 'mgpt-1-27b' })).id;
-  const added: number[] = [];
   fake.fallback = () => ({ text: ['first', ' second'], delayMs: 20 });
-  for (let i = 0; i < (quick ? 20 : 60); i++) {
-    const res = await request(`${routed.url}/v1/entities/${id}/messages`, {
+  const measure = async (path: string, body: unknown): Promise<number | undefined> => {
+    const res = await request(`${routed.url}${path}`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key2}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ content: `turn ${i}` }),
+      body: JSON.stringify(body),
     });
     let got = 0;
     for await (const piece of res.body) if (!got && String(piece).includes('"content":"first"')) got = performance.now();
     const sent = fake.firstTokenAt.at(-1);
-    if (got && sent) added.push(got - sent);
+    return got && sent ? got - sent : undefined;
+  };
+  const added: number[] = [];
+  const facade: number[] = [];
+  for (let i = 0; i < (quick ? 20 : 60); i++) {
+    const a = await measure(`/v1/entities/${id}/messages`, { content: `turn ${i}` });
+    if (a !== undefined) added.push(a);
+    // One user message and no history: always a new turn on the entity.
+    const f = await measure('/v1/chat/completions', { model: `entity:${id}`, messages: [{ role: 'user', content: `facade turn ${i}` }], stream: true });
+    if (f !== undefined) facade.push(f);
   }
   routed.child.kill('SIGTERM');
-  await fake.close();
-  added.sort((a, b) => a - b);
-  return {
-    serveRps,
-    bareRps,
-    ratio: serveRps / bareRps,
-    firstTokenAddedMs: added[Math.floor(added.length / 2)] ?? NaN,
-    firstTokenP95Ms: added[Math.floor(added.length * 0.95)] ?? NaN,
-  };
+  const p = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * q)] ?? NaN;
+  return { firstTokenAddedMs: p(added, 0.5), firstTokenP95Ms: p(added, 0.95), facadeFirstTokenAddedMs: p(facade, 0.5), facadeFirstTokenP95Ms: p(facade, 0.95) };
 }
-
