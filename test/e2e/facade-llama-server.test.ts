@@ -1,0 +1,48 @@
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Engine } from '../../src/engine/engine.js';
+import { type Listening, listen } from '../../src/server/listen.js';
+import { type LlamaServer, llamaServerParts, startLlamaServer } from '../helpers/llama-server.js';
+import { tempDir } from '../helpers/temp.js';
+
+// The OpenAI facade of `mgpt serve` in front of llama.cpp's real llama-server: an OpenAI client
+// on one side, an OpenAI-compatible model on the other, the entity's memory in between.
+const parts = llamaServerParts();
+const dir = tempDir('mgpt-facade-llama-');
+
+describe.skipIf(!parts)('the OpenAI facade against the real llama-server', () => {
+  let llama: LlamaServer;
+  let engine: Engine;
+  let server: Listening;
+  beforeAll(async () => {
+    llama = await startLlamaServer(parts!, ['-c', '2048', '-n', '40']);
+    engine = new Engine({ db: `${dir}/facade.db`, route: () => ({ provider: 'openai', baseUrl: llama.url, model: 'stories', maxRetries: 0 }) });
+    server = await listen(engine, '127.0.0.1', 0);
+  });
+  afterAll(async () => {
+    await server?.close();
+    engine?.close();
+    await llama?.stop();
+  });
+
+  it('streams two client turns with resent history; the transcript holds each message once', async () => {
+    const key = engine.keys.create('local', ['mgpt.responses:create']).key!;
+    const e = await engine.entities.create({ model: 'mgpt-1-27b', name: 'lily', instructions: 'Tell short stories about Lily.' });
+    const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: key, maxRetries: 0 });
+    const history: Array<{ role: 'user' | 'assistant'; content: string }> = [];
+    for (const prompt of ['Once upon a time, Lily', 'Then Lily went to the park']) {
+      history.push({ role: 'user', content: prompt });
+      const stream = await client.chat.completions.create({ model: 'entity:lily', messages: history, stream: true, stream_options: { include_usage: true } });
+      let text = '';
+      let usage: OpenAI.CompletionUsage | undefined;
+      for await (const ch of stream) {
+        text += ch.choices[0]?.delta.content ?? '';
+        if (ch.usage) usage = ch.usage;
+      }
+      expect(usage?.completion_tokens).toBeGreaterThan(0);
+      history.push({ role: 'assistant', content: text });
+    }
+    const stored = (await engine.entities.messages(e.id)).data.map((m) => ({ role: m.role, content: m.content }));
+    expect(stored).toEqual(history);
+  });
+});
