@@ -97,7 +97,7 @@ const common = {
   platform: 'node',
   target: 'node20',
   // The tokenizer's large tables stay in node_modules (loaded with import() when first needed);
-  // better-sqlite3's JS is bundled and its compiled addon is loaded by path (src/store/db.ts).
+  // better-sqlite3's JS is bundled and its compiled addon is loaded by path (src/store/sqlite/db.ts).
   external: ['gpt-tokenizer', 'gpt-tokenizer/*', '*.node', 'node-llama-cpp'],
   define: { MGPT_VERSION: JSON.stringify(pkg.version), 'import.meta.url': '__mgpt_import_meta_url' },
   banner: { js: "const __mgpt_import_meta_url = require('node:url').pathToFileURL(__filename).href;" },

@@ -1,8 +1,8 @@
 import { ContextOverflowError } from '../core/errors.js';
 import type { ModelLimit } from '../core/window-plan.js';
 import type { ChatModel } from '../providers/spec.js';
-import type { CalibrationRow } from '../store/calibration-repo.js';
-import type { Store } from '../store/store.js';
+import type { CalibrationRow } from '../store/types.js';
+import type { SqliteRepos as Store } from '../store/sqlite/repos.js';
 import type { Clock } from './deps.js';
 
 /** Tokens a chat template adds around each message (role markers), and once per prompt. */

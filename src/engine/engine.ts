@@ -4,7 +4,7 @@ import { BadRequestError } from '../core/errors.js';
 import type { GenerationResponse, ImageResponse } from '../core/universe-types.js';
 import { DEFAULT_PRICES, type ModelPrice, type ModelRoute } from '../core/models.js';
 import { createChatModel } from '../providers/registry.js';
-import { Store } from '../store/store.js';
+import { SqliteRepos as Store } from '../store/sqlite/repos.js';
 import { AccountService } from './accounts.js';
 import { RouteCalibration } from './calibration.js';
 import { type Clock, type EngineDeps, systemClock } from './deps.js';

@@ -23,7 +23,7 @@ import { UUID } from '../core/ids.js';
 import { sha256 } from '../core/hash.js';
 import { BadRequestError, NotFoundError } from '../core/errors.js';
 import { loadTokenEstimator } from '../core/tokens.js';
-import type { EntityRow } from '../store/entity-repo.js';
+import type { EntityRow } from '../store/types.js';
 import type { EngineDeps } from './deps.js';
 import { checkCreateFields, checkInstructions, checkName, checkUpdate } from './entity-rules.js';
 import { toBlock, toEntity, toMessage } from './entity-wire.js';

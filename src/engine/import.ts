@@ -12,7 +12,7 @@ import { BadRequestError, ConflictError } from '../core/errors.js';
 import { readTar } from '../core/tar.js';
 import { loadTokenEstimator } from '../core/tokens.js';
 import { checkWindowInvariant } from '../core/window-plan.js';
-import type { EntityRow } from '../store/entity-repo.js';
+import type { EntityRow } from '../store/types.js';
 import type { EngineDeps } from './deps.js';
 import { sha256 } from '../core/hash.js';
 import type { ImportOptions } from '../core/backend.js';

@@ -1,6 +1,9 @@
 import { ConflictError } from '../core/errors.js';
-import type { LeaseRow, LeaseSubject } from '../store/lease-repo.js';
+import type { LeaseRow, LeaseSubject } from '../store/types.js';
 import type { EngineDeps } from './deps.js';
+
+export const entitySubject = (id: string): LeaseSubject => `entity:${id}`;
+export const universeSubject = (id: string): LeaseSubject => `universe:${id}`;
 
 /** A lease this process holds while a turn runs; see LeaseRepo for the row. */
 export interface HeldLease {

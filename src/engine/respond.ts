@@ -12,8 +12,8 @@ import {
   toolResultContent,
 } from '../core/universe-types.js';
 import type { ChatMessage, ChatModel } from '../providers/spec.js';
-import { universeSubject } from '../store/lease-repo.js';
-import type { UniverseMessageRow, UniverseRow } from '../store/universe-repo.js';
+import { universeSubject } from './lease.js';
+import type { UniverseMessageRow, UniverseRow } from '../store/types.js';
 import type { EngineDeps } from './deps.js';
 import { sha256 } from '../core/hash.js';
 import { type HeldLease, takeLease } from './lease.js';

@@ -1,6 +1,6 @@
 import type { TokenEstimator } from '../core/tokens.js';
 import type { ChatModel } from '../providers/spec.js';
-import type { BlockRow } from '../store/entity-repo.js';
+import type { BlockRow } from '../store/types.js';
 import { ContextOverflowError } from '../core/errors.js';
 import { CONTEXT_MARGIN, PER_MESSAGE_TOKENS, PER_PROMPT_TOKENS, type RouteCalibration, type RouteFit, promptEstimate } from './calibration.js';
 

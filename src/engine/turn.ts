@@ -13,12 +13,12 @@ import { costUsd, roundUsd } from '../core/models.js';
 import { loadTokenEstimator, loadedTokenEstimator, tokenUpperBound } from '../core/tokens.js';
 import { type RotationPlan, modelCost, planRotation, windowTokens } from '../core/window-plan.js';
 import type { ChatMessage, ChatModel, ProviderUsage } from '../providers/spec.js';
-import type { AccountRow } from '../store/account-repo.js';
-import type { BlockRow, EntityRow } from '../store/entity-repo.js';
-import { type LeaseRow, entitySubject } from '../store/lease-repo.js';
+import type { AccountRow } from '../store/types.js';
+import type { BlockRow, EntityRow } from '../store/types.js';
+import type { LeaseRow } from '../store/types.js';
 import { PER_MESSAGE_TOKENS, type RouteFit, promptEstimate } from './calibration.js';
 import type { EngineDeps } from './deps.js';
-import { type HeldLease, takeLease } from './lease.js';
+import { type HeldLease, entitySubject, takeLease } from './lease.js';
 import { summarizeSpan } from './summarize.js';
 import { windowVersion } from './versioned-cache.js';
 

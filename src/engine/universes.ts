@@ -8,7 +8,7 @@ import {
   type UniverseDoc,
   type UniverseSummary,
 } from '../core/universe-types.js';
-import type { UniverseMessageRow, UniverseRow } from '../store/universe-repo.js';
+import type { UniverseMessageRow, UniverseRow } from '../store/types.js';
 import type { EngineDeps } from './deps.js';
 import { sha256 } from '../core/hash.js';
 import { UUID } from '../core/ids.js';

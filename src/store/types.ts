@@ -5,14 +5,14 @@
  * implementation runs it in one transaction of its own: an async transaction callback would let
  * other turns' statements land inside it on SQLite's single connection.
  */
-import type { AccountRow, LedgerRow } from './account-repo.js';
-import type { CalibrationRow } from './calibration-repo.js';
-import type { BlockRow, EntityRow, MessageRow } from './entity-repo.js';
-import type { IdempotencyRow } from './idempotency-repo.js';
-import type { KeyRow } from './key-repo.js';
-import type { LeaseRow, LeaseSubject } from './lease-repo.js';
-import type { LogFilter, LogRow } from './log-repo.js';
-import type { RequestRow, UniverseMessageRow, UniverseRow } from './universe-repo.js';
+import type { AccountRow, LedgerRow } from './sqlite/account-repo.js';
+import type { CalibrationRow } from './sqlite/calibration-repo.js';
+import type { BlockRow, EntityRow, MessageRow } from './sqlite/entity-repo.js';
+import type { IdempotencyRow } from './sqlite/idempotency-repo.js';
+import type { KeyRow } from './sqlite/key-repo.js';
+import type { LeaseRow, LeaseSubject } from './sqlite/lease-repo.js';
+import type { LogFilter, LogRow } from './sqlite/log-repo.js';
+import type { RequestRow, UniverseMessageRow, UniverseRow } from './sqlite/universe-repo.js';
 
 export type {
   AccountRow,

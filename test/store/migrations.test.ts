@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { migrate, openDatabase } from '../../src/store/db.js';
-import { MIGRATIONS } from '../../src/store/migrations.js';
+import { migrate, openDatabase } from '../../src/store/sqlite/db.js';
+import { MIGRATIONS } from '../../src/store/sqlite/migrations.js';
 import { tempDir } from '../helpers/temp.js';
 
 describe('store', () => {

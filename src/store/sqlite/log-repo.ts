@@ -1,4 +1,4 @@
-import type { LogRecord } from '../core/universe-types.js';
+import type { LogRecord } from '../../core/universe-types.js';
 import { type Db, Statements } from './db.js';
 
 /** A stored record: the wire record plus JSON summaries (never the prompt text). */

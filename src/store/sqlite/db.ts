@@ -2,7 +2,7 @@ import { closeSync, constants, existsSync, mkdirSync, openSync, statSync } from 
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
-import { BadRequestError, MgptError, fromSystemError } from '../core/errors.js';
+import { BadRequestError, MgptError, fromSystemError } from '../../core/errors.js';
 import { MIGRATIONS } from './migrations.js';
 
 export type Db = Database.Database;

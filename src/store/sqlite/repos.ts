@@ -8,8 +8,8 @@ import { LeaseRepo } from './lease-repo.js';
 import { LogRepo } from './log-repo.js';
 import { UniverseRepo } from './universe-repo.js';
 
-/** The database and its repos, opened once per process. */
-export class Store {
+/** The SQLite file and its synchronous repos: the internals SqliteStore wraps (and tests and the bench seed use). */
+export class SqliteRepos {
   readonly entities: EntityRepo;
   readonly leases: LeaseRepo;
   readonly idempotency: IdempotencyRepo;
@@ -30,8 +30,8 @@ export class Store {
     this.calibration = new CalibrationRepo(db);
   }
 
-  static open(path: string, opts: OpenOptions = {}): Store {
-    return new Store(openDatabase(path, opts));
+  static open(path: string, opts: OpenOptions = {}): SqliteRepos {
+    return new SqliteRepos(openDatabase(path, opts));
   }
 
   transaction<T>(fn: () => T): T {

@@ -3,9 +3,6 @@ import { type Db, Statements } from './db.js';
 /** What a lease guards: one entity or one universe. */
 export type LeaseSubject = `entity:${string}` | `universe:${string}`;
 
-export const entitySubject = (id: string): LeaseSubject => `entity:${id}`;
-export const universeSubject = (id: string): LeaseSubject => `universe:${id}`;
-
 export interface LeaseRow {
   subject: LeaseSubject;
   owner: string;

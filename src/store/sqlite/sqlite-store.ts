@@ -1,0 +1,187 @@
+import type {
+  AccountStore,
+  CalibrationStore,
+  EntityImport,
+  EntityStore,
+  EntityTurnWrite,
+  IdempotencyStore,
+  ImportConflict,
+  KeyStore,
+  LeaseClaim,
+  LeaseStore,
+  LogStore,
+  Store,
+  UniverseStore,
+  UniverseWrite,
+} from '../types.js';
+import type { Db, OpenOptions } from './db.js';
+import { SqliteRepos } from './repos.js';
+
+/**
+ * The Store over one SQLite file (better-sqlite3). Every method runs synchronously and resolves at
+ * once; each unit of work is one synchronous BEGIN IMMEDIATE transaction, so no other turn's
+ * statements can land inside it, and cross-process writers queue on the file lock.
+ */
+export class SqliteStore implements Store {
+  readonly kind = 'sqlite' as const;
+  readonly entities: EntityStore;
+  readonly leases: LeaseStore;
+  readonly idempotency: IdempotencyStore;
+  readonly accounts: AccountStore;
+  readonly universes: UniverseStore;
+  readonly logs: LogStore;
+  readonly keys: KeyStore;
+  readonly calibration: CalibrationStore;
+
+  constructor(readonly repos: SqliteRepos) {
+    this.entities = entityStore(repos);
+    this.leases = leaseStore(repos);
+    this.idempotency = { get: async (entityId, key) => repos.idempotency.get(entityId, key) };
+    this.accounts = accountStore(repos);
+    this.universes = universeStore(repos);
+    this.logs = {
+      insert: async (row) => repos.logs.insert(row),
+      idsWithPrefix: async (owner, prefix, limit) => repos.logs.idsWithPrefix(owner, prefix, limit),
+      get: async (owner, id) => repos.logs.get(owner, id),
+      list: async (f, limit, offset) => repos.logs.list(f, limit, offset),
+    };
+    this.keys = {
+      insert: async (row) => repos.keys.insert(row),
+      byPublicId: async (publicId) => repos.keys.byPublicId(publicId),
+      idsWithPrefix: async (prefix, limit) => repos.keys.idsWithPrefix(prefix, limit),
+      list: async () => repos.keys.list(),
+      revoke: async (id, at) => repos.keys.revoke(id, at),
+    };
+    this.calibration = {
+      get: async (routeKey) => repos.calibration.get(routeKey),
+      save: async (row) => repos.calibration.save(row),
+    };
+  }
+
+  /** Opens (creating and migrating if needed) the SQLite file at `path`. */
+  static open(path: string, opts: OpenOptions = {}): SqliteStore {
+    return new SqliteStore(SqliteRepos.open(path, opts));
+  }
+
+  /** The raw connection: SQLite-only callers (tests, the bench) read the file through it. */
+  get db(): Db {
+    return this.repos.db;
+  }
+
+  async checkpoint(): Promise<void> {
+    this.repos.checkpoint();
+  }
+
+  async integrityCheck(): Promise<string> {
+    return this.repos.integrityCheck();
+  }
+
+  async ping(): Promise<void> {
+    this.repos.db.prepare('SELECT 1').get();
+  }
+
+  async close(): Promise<void> {
+    this.repos.close();
+  }
+}
+
+/** Whether the claim's lease row is still its owner's; expiry does not matter (see LeaseRepo.isOwned). */
+function owns(r: SqliteRepos, lease: LeaseClaim): boolean {
+  return r.leases.isOwned(lease.subject, lease.owner);
+}
+
+function entityStore(r: SqliteRepos): EntityStore {
+  const e = r.entities;
+  return {
+    insert: async (row) => e.insert(row),
+    get: async (accountId, id) => e.get(accountId, id),
+    list: async (accountId, limit, offset) => e.list(accountId, limit, offset),
+    matching: async (accountId, name, idPrefix, limit) => e.matching(accountId, name, idPrefix, limit),
+    delete: async (accountId, id) => e.delete(accountId, id),
+    messages: async (entityId, after, limit) => e.messages(entityId, after, limit),
+    messagesUpTo: async (entityId, after, maxSeq, limit) => e.messagesUpTo(entityId, after, maxSeq, limit),
+    window: async (entityId) => e.window(entityId),
+    updateHead: async (accountId, id, h) =>
+      r.transaction(() => (e.updateHead(accountId, id, h) ? e.get(accountId, id) : undefined)),
+    snapshot: async (accountId, id) =>
+      r.snapshot(() => {
+        const entity = e.get(accountId, id);
+        return entity && { entity, window: e.window(id) };
+      }),
+    commitTurn: async (w) => r.transaction(() => commitTurn(r, w)),
+    importEntity: async (i) => r.transaction(() => importEntity(r, i)),
+  };
+}
+
+function commitTurn(r: SqliteRepos, w: EntityTurnWrite): boolean {
+  if (!owns(r, w.lease)) return false;
+  const e = r.entities;
+  for (const m of w.messages) e.insertMessage(w.entityId, m);
+  // Before the inserts: a summary takes the position of the first block it folds.
+  e.deleteBlocks(w.deleteBlockIds);
+  for (const b of w.insertBlocks) e.insertBlock(w.entityId, b);
+  e.updateCounters(w.entityId, w.counters);
+  r.accounts.charge(w.charge);
+  if (w.idempotency) r.idempotency.insert(w.entityId, w.idempotency.key, w.idempotency.row, w.idempotency.createdAt);
+  r.leases.release(w.lease.subject, w.lease.owner);
+  return true;
+}
+
+function importEntity(r: SqliteRepos, i: EntityImport): ImportConflict {
+  const e = r.entities;
+  const id = i.entity.id;
+  if (i.keepIds) {
+    if (e.exists(id)) return { taken: 'entity', id };
+    const taken = i.blocks.find((b) => e.blockExists(b.id));
+    if (taken) return { taken: 'block', id: taken.id };
+  }
+  e.insert(i.entity);
+  for (const m of i.messages) e.insertMessage(id, m);
+  for (const b of i.blocks) e.insertBlock(id, b);
+  return null;
+}
+
+function leaseStore(r: SqliteRepos): LeaseStore {
+  return {
+    acquire: async (lease, now) => r.leases.acquire(lease, now),
+    refresh: async (subject, owner, expiresAt) => r.leases.refresh(subject, owner, expiresAt),
+    release: async (subject, owner) => r.leases.release(subject, owner),
+  };
+}
+
+function accountStore(r: SqliteRepos): AccountStore {
+  const a = r.accounts;
+  return {
+    get: async (id) => a.get(id),
+    byName: async (name) => a.byName(name),
+    list: async () => a.list(),
+    insert: async (row) => a.insert(row),
+    topup: async (id, usd) => a.topup(id, usd),
+    charge: async (row) => a.charge(row),
+    ledger: async (accountId) => a.ledger(accountId),
+  };
+}
+
+function universeStore(r: SqliteRepos): UniverseStore {
+  const u = r.universes;
+  return {
+    insert: async (row) => u.insert(row),
+    get: async (id) => u.get(id),
+    matching: async (userId, name, idPrefix, limit) => u.matching(userId, name, idPrefix, limit),
+    list: async (userId, limit) => u.list(userId, limit),
+    messages: async (universeId) => u.messages(universeId),
+    write: async (w) => r.transaction(() => writeUniverse(r, w)),
+    request: async (userId, requestId) => u.request(userId, requestId),
+    saveRequest: async (row, now) => u.saveRequest(row, now),
+  };
+}
+
+function writeUniverse(r: SqliteRepos, w: UniverseWrite): boolean {
+  if (!owns(r, w.lease)) return false;
+  const u = r.universes;
+  if (w.truncateTo !== undefined) u.truncate(w.universeId, w.truncateTo);
+  for (const m of w.append) u.append(w.universeId, m);
+  u.touch(w.universeId, w.touch.messages, w.touch.updatedAt);
+  if (w.release) r.leases.release(w.lease.subject, w.lease.owner);
+  return true;
+}
