@@ -9,7 +9,7 @@ const baseline = process.memoryUsage().rss;
 const out = createWriteStream(outPath);
 const t0 = performance.now();
 let bytes = 0;
-for await (const piece of engine.entities.export(entityId, format as 'tar' | 'json')) {
+for await (const piece of await engine.entities.export(entityId, format as 'tar' | 'json')) {
   bytes += piece.length;
   if (!out.write(piece)) await new Promise<void>((r) => out.once('drain', r));
 }
@@ -17,4 +17,4 @@ await new Promise<void>((r) => out.end(r));
 const ms = performance.now() - t0;
 const peak = process.resourceUsage().maxRSS * 1024;
 process.stdout.write(JSON.stringify({ ms, bytes, baselineRss: baseline, peakRss: peak, growth: peak - baseline }));
-engine.close();
+await engine.close();

@@ -79,7 +79,7 @@ export async function benchLlama(gguf: string, work: string, quick: boolean): Pr
     ratios.push(engineTps / directTps);
     tokens = b.tokens;
   }
-  engine.close();
+  await engine.close();
   await context.dispose();
   await model.dispose();
   await llama.dispose();

@@ -50,7 +50,7 @@ function newEngine(db: string, windowBudget?: number) {
   const db = join(work, 'startup.db');
   const engine = newEngine(db);
   for (let i = 0; i < 100; i++) await engine.entities.create({ model: 'mgpt-1-27b', name: `entity ${i}` });
-  engine.close();
+  await engine.close();
   const env = { ...process.env, MGPT_DB: db, MGPT_CONFIG_DIR: join(work, 'cfg'), NO_COLOR: '1' };
   const runs = quick ? 7 : 25;
   const node: number[] = [];
@@ -82,7 +82,7 @@ async function turnOverhead(messages: number): Promise<number[]> {
     for await (const _ of engine.entities.send(e.id, { content: `turn ${i}: how are the tomatoes doing this week?` }));
     if (i >= 20) times.push(performance.now() - t0); // the first turns warm the JIT and the tokenizer
   }
-  engine.close();
+  await engine.close();
   return times;
 }
 let engineTurnMs = NaN;
@@ -102,7 +102,7 @@ let engineTurnMs = NaN;
   const engine = newEngine(db);
   const e = await engine.entities.create({ model: 'mgpt-1-27b' });
   const { transcriptTokens } = await seedTranscript(engine, e.id, 5000, 200);
-  engine.close();
+  await engine.close();
   for (const format of ['tar', 'json'] as const) {
     const r = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'bench', 'export-child.ts'), db, e.id, format, join(work, `out.${format}`)], {
       cwd: root,

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { loadTokenEstimator } from '../src/core/tokens.js';
 import type { Engine } from '../src/engine/engine.js';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 
 const LINES = [
   'We talked about the garden again, the tomatoes, and whether the fence should be painted green before winter.',
@@ -22,7 +23,9 @@ export async function seedTranscript(engine: Engine, entityId: string, messages:
     return tok.truncate(s, tokensPerMessage);
   });
   const counts = contents.map((c) => tok.count(c));
-  const { store } = engine;
+  // Straight into the file: the bench runs on SQLite.
+  if (!(engine.store instanceof SqliteStore)) throw new Error('the bench seeds a SQLite store');
+  const store = engine.store.repos;
   const e = store.entities.get('local', entityId)!;
   const now = new Date().toISOString();
   let transcriptTokens = 0;

@@ -73,7 +73,7 @@ export class LocalBackend implements Backend {
     const engine = this.engine;
     const accountId = this.accountId;
     return (async function* () {
-      yield* engine.entities.export(id, format, accountId);
+      yield* await engine.entities.export(id, format, accountId);
     })();
   }
   createUniverse(input: CreateUniverseInput): Promise<CreatedUniverse> {
@@ -95,6 +95,6 @@ export class LocalBackend implements Backend {
     return this.engine.logs.get(await this.engine.logs.resolve(id));
   }
   async close(): Promise<void> {
-    this.engine.close();
+    await this.engine.close();
   }
 }

@@ -8,33 +8,33 @@ import type { EngineDeps } from './deps.js';
 export class AccountService {
   constructor(private readonly deps: EngineDeps) {}
 
-  list(): AccountInfo[] {
-    return this.deps.store.accounts.list().map(toInfo);
+  async list(): Promise<AccountInfo[]> {
+    return (await this.deps.store.accounts.list()).map(toInfo);
   }
 
-  create(name: string): AccountInfo {
+  async create(name: string): Promise<AccountInfo> {
     if (typeof name !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(name)) {
       throw new BadRequestError('account name: 1-64 letters, digits, dots, dashes or underscores');
     }
-    if (this.deps.store.accounts.byName(name)) throw new ConflictError(`account ${name} already exists`);
+    if (await this.deps.store.accounts.byName(name)) throw new ConflictError(`account ${name} already exists`);
     const row: AccountRow = { id: `acct_${this.deps.newId()}`, name, balanceUsd: null, userId: randomUUID(), createdAt: this.deps.clock.iso() };
-    this.deps.store.accounts.insert(row);
+    await this.deps.store.accounts.insert(row);
     return toInfo(row);
   }
 
   /** Finds an account by id or by name. */
-  find(ref: string): AccountInfo {
-    const row = this.deps.store.accounts.get(ref) ?? this.deps.store.accounts.byName(ref);
+  async find(ref: string): Promise<AccountInfo> {
+    const row = (await this.deps.store.accounts.get(ref)) ?? (await this.deps.store.accounts.byName(ref));
     if (!row) throw new NotFoundError(`no account ${ref}`, { hint: 'list accounts with: mgpt accounts list' });
     return toInfo(row);
   }
 
-  topup(ref: string, usd: number): AccountInfo {
+  async topup(ref: string, usd: number): Promise<AccountInfo> {
     if (typeof usd !== 'number' || !Number.isFinite(usd) || usd <= 0 || usd > 1e9) {
       throw new BadRequestError('amount must be a positive number of dollars');
     }
-    const account = this.find(ref);
-    this.deps.store.accounts.topup(account.id, usd);
+    const account = await this.find(ref);
+    await this.deps.store.accounts.topup(account.id, usd);
     return this.find(account.id);
   }
 }

@@ -2,7 +2,7 @@ import { ContextOverflowError } from '../core/errors.js';
 import type { ModelLimit } from '../core/window-plan.js';
 import type { ChatModel } from '../providers/spec.js';
 import type { CalibrationRow } from '../store/types.js';
-import type { SqliteRepos as Store } from '../store/sqlite/repos.js';
+import type { Store } from '../store/types.js';
 import type { Clock } from './deps.js';
 
 /** Tokens a chat template adds around each message (role markers), and once per prompt. */
@@ -51,8 +51,8 @@ export class RouteCalibration {
    * How a prompt whose fixed part (system messages outside the window) is `fixedTokens` estimated
    * tokens in `fixedMessages` messages fits the model: the window's limit in estimated tokens.
    */
-  fit(model: ChatModel, fixedTokens: number, fixedMessages: number): RouteFit {
-    const row = this.row(model.routeKey);
+  async fit(model: ChatModel, fixedTokens: number, fixedMessages: number): Promise<RouteFit> {
+    const row = await this.row(model.routeKey);
     const contextTokens = minDefined(model.limits.contextSize, row.contextTokens ?? undefined);
     const factor = row.factor;
     if (contextTokens === undefined) return { factor, reserveTokens: model.limits.maxTokens ?? 0 };
@@ -64,23 +64,23 @@ export class RouteCalibration {
   }
 
   /** The provider counted `observed` tokens for a prompt estimated at `estimate`. */
-  observe(routeKey: string, estimate: number, observed: number): void {
+  async observe(routeKey: string, estimate: number, observed: number): Promise<void> {
     if (!(estimate > 0 && observed > 0)) return;
-    const row = this.row(routeKey);
+    const row = await this.row(routeKey);
     const ratio = clamp(observed / estimate);
     const factor = row.samples === 0 || ratio > row.factor ? ratio : row.factor * (1 - SMOOTHING) + ratio * SMOOTHING;
     const moved = Math.abs(factor - row.factor) / row.factor > 0.01;
     row.factor = factor;
     row.samples++;
-    if (moved || row.samples <= 3) this.save(row);
+    if (moved || row.samples <= 3) await this.save(row);
   }
 
   /**
    * A prompt estimated at `estimate` did not fit. What the answer revealed is kept; without
    * numbers, the context is taken to be well below what was sent.
    */
-  learn(routeKey: string, err: ContextOverflowError, estimate: number, reserveTokens: number): void {
-    const row = this.row(routeKey);
+  async learn(routeKey: string, err: ContextOverflowError, estimate: number, reserveTokens: number): Promise<void> {
+    const row = await this.row(routeKey);
     if (err.promptTokens && estimate > 0) {
       row.factor = Math.max(row.factor, clamp(err.promptTokens / estimate));
       row.samples++;
@@ -92,22 +92,26 @@ export class RouteCalibration {
     if (!err.promptTokens && err.contextTokens !== undefined && sent <= err.contextTokens) {
       row.factor = clamp((row.factor * err.contextTokens) / Math.max(1, sent - reserveTokens) * 1.05);
     }
-    this.save(row);
+    await this.save(row);
   }
 
-  private row(routeKey: string): CalibrationRow {
+  private async row(routeKey: string): Promise<CalibrationRow> {
+    const cached = this.rows.get(routeKey);
+    if (cached) return cached;
+    const stored = await this.store.calibration.get(routeKey);
+    // Another turn may have loaded (and changed) it meanwhile: keep that one.
     let row = this.rows.get(routeKey);
     if (!row) {
-      row = this.store.calibration.get(routeKey) ?? { routeKey, factor: 1, samples: 0, contextTokens: null, updatedAt: '' };
+      row = stored ?? { routeKey, factor: 1, samples: 0, contextTokens: null, updatedAt: '' };
       this.rows.set(routeKey, row);
     }
     return row;
   }
 
-  private save(row: CalibrationRow): void {
+  private async save(row: CalibrationRow): Promise<void> {
     row.updatedAt = this.clock.iso();
     try {
-      this.store.calibration.save(row);
+      await this.store.calibration.save({ ...row });
     } catch {
       // Another writer holds the file this instant: the next turn saves it.
     }

@@ -1,10 +1,8 @@
 import type { ModelPrice } from '../core/models.js';
 import type { RouteCalibration } from './calibration.js';
 import type { ChatModel } from '../providers/spec.js';
-import type { SqliteRepos as Store } from '../store/sqlite/repos.js';
 import type { PromptStore } from './prompts.js';
-import type { BlockRow } from '../store/types.js';
-import type { UniverseMessageRow } from '../store/types.js';
+import type { BlockRow, Store, UniverseMessageRow } from '../store/types.js';
 import type { VersionedCache } from './versioned-cache.js';
 
 export interface EngineLimits {

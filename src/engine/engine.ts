@@ -4,7 +4,8 @@ import { BadRequestError } from '../core/errors.js';
 import type { GenerationResponse, ImageResponse } from '../core/universe-types.js';
 import { DEFAULT_PRICES, type ModelPrice, type ModelRoute } from '../core/models.js';
 import { createChatModel } from '../providers/registry.js';
-import { SqliteRepos as Store } from '../store/sqlite/repos.js';
+import { SqliteStore } from '../store/sqlite/sqlite-store.js';
+import type { Store } from '../store/types.js';
 import { AccountService } from './accounts.js';
 import { RouteCalibration } from './calibration.js';
 import { type Clock, type EngineDeps, systemClock } from './deps.js';
@@ -21,7 +22,7 @@ import { VersionedCache } from './versioned-cache.js';
 export const DEFAULT_LEASE_TTL_MS = 15_000;
 
 export interface EngineOptions {
-  /** SQLite file path (or an open Store). */
+  /** SQLite file path, or an open Store (SQLite or PostgreSQL). */
   db: string | Store;
   /** Create the database file's directory when missing (the default data directory only). */
   createDbDir?: boolean;
@@ -56,7 +57,7 @@ export class Engine {
       transcriptCap: positive(opts.transcriptCap ?? DEFAULT_TRANSCRIPT_CAP, 'transcript cap'),
       leaseTtlMs: positive(opts.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS, 'lease TTL'),
     };
-    this.store = typeof opts.db === 'string' ? Store.open(opts.db, { createDir: opts.createDbDir }) : opts.db;
+    this.store = typeof opts.db === 'string' ? SqliteStore.open(opts.db, { createDir: opts.createDbDir }) : opts.db;
     const clock = opts.clock ?? systemClock;
     this.deps = {
       store: this.store,
@@ -95,8 +96,8 @@ export class Engine {
     return generateImage(this.deps, body, opts);
   }
 
-  close(): void {
-    this.store.close();
+  close(): Promise<void> {
+    return this.store.close();
   }
 }
 

@@ -68,27 +68,27 @@ export class EntityService {
       createdAt: now,
       updatedAt: now,
     };
-    this.deps.store.entities.insert(row);
+    await this.deps.store.entities.insert(row);
     return { ...toEntity(row, true), entity_id: row.id };
   }
 
   /** Most recently active first: the wire's 200 by default; locally any page (`limit`, `offset`). */
-  list(accountId = DEFAULT_ACCOUNT, page: EntityPage = {}): EntityList {
-    const rows = this.deps.store.entities.list(accountId, page.limit ?? LIST_ENTITIES_MAX, page.offset ?? 0);
+  async list(accountId = DEFAULT_ACCOUNT, page: EntityPage = {}): Promise<EntityList> {
+    const rows = await this.deps.store.entities.list(accountId, page.limit ?? LIST_ENTITIES_MAX, page.offset ?? 0);
     return { object: 'list', data: rows.map((r) => toEntity(r, false)) };
   }
 
   /** An ENTITY argument: an id, a unique id prefix (4+ characters) or a name, over all the account's entities. */
-  resolve(ref: string, accountId = DEFAULT_ACCOUNT): Entity {
+  async resolve(ref: string, accountId = DEFAULT_ACCOUNT): Promise<Entity> {
     if (UUID.test(ref)) return this.get(ref, accountId);
     const prefix = ref.length >= MIN_ID_PREFIX ? ref.toLowerCase() : null;
-    const rows = this.deps.store.entities.matching(accountId, ref, prefix, 11);
+    const rows = await this.deps.store.entities.matching(accountId, ref, prefix, 11);
     const hit = pickByRef('entity', ref, rows, 'list entities with: mgpt entities list');
     return toEntity(hit, true);
   }
 
-  get(id: string, accountId = DEFAULT_ACCOUNT): Entity {
-    return toEntity(this.row(id, accountId), true);
+  async get(id: string, accountId = DEFAULT_ACCOUNT): Promise<Entity> {
+    return toEntity(await this.row(id, accountId), true);
   }
 
   /**
@@ -99,41 +99,38 @@ export class EntityService {
    */
   async update(id: string, input: UpdateEntityInput, accountId = DEFAULT_ACCOUNT): Promise<Entity> {
     const update = checkUpdate(input);
-    this.row(id, accountId);
+    await this.row(id, accountId);
     const instructionsTokens =
       update.instructions === undefined ? undefined : (await loadTokenEstimator()).count(update.instructions);
-    const row = this.deps.store.transaction(() => {
-      const changed = this.deps.store.entities.updateHead(accountId, id, {
-        name: update.name,
-        instructions: update.instructions,
-        instructionsTokens,
-        budgetTokens: update.budget_tokens,
-        updatedAt: this.deps.clock.iso(),
-      });
-      // Deleted while the tokenizer loaded.
-      if (!changed) throw notFound(id);
-      return this.row(id, accountId);
+    const row = await this.deps.store.entities.updateHead(accountId, id, {
+      name: update.name,
+      instructions: update.instructions,
+      instructionsTokens,
+      budgetTokens: update.budget_tokens,
+      updatedAt: this.deps.clock.iso(),
     });
+    // Deleted while the tokenizer loaded.
+    if (!row) throw notFound(id);
     return toEntity(row, true);
   }
 
-  delete(id: string, accountId = DEFAULT_ACCOUNT): DeletedEntity {
-    if (!this.deps.store.entities.delete(accountId, id)) throw notFound(id);
+  async delete(id: string, accountId = DEFAULT_ACCOUNT): Promise<DeletedEntity> {
+    if (!(await this.deps.store.entities.delete(accountId, id))) throw notFound(id);
     this.deps.windows.delete(id);
     // Deleted pages are zeroed (secure_delete); also empty the WAL, which still holds old page images.
-    this.deps.store.checkpoint();
+    await this.deps.store.checkpoint();
     return { id, object: 'entity', deleted: true };
   }
 
-  messages(id: string, input: ListMessagesInput = {}, accountId = DEFAULT_ACCOUNT): MessageList {
+  async messages(id: string, input: ListMessagesInput = {}, accountId = DEFAULT_ACCOUNT): Promise<MessageList> {
     const after = input.after ?? 0;
     const limit = input.limit ?? LIST_MESSAGES_DEFAULT;
     if (!Number.isSafeInteger(after) || after < 0) throw new BadRequestError('after must be an integer >= 0');
     if (!Number.isSafeInteger(limit) || limit < 1 || limit > LIST_MESSAGES_MAX) {
       throw new BadRequestError(`limit must be an integer from 1 to ${LIST_MESSAGES_MAX}`);
     }
-    this.row(id, accountId);
-    const rows = this.deps.store.entities.messages(id, after, limit + 1);
+    await this.row(id, accountId);
+    const rows = await this.deps.store.entities.messages(id, after, limit + 1);
     const page = rows.slice(0, limit);
     return {
       object: 'list',
@@ -144,14 +141,14 @@ export class EntityService {
     };
   }
 
-  window(id: string, accountId = DEFAULT_ACCOUNT): EntityWindow {
-    const row = this.row(id, accountId);
+  async window(id: string, accountId = DEFAULT_ACCOUNT): Promise<EntityWindow> {
+    const row = await this.row(id, accountId);
     return {
       entity_id: id,
       object: 'entity.window',
       budget_tokens: row.budgetTokens,
       tokens: row.windowTokens,
-      blocks: this.deps.store.entities.window(id).map(toBlock),
+      blocks: (await this.deps.store.entities.window(id)).map(toBlock),
     };
   }
 
@@ -168,19 +165,16 @@ export class EntityService {
         throw new BadRequestError(`idempotency key is ${key.length} characters; the limit is ${IDEMPOTENCY_KEY_MAX}`);
       }
     }
-    const entity = this.row(id, accountId);
-    return runTurn(this.deps, entity, { content, key, contentSha256: sha256(content), signal: input.signal });
+    return runTurn(this.deps, { id, accountId }, { content, key, contentSha256: sha256(content), signal: input.signal });
   }
 
   /** Streams the export (JSON or tar); see export.ts. */
-  export(id: string, format: ExportFormat, accountId = DEFAULT_ACCOUNT): AsyncGenerator<Uint8Array> {
+  async export(id: string, format: ExportFormat, accountId = DEFAULT_ACCOUNT): Promise<AsyncGenerator<Uint8Array>> {
     if (format !== 'json' && format !== 'tar') throw new BadRequestError('export format must be json or tar');
     // The head and the window are read in one snapshot, now: a turn that lands before the first
     // byte is read must not pair this head with a newer window.
-    const snapshot = this.deps.store.snapshot(() => {
-      const entity = this.row(id, accountId);
-      return { entity, window: this.deps.store.entities.window(entity.id) };
-    });
+    const snapshot = typeof id === 'string' ? await this.deps.store.entities.snapshot(accountId, id) : undefined;
+    if (!snapshot) throw notFound(id);
     return exportEntity(this.deps, snapshot, format);
   }
 
@@ -189,8 +183,8 @@ export class EntityService {
   }
 
   /** The entity row, or 404: another account's entity is indistinguishable from a missing one. */
-  row(id: string, accountId: string): EntityRow {
-    const row = typeof id === 'string' ? this.deps.store.entities.get(accountId, id) : undefined;
+  async row(id: string, accountId: string): Promise<EntityRow> {
+    const row = typeof id === 'string' ? await this.deps.store.entities.get(accountId, id) : undefined;
     if (!row) throw notFound(id);
     return row;
   }

@@ -27,7 +27,7 @@ export async function* exportEntity(
   const windowJson = enc.encode(windowDocument(entity.budgetTokens, entity.windowTokens, snapshot.window.map(toBlock)));
   const hash = createHash('sha256');
   let size = 0;
-  for (const piece of transcriptPieces(deps, entity.id, maxSeq)) {
+  for await (const piece of transcriptPieces(deps, entity.id, maxSeq)) {
     hash.update(piece);
     size += piece.length;
   }
@@ -86,7 +86,7 @@ export async function* exportEntity(
 
 async function* emitTranscript(deps: EngineDeps, entityId: string, maxSeq: number, size: number): AsyncGenerator<Uint8Array> {
   let emitted = 0;
-  for (const piece of transcriptPieces(deps, entityId, maxSeq)) {
+  for await (const piece of transcriptPieces(deps, entityId, maxSeq)) {
     emitted += piece.length;
     yield piece;
     // Let the event loop breathe (and the consumer drain) between pages.
@@ -96,12 +96,12 @@ async function* emitTranscript(deps: EngineDeps, entityId: string, maxSeq: numbe
 }
 
 /** `transcript.json` as byte pieces: `[` messages joined by `,` `]`, one piece per page. */
-function* transcriptPieces(deps: EngineDeps, entityId: string, maxSeq: number): Generator<Uint8Array> {
+async function* transcriptPieces(deps: EngineDeps, entityId: string, maxSeq: number): AsyncGenerator<Uint8Array> {
   let after = 0;
   let first = true;
   yield enc.encode('[');
   while (after < maxSeq) {
-    const rows = deps.store.entities.messagesUpTo(entityId, after, maxSeq, PAGE);
+    const rows = await deps.store.entities.messagesUpTo(entityId, after, maxSeq, PAGE);
     if (rows.length === 0) break;
     let text = '';
     for (const r of rows) {

@@ -80,7 +80,7 @@ export async function generateImage(deps: EngineDeps, body: unknown, opts: { use
       totalMs: deps.clock.now() - t0, providerMs: deps.clock.now() - tp, request, response: { images },
     });
   if (!model.generateImage) {
-    log('error', `provider ${model.provider} has no image output`, 0);
+    await log('error', `provider ${model.provider} has no image output`, 0);
     throw new ProviderError(`the provider routed for ${alias} (${model.provider}) cannot generate images`, { status: 502 });
   }
   try {
@@ -91,10 +91,10 @@ export async function generateImage(deps: EngineDeps, body: unknown, opts: { use
       signal: opts.signal,
     });
     const providerMs = deps.clock.now() - tp;
-    const id = log('ok', null, out.images.length, out.usage);
+    const id = await log('ok', null, out.images.length, out.usage);
     return { sceneUid: r.sceneUid, model: alias, images: out.images, requestLog: { id }, timingBreakdown: { totalMs: deps.clock.now() - t0, providerMs } };
   } catch (err) {
-    log('error', (err as Error).message, 0);
+    await log('error', (err as Error).message, 0);
     throw err;
   }
 }

@@ -12,7 +12,7 @@ import { BadRequestError, ConflictError } from '../core/errors.js';
 import { readTar } from '../core/tar.js';
 import { loadTokenEstimator } from '../core/tokens.js';
 import { checkWindowInvariant } from '../core/window-plan.js';
-import type { EntityRow } from '../store/types.js';
+import type { EntityRow, ImportConflict } from '../store/types.js';
 import type { EngineDeps } from './deps.js';
 import { sha256 } from '../core/hash.js';
 import type { ImportOptions } from '../core/backend.js';
@@ -75,34 +75,31 @@ export async function importEntity(
     createdAt: manifest.entity.created_at,
     updatedAt: manifest.entity.updated_at,
   };
-  deps.store.transaction(() => {
-    if (opts.keepId) checkIdsFree(deps, id, blockIds);
-    deps.store.entities.insert(row);
-    for (const m of messages) {
-      deps.store.entities.insertMessage(id, { seq: m.seq, role: m.role, content: m.content, tokens: m.tokens, createdAt: m.created_at });
-    }
-    blocks.forEach((b, i) => {
-      deps.store.entities.insertBlock(id, {
-        id: blockIds[i],
-        position: i + 1,
-        kind: b.kind,
-        role: b.role,
-        content: b.content,
-        tokens: b.tokens,
-        coversFrom: b.covers[0],
-        coversTo: b.covers[1],
-      });
-    });
+  const taken = await deps.store.entities.importEntity({
+    entity: row,
+    messages: messages.map((m) => ({ seq: m.seq, role: m.role, content: m.content, tokens: m.tokens, createdAt: m.created_at })),
+    blocks: blocks.map((b, i) => ({
+      id: blockIds[i],
+      position: i + 1,
+      kind: b.kind,
+      role: b.role,
+      content: b.content,
+      tokens: b.tokens,
+      coversFrom: b.covers[0],
+      coversTo: b.covers[1],
+    })),
+    // `--keep-id` restores ids as they were; the store checks they are free inside the write.
+    keepIds: opts.keepId === true,
   });
+  if (taken) idTaken(taken);
   return toEntity(row, true);
 }
 
-/** `--keep-id` restores ids as they were; any of them already taken is a conflict, checked inside the write lock. */
-function checkIdsFree(deps: EngineDeps, id: string, blockIds: string[]): void {
+/** An id `--keep-id` wanted is already taken: a conflict. */
+function idTaken(taken: NonNullable<ImportConflict>): never {
   const hint = 'import without --keep-id to get new ids';
-  if (deps.store.entities.exists(id)) throw new ConflictError(`an entity with id ${id} already exists`, { hint });
-  const taken = blockIds.find((b) => deps.store.entities.blockExists(b));
-  if (taken !== undefined) throw new ConflictError(`a window block with id ${taken} already exists`, { hint });
+  const what = taken.taken === 'entity' ? 'an entity' : 'a window block';
+  throw new ConflictError(`${what} with id ${taken.id} already exists`, { hint });
 }
 
 function sumTokens(items: ReadonlyArray<{ tokens: number }>): number {

@@ -29,8 +29,8 @@ export class KeyService {
     private readonly accounts: AccountService,
   ) {}
 
-  create(accountRef: string, scopes: string[]): KeyInfo {
-    const account = this.accounts.find(accountRef);
+  async create(accountRef: string, scopes: string[]): Promise<KeyInfo> {
+    const account = await this.accounts.find(accountRef);
     const wanted = [...new Set(scopes)];
     const unknown = wanted.filter((s) => !(SCOPES as readonly string[]).includes(s));
     if (wanted.length === 0 || unknown.length) {
@@ -47,12 +47,12 @@ export class KeyService {
       createdAt: this.deps.clock.iso(),
       revokedAt: null,
     };
-    this.deps.store.keys.insert(row);
+    await this.deps.store.keys.insert(row);
     return { id: row.id, account: account.id, scopes: wanted, createdAt: row.createdAt, revokedAt: null, key: `mgpt_live_${publicId}.${secret}` };
   }
 
-  list(): KeyInfo[] {
-    return this.deps.store.keys.list().map((k) => ({
+  async list(): Promise<KeyInfo[]> {
+    return (await this.deps.store.keys.list()).map((k) => ({
       id: k.id,
       account: k.accountId,
       scopes: k.scopes.split(','),
@@ -62,31 +62,31 @@ export class KeyService {
   }
 
   /** A key id, or a unique prefix of one of 4+ characters. */
-  resolve(ref: string): string {
+  async resolve(ref: string): Promise<string> {
     if (ref.length < MIN_ID_PREFIX) return ref;
-    return pickByRef('key', ref, this.deps.store.keys.idsWithPrefix(ref, 11).map((id) => ({ id })), 'list keys with: mgpt keys list').id;
+    return pickByRef('key', ref, (await this.deps.store.keys.idsWithPrefix(ref, 11)).map((id) => ({ id })), 'list keys with: mgpt keys list').id;
   }
 
-  revoke(id: string): KeyInfo {
-    if (!this.deps.store.keys.revoke(id, this.deps.clock.iso())) {
-      const exists = this.list().find((k) => k.id === id);
+  async revoke(id: string): Promise<KeyInfo> {
+    if (!(await this.deps.store.keys.revoke(id, this.deps.clock.iso()))) {
+      const exists = (await this.list()).find((k) => k.id === id);
       throw exists ? new BadRequestError(`key ${id} is already revoked`) : new NotFoundError(`no key ${id}`);
     }
-    return this.list().find((k) => k.id === id)!;
+    return (await this.list()).find((k) => k.id === id)!;
   }
 
   /** The principal behind a bearer token; 401 for a missing, malformed, unknown or revoked key. */
-  authenticate(token: string | undefined): Principal {
+  async authenticate(token: string | undefined): Promise<Principal> {
     if (!token) throw new AuthError('missing bearer token', { hint: 'send Authorization: Bearer mgpt_live_…' });
     const m = KEY.exec(token);
     if (!m) throw new AuthError('malformed API key');
-    const row = this.deps.store.keys.byPublicId(m[1]);
+    const row = await this.deps.store.keys.byPublicId(m[1]);
     // Hash either way, so an unknown key takes as long as a wrong secret.
     const given = sha256(m[2]);
     const stored = row ? Buffer.from(row.secretSha256, 'hex') : sha256('');
     if (!row || !timingSafeEqual(given, stored)) throw new AuthError('invalid API key');
     if (row.revokedAt) throw new AuthError('this API key was revoked');
-    const account = this.accounts.find(row.accountId);
+    const account = await this.accounts.find(row.accountId);
     return { keyId: row.id, accountId: account.id, userId: account.userId, scopes: row.scopes.split(',') };
   }
 }

@@ -13,10 +13,10 @@ export interface LogEntry extends Omit<LogRecord, 'id' | 'ownerUserId' | 'create
 }
 
 /** Writes one generation record; returns its id. The acting user owns it. */
-export function writeLog(deps: EngineDeps, e: LogEntry): string {
+export async function writeLog(deps: EngineDeps, e: LogEntry): Promise<string> {
   const id = deps.newId();
   const { request, response, ...rest } = e;
-  deps.store.logs.insert({
+  await deps.store.logs.insert({
     id,
     ownerUserId: e.userId,
     ...rest,
@@ -31,7 +31,7 @@ export function writeLog(deps: EngineDeps, e: LogEntry): string {
 export class LogService {
   constructor(private readonly deps: EngineDeps) {}
 
-  list(q: LogQuery = {}, ownerUserId = LOCAL_USER_ID): LogList {
+  async list(q: LogQuery = {}, ownerUserId = LOCAL_USER_ID): Promise<LogList> {
     const page = q.page ?? 1;
     const pageSize = q.pageSize ?? 20;
     const errors = [];
@@ -41,7 +41,7 @@ export class LogService {
     }
     if (q.kind !== undefined && q.kind !== 'text' && q.kind !== 'image') errors.push({ field: 'kind', message: 'text or image' });
     if (errors.length) throw new BadRequestError(errors.map((e) => `${e.field} ${e.message}`).join('; '), { errors });
-    const { rows, total } = this.deps.store.logs.list(
+    const { rows, total } = await this.deps.store.logs.list(
       { ownerUserId, kind: q.kind, gameId: q.game, userId: q.user, requestId: q.requestId },
       pageSize,
       (page - 1) * pageSize,
@@ -50,14 +50,14 @@ export class LogService {
   }
 
   /** A log id, or a unique prefix of one of 4+ characters. */
-  resolve(ref: string, ownerUserId = LOCAL_USER_ID): string {
+  async resolve(ref: string, ownerUserId = LOCAL_USER_ID): Promise<string> {
     if (UUID.test(ref) || ref.length < MIN_ID_PREFIX) return ref;
-    const ids = this.deps.store.logs.idsWithPrefix(ownerUserId, ref.toLowerCase(), 11);
+    const ids = await this.deps.store.logs.idsWithPrefix(ownerUserId, ref.toLowerCase(), 11);
     return pickByRef('log', ref, ids.map((id) => ({ id })), 'list logs with: mgpt logs').id;
   }
 
-  get(id: string, ownerUserId = LOCAL_USER_ID): LogDetail {
-    const row = typeof id === 'string' ? this.deps.store.logs.get(ownerUserId, id) : undefined;
+  async get(id: string, ownerUserId = LOCAL_USER_ID): Promise<LogDetail> {
+    const row = typeof id === 'string' ? await this.deps.store.logs.get(ownerUserId, id) : undefined;
     if (!row) throw new NotFoundError(`no log ${id}`, { hint: 'list logs with: mgpt logs' });
     return { ...toRecord(row), request: JSON.parse(row.requestSummary), response: JSON.parse(row.responseSummary) };
   }

@@ -12,11 +12,10 @@ import {
   toolResultContent,
 } from '../core/universe-types.js';
 import type { ChatMessage, ChatModel } from '../providers/spec.js';
-import { universeSubject } from './lease.js';
-import type { UniverseMessageRow, UniverseRow } from '../store/types.js';
+import type { RequestRow, UniverseMessageRow, UniverseRow } from '../store/types.js';
 import type { EngineDeps } from './deps.js';
 import { sha256 } from '../core/hash.js';
-import { type HeldLease, takeLease } from './lease.js';
+import { type HeldLease, takeLease, universeSubject } from './lease.js';
 import { writeLog } from './logs.js';
 import { validateRespond } from './respond-validate.js';
 import { toRuntime, type UniverseService } from './universes.js';
@@ -51,15 +50,15 @@ export async function respond(
   const stages = { auth: 0, load: 0, truncate: 0, promptBuild: 0, provider: 0 };
   stages.auth = clock.now() - t0;
 
-  const requestRow = input.requestId ? deps.store.universes.request(userId, input.requestId) : undefined;
+  const requestRow = input.requestId ? await deps.store.universes.request(userId, input.requestId) : undefined;
   if (requestRow?.status === 'done' && requestRow.response) return replayed(JSON.parse(requestRow.response) as GenerationResponse);
 
   // One writer per universe, like an entity: messages are numbered from what this turn read.
-  const lease = input.universe !== undefined ? takeUniverseLease(deps, universes.owned(input.universe, userId).id) : undefined;
+  const lease = input.universe !== undefined ? await takeUniverseLease(deps, (await universes.owned(input.universe, userId)).id) : undefined;
   try {
     return await respondHeld(deps, universes, input, { userId, signal: opts.signal, onDelta: opts.onDelta, t0, stages, requestRow, lease });
   } finally {
-    lease?.release();
+    await lease?.release();
   }
 }
 
@@ -70,7 +69,7 @@ interface HeldContext {
   onDelta?: (text: string) => void;
   t0: number;
   stages: GenerationResponse['diagnostics']['serverStages'];
-  requestRow: ReturnType<EngineDeps['store']['universes']['request']>;
+  requestRow: RequestRow | undefined;
   lease?: HeldLease;
 }
 
@@ -117,19 +116,13 @@ async function respondHeld(
   stages.truncate = clock.now() - tStage;
 
   /** Stores rows (and a pending truncation) while the lease is ours; the last write also frees it. */
-  const append = (rows: UniverseMessageRow[], last = false) => {
+  const append = async (rows: UniverseMessageRow[], last = false) => {
     messages = [...messages, ...rows];
     const cut = truncateTo;
-    if (mode !== 'stored' || !lease || (rows.length === 0 && cut === undefined && !last)) return;
-    deps.store.transaction(() => {
-      lease.assertOwned(() => leaseLost(universeId!));
-      if (cut !== undefined) deps.store.universes.truncate(universeId!, cut);
-      for (const r of rows) deps.store.universes.append(universeId!, r);
-      deps.store.universes.touch(universeId!, messages.length, clock.iso());
-      if (last) deps.store.leases.release(lease.subject, lease.owner);
-    });
+    if (mode !== 'stored' || !lease || universeId === null || (rows.length === 0 && cut === undefined && !last)) return;
+    const write = { universeId, truncateTo: cut, append: rows, touch: { messages: messages.length, updatedAt: clock.iso() }, release: last };
+    await lease.write((claim) => deps.store.universes.write({ ...write, lease: claim }), () => leaseLost(universeId), last);
     truncateTo = undefined;
-    if (last) lease.stop();
   };
   const newRow = (r: Omit<UniverseMessageRow, 'seq' | 'createdAt'>, offset = 0): UniverseMessageRow => ({
     ...r,
@@ -150,7 +143,7 @@ async function respondHeld(
         });
       }
       // A retry of a continuation that already completed: answer it again, store nothing new.
-      append([]);
+      await append([]);
       return finish(deps, input, loaded, messages.slice(0, replay), messages[replay], { conversation: messages, stages, t0, userId, called: false });
     }
     // Results are cumulative: those answered earlier (this round or a previous one) are skipped.
@@ -169,7 +162,7 @@ async function respondHeld(
         ),
       );
     }
-    append(fresh);
+    await append(fresh);
     const waiting = unanswered();
     if (waiting.length) {
       // Results for some calls only: the provider cannot continue until all are answered.
@@ -184,7 +177,7 @@ async function respondHeld(
       });
     }
     if (!resumed) {
-      append([newRow({ role: 'user', content: input.userInput, toolCalls: null, toolCallId: null, toolName: null, toolOk: null })]);
+      await append([newRow({ role: 'user', content: input.userInput, toolCalls: null, toolCallId: null, toolName: null, toolOk: null })]);
       userSeq = messages.length;
     }
   }
@@ -225,12 +218,12 @@ async function respondHeld(
   } catch (err) {
     stages.provider = clock.now() - tStage;
     if (input.requestId && mode === 'stored') {
-      deps.store.universes.saveRequest(
+      await deps.store.universes.saveRequest(
         { userId, requestId: input.requestId, universeId, status: 'failed', userSeq: userSeq ?? null, response: null },
         clock.iso(),
       );
     }
-    writeLog(deps, {
+    await writeLog(deps, {
       kind: 'text', userId, gameId: input.gameId ?? null, universeId, requestId: input.requestId ?? null, model: input.model,
       providerModel: model?.modelId ?? null, status: 'error', error: err instanceof Error ? err.message : String(err),
       inputTokens: 0, outputTokens: 0, costUsd: 0, totalMs: clock.now() - t0, providerMs: stages.provider,
@@ -245,7 +238,7 @@ async function respondHeld(
       ? { role: 'assistant', content: text || null, toolCalls: JSON.stringify(refs), toolCallId: null, toolName: null, toolOk: null }
       : { role: 'assistant', content: text, toolCalls: null, toolCallId: null, toolName: null, toolOk: null },
   );
-  append([reply], true);
+  await append([reply], true);
   return finish(deps, input, loaded, messages.slice(0, -1), reply, {
     conversation: messages, stages, t0, userId, called: true, model, usage, prompt: built, toolCalls: calls.length ? calls : undefined,
     finishReason: finishReason ?? (calls.length ? 'tool_calls' : 'stop'),
@@ -254,9 +247,9 @@ async function respondHeld(
 
 async function load(deps: EngineDeps, universes: UniverseService, input: RespondInput, userId: string): Promise<Loaded> {
   if (input.universe !== undefined) {
-    const universe = universes.owned(input.universe, userId);
+    const universe = await universes.owned(input.universe, userId);
     const cached = deps.universeCache.get(universe.id, `${universe.messages}:${universe.updatedAt}`);
-    const messages = cached?.value ?? deps.store.universes.messages(universe.id);
+    const messages = cached?.value ?? (await deps.store.universes.messages(universe.id));
     return {
       mode: 'stored',
       universe,
@@ -298,10 +291,11 @@ function checkStructured(input: RespondInput, loaded: Loaded): void {
   });
 }
 
-function takeUniverseLease(deps: EngineDeps, universeId: string): HeldLease {
-  return takeLease(deps, universeSubject(universeId), {}, () =>
-    new ConflictError(`universe ${universeId} is answering another request`, { hint: 'retry after that response finishes' }),
-  );
+function takeUniverseLease(deps: EngineDeps, universeId: string): Promise<HeldLease> {
+  return takeLease(deps, {
+    subject: universeSubject(universeId),
+    refused: () => new ConflictError(`universe ${universeId} is answering another request`, { hint: 'retry after that response finishes' }),
+  });
 }
 
 function leaseLost(universeId: string): ConflictError {
@@ -372,7 +366,7 @@ async function finish(
   const totalMs = clock.now() - o.t0;
   const universeId = loaded.universe?.id ?? null;
   const output = o.called ? checkOutput(input, prompt, text, o.finishReason ?? 'stop', outputTokens, toolCalls?.length ?? 0) : {};
-  const log = writeLog(deps, {
+  const log = await writeLog(deps, {
     kind: 'text', userId: o.userId, gameId: input.gameId ?? null, universeId, requestId: input.requestId ?? null,
     model: input.model, providerModel: o.model?.modelId ?? null, status: toolCalls?.length ? 'tool_calls' : 'ok', error: null,
     inputTokens, outputTokens, costUsd: cost, totalMs, providerMs: o.stages.provider,
@@ -416,10 +410,10 @@ async function finish(
     ...(toolCalls?.length ? { toolCalls } : {}),
   };
   if (loaded.mode === 'stored' && universeId) {
-    const u = deps.store.universes.get(universeId)!;
-    deps.universeCache.set(universeId, `${u.messages}:${u.updatedAt}`, o.conversation);
+    const u = await deps.store.universes.get(universeId);
+    if (u) deps.universeCache.set(universeId, `${u.messages}:${u.updatedAt}`, o.conversation);
     if (input.requestId) {
-      deps.store.universes.saveRequest(
+      await deps.store.universes.saveRequest(
         { userId: o.userId, requestId: input.requestId, universeId, status: 'done', userSeq: null, response: JSON.stringify(response) },
         clock.iso(),
       );

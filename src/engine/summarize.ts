@@ -96,11 +96,11 @@ async function summarizeOnce(model: ChatModel, calibration: RouteCalibration, to
       signal: req.signal,
     })) {
       if (part.type === 'text-delta') text += part.text;
-      else if (part.type === 'usage') calibration.observe(model.routeKey, estimate, part.usage.inputTokens);
+      else if (part.type === 'usage') await calibration.observe(model.routeKey, estimate, part.usage.inputTokens);
       else if (part.type === 'error') throw part.error;
     }
   } catch (err) {
-    if (err instanceof ContextOverflowError) calibration.learn(model.routeKey, err, estimate, req.replyTokens);
+    if (err instanceof ContextOverflowError) await calibration.learn(model.routeKey, err, estimate, req.replyTokens);
     throw err;
   }
   return text.trim();

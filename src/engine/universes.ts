@@ -50,18 +50,18 @@ export class UniverseService {
       createdAt: now,
       updatedAt: now,
     };
-    this.deps.store.universes.insert(row);
+    await this.deps.store.universes.insert(row);
     return { universe: row.id, userId, prompt: { storedPrompt: row.storedPrompt, stored: true } };
   }
 
-  list(userId = LOCAL_USER_ID): UniverseSummary[] {
-    return this.deps.store.universes.list(userId, 200).map(summary);
+  async list(userId = LOCAL_USER_ID): Promise<UniverseSummary[]> {
+    return (await this.deps.store.universes.list(userId, 200)).map(summary);
   }
 
   /** The universe document (the inline `universeDoc` shape); the prompt text is never in it. */
-  doc(id: string, userId = LOCAL_USER_ID): UniverseDoc {
-    const u = this.owned(id, userId);
-    const rows = this.deps.store.universes.messages(id);
+  async doc(id: string, userId = LOCAL_USER_ID): Promise<UniverseDoc> {
+    const u = await this.owned(id, userId);
+    const rows = await this.deps.store.universes.messages(id);
     return {
       id: u.id,
       userId: u.userId,
@@ -72,24 +72,24 @@ export class UniverseService {
     };
   }
 
-  summary(id: string, userId = LOCAL_USER_ID): UniverseSummary {
-    return summary(this.owned(id, userId));
+  async summary(id: string, userId = LOCAL_USER_ID): Promise<UniverseSummary> {
+    return summary(await this.owned(id, userId));
   }
 
   /** A UNIVERSE argument: its id, a unique id prefix of 4+ characters, or its display name. */
-  resolve(ref: string, userId = LOCAL_USER_ID): string {
-    if (UUID.test(ref)) return this.owned(ref, userId).id;
+  async resolve(ref: string, userId = LOCAL_USER_ID): Promise<string> {
+    if (UUID.test(ref)) return (await this.owned(ref, userId)).id;
     const prefix = ref.length >= MIN_ID_PREFIX ? ref.toLowerCase() : null;
-    const rows = this.deps.store.universes.matching(userId, ref, prefix, 11);
+    const rows = await this.deps.store.universes.matching(userId, ref, prefix, 11);
     return pickByRef('universe', ref, rows.map((u) => ({ id: u.id, name: u.displayName })), 'list universes with: mgpt universes list').id;
   }
 
   /** 400 for a malformed id, 404 for an unknown one, 403 for another user's. */
-  owned(id: string, userId: string): UniverseRow {
+  async owned(id: string, userId: string): Promise<UniverseRow> {
     if (typeof id !== 'string' || !UUID.test(id)) {
       throw new BadRequestError('universe must be a UUID', { errors: [{ field: 'universe', message: 'must be a UUID' }] });
     }
-    const u = this.deps.store.universes.get(id);
+    const u = await this.deps.store.universes.get(id);
     if (!u) throw new NotFoundError('Universe not found', { hint: 'list universes with: mgpt universes list' });
     if (u.userId !== userId) throw new ForbiddenError('the universe is owned by another user');
     return u;

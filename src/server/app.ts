@@ -69,7 +69,7 @@ export function createApp(engine: Engine, opts: AppOptions = {}): Hono<Env> {
     async (c, next) => {
       const header = c.req.header('authorization');
       const token = header?.match(/^Bearer\s+(\S+)\s*$/i)?.[1] ?? (header ? 'malformed' : undefined);
-      const principal = engine.keys.authenticate(token);
+      const principal = await engine.keys.authenticate(token);
       if (!principal.scopes.includes(scope)) throw new ForbiddenError(`the API key lacks the scope ${scope}`);
       c.set('principal', principal);
       await next();
@@ -110,14 +110,14 @@ export function createApp(engine: Engine, opts: AppOptions = {}): Hono<Env> {
     app.post(`${prefix}/images`, auth('mgpt.images:create'), async (c) => {
       return c.json(await engine.generateImage(await body(c), { userId: c.get('principal').userId, signal: c.get('signal') }), 200);
     });
-    app.get(`${prefix}/logs`, auth('mgpt.logs:read'), (c) => {
+    app.get(`${prefix}/logs`, auth('mgpt.logs:read'), async (c) => {
       const q = c.req.query();
       const userId = c.get('principal').userId;
       if (!q.ownerUserId) throw new BadRequestError('ownerUserId is required', { errors: [{ field: 'ownerUserId', message: 'required' }] });
       if (q.ownerUserId !== userId) throw new ForbiddenError('logs of another user');
-      if (q.identifier !== undefined) return c.json(engine.logs.get(q.identifier, userId));
+      if (q.identifier !== undefined) return c.json(await engine.logs.get(q.identifier, userId));
       return c.json(
-        engine.logs.list(
+        await engine.logs.list(
           { kind: q.kind, game: q.game, user: q.user, requestId: q.requestId, page: queryInt(q.page, 'page'), pageSize: queryInt(q.pageSize, 'pageSize') },
           userId,
         ),
@@ -132,23 +132,23 @@ export function createApp(engine: Engine, opts: AppOptions = {}): Hono<Env> {
     const created = await engine.entities.create(b as never, c.get('principal').accountId);
     return c.json(created, 201);
   });
-  app.get('/v1/entities', ent, (c) => c.json(engine.entities.list(c.get('principal').accountId)));
-  app.get('/v1/entities/:id', ent, (c) => c.json(engine.entities.get(c.req.param('id'), c.get('principal').accountId)));
+  app.get('/v1/entities', ent, async (c) => c.json(await engine.entities.list(c.get('principal').accountId)));
+  app.get('/v1/entities/:id', ent, async (c) => c.json(await engine.entities.get(c.req.param('id'), c.get('principal').accountId)));
   // An extension (SPEC section 8): the engine checks the body (fields, model, types) itself.
   app.patch('/v1/entities/:id', ent, async (c) => {
     const b = await body(c);
     return c.json(await engine.entities.update(c.req.param('id'), b as never, c.get('principal').accountId), 200);
   });
-  app.delete('/v1/entities/:id', ent, (c) => c.json(engine.entities.delete(c.req.param('id'), c.get('principal').accountId), 202));
-  app.get('/v1/entities/:id/window', ent, (c) => c.json(engine.entities.window(c.req.param('id'), c.get('principal').accountId)));
-  app.get('/v1/entities/:id/messages', ent, (c) => {
+  app.delete('/v1/entities/:id', ent, async (c) => c.json(await engine.entities.delete(c.req.param('id'), c.get('principal').accountId), 202));
+  app.get('/v1/entities/:id/window', ent, async (c) => c.json(await engine.entities.window(c.req.param('id'), c.get('principal').accountId)));
+  app.get('/v1/entities/:id/messages', ent, async (c) => {
     const after = queryInt(c.req.query('after'), 'after');
     const limitQ = queryInt(c.req.query('limit'), 'limit');
-    return c.json(engine.entities.messages(c.req.param('id'), { after, limit: limitQ }, c.get('principal').accountId));
+    return c.json(await engine.entities.messages(c.req.param('id'), { after, limit: limitQ }, c.get('principal').accountId));
   });
-  app.get('/v1/entities/:id/export', ent, (c) => {
+  app.get('/v1/entities/:id/export', ent, async (c) => {
     const tar = /application\/x-svc-entity/i.test(c.req.header('accept') ?? '');
-    const pieces = engine.entities.export(c.req.param('id'), tar ? 'tar' : 'json', c.get('principal').accountId);
+    const pieces = await engine.entities.export(c.req.param('id'), tar ? 'tar' : 'json', c.get('principal').accountId);
     return c.body(streamOf(pieces), 200, { 'Content-Type': tar ? 'application/x-svc-entity' : 'application/json' });
   });
   app.post('/v1/entities/:id/messages', ent, async (c) => {

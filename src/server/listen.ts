@@ -51,8 +51,8 @@ export function listen(engine: Engine | EngineOptions, host: string, port: numbe
           close: (drainMs = 0) =>
             new Promise<void>((r) => {
               server.close(() => {
-                if (own) eng.close();
-                r();
+                if (own) void eng.close().then(r, r);
+                else r();
               });
               drain(server as Server, drainMs);
             }),

@@ -13,7 +13,7 @@ describe('runUpdate', () => {
   it('on a terminal, says what changed and that the next turn rotates a window over the new budget', async () => {
     const { id } = await engine.entities.create({ model: 'mgpt-1-27b', name: 'ada' });
     for (let i = 0; i < 3; i++) await collect(engine.entities.send(id, { content: `message ${i} with a few more words in it` }));
-    const tokens = engine.entities.get(id).window.tokens!;
+    const tokens = (await engine.entities.get(id)).window.tokens!;
     const ctx = testContext(true);
     await runUpdate(ctx, 'ada', { budget: String(tokens - 1) });
     expect(ctx.out()).toBe(`${id}\n`);
@@ -30,8 +30,8 @@ describe('runUpdate', () => {
     const { id } = await engine.entities.create({ model: 'mgpt-1-27b', name: 'bea' });
     const ctx = testContext(false);
     await runUpdate(ctx, id, { instructions: 'Be brief.', json: true });
-    expect(JSON.parse(ctx.out())).toEqual(engine.entities.get(id));
-    expect(engine.entities.get(id).instructions).toBe('Be brief.');
+    expect(JSON.parse(ctx.out())).toEqual(await engine.entities.get(id));
+    expect((await engine.entities.get(id)).instructions).toBe('Be brief.');
     expect(ctx.err()).toBe('');
   });
 

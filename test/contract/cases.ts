@@ -1,3 +1,4 @@
+import { sqliteOf } from '../helpers/engine.js';
 import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -164,7 +165,7 @@ export function contractSuite(name: string, make: (dir: string, fake: FakeOpenAI
       it('a writer on another connection (another process) holds the entity: 409; a crashed writer\'s lease expires', async () => {
         const id = await entity();
         // A second engine on the same file is exactly what another mgpt process is: its own connection.
-        const other = new Engine({ db: t.engine.store.db.name, route: () => ({ provider: 'openai', baseUrl: fake.url, model: 'fake-model', maxRetries: 0 }) });
+        const other = new Engine({ db: sqliteOf(t.engine).db.name, route: () => ({ provider: 'openai', baseUrl: fake.url, model: 'fake-model', maxRetries: 0 }) });
         try {
           fake.script({ text: 'from the other process', chunkDelayMs: 100 });
           const running = collect(other.entities.send(id, { content: 'elsewhere' }));
@@ -175,7 +176,7 @@ export function contractSuite(name: string, make: (dir: string, fake: FakeOpenAI
           const log = await b().listMessages(id, { limit: 10 });
           expect(log.data.map((m) => m.content)).toEqual(['elsewhere', 'from the other process', 'here', 'reply: here']);
           // A writer killed mid-turn leaves its lease row behind; it blocks only until it expires.
-          other.store.leases.acquire({ subject: `entity:${id}`, owner: 'killed-writer', idempotencyKey: null, contentSha256: null, expiresAt: Date.now() + 300 }, Date.now());
+          await other.store.leases.acquire({ subject: `entity:${id}`, owner: 'killed-writer', idempotencyKey: null, contentSha256: null, expiresAt: Date.now() + 300 }, Date.now());
           await expect(send(id, 'too soon')).rejects.toBeInstanceOf(ConflictError);
           await new Promise((r) => setTimeout(r, 350));
           await send(id, 'after expiry');
@@ -205,11 +206,11 @@ export function contractSuite(name: string, make: (dir: string, fake: FakeOpenAI
         while (!(await b().getEntity(id)).read_only) await send(id, long);
         await expect(send(id, 'more')).rejects.toThrow(/read-only/);
         const paid = await entity();
-        t.engine.accounts.topup('local', 0.00000001);
+        await t.engine.accounts.topup('local', 0.00000001);
         const err = await send(paid, 'a message that costs more than a hundred-millionth of a dollar').catch((x) => x);
         expect(err).toBeInstanceOf(PaymentRequiredError);
         expect(err.details).toEqual({ balanceUsd: 0.00000001, billedUsd: expect.any(Number), missingUsd: expect.any(Number) });
-        t.engine.accounts.topup('local', 1000);
+        await t.engine.accounts.topup('local', 1000);
       });
 
       it('exports a tar of exactly three files whose sha256 values match, and JSON', async () => {
@@ -263,7 +264,7 @@ export function contractSuite(name: string, make: (dir: string, fake: FakeOpenAI
         expect(json.manifest.entity).toMatchObject({ name: '', instructions: 'You are Ada, terse.', model: 'mgpt-1-27b' });
         expect(json.manifest.window.budget_tokens).toBe(180);
         const tok = await loadTokenEstimator();
-        expect(t.engine.store.entities.get('local', id)!.instructionsTokens).toBe(tok.count('You are Ada, terse.'));
+        expect((await t.engine.store.entities.get('local', id))!.instructionsTokens).toBe(tok.count('You are Ada, terse.'));
       });
 
       it('refuses a bad budget, an unknown entity, a model change, unknown fields and an empty update, in the same words', async () => {
@@ -428,7 +429,7 @@ export function contractSuite(name: string, make: (dir: string, fake: FakeOpenAI
         await ask({ universe: u, userInput: 'one' });
         // The remote API has no universe document: read it from the engine behind the backend.
         const doc = () => t.engine.universes.doc(u);
-        const before = doc();
+        const before = await doc();
         const refusals: Array<[Record<string, unknown>, string[]]> = [
           // The stored prompt has no output contract.
           [{ universe: u, userInput: 'begin', useStructuredOutput: true }, ['useStructuredOutput']],
@@ -443,7 +444,7 @@ export function contractSuite(name: string, make: (dir: string, fake: FakeOpenAI
           expect(err).toBeInstanceOf(BadRequestError);
           expect((err as BadRequestError).errors?.map((e) => e.field)).toEqual(fields);
           messages.push((err as BadRequestError).message);
-          expect(doc()).toEqual(before);
+          expect(await doc()).toEqual(before);
         }
         expect(messages).toEqual([
           'useStructuredOutput: this prompt has no stored output contract (responseFormat)',
@@ -461,7 +462,7 @@ export function contractSuite(name: string, make: (dir: string, fake: FakeOpenAI
         while (fake.requests.length === calls) await new Promise((r) => setTimeout(r, 10));
         await expect(ask({ universe: u, userInput: 'second' })).rejects.toBeInstanceOf(ConflictError);
         await first;
-        expect(t.engine.universes.doc(u).runtime.conversation.map((m) => m.content)).toEqual(['first', 'slow answer']);
+        expect((await t.engine.universes.doc(u)).runtime.conversation.map((m) => m.content)).toEqual(['first', 'slow answer']);
       });
 
       it('inline and standalone modes', async () => {
@@ -500,7 +501,7 @@ export function contractSuite(name: string, make: (dir: string, fake: FakeOpenAI
       });
 
       it('freezes a universe on its stored prompt: editing the file later changes only new universes', async () => {
-        const file = join(dirname(t.engine.store.db.name), 'prompts', 'narrator.md');
+        const file = join(dirname(sqliteOf(t.engine).db.name), 'prompts', 'narrator.md');
         const u = await universe();
         writeFileSync(file, 'An edited narrator.\n');
         try {
@@ -532,13 +533,13 @@ export function contractSuite(name: string, make: (dir: string, fake: FakeOpenAI
 
       it(`denies another user's universe${name === 'local' ? ' (local: one user; checked in the engine tests)' : ''}`, async () => {
         if (t.kind === 'local') {
-          expect(() => t.engine.universes.doc('00000000-0000-4000-8000-0000000000ab')).toThrow(NotFoundError);
+          await expect(async () => t.engine.universes.doc('00000000-0000-4000-8000-0000000000ab')).rejects.toThrow(NotFoundError);
           return;
         }
         const u = await universe();
-        t.engine.accounts.create('intruder');
+        await t.engine.accounts.create('intruder');
         const { RemoteBackend } = await import('../../src/backends/remote/remote-backend.js');
-        const key = t.engine.keys.create('intruder', ['mgpt.responses:create']).key!;
+        const key = (await t.engine.keys.create('intruder', ['mgpt.responses:create'])).key!;
         const url = (t as any).server.url;
         const intruder = new RemoteBackend({ baseUrl: url, entitiesUrl: `${url}/v1`, apiKey: key });
         await expect(intruder.respond({ model: 'game-1-lite-frozen', universe: u, userInput: 'x' })).rejects.toBeInstanceOf(ForbiddenError);

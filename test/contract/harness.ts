@@ -37,13 +37,13 @@ export async function localTarget(dir: string, fake: FakeOpenAI): Promise<Contra
 /** The remote backend against mgpt serve on a real 127.0.0.1 port, with a key of every scope. */
 export async function remoteTarget(dir: string, fake: FakeOpenAI): Promise<ContractTarget & { server: Listening }> {
   const engine = engineFor(dir, fake);
-  const key = engine.keys.create('local', ['mgpt.responses:create', 'mgpt.images:create', 'mgpt.logs:read']).key!;
+  const key = (await engine.keys.create('local', ['mgpt.responses:create', 'mgpt.images:create', 'mgpt.logs:read'])).key!;
   const server = await listen(engine, '127.0.0.1', 0);
   const backend = new RemoteBackend({
     baseUrl: server.url,
     entitiesUrl: `${server.url}/v1`,
     apiKey: key,
-    userId: engine.accounts.find('local').userId,
+    userId: (await engine.accounts.find('local')).userId,
     retryBaseMs: 10,
   });
   return {

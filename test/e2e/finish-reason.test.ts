@@ -25,7 +25,7 @@ beforeAll(async () => {
   // Replies longer than max_tokens words are cut with finish_reason "length".
   fake.limit = { nCtx: 1_000_000, ...HALF_CHAR_TOKENS };
   engine = new Engine({ db: join(dir, 'served.db'), route: () => ({ provider: 'openai', baseUrl: fake.url, model: 'm', maxRetries: 0, maxTokens: 3 }) });
-  key = engine.keys.create('local', ['mgpt.responses:create', 'mgpt.logs:read']).key!;
+  key = (await engine.keys.create('local', ['mgpt.responses:create', 'mgpt.logs:read'])).key!;
   server = await listen(engine, '127.0.0.1', 0);
   env = cliEnv(dir, { MGPT_PROMPTS_DIR: join(dir, 'prompts') });
   for (const id of ['mgpt-1-27b', 'game-1-lite-frozen']) {

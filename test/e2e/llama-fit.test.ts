@@ -38,7 +38,7 @@ describe.skipIf(!gguf)('a 512-token llama model with the default budget (real mo
     }
     expect(rotations).toBeGreaterThanOrEqual(3);
     expect(refused).toBeLessThanOrEqual(2);
-    const calibration = engine.store.calibration.get(`llama:${gguf}`)!;
+    const calibration = (await engine.store.calibration.get(`llama:${gguf}`))!;
     console.log(`llama 512: ${refused} refused prompts, factor ${calibration.factor.toFixed(2)} after ${calibration.samples} samples, ${rotations} rotations`);
     expect(calibration.factor).toBeGreaterThan(1);
     const w = await engine.entities.window(e.id);

@@ -88,7 +88,7 @@ describe.skipIf(!parts)('the openai provider against the real llama-server', () 
     expect(refusedAt.length).toBeLessThanOrEqual(3);
     expect(refusedAt.every((t) => t < 20)).toBe(true);
     expect(rotations).toBeGreaterThanOrEqual(1);
-    const row = engine.store.calibration.get(`openai:${recorder.url}#stories`)!;
+    const row = (await engine.store.calibration.get(`openai:${recorder.url}#stories`))!;
     console.log(`llama-server 2048: refused at turns [${refusedAt}], factor ${row.factor.toFixed(2)} after ${row.samples} samples, ${rotations} rotations`);
     expect(row.contextTokens).toBe(2048);
     const w = await engine.entities.window(e.id);

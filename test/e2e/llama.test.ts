@@ -64,9 +64,9 @@ describe.skipIf(!gguf)('the llama provider on stories260K.gguf (real model)', ()
       said.push(message, reply);
     }
     expect(rotations).toBeGreaterThanOrEqual(2);
-    const transcript = engine.entities.messages(e.id, { limit: 500 }, 'local').data;
+    const transcript = (await engine.entities.messages(e.id, { limit: 500 }, 'local')).data;
     expect(transcript.map((m) => m.content)).toEqual(said);
-    const w = engine.entities.window(e.id, 'local');
+    const w = await engine.entities.window(e.id, 'local');
     expect(checkWindowInvariant(w.blocks, said.length)).toBeNull();
     expect(w.blocks[0].kind).toBe('summary');
     expect(w.blocks[0].content.length).toBeGreaterThan(0);
@@ -100,11 +100,11 @@ describe.skipIf(!gguf)('the llama provider on stories260K.gguf (real model)', ()
       await expect(turn).rejects.toBeInstanceOf(CancelledError);
       // 900 tokens were allowed; generation stopped a few tokens after the cancel.
       expect(deltas).toBeLessThan(20);
-      expect(long.entities.get(e.id, 'local').transcript.messages).toBe(0);
+      expect((await long.entities.get(e.id, 'local')).transcript.messages).toBe(0);
       // The model is free again at once: the next turn completes.
       const next = done(await collect(long.entities.send(e.id, { content: 'Hello.' }, 'local')));
       expect(next.completion.choices[0].message.content.length).toBeGreaterThan(0);
-      expect(long.entities.get(e.id, 'local').transcript.messages).toBe(2);
+      expect((await long.entities.get(e.id, 'local')).transcript.messages).toBe(2);
     } finally {
       long.close();
     }
@@ -120,7 +120,7 @@ describe.skipIf(!gguf)('the llama provider on stories260K.gguf (real model)', ()
       route: () => ({ provider: 'llama', gguf: gguf!, threads: 1, contextSize: 1024, temperature: 0, maxTokens: 30 }),
     });
     try {
-      const userId = u.accounts.find('local').userId;
+      const userId = (await u.accounts.find('local')).userId;
       const created = await u.universes.create({ storedPrompt: 'teller' }, userId);
       const first = await u.respond({ model: 'game-1-lite-frozen', universe: created.universe, userInput: 'Lily went to the park.' }, { userId });
       expect(first.assistantRaw.length).toBeGreaterThan(0);
@@ -149,7 +149,7 @@ describe.skipIf(!gguf)('the llama provider on stories260K.gguf (real model)', ()
       route: () => ({ provider: 'llama', gguf: gguf!, threads: 1, contextSize: 1024, temperature: 0, maxTokens: 200 }),
     });
     try {
-      const userId = u.accounts.find('local').userId;
+      const userId = (await u.accounts.find('local')).userId;
       const { universe } = await u.universes.create({ storedPrompt: 'moods' }, userId);
       const tools = [
         { type: 'function', name: 'look', description: 'Look at a thing', parameters: { type: 'object', properties: { thing: { type: 'string', enum: ['ball', 'tree'] } } } },
@@ -178,7 +178,7 @@ describe.skipIf(!gguf)('the llama provider on stories260K.gguf (real model)', ()
   });
 
   it('streams a reply through mgpt serve to the remote backend', async () => {
-    const key = engine.keys.create('local', ['mgpt.responses:create']).key!;
+    const key = (await engine.keys.create('local', ['mgpt.responses:create'])).key!;
     const server: Listening = await listen(engine, '127.0.0.1', 0);
     try {
       const remote = new RemoteBackend({ baseUrl: server.url, entitiesUrl: `${server.url}/v1`, apiKey: key });

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CancelledError, ProviderError } from '../../src/core/errors.js';
 import type { Engine } from '../../src/engine/engine.js';
 import { cliEnv, mgpt, spawnMgpt } from '../helpers/cli.js';
-import { collect, makeEngine } from '../helpers/engine.js';
+import { collect, makeEngine, sqliteOf } from '../helpers/engine.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../helpers/fake-openai.js';
 import { integrity, snapshot } from '../helpers/snapshot.js';
 import { tempDir } from '../helpers/temp.js';
@@ -18,7 +18,7 @@ afterAll(() => fake.close());
 /** An entity with a few turns and a summary block already, on a metered account. */
 async function seeded(engine: Engine) {
   const e = await engine.entities.create({ model: 'mgpt-1-27b', instructions: 'Stay calm.' });
-  engine.accounts.topup('local', 100);
+  await engine.accounts.topup('local', 100);
   for (let i = 0; i < 8; i++) await collect(engine.entities.send(e.id, { content: `turn ${i}: ${'words and more words '.repeat(4)}` }));
   return e;
 }
@@ -27,7 +27,7 @@ describe('a failed or cancelled turn leaves no trace', () => {
   it('provider failure mid-stream', async () => {
     const engine = makeEngine(dir, { fake });
     const e = await seeded(engine);
-    const path = engine.store.db.name;
+    const path = sqliteOf(engine).db.name;
     const before = snapshot(path, e.id);
     fake.script({ text: 'partial reply that will be cut off', failAfterChunks: 3 });
     const seen: string[] = [];
@@ -44,14 +44,14 @@ describe('a failed or cancelled turn leaves no trace', () => {
     // The retry with the same key completes exactly once.
     const ok = await collect(engine.entities.send(e.id, { content: 'will fail', idempotencyKey: 'k1' }));
     expect(ok.at(-1)).toMatchObject({ type: 'done', replayed: false });
-    expect(engine.entities.get(e.id).transcript.messages).toBe(18);
+    expect((await engine.entities.get(e.id)).transcript.messages).toBe(18);
     engine.close();
   });
 
   it('provider failure after a rotation summary was written', async () => {
     const engine = makeEngine(dir, { fake, windowBudget: 150 });
     const e = await seeded(engine);
-    const path = engine.store.db.name;
+    const path = sqliteOf(engine).db.name;
     const before = snapshot(path, e.id);
     const calls = fake.requests.length;
     fake.script({ text: 'a fine summary' }, { status: 500 });
@@ -74,7 +74,7 @@ describe('a failed or cancelled turn leaves no trace', () => {
   it('a client that stops reading, or aborts, mid-stream', async () => {
     const engine = makeEngine(dir, { fake });
     const e = await seeded(engine);
-    const path = engine.store.db.name;
+    const path = sqliteOf(engine).db.name;
     const before = snapshot(path, e.id);
     const abortedBefore = fake.aborted;
 

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TurnEvent } from '../../src/core/entity-types.js';
 import { BadRequestError, ConflictError, NotFoundError, PaymentRequiredError } from '../../src/core/errors.js';
 import { DEFAULT_LEASE_TTL_MS, type Engine } from '../../src/engine/engine.js';
-import { collect, makeEngine } from '../helpers/engine.js';
+import { collect, makeEngine, sqliteOf } from '../helpers/engine.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../helpers/fake-openai.js';
 import { snapshot } from '../helpers/snapshot.js';
 import { tempDir } from '../helpers/temp.js';
@@ -50,25 +50,25 @@ describe('entity create, list, get', () => {
     await new Promise((r) => setTimeout(r, 5));
     const b = await e2.entities.create({ model: 'mgpt-1-27b', name: 'b' });
     await new Promise((r) => setTimeout(r, 5));
-    expect(e2.entities.list().data.map((e) => e.name)).toEqual(['b', 'a']);
+    expect((await e2.entities.list()).data.map((e) => e.name)).toEqual(['b', 'a']);
     await send(e2, a.id, 'wake up');
-    const list = e2.entities.list();
+    const list = await e2.entities.list();
     expect(list.object).toBe('list');
     expect(list.data.map((e) => e.id)).toEqual([a.id, b.id]);
     expect(list.data[0].window).toEqual({ budget_tokens: 32_000 });
-    expect(e2.entities.get(a.id).window).toEqual({ budget_tokens: 32_000, tokens: expect.any(Number), blocks: 2 });
+    expect((await e2.entities.get(a.id)).window).toEqual({ budget_tokens: 32_000, tokens: expect.any(Number), blocks: 2 });
     for (let i = 0; i < 205; i++) await e2.entities.create({ model: 'mgpt-1-27b', name: `n${i}` });
-    expect(e2.entities.list().data).toHaveLength(200);
+    expect((await e2.entities.list()).data).toHaveLength(200);
     e2.close();
   });
 
   it('answers 404 for unknown ids and for another account', async () => {
     const e = await engine.entities.create({ model: 'mgpt-1-27b' });
-    expect(() => engine.entities.get('nope')).toThrow(NotFoundError);
-    engine.accounts.create('other');
-    const other = engine.accounts.find('other');
-    expect(() => engine.entities.get(e.id, other.id)).toThrow(NotFoundError);
-    expect(() => engine.entities.send(e.id, { content: 'x' }, other.id)).toThrow(NotFoundError);
+    await expect(() => engine.entities.get('nope')).rejects.toThrow(NotFoundError);
+    await engine.accounts.create('other');
+    const other = await engine.accounts.find('other');
+    await expect(() => engine.entities.get(e.id, other.id)).rejects.toThrow(NotFoundError);
+    await expect(collect(engine.entities.send(e.id, { content: 'x' }, other.id))).rejects.toThrow(NotFoundError);
   });
 });
 
@@ -97,14 +97,14 @@ describe('send', () => {
     });
     expect(firstDone.id).toMatch(/^chatcmpl-/);
     expect(second.completion.id).not.toBe(firstDone.id);
-    const history = engine.entities.messages(e.id);
+    const history = await engine.entities.messages(e.id);
     expect(history.data.map((m) => [m.seq, m.role, m.content])).toEqual([
       [1, 'user', 'I am Bob.'],
       [2, 'assistant', 'Hi Bob.'],
       [3, 'user', 'Remember me?'],
       [4, 'assistant', 'Yes, Bob.'],
     ]);
-    const w = engine.entities.window(e.id);
+    const w = await engine.entities.window(e.id);
     expect(w.blocks.map((b) => [b.kind, b.role, b.covers])).toEqual([
       ['message', 'user', [1, 1]],
       ['message', 'assistant', [2, 2]],
@@ -130,9 +130,9 @@ describe('send', () => {
   it('refuses a message larger than the window budget with 400 and stores nothing', async () => {
     const engine = makeEngine(dir, { windowBudget: 50 });
     const e = await engine.entities.create({ model: 'mgpt-1-27b' });
-    const before = snapshot(engine.store.db.name, e.id);
+    const before = snapshot(sqliteOf(engine).db.name, e.id);
     await expect(send(engine, e.id, 'word '.repeat(80))).rejects.toThrow(/larger than the window budget of 50/);
-    expect(snapshot(engine.store.db.name, e.id)).toEqual(before);
+    expect(snapshot(sqliteOf(engine).db.name, e.id)).toEqual(before);
     engine.close();
   });
 
@@ -140,9 +140,9 @@ describe('send', () => {
     const engine = makeEngine(dir, { transcriptCap: 30 });
     const e = await engine.entities.create({ model: 'mgpt-1-27b' });
     await send(engine, e.id, 'one two three four five six seven eight');
-    expect(engine.entities.get(e.id).read_only).toBe(false);
+    expect((await engine.entities.get(e.id)).read_only).toBe(false);
     await send(engine, e.id, 'nine ten eleven twelve thirteen fourteen fifteen');
-    const got = engine.entities.get(e.id);
+    const got = await engine.entities.get(e.id);
     expect(got.transcript.tokens).toBeGreaterThanOrEqual(30);
     expect(got.read_only).toBe(true);
     const err = await send(engine, e.id, 'more').catch((x) => x);
@@ -159,7 +159,7 @@ describe('send', () => {
     await new Promise((r) => setTimeout(r, 60));
     await expect(send(engine, e.id, 'second')).rejects.toThrow(/answering another message/);
     await first;
-    expect(engine.entities.get(e.id).transcript.messages).toBe(2);
+    expect((await engine.entities.get(e.id)).transcript.messages).toBe(2);
     expect(DEFAULT_LEASE_TTL_MS).toBeLessThanOrEqual(30_000);
     engine.close();
   });
@@ -177,7 +177,7 @@ describe('idempotency', () => {
     expect(doneOf(again).completion).toEqual(doneOf(first).completion);
     expect(doneOf(again).replayed).toBe(true);
     expect(again.filter((x) => x.type === 'delta').map((x: any) => x.text).join('')).toBe('The answer is 42.');
-    expect(engine.entities.get(e.id).transcript.messages).toBe(2);
+    expect((await engine.entities.get(e.id)).transcript.messages).toBe(2);
     const err = await send(engine, e.id, 'another question', 'key-1').catch((x) => x);
     expect(err).toBeInstanceOf(BadRequestError);
     expect(err.message).toMatch(/different content/);
@@ -203,7 +203,7 @@ describe('idempotency', () => {
     const b = await engine.entities.create({ model: 'mgpt-1-27b' });
     await send(engine, a.id, 'same', 'k');
     await send(engine, b.id, 'different', 'k');
-    expect(engine.entities.get(b.id).transcript.messages).toBe(2);
+    expect((await engine.entities.get(b.id)).transcript.messages).toBe(2);
     engine.close();
   });
 });
@@ -213,22 +213,22 @@ describe('billing', () => {
     const engine = makeEngine(dir, { prices: { 'mgpt-1-27b': { input: 1_000_000, output: 1_000_000 } } });
     const e = await engine.entities.create({ model: 'mgpt-1-27b' });
     await send(engine, e.id, 'free while unmetered');
-    engine.accounts.topup('local', 10);
+    await engine.accounts.topup('local', 10);
     await send(engine, e.id, 'hello'); // 1 token in + 1 out at $1/token
-    const acct = engine.accounts.find('local');
+    const acct = await engine.accounts.find('local');
     expect(acct.balanceUsd).toBe(8);
-    const ledger = engine.store.accounts.ledger('local');
+    const ledger = await engine.store.accounts.ledger('local');
     expect(ledger.at(-1)).toMatchObject({ entityId: e.id, inputTokens: 1, outputTokens: 1, costUsd: 2 });
     const err = await send(engine, e.id, 'one two three four five six seven eight nine ten').catch((x) => x);
     expect(err).toBeInstanceOf(PaymentRequiredError);
     expect(err.details).toEqual({ balanceUsd: 8, billedUsd: 10, missingUsd: 2 });
-    engine.accounts.topup('local', 2);
+    await engine.accounts.topup('local', 2);
     await expect(send(engine, e.id, 'one two three four five six seven eight nine ten')).resolves.toBeTruthy();
     // The reply's cost is known only after it: 10 in + 10 out took the balance below zero.
-    expect(engine.accounts.find('local').balanceUsd).toBe(-10);
+    expect((await engine.accounts.find('local')).balanceUsd).toBe(-10);
     const err0 = await send(engine, e.id, 'hi').catch((x) => x);
     expect(err0.details).toEqual({ balanceUsd: -10, billedUsd: 1, missingUsd: 11 });
-    engine.accounts.topup('local', 10);
+    await engine.accounts.topup('local', 10);
     const errZero = await send(engine, e.id, 'hi').catch((x) => x);
     expect(errZero.details).toEqual({ balanceUsd: 0, billedUsd: 1, missingUsd: 1 });
     engine.close();
@@ -237,14 +237,14 @@ describe('billing', () => {
   it('does not bill the window, history or rotation summaries', async () => {
     const engine = makeEngine(dir, { windowBudget: 40, prices: { 'mgpt-1-27b': { input: 1_000_000, output: 1_000_000 } } });
     const e = await engine.entities.create({ model: 'mgpt-1-27b', instructions: 'long standing instructions here' });
-    engine.accounts.topup('local', 1000);
+    await engine.accounts.topup('local', 1000);
     let expected = 1000;
     for (let i = 0; i < 12; i++) {
       const events = await send(engine, e.id, `message number ${i} with a few words`);
-      const m = engine.entities.messages(e.id, { after: engine.entities.get(e.id).transcript.messages - 2 }).data;
+      const m = (await engine.entities.messages(e.id, { after: (await engine.entities.get(e.id)).transcript.messages - 2 })).data;
       expected -= m[0].tokens + m[1].tokens;
-      expect(engine.accounts.find('local').balanceUsd).toBe(expected);
-      if (i === 11) expect(engine.entities.window(e.id).blocks[0].kind).toBe('summary');
+      expect((await engine.accounts.find('local')).balanceUsd).toBe(expected);
+      if (i === 11) expect((await engine.entities.window(e.id)).blocks[0].kind).toBe('summary');
       expect(events.length).toBeGreaterThan(0);
     }
     engine.close();
@@ -257,12 +257,12 @@ describe('delete', () => {
     const e = await engine.entities.create({ model: 'mgpt-1-27b', name: 'secretive' });
     const marker = 'ZEBRA-PINEAPPLE-7781';
     for (let i = 0; i < 20; i++) await send(engine, e.id, `${marker} message ${i} ${'padding '.repeat(50)}`);
-    expect(engine.entities.delete(e.id)).toEqual({ id: e.id, object: 'entity', deleted: true });
-    expect(() => engine.entities.get(e.id)).toThrow(NotFoundError);
-    expect(() => engine.entities.delete(e.id)).toThrow(NotFoundError);
-    const s = snapshot(engine.store.db.name, e.id);
+    expect(await engine.entities.delete(e.id)).toEqual({ id: e.id, object: 'entity', deleted: true });
+    await expect(() => engine.entities.get(e.id)).rejects.toThrow(NotFoundError);
+    await expect(() => engine.entities.delete(e.id)).rejects.toThrow(NotFoundError);
+    const s = snapshot(sqliteOf(engine).db.name, e.id);
     expect([s.entity, s.transcript.length, s.window.length]).toEqual([undefined, 0, 0]);
-    const path = engine.store.db.name;
+    const path = sqliteOf(engine).db.name;
     engine.close();
     expect(readFileSync(path).includes(marker)).toBe(false);
   });
@@ -274,7 +274,7 @@ describe('window cache', () => {
     const { Engine } = await import('../../src/engine/engine.js');
     // A second engine on the same file: another connection, its own cache, as another process has.
     const b = new Engine({
-      db: a.store.db.name,
+      db: sqliteOf(a).db.name,
       windowBudget: 120,
       route: () => ({ provider: 'openai', baseUrl: fake.url, model: 'm', maxRetries: 0 }),
     });
@@ -282,11 +282,11 @@ describe('window cache', () => {
     for (let i = 0; i < 30; i++) {
       const engine = i % 3 === 0 ? b : a;
       await send(engine, e.id, `turn ${i} ${'filler words '.repeat(i % 4)}`);
-      const w = a.entities.window(e.id);
+      const w = await a.entities.window(e.id);
       const sent = fake.requests.at(-1)!.body.messages;
       expect(sent).toEqual(w.blocks.slice(0, -1).map((blk) => ({ role: blk.kind === 'summary' ? 'system' : blk.role, content: blk.content })));
     }
-    expect(a.entities.window(e.id)).toEqual(b.entities.window(e.id));
+    expect(await a.entities.window(e.id)).toEqual(await b.entities.window(e.id));
     a.close();
     b.close();
   });

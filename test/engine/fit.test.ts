@@ -48,7 +48,7 @@ describe('a turn always fits the model behind its route', () => {
     expect(rotations).toBeGreaterThanOrEqual(2);
     const w = await engine.entities.window(e.id);
     expect(checkWindowInvariant(w.blocks.map((b) => ({ kind: b.kind, covers: b.covers })), 50)).toBeNull();
-    expect(engine.entities.get(e.id).transcript.messages).toBe(50);
+    expect((await engine.entities.get(e.id)).transcript.messages).toBe(50);
     engine.close();
 
     // A new engine on the same file (as a new process would) fits the first time.
@@ -113,7 +113,7 @@ describe('a turn always fits the model behind its route', () => {
     expect(err.message).toMatch(/context \(200 tokens/);
     expect(err.hint).toMatch(/split the message/);
     expect(fake.requests.length).toBe(calls);
-    expect(engine.entities.get(e.id).transcript.messages).toBe(2);
+    expect((await engine.entities.get(e.id)).transcript.messages).toBe(2);
     engine.close();
     fake.limit = undefined;
   });
@@ -132,7 +132,7 @@ describe('a turn always fits the model behind its route', () => {
     expect(events.some((x) => x.type === 'rotation')).toBe(true);
     const sent = fake.requests.slice(seen).map((r) => (/long-term memory/.test(r.body.messages[0].content) ? 'summary' : 'reply'));
     expect(sent).toEqual(['summary', 'summary', 'reply']);
-    const row = engine.store.calibration.get(`openai:${fake.url}#fake-model`)!;
+    const row = (await engine.store.calibration.get(`openai:${fake.url}#fake-model`))!;
     expect(row.contextTokens).toBe(4096);
     expect(row.factor).toBeGreaterThan(1);
     engine.close();
@@ -146,7 +146,7 @@ describe('a turn always fits the model behind its route', () => {
     const err = await collect(engine.entities.send(e.id, { content: 'hi' })).catch((x) => x);
     expect(err).toBeInstanceOf(ContextOverflowError);
     expect(err.message).toMatch(/does not fit the model's context/);
-    expect(engine.entities.get(e.id).transcript.messages).toBe(0);
+    expect((await engine.entities.get(e.id)).transcript.messages).toBe(0);
     engine.close();
   });
 });

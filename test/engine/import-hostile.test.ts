@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { BadRequestError, ConflictError } from '../../src/core/errors.js';
 import { readTar, tarHeader, tarPadding, tarTrailer } from '../../src/core/tar.js';
 import type { Engine } from '../../src/engine/engine.js';
-import { bytes, collect, makeEngine } from '../helpers/engine.js';
+import { bytes, collect, makeEngine, sqliteOf } from '../helpers/engine.js';
 import { tempDir } from '../helpers/temp.js';
 
 /**
@@ -21,7 +21,7 @@ interface Files {
 }
 
 async function exported(engine: Engine, id: string): Promise<Files> {
-  const entries = readTar(await bytes(engine.entities.export(id, 'tar')));
+  const entries = readTar(await bytes(await engine.entities.export(id, 'tar')));
   const parsed = (name: string) => JSON.parse(Buffer.from(entries.find((e) => e.name === name)!.body).toString());
   return { manifest: parsed('manifest.json'), transcript: parsed('transcript.json'), window: parsed('window.json') };
 }
@@ -48,7 +48,7 @@ async function setup() {
   const e = await engine.entities.create({ model: 'mgpt-1-27b', name: 'src' });
   await collect(engine.entities.send(e.id, { content: 'hello there' }));
   await collect(engine.entities.send(e.id, { content: 'second message' }));
-  const count = () => engine.store.db.prepare('SELECT (SELECT count(*) FROM entities) AS e, (SELECT count(*) FROM blocks) AS b').get();
+  const count = () => sqliteOf(engine).db.prepare('SELECT (SELECT count(*) FROM entities) AS e, (SELECT count(*) FROM blocks) AS b').get();
   return { engine, e, count };
 }
 
@@ -91,7 +91,7 @@ describe('import of rehashed hostile archives', () => {
 
   it("recounts tokens with the engine's estimator instead of trusting the archive's counts", async () => {
     const { engine, e } = await setup();
-    const original = engine.entities.get(e.id);
+    const original = await engine.entities.get(e.id);
     const f = await exported(engine, e.id);
     for (const m of f.transcript) m.tokens = 0;
     for (const b of f.window.blocks) b.tokens = 0;
@@ -99,14 +99,14 @@ describe('import of rehashed hostile archives', () => {
     expect(copy.transcript.tokens).toBe(original.transcript.tokens);
     expect(copy.transcript.tokens).toBeGreaterThan(0);
     expect(copy.window.tokens).toBe(original.window.tokens);
-    expect(engine.entities.window(copy.id).blocks.map((b) => b.tokens)).toEqual(engine.entities.window(e.id).blocks.map((b) => b.tokens));
-    expect(engine.entities.messages(copy.id, {}).data.map((m) => m.tokens)).toEqual(engine.entities.messages(e.id, {}).data.map((m) => m.tokens));
+    expect((await engine.entities.window(copy.id)).blocks.map((b) => b.tokens)).toEqual((await engine.entities.window(e.id)).blocks.map((b) => b.tokens));
+    expect((await engine.entities.messages(copy.id, {})).data.map((m) => m.tokens)).toEqual((await engine.entities.messages(e.id, {})).data.map((m) => m.tokens));
     engine.close();
   });
 
   it('--keep-id: a taken entity id or block id is a conflict with a hint, not a raw SQLite error', async () => {
     const { engine, e, count } = await setup();
-    const tar = await bytes(engine.entities.export(e.id, 'tar'));
+    const tar = await bytes(await engine.entities.export(e.id, 'tar'));
     const taken = await engine.entities.import(tar, 'tar', { keepId: true }).catch((x) => x);
     expect(taken).toBeInstanceOf(ConflictError);
     expect(taken.message).toMatch(`an entity with id ${e.id} already exists`);

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConflictError } from '../../src/core/errors.js';
 import type { Clock } from '../../src/engine/deps.js';
 import { Engine } from '../../src/engine/engine.js';
-import { collect, makeEngine } from '../helpers/engine.js';
+import { collect, makeEngine, sqliteOf } from '../helpers/engine.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../helpers/fake-openai.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -33,7 +33,7 @@ function movableClock(): Clock & { advance(ms: number): void } {
 /** A second engine on the same SQLite file: another process, as far as the database is concerned. */
 function twin(e: Engine, opts: { clock?: Clock; leaseTtlMs?: number } = {}): Engine {
   return new Engine({
-    db: e.store.db.name,
+    db: sqliteOf(e).db.name,
     promptsDir: prompts,
     route: () => ({ provider: 'openai', baseUrl: fake.url, model: 'fake-model', maxRetries: 0 }),
     ...opts,
@@ -56,9 +56,9 @@ describe('entity leases past their expiry', () => {
     clock.advance(120_000);
     const events = await turn;
     expect(events.at(-1)).toMatchObject({ type: 'done' });
-    const log = engine.entities.messages(e.id, { limit: 10 });
+    const log = await engine.entities.messages(e.id, { limit: 10 });
     expect(log.data.map((m) => m.content)).toEqual(['hello', 'slow reply']);
-    expect(engine.store.db.prepare(`SELECT COUNT(*) AS n FROM turn_leases`).get()).toEqual({ n: 0 });
+    expect(sqliteOf(engine).db.prepare(`SELECT COUNT(*) AS n FROM turn_leases`).get()).toEqual({ n: 0 });
     engine.close();
   });
 
@@ -76,7 +76,7 @@ describe('entity leases past their expiry', () => {
     const err = await turn;
     expect(err).toBeInstanceOf(ConflictError);
     await taken;
-    const log = engine.entities.messages(e.id, { limit: 10 });
+    const log = await engine.entities.messages(e.id, { limit: 10 });
     expect(log.data.map((m) => m.content)).toEqual(['second', 'reply: second']);
     other.close();
     engine.close();
@@ -96,14 +96,14 @@ describe('universe turns have one writer', () => {
     expect(won).toHaveLength(1);
     expect(lost).toHaveLength(2);
     for (const err of lost) expect(err).toBeInstanceOf(ConflictError);
-    const conv = engine.universes.doc(universe).runtime.conversation;
+    const conv = (await engine.universes.doc(universe)).runtime.conversation;
     expect(conv).toEqual([
       { role: 'user', content: 'a' },
       { role: 'assistant', content: 'the winner' },
     ]);
     // The lease is gone with the turn: the next call goes through.
     await ask(engine, universe, 'd');
-    expect(engine.universes.doc(universe).runtime.conversation).toHaveLength(4);
+    expect((await engine.universes.doc(universe)).runtime.conversation).toHaveLength(4);
     engine.close();
   });
 
@@ -118,7 +118,7 @@ describe('universe turns have one writer', () => {
     await expect(ask(other, universe, 'two')).rejects.toBeInstanceOf(ConflictError);
     await first;
     await ask(other, universe, 'three');
-    expect(engine.universes.doc(universe).runtime.conversation.map((m) => m.content)).toEqual([
+    expect((await engine.universes.doc(universe)).runtime.conversation.map((m) => m.content)).toEqual([
       'one', 'first answer', 'three', 'reply: three',
     ]);
     other.close();

@@ -10,17 +10,17 @@ describe('finding entities locally', () => {
     const engine = makeEngine(dir);
     const first = await engine.entities.create({ model: 'mgpt-1-27b', name: 'delme' });
     for (let i = 0; i < 240; i++) await engine.entities.create({ model: 'mgpt-1-27b', name: `e${i}` });
-    expect(engine.entities.list().data).toHaveLength(200);
-    expect(engine.entities.list().data.some((e) => e.id === first.id)).toBe(false);
-    expect(engine.entities.resolve('delme').id).toBe(first.id);
-    expect(engine.entities.resolve(first.id.slice(0, 8)).id).toBe(first.id);
-    const pages = [0, 100, 200].map((offset) => engine.entities.list('local', { limit: 100, offset }).data);
+    expect((await engine.entities.list()).data).toHaveLength(200);
+    expect((await engine.entities.list()).data.some((e) => e.id === first.id)).toBe(false);
+    expect((await engine.entities.resolve('delme')).id).toBe(first.id);
+    expect((await engine.entities.resolve(first.id.slice(0, 8))).id).toBe(first.id);
+    const pages = await Promise.all([0, 100, 200].map(async (offset) => (await engine.entities.list('local', { limit: 100, offset })).data));
     expect(pages.map((p) => p.length)).toEqual([100, 100, 41]);
     expect(new Set(pages.flat().map((e) => e.id)).size).toBe(241);
     expect(pages[2].at(-1)!.id).toBe(first.id); // most recently active first: the oldest comes last
     // Fewer than 4 characters are never taken as an id prefix.
-    expect(() => engine.entities.resolve(first.id.slice(0, 3))).toThrow(NotFoundError);
-    expect(() => engine.entities.resolve('zzzz')).toThrow(NotFoundError);
+    await expect(async () => engine.entities.resolve(first.id.slice(0, 3))).rejects.toThrow(NotFoundError);
+    await expect(async () => engine.entities.resolve('zzzz')).rejects.toThrow(NotFoundError);
     engine.close();
   });
 
@@ -29,18 +29,12 @@ describe('finding entities locally', () => {
     const engine = makeEngine(dir, { newId: () => ids.shift() ?? crypto.randomUUID() });
     await engine.entities.create({ model: 'mgpt-1-27b', name: 'one' });
     await engine.entities.create({ model: 'mgpt-1-27b', name: 'two' });
-    const err = (() => {
-      try {
-        engine.entities.resolve('abcd');
-      } catch (e) {
-        return e as BadRequestError;
-      }
-    })()!;
+    const err = (await engine.entities.resolve('abcd').catch((e) => e)) as BadRequestError;
     expect(err).toBeInstanceOf(BadRequestError);
     expect(err.message).toBe('"abcd" names 2 entities');
     expect(err.hint).toBe('use a longer id prefix or the full id:\n  abcd2222  two\n  abcd1111  one');
-    expect(engine.entities.resolve('abcd2').name).toBe('two');
-    expect(engine.entities.resolve('ABCD1').name).toBe('one');
+    expect((await engine.entities.resolve('abcd2')).name).toBe('two');
+    expect((await engine.entities.resolve('ABCD1')).name).toBe('one');
     engine.close();
   });
 });
@@ -54,17 +48,17 @@ describe('finding universes, logs and keys locally', () => {
     const engine = makeEngine(dir, { promptsDir: prompts });
     const a = (await engine.universes.create({ storedPrompt: 'narrator', displayName: 'Tuesday' })).universe;
     const b = (await engine.universes.create({ storedPrompt: 'narrator', displayName: 'Tuesday' })).universe;
-    expect(engine.universes.resolve(a.slice(0, 6))).toBe(a);
-    expect(engine.universes.resolve(a)).toBe(a);
-    expect(() => engine.universes.resolve('Tuesday')).toThrow('"Tuesday" names 2 universes');
-    expect(() => engine.universes.resolve('Wednesday')).toThrow(NotFoundError);
+    expect(await engine.universes.resolve(a.slice(0, 6))).toBe(a);
+    expect(await engine.universes.resolve(a)).toBe(a);
+    await expect(async () => engine.universes.resolve('Tuesday')).rejects.toThrow('"Tuesday" names 2 universes');
+    await expect(async () => engine.universes.resolve('Wednesday')).rejects.toThrow(NotFoundError);
     expect(b).not.toBe(a);
     const res = await engine.respond({ model: 'game-1-lite-frozen', universe: a, userInput: 'hi' });
     const logId = res.requestLog.id;
-    expect(engine.logs.resolve(logId.slice(0, 5))).toBe(logId);
-    const key = engine.keys.create('local', ['mgpt.logs:read']);
-    expect(engine.keys.resolve(key.id.slice(0, 10))).toBe(key.id);
-    expect(() => engine.keys.resolve('key_zzzz')).toThrow(NotFoundError);
+    expect(await engine.logs.resolve(logId.slice(0, 5))).toBe(logId);
+    const key = await engine.keys.create('local', ['mgpt.logs:read']);
+    expect(await engine.keys.resolve(key.id.slice(0, 10))).toBe(key.id);
+    await expect(async () => engine.keys.resolve('key_zzzz')).rejects.toThrow(NotFoundError);
     engine.close();
   });
 });

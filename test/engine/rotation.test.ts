@@ -58,7 +58,7 @@ describe('rotation (property, 500 turns)', () => {
         const reply = done.completion.choices[0].message.content;
         expected.push({ role: 'user', content: message }, { role: 'assistant', content: reply });
 
-        const w = engine.entities.window(e.id);
+        const w = await engine.entities.window(e.id);
         const n = expected.length;
         // 1. The blocks cover 1..N exactly once, in order.
         expect(checkWindowInvariant(w.blocks, n), `turn ${turn}`).toBeNull();
@@ -88,12 +88,12 @@ describe('rotation (property, 500 turns)', () => {
         }
         if (summary) previousSummary = summary.covers;
         // 5. The transcript is untouched by rotation.
-        const entity = engine.entities.get(e.id);
+        const entity = await engine.entities.get(e.id);
         expect(entity.transcript.messages).toBe(n);
         if (turn % 50 === 0 || turn === 500) {
           const all = [];
           for (let after = 0; ; ) {
-            const page = engine.entities.messages(e.id, { after, limit: 500 });
+            const page = await engine.entities.messages(e.id, { after, limit: 500 });
             all.push(...page.data);
             if (!page.has_more) break;
             after = page.next_after;

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BadRequestError, ForbiddenError, NotFoundError, ProviderError } from '../../src/core/errors.js';
 import type { GenerationResponse } from '../../src/core/universe-types.js';
 import type { Engine } from '../../src/engine/engine.js';
-import { makeEngine } from '../helpers/engine.js';
+import { makeEngine, sqliteOf } from '../helpers/engine.js';
 import { type FakeOpenAI, echoLastUser, startFakeOpenAI } from '../helpers/fake-openai.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -28,7 +28,7 @@ async function universe(e: Engine, prompt = 'narrator') {
   return (await e.universes.create({ storedPrompt: prompt })).universe;
 }
 const ask = (e: Engine, body: Record<string, unknown>) => e.respond({ model: 'game-1-lite-frozen', ...body });
-const runtime = (e: Engine, id: string) => e.universes.doc(id).runtime.conversation;
+const runtime = async (e: Engine, id: string) => (await e.universes.doc(id)).runtime.conversation;
 const errorsOf = async (p: Promise<unknown>) => {
   const err = await p.catch((x) => x);
   expect(err).toBeInstanceOf(BadRequestError);
@@ -40,14 +40,14 @@ describe('universes', () => {
     const e = engine();
     const created = await e.universes.create({ storedPrompt: 'narrator', displayName: 'Tuesday' });
     expect(created).toEqual({ universe: expect.stringMatching(/^[0-9a-f-]{36}$/), userId: expect.any(String), prompt: { storedPrompt: 'narrator', stored: true } });
-    const doc = e.universes.doc(created.universe);
+    const doc = await e.universes.doc(created.universe);
     expect(doc).toMatchObject({ id: created.universe, displayName: 'Tuesday', prompt: { storedPrompt: 'narrator' }, conversation: [], runtime: { conversation: [] } });
     expect(JSON.stringify(doc)).not.toContain('SECRET-PROMPT-MARKER');
     await expect(e.universes.create({ storedPrompt: 'nope' })).rejects.toThrow(NotFoundError);
     await expect(e.universes.create({ storedPrompt: '../etc/passwd' })).rejects.toThrow(BadRequestError);
-    expect(() => e.universes.doc('not-a-uuid')).toThrow(BadRequestError);
-    expect(() => e.universes.doc('00000000-0000-4000-8000-00000000abcd')).toThrow('Universe not found');
-    expect(() => e.universes.doc(created.universe, '11111111-1111-4111-8111-111111111111')).toThrow(ForbiddenError);
+    await expect(async () => e.universes.doc('not-a-uuid')).rejects.toThrow(BadRequestError);
+    await expect(async () => e.universes.doc('00000000-0000-4000-8000-00000000abcd')).rejects.toThrow('Universe not found');
+    await expect(async () => e.universes.doc(created.universe, '11111111-1111-4111-8111-111111111111')).rejects.toThrow(ForbiddenError);
     e.close();
   });
 
@@ -126,7 +126,7 @@ describe('responses: tool continuation', () => {
     expect(fake.requests.at(-1)!.body.tools).toHaveLength(2);
     expect(fake.requests.at(-1)!.body.tool_choice).toBe('auto');
     // Stored before the response returned.
-    expect(runtime(e, id).map((m) => m.role)).toEqual(['user', 'assistant']);
+    expect((await runtime(e, id)).map((m) => m.role)).toEqual(['user', 'assistant']);
 
     // New input while the turn waits: 400.
     expect(await errorsOf(ask(e, { universe: id, userInput: 'something else' }))).toEqual([{ field: 'toolResults', message: expect.stringMatching(/c1, c2/) }]);
@@ -138,7 +138,7 @@ describe('responses: tool continuation', () => {
       { field: 'toolResults[0].output', message: expect.any(String) },
       { field: 'toolResults[0].ok', message: expect.any(String) },
     ]);
-    expect(runtime(e, id)).toHaveLength(2);
+    expect(await runtime(e, id)).toHaveLength(2);
 
     const r1 = { callId: 'c1', name: 'roll', output: { value: 5 }, ok: true };
     const r2 = { callId: 'c2', name: 'look', output: { error: 'too dark' }, ok: false };
@@ -162,10 +162,10 @@ describe('responses: tool continuation', () => {
     const again = await ask(e, { universe: id, userInput: 'roll and look', tools, toolResults: [r1, r2] });
     expect(fake.requests.length).toBe(calls + 1);
     expect(again.assistantRaw).toBe(done.assistantRaw);
-    const conv = runtime(e, id);
+    const conv = await runtime(e, id);
     expect(conv.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'tool', 'assistant']);
     expect(conv.filter((m) => m.role === 'tool').map((m: any) => m.tool_call_id)).toEqual(['c1', 'c2']);
-    expect(e.universes.doc(id).conversation.map((t) => [t.role, t.content])).toEqual([
+    expect((await e.universes.doc(id)).conversation.map((t) => [t.role, t.content])).toEqual([
       ['user', 'roll and look'],
       ['assistant', 'You rolled a 5, but it is too dark to see.'],
     ]);
@@ -188,7 +188,7 @@ describe('responses: tool continuation', () => {
     const res2 = { callId: 'a2', name: 'look', output: { v: 2 }, ok: true };
     const final = await ask(e, { universe: id, userInput: 'go', tools, toolResults: [res1, res2] });
     expect(final.assistantRaw).toBe('All done.');
-    expect(runtime(e, id).map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant', 'tool', 'assistant']);
+    expect((await runtime(e, id)).map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant', 'tool', 'assistant']);
     e.close();
   });
 });
@@ -199,16 +199,16 @@ describe('responses: requestId', () => {
     const id = await universe(e);
     fake.script({ status: 503 });
     await expect(ask(e, { universe: id, userInput: 'fragile', requestId: 'req-1' })).rejects.toBeInstanceOf(ProviderError);
-    expect(runtime(e, id)).toEqual([{ role: 'user', content: 'fragile' }]); // stored at once, per the seed
+    expect(await runtime(e, id)).toEqual([{ role: 'user', content: 'fragile' }]); // stored at once, per the seed
     const ok = await ask(e, { universe: id, userInput: 'fragile', requestId: 'req-1' });
-    expect(runtime(e, id).map((m) => m.role)).toEqual(['user', 'assistant']);
+    expect((await runtime(e, id)).map((m) => m.role)).toEqual(['user', 'assistant']);
     const calls = fake.requests.length;
     const replay = await ask(e, { universe: id, userInput: 'fragile', requestId: 'req-1' });
     expect(fake.requests.length).toBe(calls);
     expect(replay).toEqual({ ...ok, diagnostics: { ...ok.diagnostics, replayed: true } });
     expect(ok.diagnostics.replayed).toBeUndefined();
     expect(ok.diagnostics.requestId).toBe('req-1');
-    expect(runtime(e, id)).toHaveLength(2);
+    expect(await runtime(e, id)).toHaveLength(2);
     e.close();
   });
 });
@@ -249,13 +249,13 @@ describe('responses: validation, modes and options', () => {
     fake.script({ toolCalls: [{ id: 't1', name: 'roll', arguments: '{}' }] }, { text: 'rolled' });
     await ask(e, { universe: id, userInput: 'two', tools: [{ type: 'function', name: 'roll' }] });
     await ask(e, { universe: id, userInput: 'two', toolResults: [{ callId: 't1', name: 'roll', output: {}, ok: true }] });
-    expect(runtime(e, id)).toHaveLength(6); // user, assistant, user, assistant(tool), tool, assistant
+    expect(await runtime(e, id)).toHaveLength(6); // user, assistant, user, assistant(tool), tool, assistant
     for (const p of [4, 7]) {
       expect((await errorsOf(ask(e, { universe: id, userInput: 'x', statePointer: p })))?.[0].field).toBe('statePointer');
     }
-    expect(runtime(e, id)).toHaveLength(6);
+    expect(await runtime(e, id)).toHaveLength(6);
     await ask(e, { universe: id, userInput: 'branch', statePointer: 2 });
-    expect(runtime(e, id).map((m) => m.content)).toEqual(['one', 'reply: one', 'branch', 'reply: branch']);
+    expect((await runtime(e, id)).map((m) => m.content)).toEqual(['one', 'reply: one', 'branch', 'reply: branch']);
     expect(fake.requests.at(-1)!.body.messages.slice(1)).toEqual([
       { role: 'user', content: 'one' },
       { role: 'assistant', content: 'reply: one' },
@@ -293,7 +293,7 @@ describe('responses: validation, modes and options', () => {
     const e = engine();
     const id = await universe(e);
     await ask(e, { universe: id, userInput: 'stored turn' });
-    const doc = e.universes.doc(id);
+    const doc = await e.universes.doc(id);
     const inline = await ask(e, { universeDoc: doc, userInput: 'inline turn' });
     expect(fake.requests.at(-1)!.body.messages).toEqual([
       { role: 'system', content: SECRET },
@@ -301,7 +301,7 @@ describe('responses: validation, modes and options', () => {
       { role: 'assistant', content: 'reply: stored turn' },
       { role: 'user', content: 'inline turn' },
     ]);
-    expect(runtime(e, id)).toHaveLength(2);
+    expect(await runtime(e, id)).toHaveLength(2);
     const withText = await ask(e, { universeDoc: { prompt: { text: 'Inline prompt.' }, conversation: [], runtime: { conversation: [] } }, userInput: 'hi' });
     expect(fake.requests.at(-1)!.body.messages[0]).toEqual({ role: 'system', content: 'Inline prompt.' });
     const standalone = await ask(e, { userInput: 'just once' });
@@ -317,7 +317,7 @@ describe('responses: validation, modes and options', () => {
     expect(inline.diagnostics.storage.source).toBe('none');
     const s1 = await ask(e, { universe: id, userInput: 'a' });
     expect(s1.diagnostics.storage.source).toBe('cache');
-    const other = makeEngine(dir, { fake, promptsDir: prompts, db: e.store.db.name });
+    const other = makeEngine(dir, { fake, promptsDir: prompts, db: sqliteOf(e).db.name });
     const fromDb = await other.respond({ model: 'game-1-lite-frozen', universe: id, userInput: 'b' });
     expect(fromDb.diagnostics.storage.source).toBe('database');
     // Written by another connection: the first engine's cache must not serve the old conversation.
@@ -393,30 +393,30 @@ describe('logs', () => {
     fake.script({ status: 500 });
     await expect(ask(e, { universe: id, userInput: 'fails', requestId: 'r-bad' })).rejects.toThrow();
 
-    const all = e.logs.list({ pageSize: 100 });
+    const all = await e.logs.list({ pageSize: 100 });
     const mine = all.data.filter((l) => l.universeId === id || l.kind === 'image');
     expect(mine.length).toBeGreaterThanOrEqual(7);
-    expect(e.logs.list({ kind: 'image' }).data.every((l) => l.kind === 'image')).toBe(true);
-    expect(e.logs.list({ game: 'g-odd' }).data.map((l) => l.requestId).sort()).toEqual(['r-1', 'r-3']);
-    expect(e.logs.list({ requestId: 'r-bad' }).data).toMatchObject([{ status: 'error', error: expect.stringMatching(/500/) }]);
-    expect(e.logs.list({ user: 'someone-else' }).data).toEqual([]);
+    expect((await e.logs.list({ kind: 'image' })).data.every((l) => l.kind === 'image')).toBe(true);
+    expect((await e.logs.list({ game: 'g-odd' })).data.map((l) => l.requestId).sort()).toEqual(['r-1', 'r-3']);
+    expect((await e.logs.list({ requestId: 'r-bad' })).data).toMatchObject([{ status: 'error', error: expect.stringMatching(/500/) }]);
+    expect((await e.logs.list({ user: 'someone-else' })).data).toEqual([]);
     const total = all.total;
-    const p1 = e.logs.list({ page: 1, pageSize: 3 });
-    const p2 = e.logs.list({ page: 2, pageSize: 3 });
+    const p1 = await e.logs.list({ page: 1, pageSize: 3 });
+    const p2 = await e.logs.list({ page: 2, pageSize: 3 });
     expect(p1).toMatchObject({ page: 1, pageSize: 3, total, hasMore: true });
     expect(p1.data).toHaveLength(3);
     expect(p2.data[0].id).not.toBe(p1.data[0].id);
     expect(p1.data[0].createdAt >= p2.data[0].createdAt).toBe(true);
-    const last = e.logs.list({ page: Math.ceil(total / 3), pageSize: 3 });
+    const last = await e.logs.list({ page: Math.ceil(total / 3), pageSize: 3 });
     expect(last.hasMore).toBe(false);
-    for (const bad of [{ page: 0 }, { pageSize: 0 }, { pageSize: 101 }, { kind: 'video' }]) expect(() => e.logs.list(bad)).toThrow(BadRequestError);
-    const detail = e.logs.get(p1.data[0].id);
+    for (const bad of [{ page: 0 }, { pageSize: 0 }, { pageSize: 101 }, { kind: 'video' }]) await expect(async () => e.logs.list(bad)).rejects.toThrow(BadRequestError);
+    const detail = await e.logs.get(p1.data[0].id);
     expect(detail).toMatchObject({ id: p1.data[0].id, request: expect.any(Object), response: expect.any(Object) });
     // A turn's text stays in its log, so what a statePointer later drops is not lost.
-    const t4 = e.logs.list({ requestId: 'r-4' }).data[0];
-    expect(e.logs.get(t4.id)).toMatchObject({ request: { userInput: 't4' }, response: { assistantRaw: 'reply: t4' } });
-    expect(() => e.logs.get('nope')).toThrow(NotFoundError);
-    const everything = JSON.stringify([all, ...all.data.map((l) => e.logs.get(l.id))]);
+    const t4 = (await e.logs.list({ requestId: 'r-4' })).data[0];
+    expect(await e.logs.get(t4.id)).toMatchObject({ request: { userInput: 't4' }, response: { assistantRaw: 'reply: t4' } });
+    await expect(async () => e.logs.get('nope')).rejects.toThrow(NotFoundError);
+    const everything = JSON.stringify([all, ...(await Promise.all(all.data.map((l) => e.logs.get(l.id))))]);
     expect(everything).not.toContain('SECRET-PROMPT-MARKER');
     expect(everything).not.toContain('Glimmerdeep');
     e.close();

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { TurnEvent } from '../../src/core/entity-types.js';
 import { Engine, type EngineOptions } from '../../src/engine/engine.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { FakeOpenAI } from './fake-openai.js';
 
 let n = 0;
@@ -35,4 +36,10 @@ export async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];
   for await (const x of it) out.push(x);
   return out;
+}
+
+/** The engine's SQLite store: tests that read the file directly (every engine here is on SQLite). */
+export function sqliteOf(engine: Engine): SqliteStore {
+  if (!(engine.store instanceof SqliteStore)) throw new Error('this test needs an engine on SQLite');
+  return engine.store;
 }

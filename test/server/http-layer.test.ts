@@ -21,7 +21,7 @@ beforeAll(async () => {
   mkdirSync(join(dir, 'prompts'), { recursive: true });
   writeFileSync(join(dir, 'prompts', 'narrator.md'), 'You narrate.\n');
   engine = makeEngine(dir, { fake, promptsDir: join(dir, 'prompts') });
-  key = engine.keys.create('local', ['mgpt.responses:create', 'mgpt.images:create', 'mgpt.logs:read']).key!;
+  key = (await engine.keys.create('local', ['mgpt.responses:create', 'mgpt.images:create', 'mgpt.logs:read'])).key!;
   server = await listen(engine, '127.0.0.1', 0, {
     onUnexpectedError: (err) => unexpected.push(err),
     headersTimeoutMs: 1000,

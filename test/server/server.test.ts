@@ -7,7 +7,7 @@ import type { Stream } from 'openai/streaming';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../src/engine/engine.js';
 import { type Listening, listen } from '../../src/server/listen.js';
-import { makeEngine } from '../helpers/engine.js';
+import { makeEngine, sqliteOf } from '../helpers/engine.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../helpers/fake-openai.js';
 import { snapshot } from '../helpers/snapshot.js';
 import { tempDir } from '../helpers/temp.js';
@@ -28,14 +28,14 @@ beforeAll(async () => {
   writeFileSync(join(dir, 'prompts', 'narrator.md'), 'You narrate. HIDDEN-PROMPT-9.\n');
   engine = makeEngine(dir, { fake, promptsDir: join(dir, 'prompts') });
   const all = ['mgpt.responses:create', 'mgpt.images:create', 'mgpt.logs:read'];
-  key = engine.keys.create('local', all).key!;
-  engine.accounts.create('acme');
-  other = engine.keys.create('acme', all).key!;
-  narrow = engine.keys.create('local', ['mgpt.logs:read']).key!;
-  const r = engine.keys.create('local', all);
-  engine.keys.revoke(r.id);
+  key = (await engine.keys.create('local', all)).key!;
+  await engine.accounts.create('acme');
+  other = (await engine.keys.create('acme', all)).key!;
+  narrow = (await engine.keys.create('local', ['mgpt.logs:read'])).key!;
+  const r = await engine.keys.create('local', all);
+  await engine.keys.revoke(r.id);
   revoked = r.key!;
-  localUser = engine.accounts.find('local').userId;
+  localUser = (await engine.accounts.find('local')).userId;
   server = await listen(engine, '127.0.0.1', 0);
 });
 afterAll(async () => {
@@ -119,7 +119,7 @@ describe('mgpt serve: entities', () => {
   it('a client killed mid-stream leaves the entity unchanged; the retry with the same key completes once', async () => {
     const id = (await call('POST', '/v1/entities', { body: { model: 'mgpt-1-27b' } })).json.id;
     await call('POST', `/v1/entities/${id}/messages`, { body: { content: 'first', stream: false } });
-    const before = snapshot(engine.store.db.name, id);
+    const before = snapshot(sqliteOf(engine).db.name, id);
     const abortedBefore = fake.aborted;
     fake.script({ text: 'a slow reply that the client will never see the end of', chunkDelayMs: 80 });
     await new Promise<void>((resolve, reject) => {
@@ -136,12 +136,12 @@ describe('mgpt serve: entities', () => {
     });
     await new Promise((r) => setTimeout(r, 300));
     expect(fake.aborted - abortedBefore).toBe(1);
-    expect(snapshot(engine.store.db.name, id)).toEqual(before);
+    expect(snapshot(sqliteOf(engine).db.name, id)).toEqual(before);
     const retry = await call('POST', `/v1/entities/${id}/messages`, { body: { content: 'interrupted', stream: false }, headers: { 'idempotency-key': 'kill-1' } });
     expect(retry.status).toBe(200);
     const again = await call('POST', `/v1/entities/${id}/messages`, { body: { content: 'interrupted', stream: false }, headers: { 'idempotency-key': 'kill-1' } });
     expect(again.json).toEqual(retry.json);
-    expect(snapshot(engine.store.db.name, id).transcript.map((m: any) => m.content)).toEqual(['first', 'reply: first', 'interrupted', 'reply: interrupted']);
+    expect(snapshot(sqliteOf(engine).db.name, id).transcript.map((m: any) => m.content)).toEqual(['first', 'reply: first', 'interrupted', 'reply: interrupted']);
   });
 
   it('answers 409 to a second writer and 402 with the balance fields', async () => {
@@ -153,9 +153,9 @@ describe('mgpt serve: entities', () => {
     expect(second.status).toBe(409);
     expect(second.json).toEqual({ error: expect.stringMatching(/answering another message/) });
     await first;
-    const acme = engine.accounts.find('acme');
+    const acme = await engine.accounts.find('acme');
     const eid = (await call('POST', '/v1/entities', { key: other, body: { model: 'mgpt-1-27b' } })).json.id;
-    engine.accounts.topup(acme.id, 0.0000001);
+    await engine.accounts.topup(acme.id, 0.0000001);
     const poor = await call('POST', `/v1/entities/${eid}/messages`, { key: other, body: { content: 'many words cost more than nothing at all' } });
     expect(poor.status).toBe(402);
     expect(poor.json).toEqual({ error: expect.any(String), balanceUsd: 0.0000001, billedUsd: expect.any(Number), missingUsd: expect.any(Number) });
@@ -260,7 +260,7 @@ describe('mgpt serve: auth matrix', () => {
       { method: 'POST', path: '/api/mgpt/images', body: { sceneUid: 's', systemPrompt: 'x', description: 'y' }, scope: 'images' },
       { method: 'GET', path: `/api/mgpt/logs?ownerUserId=${localUser}`, scope: 'logs' },
     ];
-    const noScope = engine.keys.create('local', ['mgpt.images:create']).key!;
+    const noScope = (await engine.keys.create('local', ['mgpt.images:create'])).key!;
     const shape = (path: string, json: any) => (path.startsWith('/v1/') ? Object.keys(json) : Object.keys(json).filter((k) => k !== 'errors'));
     for (const r of routes) {
       const cases: Array<[string | null, number]> = [
@@ -281,7 +281,7 @@ describe('mgpt serve: auth matrix', () => {
         expect(res.status, `other owner: ${r.method} ${r.path}`).toBe(r.owned === 'entity' ? 404 : 403);
       }
     }
-    const otherUser = engine.accounts.find('acme').userId;
+    const otherUser = (await engine.accounts.find('acme')).userId;
     expect((await call('GET', `/api/mgpt/logs?ownerUserId=${otherUser}`)).status).toBe(403);
   });
 });

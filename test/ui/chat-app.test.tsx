@@ -7,7 +7,7 @@ import type { Engine } from '../../src/engine/engine.js';
 import { ChatApp } from '../../src/ui/chat-app.js';
 import { ChatController, type ChatOptions } from '../../src/ui/chat-controller.js';
 import { execTool } from '../../src/cli/tool-exec.js';
-import { makeEngine } from '../helpers/engine.js';
+import { makeEngine, sqliteOf } from '../helpers/engine.js';
 import { type FakeOpenAI, echoLastUser, startFakeOpenAI } from '../helpers/fake-openai.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -116,18 +116,18 @@ describe('mgpt chat (ink)', () => {
     expect(c.frame()).toMatch(/error: .*500/);
     fake.fallback = echoLastUser;
 
-    engine.store.leases.acquire({ subject: `entity:${c.e.id}`, owner: 'someone-else', idempotencyKey: null, contentSha256: null, expiresAt: Date.now() + 60_000 }, Date.now());
+    await engine.store.leases.acquire({ subject: `entity:${c.e.id}`, owner: 'someone-else', idempotencyKey: null, contentSha256: null, expiresAt: Date.now() + 60_000 }, Date.now());
     await c.type('busy?\r');
     await c.idle();
     expect(c.frame()).toContain('is answering another message');
-    engine.store.leases.release(`entity:${c.e.id}`, 'someone-else');
+    await engine.store.leases.release(`entity:${c.e.id}`, 'someone-else');
 
-    engine.accounts.topup('local', 1e-9);
+    await engine.accounts.topup('local', 1e-9);
     await c.type('pay me\r');
     await c.idle();
     expect(c.frame()).toContain('error: insufficient balance');
     expect(c.frame()).toMatch(/\$0\.00/);
-    engine.store.db.prepare(`UPDATE accounts SET balance_usd = NULL WHERE id = 'local'`).run();
+    sqliteOf(engine).db.prepare(`UPDATE accounts SET balance_usd = NULL WHERE id = 'local'`).run();
 
     await c.type('still here\r');
     await c.idle();

@@ -1,0 +1,132 @@
+import { ContextOverflowError } from '../core/errors.js';
+import { type TokenEstimator, loadTokenEstimator, loadedTokenEstimator, tokenUpperBound } from '../core/tokens.js';
+import { type RotationPlan, modelCost, planRotation } from '../core/window-plan.js';
+import type { ChatMessage, ChatModel } from '../providers/spec.js';
+import type { BlockRow, EntityRow } from '../store/types.js';
+import { PER_MESSAGE_TOKENS, type RouteFit, promptEstimate } from './calibration.js';
+import type { EngineDeps } from './deps.js';
+import { summarizeSpan } from './summarize.js';
+
+/** What planning a turn's window reads. */
+export interface WindowTurn {
+  deps: EngineDeps;
+  entity: EntityRow;
+  model: ChatModel;
+  /** The window before this turn. */
+  blocks: readonly BlockRow[];
+  content: string;
+  count: MessageCount;
+  signal: AbortSignal;
+}
+
+/**
+ * The new message's token count. The tokenizer's tables take ~0.3 s to load; the first turn of a
+ * process does not wait for them unless it must: a byte count bounds the token count from above,
+ * which settles the budget check and rotation planning in the common case, so the provider call
+ * starts at once and the exact count is taken after the reply.
+ */
+export class MessageCount {
+  private known: number | undefined;
+  private readonly loading: Promise<TokenEstimator>;
+
+  constructor(readonly content: string) {
+    this.loading = loadTokenEstimator();
+    this.known = loadedTokenEstimator()?.count(content);
+  }
+
+  /** Exact when known, else a bound from above. */
+  get bound(): number {
+    return this.known ?? tokenUpperBound(this.content);
+  }
+
+  async exact(): Promise<number> {
+    this.known ??= (await this.loading).count(this.content);
+    return this.known;
+  }
+}
+
+/** The window a reply is generated from. */
+export interface PreparedWindow {
+  fit: RouteFit;
+  plan: RotationPlan | null;
+  summary?: BlockRow;
+  /** The window before the new message: summary?, then the kept blocks. */
+  head: readonly BlockRow[];
+  /** The new message as a block; its tokens are a bound until made exact at the commit. */
+  userBlock: BlockRow;
+  /** The prompt's estimate, as the calibration compares it with the provider's count. */
+  estimate: number;
+}
+
+/** Plans the window for the route's limits, rotating (with a summary) when the budget or the model needs it. */
+export async function rotate(turn: WindowTurn): Promise<PreparedWindow> {
+  const { deps, entity, model, blocks, count } = turn;
+  const fixedMessages = entity.instructions ? 1 : 0;
+  const fit = await deps.calibration.fit(model, entity.instructionsTokens, fixedMessages);
+  // Rotation is monotonic in the new message's size: if the bound needs none, neither does the exact count.
+  let plan = planRotation(blocks, count.bound, entity.budgetTokens, fit.limit);
+  if (plan) plan = planRotation(blocks, await count.exact(), entity.budgetTokens, fit.limit);
+  const summary = plan ? await summarize(turn, plan, fit) : undefined;
+  const kept = plan ? blocks.slice(plan.take) : blocks;
+  const head = summary ? [summary, ...kept] : kept;
+  const lastPosition = blocks.length ? blocks[blocks.length - 1].position : 0;
+  const seq = entity.transcriptMessages + 1;
+  const id = deps.newId();
+  const userBlock = (tokens: number): BlockRow => ({
+    id, position: lastPosition + 1, kind: 'message', role: 'user', content: turn.content, tokens, coversFrom: seq, coversTo: seq,
+  });
+  // The prompt itself needs only the text; the bound settles the model's limit unless it is close.
+  let user = userBlock(count.bound);
+  if (fit.limit && modelCost([...head, user], fit.limit.perBlock) > fit.limit.cap) {
+    user = userBlock(await count.exact());
+    if (modelCost([...head, user], fit.limit.perBlock) > fit.limit.cap) throw doesNotFit(turn, fit, user.tokens);
+  }
+  const fixed = entity.instructions ? [entity.instructionsTokens] : [];
+  const estimate = promptEstimate([...fixed, ...head.map((b) => b.tokens), user.tokens]);
+  return { fit, plan, summary, head, userBlock: user, estimate };
+}
+
+/** Folds the plan's span of the window into one summary block. */
+async function summarize(turn: WindowTurn, plan: RotationPlan, fit: RouteFit): Promise<BlockRow> {
+  const { deps, model, blocks } = turn;
+  const tok = await loadTokenEstimator();
+  const span = blocks.slice(0, plan.take);
+  const text = await summarizeSpan(model, tok, span, plan.maxSummaryTokens, fit, deps.calibration, turn.signal);
+  return {
+    id: deps.newId(),
+    position: span[0].position,
+    kind: 'summary',
+    role: 'system',
+    content: text,
+    tokens: tok.count(text),
+    coversFrom: plan.covers[0],
+    coversTo: plan.covers[1],
+  };
+}
+
+/** The message (with the instructions) cannot fit the model however much is folded. */
+function doesNotFit(turn: WindowTurn, fit: RouteFit, messageTokens: number): ContextOverflowError {
+  const room = Math.max(0, (fit.limit?.cap ?? 0) - PER_MESSAGE_TOKENS);
+  return new ContextOverflowError(
+    `message is about ${messageTokens} tokens, but the model's context (${fit.contextTokens} tokens, ` +
+      `${fit.reserveTokens} kept for the reply) leaves room for about ${room} after the instructions`,
+    {
+      contextTokens: fit.contextTokens,
+      hint: turn.entity.instructionsTokens > room
+        ? `shorten the instructions: mgpt entities update ${turn.entity.id} --instructions ...`
+        : 'split the message into smaller ones, or route the entity model to a model with a larger context',
+    },
+  );
+}
+
+/** Instructions first (never rotated, not a block), then the window blocks in order. */
+export function promptMessages(instructions: string, window: readonly BlockRow[]): ChatMessage[] {
+  const messages: ChatMessage[] = [];
+  if (instructions) messages.push({ role: 'system', content: instructions });
+  for (const b of window) {
+    if (b.kind === 'summary') messages.push({ role: 'system', content: b.content });
+    else if (b.role === 'user') messages.push({ role: 'user', content: b.content });
+    else messages.push({ role: 'assistant', content: b.content });
+  }
+  return messages;
+}
