@@ -2,7 +2,7 @@ import type { Entity, ExportManifest, TranscriptMessage, WindowBlock } from '../
 import { loadTokenEstimator } from '../core/tokens.js';
 import type { ClientMessage } from './chat-facade.js';
 import type { EngineDeps } from './deps.js';
-import { sha256 } from './entities.js';
+import { sha256 } from '../core/hash.js';
 import type { EntityService } from './entities.js';
 import { windowDocument } from './entity-wire.js';
 

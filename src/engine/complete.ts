@@ -5,7 +5,7 @@ import { costUsd, roundUsd } from '../core/models.js';
 import { loadTokenEstimator } from '../core/tokens.js';
 import type { ChatMessage } from '../providers/spec.js';
 import type { EngineDeps } from './deps.js';
-import { writeLog } from './logs.js';
+import { type LogEntry, logRow, writeLog } from './logs.js';
 
 export interface StatelessInput {
   /** A platform id or text alias. */
@@ -49,19 +49,18 @@ export async function* completeStateless(deps: EngineDeps, input: StatelessInput
     }
     if (input.signal?.aborted) throw new CancelledError(TURN_CANCELLED);
   } catch (err) {
-    log(deps, input, model.modelId, t0, { status: 'error', error: err instanceof Error ? err.message : String(err) });
+    // The failure is what the caller must see, not a failure to log it.
+    await writeLog(deps, logEntry(deps, input, model.modelId, t0, { status: 'error', error: err instanceof Error ? err.message : String(err) })).catch(() => undefined);
     if (isAbortError(err)) throw new CancelledError(TURN_CANCELLED);
     throw err;
   }
   const inputTokens = usage?.inputTokens ?? promptTokens;
   const outputTokens = usage?.outputTokens ?? tok.count(reply);
   const cost = costUsd(deps.prices[input.model], inputTokens, outputTokens);
-  await deps.store.transaction(() => {
-    deps.store.accounts.charge({
-      accountId: input.accountId, entityId: null, model: input.model, inputTokens, outputTokens, costUsd: cost, createdAt: clock.iso(),
-    });
-    log(deps, input, model.modelId, t0, { status: 'ok', error: null, inputTokens, outputTokens, costUsd: cost });
-  });
+  await deps.store.accounts.chargeWithLog(
+    { accountId: input.accountId, entityId: null, model: input.model, inputTokens, outputTokens, costUsd: cost, createdAt: clock.iso() },
+    logRow(deps, logEntry(deps, input, model.modelId, t0, { status: 'ok', error: null, inputTokens, outputTokens, costUsd: cost })),
+  );
   if (!started) yield { type: 'start', id, model: input.model, created };
   yield {
     type: 'done',
@@ -73,19 +72,19 @@ export async function* completeStateless(deps: EngineDeps, input: StatelessInput
   };
 }
 
-function log(
+function logEntry(
   deps: EngineDeps,
   input: StatelessInput,
   providerModel: string,
   t0: number,
   r: { status: string; error: string | null; inputTokens?: number; outputTokens?: number; costUsd?: number },
-): void {
-  writeLog(deps, {
+): LogEntry {
+  return {
     kind: 'text', userId: input.userId, gameId: null, universeId: null, requestId: null, model: input.model, providerModel,
     status: r.status, error: r.error, inputTokens: r.inputTokens ?? 0, outputTokens: r.outputTokens ?? 0, costUsd: r.costUsd ?? 0,
     totalMs: deps.clock.now() - t0, providerMs: deps.clock.now() - t0,
     request: { mode: 'stateless', messages: input.messages.length }, response: { chars: 0 },
-  });
+  };
 }
 
 /** A metered account must cover the prompt, as an entity turn must cover its message. */

@@ -12,19 +12,24 @@ export interface LogEntry extends Omit<LogRecord, 'id' | 'ownerUserId' | 'create
   response: Record<string, unknown>;
 }
 
-/** Writes one generation record; returns its id. The acting user owns it. */
-export async function writeLog(deps: EngineDeps, e: LogEntry): Promise<string> {
-  const id = deps.newId();
+/** One generation record as stored; the acting user owns it. */
+export function logRow(deps: EngineDeps, e: LogEntry): LogRow {
   const { request, response, ...rest } = e;
-  await deps.store.logs.insert({
-    id,
+  return {
+    id: deps.newId(),
     ownerUserId: e.userId,
     ...rest,
     createdAt: deps.clock.iso(),
     requestSummary: JSON.stringify(request),
     responseSummary: JSON.stringify(response),
-  });
-  return id;
+  };
+}
+
+/** Writes one generation record; returns its id. */
+export async function writeLog(deps: EngineDeps, e: LogEntry): Promise<string> {
+  const row = logRow(deps, e);
+  await deps.store.logs.insert(row);
+  return row.id;
 }
 
 /** GET /logs: a page of records, newest first, or one record in detail. */

@@ -1,7 +1,7 @@
 import { BadRequestError } from '../core/errors.js';
-import type { OpenOptions } from './db.js';
+import type { OpenOptions } from './sqlite/db.js';
 import type { PostgresOptions } from './postgres/postgres-store.js';
-import { Store as SqliteStore } from './store.js';
+import { SqliteStore } from './sqlite/sqlite-store.js';
 import type { Store } from './types.js';
 
 export interface OpenStoreOptions extends OpenOptions, PostgresOptions {}
@@ -14,10 +14,8 @@ export function isPostgresUrl(target: string): boolean {
 /**
  * The store behind `--db`: a `postgres://` or `postgresql://` URL opens PostgreSQL (the driver
  * loads only then); anything else is a SQLite file path.
- * MERGE: the SQLite branch still returns the synchronous store; once it implements `Store`
- * (SqliteStore), this returns `Promise<Store>` alone.
  */
-export async function openStore(target: string, opts: OpenStoreOptions = {}): Promise<Store | SqliteStore> {
+export async function openStore(target: string, opts: OpenStoreOptions = {}): Promise<Store> {
   if (!isPostgresUrl(target)) return SqliteStore.open(target, opts);
   checkPostgresUrl(target);
   const poolSize = checkPoolSize(opts.poolSize);

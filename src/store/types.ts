@@ -123,6 +123,8 @@ export interface AccountStore {
   insert(row: AccountRow): Promise<void>;
   topup(id: string, usd: number): Promise<void>;
   charge(row: LedgerRow): Promise<void>;
+  /** A stateless completion: its charge and its generation log record, in one transaction. */
+  chargeWithLog(row: LedgerRow, log: LogRow): Promise<void>;
   ledger(accountId: string): Promise<LedgerRow[]>;
 }
 

@@ -26,7 +26,7 @@ describe.skipIf(!parts)('the OpenAI facade against the real llama-server', () =>
   });
 
   it('streams two client turns with resent history; the transcript holds each message once', async () => {
-    const key = engine.keys.create('local', ['mgpt.responses:create']).key!;
+    const key = (await engine.keys.create('local', ['mgpt.responses:create'])).key!;
     const e = await engine.entities.create({ model: 'mgpt-1-27b', name: 'lily', instructions: 'Tell short stories about Lily.' });
     const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: key, maxRetries: 0 });
     const history: Array<{ role: 'user' | 'assistant'; content: string }> = [];

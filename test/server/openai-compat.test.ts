@@ -21,7 +21,7 @@ beforeAll(async () => {
   mkdirSync(join(dir, 'prompts'), { recursive: true });
   writeFileSync(join(dir, 'prompts', 'narrator.md'), 'You narrate.\n');
   engine = makeEngine(dir, { fake, promptsDir: join(dir, 'prompts') });
-  key = engine.keys.create('local', ['mgpt.responses:create']).key!;
+  key = (await engine.keys.create('local', ['mgpt.responses:create'])).key!;
   server = await listen(engine, '127.0.0.1', 0);
   client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: key, maxRetries: 0 });
 });
@@ -66,7 +66,7 @@ describe('OpenAI-compatible facade: /v1/models', () => {
     }
     expect(ids).toEqual(expect.arrayContaining(['mgpt-1-27b', 'game-1-lite-frozen', 'entity:listed', `entity:${e.id}`, `entity:${twin2.id}`]));
     expect(ids).not.toContain('entity:twin');
-    const account = engine.accounts.find('local').id;
+    const account = (await engine.accounts.find('local')).id;
     expect(owners.get('entity:listed')).toBe(account);
     expect((await client.models.retrieve('entity:listed')).owned_by).toBe(account);
     expect((await client.models.retrieve(`entity:${e.id.slice(0, 8)}`)).id).toBe(`entity:${e.id.slice(0, 8)}`);
@@ -83,7 +83,7 @@ describe('OpenAI-compatible facade: /v1/models', () => {
     expect(body).toEqual({ error: { message: expect.stringContaining('entity:nobody-here'), type: 'not_found_error', code: 'model_not_found', param: null } });
     await expect(client.models.retrieve('no-such-model')).rejects.toMatchObject({ status: 404, error: { type: 'not_found_error' } });
 
-    const narrow = engine.keys.create('local', ['mgpt.logs:read']).key!;
+    const narrow = (await engine.keys.create('local', ['mgpt.logs:read'])).key!;
     const c2 = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: narrow, maxRetries: 0 });
     await expect(c2.models.list()).rejects.toMatchObject({ status: 403, error: { type: 'permission_error', message: expect.stringContaining('mgpt.responses:create') } });
     await expect(c2.chat.completions.create({ model: 'mgpt-1-27b', messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({ status: 403 });
@@ -114,7 +114,7 @@ describe('OpenAI-compatible facade: entity turns', () => {
       { role: 'user', content: 'three' }, { role: 'assistant', content: 'reply: three' },
     ]);
     // Billed: each new message once, never the resent history.
-    const ledger = engine.store.accounts.ledger(engine.accounts.find('local').id).filter((l) => l.entityId === e.id);
+    const ledger = (await engine.store.accounts.ledger((await engine.accounts.find('local')).id)).filter((l) => l.entityId === e.id);
     expect(ledger.map((l) => l.inputTokens)).toEqual([1, 1, 1]);
     // The provider was shown the entity's window, not the client's list.
     expect(fake.requests.at(-1)!.body.messages[0]).toEqual({ role: 'system', content: 'Be brief.' });
@@ -165,15 +165,15 @@ describe('OpenAI-compatible facade: entity turns', () => {
     const err = await client.chat.completions.create({ model: 'entity:sys', messages: [{ role: 'system', content: 'Be loud.' }, { role: 'user', content: 'x' }] }).catch((x) => x);
     expect(err.status).toBe(400);
     expect(err.error.message).toContain('instructions');
-    engine.accounts.create('broke');
-    const bk = engine.keys.create('broke', ['mgpt.responses:create']).key!;
-    engine.accounts.topup('broke', 0.000001);
+    await engine.accounts.create('broke');
+    const bk = (await engine.keys.create('broke', ['mgpt.responses:create'])).key!;
+    await engine.accounts.topup('broke', 0.000001);
     const c = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: bk, maxRetries: 0 });
-    const ent = await engine.entities.create({ model: 'mgpt-1-27b', name: 'poor' }, engine.accounts.find('broke').id);
+    const ent = await engine.entities.create({ model: 'mgpt-1-27b', name: 'poor' }, (await engine.accounts.find('broke')).id);
     const first = await c.chat.completions.create({ model: 'entity:poor', messages: [{ role: 'user', content: 'hello '.repeat(50) }] }).catch((x) => x);
     expect(first.status).toBe(402);
     expect(first.error).toMatchObject({ type: 'insufficient_quota', balanceUsd: expect.any(Number) });
-    expect(await transcript(ent.id, engine.accounts.find('broke').id)).toHaveLength(0);
+    expect(await transcript(ent.id, (await engine.accounts.find('broke')).id)).toHaveLength(0);
   });
 
   it('rotates behind the facade: a small budget, many client turns, the window invariant holds', async () => {
@@ -201,16 +201,16 @@ describe('OpenAI-compatible facade: stateless and universe', () => {
     expect(s.text).toBe('reply: q2');
     expect(s.usage?.total_tokens).toBeGreaterThan(0);
     expect(fake.requests.slice(before)[0].body.messages).toHaveLength(4);
-    const ledger = engine.store.accounts.ledger(engine.accounts.find('local').id);
+    const ledger = await engine.store.accounts.ledger((await engine.accounts.find('local')).id);
     expect(ledger.at(-1)).toMatchObject({ entityId: null, model: 'mgpt-1-27b', outputTokens: s.usage!.completion_tokens });
-    const logs = engine.logs.list({}, engine.accounts.find('local').userId);
+    const logs = await engine.logs.list({}, (await engine.accounts.find('local')).userId);
     expect(logs.data[0]).toMatchObject({ model: 'mgpt-1-27b', status: 'ok' });
     const alias = await client.chat.completions.create({ model: 'game-1-lite-frozen', messages: [{ role: 'user', content: 'hey' }] });
     expect(alias.choices[0].message.content).toBe('reply: hey');
   });
 
   it('universe:<id> is a universe turn, streamed and buffered, stored in the universe', async () => {
-    const userId = engine.accounts.find('local').userId;
+    const userId = (await engine.accounts.find('local')).userId;
     const { universe } = (await engine.universes.create({ storedPrompt: 'narrator' }, userId)) as { universe: string };
     const s = await streamed(`universe:${universe}`, [{ role: 'user', content: 'look around' }]);
     expect(s.text).toBe('reply: look around');

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { entitySubject, universeSubject } from '../../src/store/lease-repo.js';
+import { join } from 'node:path';
+import { entitySubject, universeSubject } from '../../src/engine/lease.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type {
   AccountRow,
   BlockRow,
@@ -15,6 +17,7 @@ import type {
   UniverseRow,
 } from '../../src/store/types.js';
 import { startPostgres } from '../helpers/postgres.js';
+import { tempDir } from '../helpers/temp.js';
 
 /** A way to get a `Store`: every implementation passes the same cases. */
 interface StoreFactory {
@@ -24,7 +27,11 @@ interface StoreFactory {
   open(target: string): Promise<Store>;
 }
 
-const factories: StoreFactory[] = [];
+const dir = tempDir();
+let files = 0;
+const factories: StoreFactory[] = [
+  { name: 'sqlite', blank: async () => join(dir, `${files++}.db`), open: async (path) => SqliteStore.open(path) },
+];
 
 // PostgreSQL: a throwaway cluster (initdb --no-sync, fsync=off: its data is thrown away).
 const cluster = await startPostgres('the store contract on PostgreSQL');
@@ -37,10 +44,6 @@ if (cluster) {
     open: (url) => PostgresStore.open(url, { poolSize: 4 }),
   });
 }
-// MERGE: the SQLite store joins here once it implements Store:
-// factories.push({ name: 'sqlite', blank: async () => join(dir, `${n++}.db`), open: async (p) => SqliteStore.open(p) });
-
-if (!factories.length) it.skip('no store could be opened', () => {});
 
 const T0 = '2026-01-01T00:00:00.000Z';
 const at = (s: number) => new Date(Date.parse(T0) + s * 1000).toISOString();
@@ -531,6 +534,21 @@ describe.each(factories)('store contract: $name', (factory) => {
       expect(await s.logs.get(randomUUID(), l1.id)).toBeUndefined();
       expect(await s.logs.idsWithPrefix(owner, l1.id.slice(0, 8), 10)).toEqual([l1.id]);
       expect(await s.logs.idsWithPrefix(randomUUID(), l1.id.slice(0, 8), 10)).toEqual([]);
+    });
+
+    it('charges with a log record together, or neither when one fails', async () => {
+      const metered = await account(1);
+      const owner = randomUUID();
+      const c = { accountId: metered.id, entityId: null, model: 'echo', inputTokens: 3, outputTokens: 4, costUsd: 0.25, createdAt: at(1) };
+      const l = log(owner, { createdAt: at(1) });
+      await s.accounts.chargeWithLog(c, l);
+      expect(await s.accounts.ledger(metered.id)).toStrictEqual([c]);
+      expect(await s.logs.get(owner, l.id)).toStrictEqual(l);
+      expect((await s.accounts.get(metered.id))?.balanceUsd).toBe(0.75);
+      // The same log id again: the insert fails, so the second charge is rolled back with it.
+      await expect(s.accounts.chargeWithLog({ ...c, createdAt: at(2) }, l)).rejects.toThrow();
+      expect(await s.accounts.ledger(metered.id)).toStrictEqual([c]);
+      expect((await s.accounts.get(metered.id))?.balanceUsd).toBe(0.75);
     });
   });
 

@@ -1,7 +1,8 @@
 import type { Pool } from 'pg';
-import type { AccountRow, AccountStore, LedgerRow } from '../types.js';
+import type { AccountRow, AccountStore, LedgerRow, LogRow } from '../types.js';
 import { inTransaction } from './pg-db.js';
 import { charge } from './pg-entity-store.js';
+import { insertLog } from './pg-log-store.js';
 
 const ACCOUNT_COLS = `id, name, balance_usd AS "balanceUsd", user_id AS "userId", created_at AS "createdAt"`;
 
@@ -39,6 +40,13 @@ export class PgAccountStore implements AccountStore {
   /** The ledger row and the balance move together or not at all. */
   async charge(row: LedgerRow): Promise<void> {
     await inTransaction(this.pool, (c) => charge(c, row));
+  }
+
+  async chargeWithLog(row: LedgerRow, log: LogRow): Promise<void> {
+    await inTransaction(this.pool, async (c) => {
+      await charge(c, row);
+      await insertLog(c, log);
+    });
   }
 
   async ledger(accountId: string): Promise<LedgerRow[]> {

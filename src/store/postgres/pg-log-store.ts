@@ -1,6 +1,6 @@
 import type { Pool } from 'pg';
 import type { LogFilter, LogRow, LogStore } from '../types.js';
-import { inTransaction } from './pg-db.js';
+import { type Queryable, inTransaction } from './pg-db.js';
 
 const COLS = `id, kind, owner_user_id AS "ownerUserId", user_id AS "userId", game_id AS "gameId", universe_id AS "universeId",
   request_id AS "requestId", model, provider_model AS "providerModel", status, error, input_tokens AS "inputTokens",
@@ -19,15 +19,7 @@ export class PgLogStore implements LogStore {
   constructor(private readonly pool: Pool) {}
 
   async insert(row: LogRow): Promise<void> {
-    await this.pool.query(
-      `INSERT INTO generation_logs (id, kind, owner_user_id, user_id, game_id, universe_id, request_id, model,
-         provider_model, status, error, input_tokens, output_tokens, cost_usd, total_ms, provider_ms, created_at,
-         request_summary, response_summary)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
-      [row.id, row.kind, row.ownerUserId, row.userId, row.gameId, row.universeId, row.requestId, row.model,
-        row.providerModel, row.status, row.error, row.inputTokens, row.outputTokens, row.costUsd, row.totalMs,
-        row.providerMs, row.createdAt, row.requestSummary, row.responseSummary],
-    );
+    await insertLog(this.pool, row);
   }
 
   async idsWithPrefix(ownerUserId: string, prefix: string, limit: number): Promise<string[]> {
@@ -67,4 +59,17 @@ export class PgLogStore implements LogStore {
       'snapshot',
     );
   }
+}
+
+/** Inserts one record, on the pool or inside a caller's transaction. */
+export async function insertLog(q: Queryable, row: LogRow): Promise<void> {
+  await q.query(
+    `INSERT INTO generation_logs (id, kind, owner_user_id, user_id, game_id, universe_id, request_id, model,
+       provider_model, status, error, input_tokens, output_tokens, cost_usd, total_ms, provider_ms, created_at,
+       request_summary, response_summary)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
+    [row.id, row.kind, row.ownerUserId, row.userId, row.gameId, row.universeId, row.requestId, row.model,
+      row.providerModel, row.status, row.error, row.inputTokens, row.outputTokens, row.costUsd, row.totalMs,
+      row.providerMs, row.createdAt, row.requestSummary, row.responseSummary],
+  );
 }

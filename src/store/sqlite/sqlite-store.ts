@@ -158,6 +158,11 @@ function accountStore(r: SqliteRepos): AccountStore {
     insert: async (row) => a.insert(row),
     topup: async (id, usd) => a.topup(id, usd),
     charge: async (row) => a.charge(row),
+    chargeWithLog: async (row, log) =>
+      r.transaction(() => {
+        a.charge(row);
+        r.logs.insert(log);
+      }),
     ledger: async (accountId) => a.ledger(accountId),
   };
 }
