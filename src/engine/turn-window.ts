@@ -119,14 +119,15 @@ function doesNotFit(turn: WindowTurn, fit: RouteFit, messageTokens: number): Con
   );
 }
 
-/** Instructions first (never rotated, not a block), then the window blocks in order. */
-export function promptMessages(instructions: string, window: readonly BlockRow[]): ChatMessage[] {
+/** Instructions first (never rotated, not a block), then the window's blocks in order, then the new message. */
+export function promptMessages(instructions: string, prepared: PreparedWindow): ChatMessage[] {
   const messages: ChatMessage[] = [];
   if (instructions) messages.push({ role: 'system', content: instructions });
-  for (const b of window) {
+  for (const b of prepared.head) {
     if (b.kind === 'summary') messages.push({ role: 'system', content: b.content });
     else if (b.role === 'user') messages.push({ role: 'user', content: b.content });
     else messages.push({ role: 'assistant', content: b.content });
   }
+  messages.push({ role: 'user', content: prepared.userBlock.content });
   return messages;
 }

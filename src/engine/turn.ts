@@ -12,9 +12,8 @@ import {
 import { costUsd, roundUsd } from '../core/models.js';
 import { loadTokenEstimator } from '../core/tokens.js';
 import { windowTokens } from '../core/window-plan.js';
-import type { ProviderUsage } from '../providers/spec.js';
+import type { ProviderUsage, StreamPart } from '../providers/spec.js';
 import type { BlockRow, EntityRow, EntityTurnWrite, LeaseRow } from '../store/types.js';
-import { promptEstimate } from './calibration.js';
 import type { EngineDeps } from './deps.js';
 import { type HeldLease, type LeaseRequest, entitySubject, withLease } from './lease.js';
 import { MessageCount, type PreparedWindow, type WindowTurn, promptMessages, rotate } from './turn-window.js';
@@ -170,15 +169,27 @@ async function openTurn(deps: EngineDeps, entity: EntityRow, count: MessageCount
 }
 
 /**
- * Rotates (if needed) and generates. A prompt the model refuses as too long teaches the route its
- * limits; the turn is then planned again, once, before anything reached the caller.
+ * Rotates (if needed) and streams the reply, announcing the turn with its first text. A prompt the
+ * model refuses as too long teaches the route its limits; the turn is then planned again, once,
+ * before anything reached the caller.
  */
 async function* rotateAndGenerate(turn: TurnState): AsyncGenerator<TurnEvent, { prepared: PreparedWindow; reply: Reply }> {
   for (let attempt = 0; ; attempt++) {
     let prepared: PreparedWindow | undefined;
     try {
       prepared = await rotate(turn);
-      const reply = yield* generate(turn, prepared);
+      const reply: Reply = { text: '', finish: 'stop' };
+      // Inline rather than a generator of its own: every event would pay one more level of delegation.
+      for await (const part of generate(turn, prepared)) {
+        if (turn.signal.aborted) break;
+        if (part.type !== 'text-delta') {
+          absorb(reply, part);
+          continue;
+        }
+        if (!turn.started) yield* announce(turn, prepared);
+        reply.text += part.text;
+        yield { type: 'delta', text: part.text };
+      }
       return { prepared, reply };
     } catch (err) {
       if (!(err instanceof ContextOverflowError) || turn.started || attempt > 0) throw tooLarge(err, turn);
@@ -188,26 +199,17 @@ async function* rotateAndGenerate(turn: TurnState): AsyncGenerator<TurnEvent, { 
   }
 }
 
-/** Streams the reply, announcing the turn with its first text. */
-async function* generate(turn: TurnState, prepared: PreparedWindow): AsyncGenerator<TurnEvent, Reply> {
-  const { entity, model } = turn;
-  const out: Reply = { text: '', finish: 'stop' };
-  const messages = promptMessages(entity.instructions, [...prepared.head, prepared.userBlock]);
-  for await (const part of model.stream({ messages, purpose: 'reply', signal: turn.signal })) {
-    if (turn.signal.aborted) break;
-    if (part.type === 'text-delta') {
-      if (!turn.started) yield* announce(turn, prepared);
-      out.text += part.text;
-      yield { type: 'delta', text: part.text };
-    } else if (part.type === 'usage') {
-      out.usage = part.usage;
-    } else if (part.type === 'finish') {
-      out.finish = finishReason(part.reason);
-    } else if (part.type === 'error') {
-      throw part.error;
-    }
-  }
-  return out;
+/** Starts the provider's stream for the prepared window. */
+function generate(turn: TurnState, prepared: PreparedWindow): AsyncIterable<StreamPart> {
+  const messages = promptMessages(turn.entity.instructions, prepared);
+  return turn.model.stream({ messages, purpose: 'reply', signal: turn.signal });
+}
+
+/** Takes a part other than text into the reply: its usage and finish reason; a provider error is thrown. */
+function absorb(reply: Reply, part: Exclude<StreamPart, { type: 'text-delta' }>): void {
+  if (part.type === 'usage') reply.usage = part.usage;
+  else if (part.type === 'finish') reply.finish = finishReason(part.reason);
+  else if (part.type === 'error') throw part.error;
 }
 
 /** The turn's start, and its rotation if it had one: sent once, with the first output. */
@@ -236,9 +238,8 @@ async function commit(turn: TurnState, prepared: PreparedWindow, reply: Reply, l
   const tok = await loadTokenEstimator();
   const messageTokens = await turn.count.exact();
   const userBlock: BlockRow = { ...prepared.userBlock, tokens: messageTokens };
-  const window = [...prepared.head, userBlock];
-  const fixed = entity.instructions ? [entity.instructionsTokens] : [];
-  const promptTokens = promptEstimate([...fixed, ...window.map((b) => b.tokens)]);
+  // The estimate is a sum: only the new message's count changed since the window was planned.
+  const promptTokens = prepared.estimate - prepared.userBlock.tokens + messageTokens;
   if (reply.usage?.inputTokens) await deps.calibration.observe(model.routeKey, promptTokens, reply.usage.inputTokens);
   const replyTokens = tok.count(reply.text);
   const completion: EntityCompletion = {
@@ -261,7 +262,7 @@ async function commit(turn: TurnState, prepared: PreparedWindow, reply: Reply, l
     coversFrom: userSeq + 1,
     coversTo: userSeq + 1,
   };
-  const finalWindow = [...window, replyBlock];
+  const finalWindow = [...prepared.head, userBlock, replyBlock];
   const userAt = clock.iso();
   const write: Omit<EntityTurnWrite, 'lease'> = {
     entityId: id,
