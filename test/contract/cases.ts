@@ -533,7 +533,7 @@ export function contractSuite(name: string, make: (dir: string, fake: FakeOpenAI
 
       it(`denies another user's universe${name === 'local' ? ' (local: one user; checked in the engine tests)' : ''}`, async () => {
         if (t.kind === 'local') {
-          await expect(async () => t.engine.universes.doc('00000000-0000-4000-8000-0000000000ab')).rejects.toThrow(NotFoundError);
+          await expect(() => t.engine.universes.doc('00000000-0000-4000-8000-0000000000ab')).rejects.toThrow(NotFoundError);
           return;
         }
         const u = await universe();

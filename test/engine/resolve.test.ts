@@ -19,8 +19,8 @@ describe('finding entities locally', () => {
     expect(new Set(pages.flat().map((e) => e.id)).size).toBe(241);
     expect(pages[2].at(-1)!.id).toBe(first.id); // most recently active first: the oldest comes last
     // Fewer than 4 characters are never taken as an id prefix.
-    await expect(async () => engine.entities.resolve(first.id.slice(0, 3))).rejects.toThrow(NotFoundError);
-    await expect(async () => engine.entities.resolve('zzzz')).rejects.toThrow(NotFoundError);
+    await expect(() => engine.entities.resolve(first.id.slice(0, 3))).rejects.toThrow(NotFoundError);
+    await expect(() => engine.entities.resolve('zzzz')).rejects.toThrow(NotFoundError);
     engine.close();
   });
 
@@ -50,15 +50,15 @@ describe('finding universes, logs and keys locally', () => {
     const b = (await engine.universes.create({ storedPrompt: 'narrator', displayName: 'Tuesday' })).universe;
     expect(await engine.universes.resolve(a.slice(0, 6))).toBe(a);
     expect(await engine.universes.resolve(a)).toBe(a);
-    await expect(async () => engine.universes.resolve('Tuesday')).rejects.toThrow('"Tuesday" names 2 universes');
-    await expect(async () => engine.universes.resolve('Wednesday')).rejects.toThrow(NotFoundError);
+    await expect(() => engine.universes.resolve('Tuesday')).rejects.toThrow('"Tuesday" names 2 universes');
+    await expect(() => engine.universes.resolve('Wednesday')).rejects.toThrow(NotFoundError);
     expect(b).not.toBe(a);
     const res = await engine.respond({ model: 'game-1-lite-frozen', universe: a, userInput: 'hi' });
     const logId = res.requestLog.id;
     expect(await engine.logs.resolve(logId.slice(0, 5))).toBe(logId);
     const key = await engine.keys.create('local', ['mgpt.logs:read']);
     expect(await engine.keys.resolve(key.id.slice(0, 10))).toBe(key.id);
-    await expect(async () => engine.keys.resolve('key_zzzz')).rejects.toThrow(NotFoundError);
+    await expect(() => engine.keys.resolve('key_zzzz')).rejects.toThrow(NotFoundError);
     engine.close();
   });
 });

@@ -45,9 +45,9 @@ describe('universes', () => {
     expect(JSON.stringify(doc)).not.toContain('SECRET-PROMPT-MARKER');
     await expect(e.universes.create({ storedPrompt: 'nope' })).rejects.toThrow(NotFoundError);
     await expect(e.universes.create({ storedPrompt: '../etc/passwd' })).rejects.toThrow(BadRequestError);
-    await expect(async () => e.universes.doc('not-a-uuid')).rejects.toThrow(BadRequestError);
-    await expect(async () => e.universes.doc('00000000-0000-4000-8000-00000000abcd')).rejects.toThrow('Universe not found');
-    await expect(async () => e.universes.doc(created.universe, '11111111-1111-4111-8111-111111111111')).rejects.toThrow(ForbiddenError);
+    await expect(() => e.universes.doc('not-a-uuid')).rejects.toThrow(BadRequestError);
+    await expect(() => e.universes.doc('00000000-0000-4000-8000-00000000abcd')).rejects.toThrow('Universe not found');
+    await expect(() => e.universes.doc(created.universe, '11111111-1111-4111-8111-111111111111')).rejects.toThrow(ForbiddenError);
     e.close();
   });
 
@@ -409,13 +409,13 @@ describe('logs', () => {
     expect(p1.data[0].createdAt >= p2.data[0].createdAt).toBe(true);
     const last = await e.logs.list({ page: Math.ceil(total / 3), pageSize: 3 });
     expect(last.hasMore).toBe(false);
-    for (const bad of [{ page: 0 }, { pageSize: 0 }, { pageSize: 101 }, { kind: 'video' }]) await expect(async () => e.logs.list(bad)).rejects.toThrow(BadRequestError);
+    for (const bad of [{ page: 0 }, { pageSize: 0 }, { pageSize: 101 }, { kind: 'video' }]) await expect(() => e.logs.list(bad)).rejects.toThrow(BadRequestError);
     const detail = await e.logs.get(p1.data[0].id);
     expect(detail).toMatchObject({ id: p1.data[0].id, request: expect.any(Object), response: expect.any(Object) });
     // A turn's text stays in its log, so what a statePointer later drops is not lost.
     const t4 = (await e.logs.list({ requestId: 'r-4' })).data[0];
     expect(await e.logs.get(t4.id)).toMatchObject({ request: { userInput: 't4' }, response: { assistantRaw: 'reply: t4' } });
-    await expect(async () => e.logs.get('nope')).rejects.toThrow(NotFoundError);
+    await expect(() => e.logs.get('nope')).rejects.toThrow(NotFoundError);
     const everything = JSON.stringify([all, ...(await Promise.all(all.data.map((l) => e.logs.get(l.id))))]);
     expect(everything).not.toContain('SECRET-PROMPT-MARKER');
     expect(everything).not.toContain('Glimmerdeep');
