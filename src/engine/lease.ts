@@ -38,62 +38,82 @@ const BUSY_RETRY_MS = 100;
  * refreshed every third of its TTL until released or freed by a write.
  */
 export async function takeLease(deps: EngineDeps, req: LeaseRequest): Promise<HeldLease> {
-  const { store, clock, newId } = deps;
   const ttl = deps.limits.leaseTtlMs;
-  const claim: LeaseClaim = { subject: req.subject, owner: newId() };
-  const holder = await store.leases.acquire(
-    { ...claim, idempotencyKey: req.key ?? null, contentSha256: req.contentSha256 ?? null, expiresAt: clock.now() + ttl },
-    clock.now(),
+  const claim: LeaseClaim = { subject: req.subject, owner: deps.newId() };
+  const now = deps.clock.now();
+  const holder = await deps.store.leases.acquire(
+    { ...claim, idempotencyKey: req.key ?? null, contentSha256: req.contentSha256 ?? null, expiresAt: now + ttl },
+    now,
   );
   if (holder) throw req.refused(holder);
-  const lost = new AbortController();
-  const period = Math.max(50, Math.floor(ttl / 3));
-  let timer: NodeJS.Timeout | undefined;
-  let done = false;
-  const schedule = (ms: number) => {
-    timer = setTimeout(refresh, ms);
-    timer.unref();
-  };
-  const refresh = () => {
-    if (done) return;
-    store.leases.refresh(claim.subject, claim.owner, clock.now() + ttl).then(
+  return new Lease(deps, claim, ttl);
+}
+
+/** A held lease and its heartbeat. */
+class Lease implements HeldLease {
+  private readonly lostController = new AbortController();
+  private readonly period: number;
+  private timer: NodeJS.Timeout | undefined;
+  private done = false;
+
+  constructor(
+    private readonly deps: EngineDeps,
+    readonly claim: LeaseClaim,
+    private readonly ttl: number,
+  ) {
+    this.period = Math.max(50, Math.floor(ttl / 3));
+    this.schedule(this.period);
+  }
+
+  get lost(): AbortSignal {
+    return this.lostController.signal;
+  }
+
+  get held(): boolean {
+    return !this.done;
+  }
+
+  async write(unit: (claim: LeaseClaim) => Promise<boolean>, conflict: () => ConflictError, frees: boolean): Promise<void> {
+    if (!(await unit(this.claim))) throw conflict();
+    if (frees) this.stop();
+  }
+
+  async release(): Promise<void> {
+    if (this.done) return;
+    this.stop();
+    try {
+      await this.deps.store.leases.release(this.claim.subject, this.claim.owner);
+    } catch {
+      // The database is gone (process exit); the lease expires on its own.
+    }
+  }
+
+  private stop(): void {
+    this.done = true;
+    clearTimeout(this.timer);
+  }
+
+  private schedule(ms: number): void {
+    this.timer = setTimeout(() => this.refresh(), ms);
+    this.timer.unref();
+  }
+
+  private refresh(): void {
+    if (this.done) return;
+    const { store, clock } = this.deps;
+    store.leases.refresh(this.claim.subject, this.claim.owner, clock.now() + this.ttl).then(
       (ours) => {
-        if (done) return;
-        if (!ours) return lost.abort();
-        schedule(period);
+        if (this.done) return;
+        if (!ours) return this.lostController.abort();
+        this.schedule(this.period);
       },
       // The database is busy (another writer's commit): try again soon. Even if the lease expires
       // meanwhile, a write stands as long as no one else took it.
       () => {
-        if (!done) schedule(BUSY_RETRY_MS);
+        if (!this.done) this.schedule(BUSY_RETRY_MS);
       },
     );
-  };
-  schedule(period);
-  const stop = () => {
-    done = true;
-    clearTimeout(timer);
-  };
-  return {
-    claim,
-    lost: lost.signal,
-    get held() {
-      return !done;
-    },
-    async write(unit, conflict, frees) {
-      if (!(await unit(claim))) throw conflict();
-      if (frees) stop();
-    },
-    async release() {
-      if (done) return;
-      stop();
-      try {
-        await store.leases.release(claim.subject, claim.owner);
-      } catch {
-        // The database is gone (process exit); the lease expires on its own.
-      }
-    },
-  };
+  }
 }
 
 /**

@@ -71,15 +71,14 @@ export async function rotate(turn: WindowTurn): Promise<PreparedWindow> {
   const head = summary ? [summary, ...kept] : kept;
   const lastPosition = blocks.length ? blocks[blocks.length - 1].position : 0;
   const seq = entity.transcriptMessages + 1;
-  const id = deps.newId();
-  const userBlock = (tokens: number): BlockRow => ({
-    id, position: lastPosition + 1, kind: 'message', role: 'user', content: turn.content, tokens, coversFrom: seq, coversTo: seq,
-  });
   // The prompt itself needs only the text; the bound settles the model's limit unless it is close.
-  let user = userBlock(count.bound);
-  if (fit.limit && modelCost([...head, user], fit.limit.perBlock) > fit.limit.cap) {
-    user = userBlock(await count.exact());
-    if (modelCost([...head, user], fit.limit.perBlock) > fit.limit.cap) throw doesNotFit(turn, fit, user.tokens);
+  const user: BlockRow = {
+    id: deps.newId(), position: lastPosition + 1, kind: 'message', role: 'user', content: turn.content,
+    tokens: count.bound, coversFrom: seq, coversTo: seq,
+  };
+  if (fit.limit && modelCost(head, fit.limit.perBlock) + user.tokens + fit.limit.perBlock > fit.limit.cap) {
+    user.tokens = await count.exact();
+    if (modelCost(head, fit.limit.perBlock) + user.tokens + fit.limit.perBlock > fit.limit.cap) throw doesNotFit(turn, fit, user.tokens);
   }
   const fixed = entity.instructions ? [entity.instructionsTokens] : [];
   const estimate = promptEstimate([...fixed, ...head.map((b) => b.tokens), user.tokens]);
