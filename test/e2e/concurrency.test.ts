@@ -15,11 +15,15 @@ describe('one writer per entity, across processes', () => {
   it('two processes send at once: one succeeds, the other exits 5', async () => {
     const env = cliEnv(dir, { MGPT_PROVIDER: 'openai', MGPT_PROVIDER_URL: fake.url });
     const id = (await mgpt(['entities', 'create'], env)).stdout.trim();
-    fake.fallback = (body) => ({ text: `slow reply to ${body.messages.at(-1).content}`, chunkDelayMs: 150 });
+    // A's reply is held open after its first chunk until B has finished, however slowly B starts.
+    let bDone!: () => void;
+    const held = new Promise<void>((r) => (bDone = r));
+    fake.fallback = (body) => ({ text: `slow reply to ${body.messages.at(-1).content}`, holdAfterFirst: held });
     try {
       const a = spawnMgpt(['send', id, 'from A'], env);
       await new Promise<void>((r) => a.stdout!.once('data', () => r()));
       const b = await mgptBinary(['send', id, 'from B'], env);
+      bDone();
       const ra = await a.result;
       expect(ra.code).toBe(0);
       expect(ra.stdout).toBe('slow reply to from A\n');
@@ -27,6 +31,7 @@ describe('one writer per entity, across processes', () => {
       expect(b.stderr).toMatch(/^error: entity \S+ is answering another message/m);
       expect(b.stdout).toBe('');
     } finally {
+      bDone();
       fake.fallback = (await import('../helpers/fake-openai.js')).echoLastUser;
     }
     expect(snapshot(env.MGPT_DB, id).transcript.map((m: any) => m.content)).toEqual(['from A', 'slow reply to from A']);

@@ -14,6 +14,8 @@ export interface ScriptedReply {
   delayMs?: number;
   /** Wait between chunks. */
   chunkDelayMs?: number;
+  /** After the first content chunk, wait for this before the rest: a reply held open until the test lets it end. */
+  holdAfterFirst?: Promise<unknown>;
   /** Destroy the connection after this many content chunks (a mid-stream failure). */
   failAfterChunks?: number;
   /** Drop the connection before answering (a connect-level failure). */
@@ -194,6 +196,7 @@ async function serve(reply: ScriptedReply, req: IncomingMessage, res: ServerResp
     if (closed) return;
     send({ ...base, choices: [{ index: 0, delta: { content: p }, finish_reason: null }] });
     if (i === 0) fake.firstTokenAt.push(performance.now());
+    if (i === 0 && reply.holdAfterFirst) await reply.holdAfterFirst;
   }
   if (reply.failAfterChunks !== undefined && pieces.length <= reply.failAfterChunks) return cut();
   for (const [i, t] of (reply.toolCalls ?? []).entries()) {
