@@ -7,7 +7,8 @@
 // also ESM-only, which Node 20 cannot require()) are each bundled alone into dist/vendor/*.mjs and
 // loaded with import() on first use, so plain commands do not even parse them; they share no
 // classes with mgpt's code, so nothing is duplicated across bundles.
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { build } from 'esbuild';
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
@@ -35,6 +36,20 @@ const serverPlugin = {
   name: 'server',
   setup(b) {
     b.onResolve({ filter: /server\/listen\.js$/ }, () => ({ path: './server.cjs', external: true }));
+  },
+};
+
+/**
+ * The tokenizer (gpt-tokenizer's BPE over the compact o200k table) is its own small bundle, loaded
+ * by the commands that count tokens; it returns only numbers and strings, so no class is shared.
+ */
+const tokenizerPlugin = {
+  name: 'tokenizer',
+  setup(b) {
+    // A CommonJS require: import() of a .cjs would run cjs-module-lexer over it (~9 ms).
+    b.onResolve({ filter: /(^|\/)tokens-table\.js$/ }, () => ({ path: 'tokenizer', namespace: 'tokenizer' }));
+    b.onResolve({ filter: /^\.\/tokenizer\.cjs$/ }, () => ({ path: './tokenizer.cjs', external: true }));
+    b.onLoad({ filter: /.*/, namespace: 'tokenizer' }, () => ({ contents: "module.exports = require('./tokenizer.cjs');", loader: 'js' }));
   },
 };
 
@@ -108,12 +123,14 @@ const common = {
 await Promise.all([
   // The server bundle builds its own engine from options (src/server/listen.ts), so no object
   // crosses between the two bundles' copies of the engine's classes.
-  build({ ...common, entryPoints: ['src/server/listen.ts'], outfile: 'dist/server.cjs', plugins: [vendorPlugin] }),
+  build({ ...common, entryPoints: ['src/server/listen.ts'], outfile: 'dist/server.cjs', plugins: [vendorPlugin, tokenizerPlugin] }),
+  // gpt-tokenizer's code is bundled here (its o200k module with the 2.4 MB ranks literal is not).
+  build({ ...common, entryPoints: ['src/core/tokens-table.ts'], outfile: 'dist/tokenizer.cjs', external: ['*.node'] }),
   build({
     ...common,
     entryPoints: ['src/cli/main.ts'],
     outfile: 'dist/cli.cjs',
-    plugins: [vendorPlugin, serverPlugin, chatPlugin],
+    plugins: [vendorPlugin, serverPlugin, chatPlugin, tokenizerPlugin],
   }),
   // ESM: yoga-layout (ink's layout engine) starts with a top-level await, which CommonJS cannot hold.
   build({
@@ -145,3 +162,8 @@ await Promise.all([
     }),
   ),
 ]);
+
+// The o200k ranks as the compact table dist/tokenizer.cjs reads, encoded by that same bundle.
+const { encodeO200kTable } = createRequire(import.meta.url)('../dist/tokenizer.cjs');
+const { default: o200kRanks } = await import('gpt-tokenizer/bpeRanks/o200k_base');
+writeFileSync(new URL('../dist/o200k.table', import.meta.url), encodeO200kTable(o200kRanks));
