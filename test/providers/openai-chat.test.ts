@@ -100,6 +100,13 @@ describe('openai provider', () => {
     await expect(parts(model().stream({ messages: [], signal: ac.signal }))).rejects.toBeInstanceOf(CancelledError);
   });
 
+  it('times out a provider that goes silent mid-stream', async () => {
+    fake.script({ text: 'a b c d', chunkDelayMs: 1000 });
+    const err = await parts(model({ timeoutMs: 200, maxRetries: 0 }).stream({ messages: [] })).catch((e) => e);
+    expect(err).toBeInstanceOf(ProviderError);
+    expect(err.message).toMatch(/no data from the provider for 200 ms/);
+  });
+
   it('reports an unreachable server clearly', async () => {
     const m = new OpenAIChatModel({ baseUrl: 'http://127.0.0.1:9/v1', model: 'x', maxRetries: 1, retryBaseMs: 5 });
     await expect(parts(m.stream({ messages: [] }))).rejects.toThrow(/cannot reach the model provider at http:\/\/127.0.0.1:9\/v1/);

@@ -1,9 +1,9 @@
 import { CancelledError, ProviderError } from '../../core/errors.js';
 import { retrying, shouldRetry } from '../../core/retry.js';
-import type { Dispatcher } from 'undici';
 import type { ChatModel, ChatRequest, GeneratedImage, ImageGenerationRequest, ProviderUsage, RouteLimits, StreamPart } from '../spec.js';
 import { SseDecoder } from '../../core/sse.js';
 import { parseContextOverflow } from './context-overflow.js';
+import { type PostResponse, post, readText } from './http-post.js';
 
 export interface OpenAIChatOptions {
   baseUrl: string;
@@ -111,7 +111,7 @@ export class OpenAIChatModel implements ChatModel {
     const res = await this.connect(body, req.signal, 'application/json');
     let json: ImageCompletion;
     try {
-      json = (await res.body.json()) as ImageCompletion;
+      json = JSON.parse(await readText(res.body)) as ImageCompletion;
     } catch (err) {
       throw this.wrap(err, req.signal);
     }
@@ -157,13 +157,11 @@ export class OpenAIChatModel implements ChatModel {
     if (this.opts.apiKey) headers.authorization = `Bearer ${this.opts.apiKey}`;
     // A completion changes nothing upstream: retrying it is safe (idempotent), before the first byte is used.
     const policy = { idempotent: true };
-    return retrying<Dispatcher.ResponseData>({ maxRetries: this.opts.maxRetries ?? 2, baseMs: this.opts.retryBaseMs ?? 250, signal }, async () => {
+    return retrying<PostResponse>({ maxRetries: this.opts.maxRetries ?? 2, baseMs: this.opts.retryBaseMs ?? 250, signal }, async () => {
       try {
-        // undici is loaded with the first call: commands that never reach a provider skip it.
-        const { request } = await import('undici');
-        const res = await request(url, { method: 'POST', headers, body, signal, headersTimeout: timeout, bodyTimeout: timeout });
+        const res = await post(url, { headers, body, signal, timeoutMs: timeout });
         if (res.statusCode >= 200 && res.statusCode < 300) return { value: res };
-        const text = await res.body.text().catch(() => '');
+        const text = await readText(res.body).catch(() => '');
         const overflow = parseContextOverflow(res.statusCode, text);
         // A prompt too large for the model stays too large: never retried.
         if (overflow) return { failure: overflow, retry: false };

@@ -1,0 +1,77 @@
+/**
+ * One HTTP POST to a provider over Node's own http/https, with keep-alive and undici's timeouts.
+ *
+ * Why not undici: loading its bundle takes 60-100 ms and touches globalThis.Headers, which loads
+ * Node's internal copy of undici too, and its first request compiles a WASM HTTP parser (~50 ms):
+ * most of what a one-shot `mgpt send` to a real provider waited before its first byte. Node's
+ * parser is native and its http module loads in a few milliseconds.
+ */
+import type { Agent, IncomingHttpHeaders, IncomingMessage } from 'node:http';
+
+export interface PostOptions {
+  headers: Record<string, string>;
+  body: string;
+  signal?: AbortSignal;
+  /** The longest silence: before the response headers, and then between bytes of the body. */
+  timeoutMs: number;
+}
+
+export interface PostResponse {
+  statusCode: number;
+  headers: IncomingHttpHeaders;
+  /** The unread body: async-iterable; destroy() it when not read to the end. */
+  body: IncomingMessage;
+}
+
+/** A silence longer than the timeout. Before the headers it is a connection failure (retried). */
+export class TimeoutError extends Error {
+  constructor(
+    message: string,
+    readonly code: 'ETIMEDOUT' | 'ERR_BODY_TIMEOUT',
+  ) {
+    super(message);
+    this.name = 'TimeoutError';
+  }
+}
+
+// Keep-alive agents, one per protocol, created on first use: a batch reuses its connections.
+const agents = new Map<string, Agent>();
+
+async function agentFor(protocol: string): Promise<{ request: typeof import('node:http').request; agent: Agent }> {
+  const mod = protocol === 'https:' ? await import('node:https') : await import('node:http');
+  let agent = agents.get(protocol);
+  if (!agent) agents.set(protocol, (agent = new mod.Agent({ keepAlive: true })));
+  return { request: mod.request, agent };
+}
+
+/** POSTs `body` to `url`; resolves with the response as soon as its headers arrive. */
+export async function post(url: string, o: PostOptions): Promise<PostResponse> {
+  const target = new URL(url);
+  const { request, agent } = await agentFor(target.protocol);
+  return new Promise<PostResponse>((resolve, reject) => {
+    const headers = { ...o.headers, 'content-length': String(Buffer.byteLength(o.body)) };
+    const req = request(target, { method: 'POST', headers, agent, signal: o.signal });
+    let response: IncomingMessage | undefined;
+    // The socket's idle timer covers both waits (Node's agent clears it when the socket is freed).
+    req.setTimeout(o.timeoutMs, () => {
+      const err = response
+        ? new TimeoutError(`no data from the provider for ${o.timeoutMs} ms`, 'ERR_BODY_TIMEOUT')
+        : new TimeoutError(`no response from the provider within ${o.timeoutMs} ms`, 'ETIMEDOUT');
+      req.destroy(err);
+      response?.destroy(err);
+    });
+    req.on('error', reject);
+    req.on('response', (res) => {
+      response = res;
+      resolve({ statusCode: res.statusCode ?? 0, headers: res.headers, body: res });
+    });
+    req.end(o.body);
+  });
+}
+
+/** The whole body as text. */
+export async function readText(body: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of body) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
