@@ -53,6 +53,23 @@ const tokenizerPlugin = {
   },
 };
 
+/**
+ * commander requires node:child_process at load (with node:net behind it, ~4 ms) for executable
+ * subcommands, which mgpt has none of: it is required when first used instead. The build fails
+ * loudly if a new commander no longer has that line.
+ */
+const lazyChildProcessPlugin = {
+  name: 'commander-lazy-child-process',
+  setup(b) {
+    b.onLoad({ filter: /commander[\\/]lib[\\/]command\.js$/ }, (args) => {
+      const src = readFileSync(args.path, 'utf8');
+      const line = "const childProcess = require('node:child_process');";
+      if (!src.includes(line)) throw new Error(`commander changed: cannot find its child_process require in ${args.path}`);
+      return { contents: src.replace(line, "const childProcess = { get spawn() { return require('node:child_process').spawn; } };"), loader: 'js' };
+    });
+  },
+};
+
 /** `mgpt chat` on a terminal loads the chat bundle (ink, react, yoga): no other command parses it. */
 const chatPlugin = {
   name: 'chat',
@@ -130,7 +147,7 @@ await Promise.all([
     ...common,
     entryPoints: ['src/cli/main.ts'],
     outfile: 'dist/cli.cjs',
-    plugins: [vendorPlugin, serverPlugin, chatPlugin, tokenizerPlugin],
+    plugins: [vendorPlugin, serverPlugin, chatPlugin, tokenizerPlugin, lazyChildProcessPlugin],
   }),
   // ESM: yoga-layout (ink's layout engine) starts with a top-level await, which CommonJS cannot hold.
   build({

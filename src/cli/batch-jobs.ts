@@ -1,5 +1,10 @@
-import { createHash } from 'node:crypto';
+import type { Hash } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { BadRequestError } from '../core/errors.js';
+
+// node:crypto is required on first use: a static import would load it for every command (~2 ms).
+const requireBuiltin = createRequire(import.meta.url);
+const sha256 = (): Hash => (requireBuiltin('node:crypto') as typeof import('node:crypto')).createHash('sha256');
 
 /** One line of a batch file. Exactly one of entity, universe and newEntity says where it goes. */
 export interface BatchJob {
@@ -90,7 +95,7 @@ export function parseJobs(text: string): BatchJob[] {
  */
 export function batchKey(source: { path?: string; content: string }): string {
   const basis = source.path ? `file:${source.path}` : `stdin:${source.content}`;
-  return createHash('sha256').update(basis).digest('hex').slice(0, 16);
+  return sha256().update(basis).digest('hex').slice(0, 16);
 }
 
 export function jobKey(batch: string, job: BatchJob): string {
@@ -100,7 +105,7 @@ export function jobKey(batch: string, job: BatchJob): string {
 /** What a job asks: its target, input and model. A re-run whose job asks something else must not get the old reply. */
 export function jobFingerprint(job: BatchJob): string {
   const asked = { entity: job.entity, universe: job.universe, newEntity: job.newEntity, input: job.input, model: job.model };
-  return createHash('sha256').update(JSON.stringify(asked)).digest('hex');
+  return sha256().update(JSON.stringify(asked)).digest('hex');
 }
 
 /**

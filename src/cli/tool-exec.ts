@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { toolOutput } from '../core/tool-loop.js';
 import type { ToolCallOut, ToolResultInput } from '../core/universe-types.js';
 
@@ -6,7 +5,9 @@ import type { ToolCallOut, ToolResultInput } from '../core/universe-types.js';
  * Runs one tool call through `cmd` (a shell command): the call as JSON on stdin, the output on
  * stdout (wrapped by `toolOutput` when it is not a JSON object); a failure becomes ok: false.
  */
-export function execTool(cmd: string, call: ToolCallOut): Promise<ToolResultInput> {
+export async function execTool(cmd: string, call: ToolCallOut): Promise<ToolResultInput> {
+  // Loaded here: node:child_process (and node:net behind it) would cost every command ~4 ms at startup.
+  const { spawn } = await import('node:child_process');
   return new Promise((resolve) => {
     const child = spawn('sh', ['-c', cmd], { stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '';

@@ -7,7 +7,7 @@ import { tempDir } from '../helpers/temp.js';
 
 // What a one-shot command loads decides how close it starts to bare node (issue 13). A preload
 // reports at exit whether any undici (the npm package or Node's internal copy) was loaded: both
-// install a global dispatcher under this symbol when they load.
+// install a global dispatcher under this symbol when they load), and which built-in modules.
 const dir = tempDir('mgpt-startup-');
 const probe = join(dir, 'probe.cjs');
 let fake: FakeOpenAI;
@@ -17,7 +17,12 @@ beforeAll(async () => {
   fake = await startFakeOpenAI();
   writeFileSync(
     probe,
-    "process.on('exit', () => process.stderr.write('undici loaded: ' + (globalThis[Symbol.for('undici.globalDispatcher.1')] !== undefined) + '\\n'));\n",
+    [
+      "process.on('exit', () => {",
+      "  process.stderr.write('undici loaded: ' + (globalThis[Symbol.for('undici.globalDispatcher.1')] !== undefined) + '\\n');",
+      "  process.stderr.write('builtins: ' + process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).map((m) => m.slice(13)).join(' ') + '\\n');",
+      '});',
+    ].join('\n'),
   );
   env = cliEnv(dir, { MGPT_PROVIDER: 'openai', MGPT_PROVIDER_URL: fake.url });
 });
@@ -34,5 +39,14 @@ describe('one-shot startup', () => {
     expect(r.stdout).toBe('Hello there\n');
     expect(r.stderr).toContain('undici loaded: false');
     expect(fake.requests.at(-1)!.body.messages.at(-1)).toEqual({ role: 'user', content: 'hi' });
+  });
+
+  it('mgpt --version loads no node:child_process (commander, respond) and no node:crypto (batch, export)', async () => {
+    const r = await mgptBinary(['--version'], { ...env, NODE_OPTIONS: `--require ${probe}` });
+    expect(r.code).toBe(0);
+    const builtins = /^builtins: (.*)$/m.exec(r.stderr)![1].split(' ');
+    expect(builtins).toContain('fs'); // the probe sees the list
+    expect(builtins).not.toContain('child_process');
+    expect(builtins).not.toContain('crypto');
   });
 });
