@@ -1,4 +1,4 @@
-import { closeSync, createWriteStream, fsyncSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { createWriteStream, readFileSync } from 'node:fs';
 import { once, setMaxListeners } from 'node:events';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
@@ -6,6 +6,7 @@ import { dataDir } from '../../config/config.js';
 import type { Backend } from '../../core/backend.js';
 import { ENTITY_MODEL, type EntityCompletion } from '../../core/entity-types.js';
 import { BadRequestError, MgptError, exitCodeOf, isBusy } from '../../core/errors.js';
+import { BatchJournal } from '../batch-journal.js';
 import { type BatchJob, type BatchResult, batchKey, groupKey, jobFingerprint, parseJobs, runGroups, versionedJobKey } from '../batch-jobs.js';
 import type { CliContext } from '../context.js';
 import { examples } from '../help.js';
@@ -38,62 +39,6 @@ export function registerBatch(program: Command, ctx: CliContext): void {
       'mgpt batch jobs.jsonl --fresh     # after editing some inputs: send the edited jobs again',
     ],
   ).action((file: string, o: BatchOptions) => runBatch(ctx, file, o));
-}
-
-
-/**
- * What a batch file's runs remember, beside the data: the entity each `newEntity` job made (so a
- * re-run reuses it) and what each job asked the first time it was sent (so a re-run notices a job
- * whose input changed, instead of answering it with the old reply).
- */
-class BatchJournal {
-  private readonly file: string;
-  private readonly entities = new Map<string, string>();
-  private readonly asked = new Map<string, string>();
-  constructor(dir: string, key: string) {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    this.file = join(dir, `${key}.jsonl`);
-    let text = '';
-    try {
-      text = readFileSync(this.file, 'utf8');
-    } catch {
-      // First run of this batch.
-    }
-    for (const line of text.split('\n')) {
-      try {
-        const r = JSON.parse(line) as { job: string; entity?: string; asked?: string };
-        if (r.entity) this.entities.set(r.job, r.entity);
-        if (r.asked && !this.asked.has(r.job)) this.asked.set(r.job, r.asked);
-      } catch {
-        // A line cut by a crash: that entity was never used, that job never sent.
-      }
-    }
-  }
-  entity(job: string): string | undefined {
-    return this.entities.get(job);
-  }
-  /** Written and synced before the entity gets a message, so a crash cannot orphan a reply. */
-  addEntity(job: string, entity: string): void {
-    this.append({ job, entity });
-    this.entities.set(job, entity);
-  }
-  /** What the job asked when it was first sent; recorded now if it never was. */
-  firstAsked(job: string, fingerprint: string): string {
-    const first = this.asked.get(job);
-    if (first !== undefined) return first;
-    this.append({ job, asked: fingerprint });
-    this.asked.set(job, fingerprint);
-    return fingerprint;
-  }
-  private append(record: object): void {
-    const fd = openSync(this.file, 'a', 0o600);
-    try {
-      writeSync(fd, JSON.stringify(record) + '\n');
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-  }
 }
 
 export async function runBatch(ctx: CliContext, file: string, o: BatchOptions): Promise<void> {
@@ -168,6 +113,7 @@ export async function runBatch(ctx: CliContext, file: string, o: BatchOptions): 
       out.end();
       await once(out, 'finish');
     }
+    await journal.close();
     progress.finish();
   }
   const secs = progress.elapsedMs() / 1000;
@@ -190,9 +136,9 @@ interface JobContext {
 }
 
 /** The key to send a job with, or a refusal when its input changed and --fresh was not given. */
-function keyForJob(job: BatchJob, c: JobContext): string | BadRequestError {
+async function keyForJob(job: BatchJob, c: JobContext): Promise<string | BadRequestError> {
   const current = jobFingerprint(job);
-  const first = c.journal.firstAsked(job.id, current);
+  const first = await c.journal.firstAsked(job.id, current);
   if (first !== current && !c.fresh) {
     return new BadRequestError(
       `job ${job.id} changed since this file last ran (its input, target or model differ), so its stored reply answers something else; nothing was sent`,
@@ -212,7 +158,7 @@ async function runJob(
   const started = performance.now();
   const ms = () => Math.round(performance.now() - started);
   let entity: string | undefined;
-  const key = keyForJob(job, c);
+  const key = await keyForJob(job, c);
   if (key instanceof BadRequestError) {
     const where = job.entity ? { entity: job.entity } : job.universe ? { universe: job.universe } : {};
     return { id: job.id, ok: false, changed: true, ...where, error: { message: key.message, exitCode: key.exitCode }, ms: ms() };
@@ -244,7 +190,7 @@ async function runJob(
       if (!entity) {
         const n = job.newEntity!;
         entity = (await backend.createEntity({ model: n.model ?? ENTITY_MODEL, name: n.name, instructions: n.instructions })).id;
-        c.journal.addEntity(job.id, entity);
+        await c.journal.addEntity(job.id, entity);
       }
     }
     let completion: EntityCompletion | undefined;
