@@ -1,16 +1,12 @@
-// mgpt chat: time to the first prompt in a real pty; mgpt batch: 200 jobs against a slow provider.
+// mgpt chat: time to the first prompt in a real pty; mgpt batch: N jobs against a slow provider.
 import { spawn, spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Engine } from '../src/engine/engine.js';
 import { startFakeOpenAI } from '../test/helpers/fake-openai.js';
 
-export interface ChatBatchBench {
+export interface ChatBench {
   firstPromptMs: number[];
-  /** From spawning `mgpt batch` to its exit. */
-  batchMs: number;
-  /** The part after startup, as the batch's own summary line reports it. */
-  batchJobsMs: number;
-  batchIdealMs: number;
 }
 
 /**
@@ -39,7 +35,7 @@ function firstPrompt(bin: string, env: NodeJS.ProcessEnv, entity: string): Promi
   });
 }
 
-export async function benchChatBatch(root: string, work: string, quick: boolean): Promise<ChatBatchBench> {
+export async function benchChat(root: string, work: string, quick: boolean): Promise<ChatBench> {
   const bin = join(root, 'bin', 'mgpt');
   const fake = await startFakeOpenAI();
   const env = {
@@ -56,21 +52,40 @@ export async function benchChatBatch(root: string, work: string, quick: boolean)
   const firstPromptMs: number[] = [];
   for (let i = 0; i < (quick ? 3 : 7); i++) firstPromptMs.push(await firstPrompt(bin, env, entity));
 
-  // 200 jobs over 50 entities (4 each, in order), every reply 100 ms late, 16 at a time. The
-  // provider runs in its own process, as a real one would; this process only waits.
-  const n = 200;
+  await fake.close();
+  return { firstPromptMs };
+}
+
+export interface BatchBench {
+  /** From spawning `mgpt batch` to its exit. */
+  batchMs: number;
+  /** The part after startup, as the batch's own summary line reports it. */
+  batchJobsMs: number;
+  batchIdealMs: number;
+}
+
+/**
+ * `n` jobs over 50 entities (in order within each), every reply 100 ms late, 16 at a time. The
+ * provider runs in its own process, as a real one would; this process only waits.
+ */
+export async function benchBatch(root: string, work: string, n: number): Promise<BatchBench> {
+  const bin = join(root, 'bin', 'mgpt');
   const latency = 100;
   const concurrency = 16;
+  const dir = mkdtempSync(join(work, 'batch-'));
+  const env = { ...process.env, MGPT_DB: join(dir, 'batch.db'), MGPT_CONFIG_DIR: join(dir, 'cfg'), XDG_DATA_HOME: join(dir, 'data'), MGPT_PROVIDER: 'openai', NO_COLOR: '1' };
   const provider = spawn(process.execPath, [join(root, 'bench', 'slow-provider.mjs'), String(latency)], { stdio: ['ignore', 'pipe', 'inherit'] });
   const providerUrl = await new Promise<string>((resolve) => provider.stdout!.once('data', (d) => resolve(String(d).trim())));
+  const engine = new Engine({ db: env.MGPT_DB });
   const ids: string[] = [];
-  for (let i = 0; i < 50; i++) ids.push(mg(['entities', 'create', '--name', `b${i}`]).stdout.trim());
-  const file = join(work, 'jobs.jsonl');
+  for (let i = 0; i < 50; i++) ids.push((await engine.entities.create({ model: 'mgpt-1-27b', name: `b${i}` })).id);
+  engine.close();
+  const file = join(dir, 'jobs.jsonl');
   writeFileSync(file, Array.from({ length: n }, (_, i) => JSON.stringify({ id: `j${i}`, entity: ids[i % 50], input: `job ${i}` })).join('\n') + '\n');
   const t0 = performance.now();
   let summary = '';
   const code = await new Promise<number | null>((resolve) => {
-    const child = spawn(process.execPath, [bin, 'batch', file, '-c', String(concurrency), '-o', join(work, 'out.jsonl')], {
+    const child = spawn(process.execPath, [bin, 'batch', file, '-c', String(concurrency), '-o', join(dir, 'out.jsonl')], {
       env: { ...env, MGPT_PROVIDER_URL: providerUrl },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
@@ -79,8 +94,7 @@ export async function benchChatBatch(root: string, work: string, quick: boolean)
   });
   const batchMs = performance.now() - t0;
   provider.kill();
-  await fake.close();
   if (code !== 0) throw new Error(`mgpt batch exited ${code}: ${summary}`);
   const jobs = /in ([\d.]+) s/.exec(summary);
-  return { firstPromptMs, batchMs, batchJobsMs: jobs ? Number(jobs[1]) * 1000 : NaN, batchIdealMs: (n * latency) / concurrency };
+  return { batchMs, batchJobsMs: jobs ? Number(jobs[1]) * 1000 : NaN, batchIdealMs: (n * latency) / concurrency };
 }
