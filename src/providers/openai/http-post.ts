@@ -7,6 +7,11 @@
  * parser is native and its http module loads in a few milliseconds.
  */
 import type { Agent, IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import { createRequire } from 'node:module';
+
+// require(), not import(): in the CommonJS bundle an import() of a built-in starts Node's ESM
+// loader (~5 ms before the first request); https (with tls) loads only for https URLs.
+const requireBuiltin = createRequire(import.meta.url);
 
 export interface PostOptions {
   headers: Record<string, string>;
@@ -37,8 +42,8 @@ export class TimeoutError extends Error {
 // Keep-alive agents, one per protocol, created on first use: a batch reuses its connections.
 const agents = new Map<string, Agent>();
 
-async function agentFor(protocol: string): Promise<{ request: typeof import('node:http').request; agent: Agent }> {
-  const mod = protocol === 'https:' ? await import('node:https') : await import('node:http');
+function agentFor(protocol: string): { request: typeof import('node:http').request; agent: Agent } {
+  const mod = requireBuiltin(protocol === 'https:' ? 'node:https' : 'node:http') as typeof import('node:http');
   let agent = agents.get(protocol);
   if (!agent) agents.set(protocol, (agent = new mod.Agent({ keepAlive: true })));
   return { request: mod.request, agent };
@@ -47,7 +52,7 @@ async function agentFor(protocol: string): Promise<{ request: typeof import('nod
 /** POSTs `body` to `url`; resolves with the response as soon as its headers arrive. */
 export async function post(url: string, o: PostOptions): Promise<PostResponse> {
   const target = new URL(url);
-  const { request, agent } = await agentFor(target.protocol);
+  const { request, agent } = agentFor(target.protocol);
   return new Promise<PostResponse>((resolve, reject) => {
     const headers = { ...o.headers, 'content-length': String(Buffer.byteLength(o.body)) };
     const req = request(target, { method: 'POST', headers, agent, signal: o.signal });
