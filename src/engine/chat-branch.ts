@@ -21,6 +21,8 @@ export async function branchEntity(
   history: ClientMessage[],
   sharedMessages: number,
   accountId: string,
+  /** The branch's id, when the request names it (see branchIdFor); else a new one. */
+  id?: string,
 ): Promise<Entity> {
   const tok = await loadTokenEstimator();
   const now = deps.clock.iso();
@@ -35,7 +37,7 @@ export async function branchEntity(
   let next = 1;
   for (const b of (await entities.window(original.id, accountId)).blocks) {
     if (b.kind !== 'summary' || b.covers[0] !== next || b.covers[1] > sharedMessages) break;
-    blocks.push({ ...b, tokens: tok.count(b.content) });
+    blocks.push({ ...b, id: deps.newId(), tokens: tok.count(b.content) });
     next = b.covers[1] + 1;
   }
   for (const m of transcript.slice(next - 1)) {
@@ -49,7 +51,7 @@ export async function branchEntity(
     format: 'mgpt-entity',
     version: 1,
     entity: {
-      id: original.id,
+      id: id ?? original.id,
       name: branchName(original.name),
       instructions: original.instructions,
       model: original.model,
@@ -63,7 +65,18 @@ export async function branchEntity(
     exporter: `mgpt/${deps.version}`,
   };
   const doc = JSON.stringify({ manifest, transcript, window: { budget_tokens: budget, tokens: windowTokens, blocks } });
-  return entities.import(new TextEncoder().encode(doc), 'json', {}, accountId);
+  return entities.import(new TextEncoder().encode(doc), 'json', { keepId: id !== undefined }, accountId);
+}
+
+/**
+ * The branch a request with an Idempotency-Key makes: the same original and key always name the
+ * same branch (a UUID-shaped digest), so a retry finds the branch, and its reply, instead of
+ * forking again.
+ */
+export function branchIdFor(originalId: string, key: string): string {
+  const h = sha256(`mgpt-branch\u0000${originalId}\u0000${key}`);
+  const variant = (8 | (parseInt(h[16], 16) & 3)).toString(16);
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
 function branchName(name: string): string {

@@ -1,7 +1,7 @@
 import type { ChunkEvent } from '../core/completion-stream.js';
-import { BadRequestError, MgptError } from '../core/errors.js';
+import { BadRequestError, ConflictError, MgptError, NotFoundError } from '../core/errors.js';
 import type { Entity } from '../core/entity-types.js';
-import { branchEntity } from './chat-branch.js';
+import { branchEntity, branchIdFor } from './chat-branch.js';
 import {
   COMPLETION_MODELS,
   ENTITY_PREFIX,
@@ -106,8 +106,34 @@ export class ChatService {
     // The fork keeps the complete turns both sides share, then the client's own history.
     const history = messages.slice(0, -1);
     if (history.length % 2 !== 0) throw new BadRequestError('a branch needs a history of whole turns (user, assistant, ...) before the new user message');
-    const branch = await branchEntity(this.engine.deps, this.engine.entities, entity, history, r.index, req.accountId);
-    return { ...(await this.send(branch.id, last.content, req)), branchedFrom: entity.id };
+    const branch = await this.branch(entity, history, r.index, req);
+    return { ...(await this.send(branch, last.content, req)), branchedFrom: entity.id };
+  }
+
+  /** The branch's id: made now, or (for a retry with the same Idempotency-Key) the one made before. */
+  private async branch(entity: Entity, history: ClientMessage[], shared: number, req: ChatRequest): Promise<string> {
+    const { deps, entities } = this.engine;
+    const key = req.idempotencyKey;
+    if (key === undefined) return (await branchEntity(deps, entities, entity, history, shared, req.accountId)).id;
+    const id = branchIdFor(entity.id, key);
+    if (await this.exists(id, req.accountId)) return id;
+    try {
+      return (await branchEntity(deps, entities, entity, history, shared, req.accountId, id)).id;
+    } catch (err) {
+      // The same request, retried at once: the first made the branch meanwhile.
+      if (err instanceof ConflictError && (await this.exists(id, req.accountId))) return id;
+      throw err;
+    }
+  }
+
+  private async exists(id: string, accountId: string): Promise<boolean> {
+    try {
+      await this.engine.entities.get(id, accountId);
+      return true;
+    } catch (err) {
+      if (err instanceof NotFoundError) return false;
+      throw err;
+    }
   }
 
   private async send(entityId: string, content: string, req: ChatRequest): Promise<ChatReply> {

@@ -146,6 +146,18 @@ describe('OpenAI-compatible facade: entity turns', () => {
     const w = await engine.entities.window(branchId);
     expect(checkWindowInvariant(w.blocks, 6)).toBeNull();
     expect(await transcript(e.id)).toHaveLength(4);
+
+    // With an Idempotency-Key, a retry of the branching request replays on the same branch.
+    const count = async () => (await engine.entities.list()).data.length;
+    const keyed = { headers: { 'Mgpt-On-Conflict': 'branch', 'Idempotency-Key': 'fork-1' } };
+    const k1 = await client.chat.completions.create({ model: 'entity:forky', messages: edited }, keyed).withResponse();
+    const entities = await count();
+    const k2 = await client.chat.completions.create({ model: 'entity:forky', messages: edited }, keyed).withResponse();
+    expect(k2.response.headers.get('x-entity-id')).toBe(k1.response.headers.get('x-entity-id'));
+    expect(k2.response.headers.get('idempotent-replayed')).toBe('true');
+    expect(k2.data.id).toBe(k1.data.id);
+    expect(await count()).toBe(entities);
+    expect(await transcript(k1.response.headers.get('x-entity-id')!)).toHaveLength(6);
   });
 
   it('replays a reply for its Idempotency-Key, storing nothing twice', async () => {
