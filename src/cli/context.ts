@@ -9,6 +9,8 @@ export interface EngineSettings {
   windowBudget: number;
   transcriptCap: number;
   leaseTtlMs?: number;
+  /** PostgreSQL only: connections per process. */
+  poolSize?: number;
   prices: Settings['prices'];
   version: string;
   route: (id: string) => ModelRoute;
@@ -83,7 +85,8 @@ export function createContext(opts: ContextOptions): CliContext {
       }
       // Loaded here, not at startup: the engine pulls in SQLite and the providers.
       const { LocalBackend } = await import('../backends/local.js');
-      const local = new LocalBackend(ctx.engineOptions());
+      const { openEngine } = await import('../engine/open-engine.js');
+      const local = new LocalBackend(await openEngine(ctx.engineOptions()));
       return { backend: local, admin: local.admin };
     })());
   const ctx: CliContext = {
@@ -106,6 +109,7 @@ export function createContext(opts: ContextOptions): CliContext {
         windowBudget: s.windowBudget,
         transcriptCap: s.transcriptCap,
         leaseTtlMs: s.leaseTtlMs,
+        poolSize: s.poolSize,
         prices: s.prices,
         version: opts.version,
         route: s.route,

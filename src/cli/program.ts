@@ -95,7 +95,7 @@ export function buildProgram(ctx: CliContext, argv: string[] = []): Command {
   const program = new Command('mgpt')
     .description('mgpt: long-lived conversations with a model whose memory lives with the platform')
     .version(ctx.version, '-V, --version', 'print the version (also -v)')
-    .option('--db <path>', 'SQLite database of the local backend (env MGPT_DB)')
+    .option('--db <path|url>', 'database of the local backend: a SQLite file or a postgres:// URL (env MGPT_DB)')
     .option('--profile <name>', 'config profile (env MGPT_PROFILE)')
     .option('--backend <backend>', 'local (embedded engine) or remote (HTTP; env MGPT_BACKEND)')
     .option('--dev', 'remote: use the /backend-api/mgpt prefix')

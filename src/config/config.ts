@@ -65,6 +65,8 @@ export interface Settings {
   windowBudget: number;
   transcriptCap: number;
   leaseTtlMs?: number;
+  /** PostgreSQL: connections per process (MGPT_POOL_SIZE, the profile's poolSize); unset = the store's default. */
+  poolSize?: number;
   prices: Record<string, ModelPrice>;
   /** The provider route of a platform model id (flag > environment > profile > echo). */
   route(modelId: string): ModelRoute;
@@ -130,6 +132,7 @@ export function resolveSettings(env: Env, flags: GlobalFlags = {}, file: ConfigF
     windowBudget: intFrom('MGPT_WINDOW_BUDGET', env.MGPT_WINDOW_BUDGET) ?? p.engine?.windowBudget ?? DEFAULT_WINDOW_BUDGET,
     transcriptCap: intFrom('MGPT_TRANSCRIPT_CAP', env.MGPT_TRANSCRIPT_CAP) ?? p.engine?.transcriptCap ?? DEFAULT_TRANSCRIPT_CAP,
     leaseTtlMs: intFrom('MGPT_LEASE_TTL_MS', env.MGPT_LEASE_TTL_MS),
+    poolSize: intFrom('MGPT_POOL_SIZE', env.MGPT_POOL_SIZE) ?? p.poolSize,
     prices,
     route,
     usesDefaultEcho: (modelId) => !override && route(modelId).provider === 'echo' && !p.models?.[p.models?.[modelId]?.use ?? modelId]?.provider,

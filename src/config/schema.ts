@@ -23,6 +23,8 @@ export interface ProfileSettings {
   userId?: string;
   dev?: boolean;
   db?: string;
+  /** PostgreSQL: connections per process. */
+  poolSize?: number;
   promptsDir?: string;
   engine?: { windowBudget?: number; transcriptCap?: number };
   models?: Record<string, ModelRouteSetting>;
@@ -52,7 +54,8 @@ export const KEYS: readonly KeySpec[] = [
   { pattern: /^apiKey$/, kind: 'secret', description: 'remote: the API key (mgpt login stores it)' },
   { pattern: /^userId$/, kind: 'string', description: 'remote: your user id (the logs endpoint scopes by it)' },
   { pattern: /^dev$/, kind: 'boolean', description: 'remote: use the /backend-api/mgpt prefix (local development)' },
-  { pattern: /^db$/, kind: 'path', description: 'SQLite database file of the local backend' },
+  { pattern: /^db$/, kind: 'path', description: 'the local backend\'s database: a SQLite file, or a postgres:// URL' },
+  { pattern: /^poolSize$/, kind: 'positiveInt', description: 'PostgreSQL: connections per process at most (default 10)' },
   { pattern: /^promptsDir$/, kind: 'path', description: 'directory of stored prompts' },
   { pattern: /^engine\.windowBudget$/, kind: 'positiveInt', description: 'entity window budget in tokens (new entities)' },
   { pattern: /^engine\.transcriptCap$/, kind: 'positiveInt', description: 'entity transcript cap in tokens (new entities)' },

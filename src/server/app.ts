@@ -15,6 +15,7 @@ import {
 import type { Engine } from '../engine/engine.js';
 import type { Principal, Scope } from '../engine/keys.js';
 import { requestIdFrom } from './request-id.js';
+import { healthRoutes } from './routes/health.js';
 import { openAICompatRoutes } from './routes/openai-compat.js';
 
 export interface AppOptions {
@@ -91,6 +92,7 @@ export function createApp(engine: Engine, opts: AppOptions = {}): Hono<Env> {
     }
   };
 
+  app.route('/', healthRoutes(engine));
   app.route('/', openAICompatRoutes(engine, { auth, body, onUnexpectedError: opts.onUnexpectedError }));
 
   // Universe routes (seed 000), under both prefixes.

@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import { type ServerType, serve } from '@hono/node-server';
-import { Engine, type EngineOptions } from '../engine/engine.js';
+import { Engine } from '../engine/engine.js';
+import { type OpenEngineOptions, openEngine } from '../engine/open-engine.js';
 import { type AppOptions, createApp } from './app.js';
 import { answerClientErrors } from './client-error.js';
 import { lingerOnClose } from './lingering-close.js';
@@ -25,10 +26,23 @@ export interface ListenOptions extends AppOptions {
 
 export const LISTEN_DEFAULTS = { headersTimeoutMs: 10_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 5_000, maxConnections: 1000 } as const;
 
-/** The socket listener: a few lines around the pure app. Port 0 picks a free port. */
-export function listen(engine: Engine | EngineOptions, host: string, port: number, opts: ListenOptions = {}): Promise<Listening> {
+/**
+ * The socket listener: a few lines around the pure app. Port 0 picks a free port. Given options
+ * rather than an engine, it opens one (PostgreSQL: connected and migrated before the port opens)
+ * and closes it (the file, or the pool) after the drain.
+ */
+export async function listen(engine: Engine | OpenEngineOptions, host: string, port: number, opts: ListenOptions = {}): Promise<Listening> {
   const own = !(engine instanceof Engine);
-  const eng = engine instanceof Engine ? engine : new Engine(engine);
+  const eng = engine instanceof Engine ? engine : await openEngine(engine);
+  try {
+    return await listenWith(eng, own, host, port, opts);
+  } catch (err) {
+    if (own) await eng.close().catch(() => {});
+    throw err;
+  }
+}
+
+function listenWith(eng: Engine, own: boolean, host: string, port: number, opts: ListenOptions): Promise<Listening> {
   const app = createApp(eng, opts);
   const requestTimeout = opts.requestTimeoutMs ?? LISTEN_DEFAULTS.requestTimeoutMs;
   // node requires headersTimeout <= requestTimeout.

@@ -23,6 +23,18 @@ export async function openStore(target: string, opts: OpenStoreOptions = {}): Pr
   return PostgresStore.open(target, { poolSize });
 }
 
+/** `--db` for messages: a PostgreSQL URL without its password; a path as is. */
+export function describeDb(target: string): string {
+  if (!isPostgresUrl(target)) return target;
+  try {
+    const u = new URL(target);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return 'a PostgreSQL URL';
+  }
+}
+
 const URL_HINT = 'write it as postgres://user:password@host:5432/database (percent-encode special characters in the password)';
 
 /** Refuses a URL the driver would misread, before any connection is tried. */

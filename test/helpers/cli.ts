@@ -34,8 +34,8 @@ export function cliEnv(dir: string, extra: Record<string, string> = {}): Record<
 }
 
 /** Starts bin/mgpt; the caller decides when to wait or kill. */
-export function spawnMgpt(args: string[], env: Record<string, string>, input?: string): ChildProcess & { result: Promise<CliResult> } {
-  const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+export function spawnMgpt(args: string[], env: Record<string, string>, input?: string, cwd?: string): ChildProcess & { result: Promise<CliResult> } {
+  const child = spawn(process.execPath, [BIN, ...args], { env, cwd, stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));
@@ -49,8 +49,8 @@ export function spawnMgpt(args: string[], env: Record<string, string>, input?: s
 }
 
 /** Runs the real bin/mgpt to completion, in its own process. */
-export function mgptBinary(args: string[], env: Record<string, string>, input?: string): Promise<CliResult> {
-  return spawnMgpt(args, env, input).result;
+export function mgptBinary(args: string[], env: Record<string, string>, input?: string, cwd?: string): Promise<CliResult> {
+  return spawnMgpt(args, env, input, cwd).result;
 }
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;

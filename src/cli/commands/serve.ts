@@ -15,6 +15,7 @@ export interface ServeOptions {
   requestTimeout: string;
   keepAliveTimeout: string;
   maxConnections: string;
+  poolSize?: string;
 }
 
 export function registerServe(program: Command, ctx: CliContext): void {
@@ -28,11 +29,13 @@ export function registerServe(program: Command, ctx: CliContext): void {
       .option('--headers-timeout <duration>', 'longest wait for a request\'s headers (408 and close after)', '10s')
       .option('--request-timeout <duration>', 'longest wait for a whole request, body included (408 and close after); streamed replies are not bound by it', '60s')
       .option('--keep-alive-timeout <duration>', 'how long an idle keep-alive connection stays open', '5s')
-      .option('--max-connections <n>', 'open connections at most; more are closed on arrival', '1000'),
+      .option('--max-connections <n>', 'open connections at most; more are closed on arrival', '1000')
+      .option('--pool-size <n>', 'PostgreSQL: database connections at most (env MGPT_POOL_SIZE; default 10)'),
     [
       'mgpt serve',
       'mgpt serve --port 9000 --db /srv/mgpt/mgpt.db',
       'mgpt serve --request-timeout 2m --max-connections 200',
+      'mgpt serve --db postgres://mgpt:secret@db.internal:5432/mgpt --pool-size 20',
       'mgpt keys create --account local --scopes mgpt.responses:create,mgpt.images:create,mgpt.logs:read',
     ],
   ).action((o: ServeOptions) => runServe(ctx, o));
@@ -46,9 +49,13 @@ export async function runServe(ctx: CliContext, o: ServeOptions): Promise<void> 
   if (headersTimeoutMs > requestTimeoutMs) throw new BadRequestError('--headers-timeout must not be longer than --request-timeout');
   const keepAliveTimeoutMs = durationOption('--keep-alive-timeout', o.keepAliveTimeout)!;
   const maxConnections = intOption('--max-connections', o.maxConnections, 1)!;
+  const poolSize = intOption('--pool-size', o.poolSize, 1);
   // The server framework is loaded only by this command.
   const { listen } = await import('../../server/listen.js');
-  const server = await listen(ctx.engineOptions(), o.host, port, {
+  const { describeDb } = await import('../../store/open.js');
+  const settings = ctx.engineOptions();
+  // PostgreSQL is connected and migrated before the port opens: a replica that cannot reach it never listens.
+  const server = await listen({ ...settings, poolSize: poolSize ?? settings.poolSize }, o.host, port, {
     bodyLimit,
     requestTimeoutMs,
     headersTimeoutMs,
@@ -56,14 +63,14 @@ export async function runServe(ctx: CliContext, o: ServeOptions): Promise<void> 
     maxConnections,
     onUnexpectedError: (err) => ctx.io.stderr.write(`mgpt serve: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`),
   }).catch((err: unknown) => Promise.reject(listenError(err, o.host, port)));
-  ctx.io.stderr.write(`mgpt serve: listening on ${server.url} (db ${ctx.settings().db})\n`);
+  ctx.io.stderr.write(`mgpt serve: listening on ${server.url} (db ${describeDb(settings.db)})\n`);
   ctx.io.stdout.write(server.url + '\n');
   ctx.extendGrace(SERVE_DRAIN_MS + 2000);
   await new Promise<void>((resolve) => {
     if (ctx.signal.aborted) return resolve();
     ctx.signal.addEventListener('abort', () => resolve(), { once: true });
   });
-  // Stop accepting; turns in flight finish (up to the bound) before the process leaves.
+  // Stop accepting; turns in flight finish (up to the bound), then the database (file or pool) closes.
   ctx.io.stderr.write('mgpt serve: stopping; letting turns in flight finish\n');
   await server.close(SERVE_DRAIN_MS);
   ctx.io.stderr.write('mgpt serve: stopped\n');

@@ -1,5 +1,5 @@
 import type { Pool, PoolClient, QueryResultRow } from 'pg';
-import { MgptError } from '../../core/errors.js';
+import { MgptError, ProviderError } from '../../core/errors.js';
 import { PG_MIGRATIONS } from './migrations.js';
 
 /** Anything that runs a query: the pool (one statement, its own transaction) or a client inside one. */
@@ -19,7 +19,7 @@ const BEGIN: Record<TxMode, string> = {
  * it throws. A client whose rollback failed (the connection broke) is dropped from the pool.
  */
 export async function inTransaction<T>(pool: Pool, fn: (c: PoolClient) => Promise<T>, mode: TxMode = 'write'): Promise<T> {
-  const client = await pool.connect();
+  const client = await pool.connect().catch((err: unknown) => Promise.reject(lostDatabase(err)));
   let broken: Error | undefined;
   try {
     await client.query(BEGIN[mode]);
@@ -32,7 +32,7 @@ export async function inTransaction<T>(pool: Pool, fn: (c: PoolClient) => Promis
     } catch (rollbackErr) {
       broken = rollbackErr as Error;
     }
-    throw err;
+    throw lostDatabase(err);
   } finally {
     client.release(broken);
   }
@@ -67,4 +67,36 @@ export async function migrate(pool: Pool, migrations: readonly string[] = PG_MIG
     }
     return migrations.length - current;
   });
+}
+
+/** SQLSTATE codes of a lost or refused connection: class 08, and the server shutting down or starting. */
+const LOST_CODES = /^(08...|57P0[123]|53300|E(CONNREFUSED|CONNRESET|PIPE|TIMEDOUT|HOSTUNREACH|NOTFOUND|AI_AGAIN))$/;
+/** What `pg` says, without a code, when the socket closes under a query or a pooled client waits too long. */
+const LOST_MESSAGES = /Connection terminated|not queryable|timeout exceeded when trying to connect|Client was closed/i;
+
+/**
+ * A database that went away mid-run (a restart, a failover, the network) as a 503 with a hint,
+ * exit 7 in the CLI: never a raw driver stack. Any other error passes unchanged.
+ */
+export function lostDatabase(err: unknown): unknown {
+  if (err instanceof MgptError || typeof err !== 'object' || err === null) return err;
+  const code = String((err as { code?: unknown }).code ?? '');
+  const message = String((err as { message?: unknown }).message ?? '');
+  if (!LOST_CODES.test(code) && !LOST_MESSAGES.test(message)) return err;
+  return new ProviderError(`the PostgreSQL database is unavailable: ${message || code}`, {
+    cause: err,
+    retryable: true,
+    status: 503,
+    hint: 'check that PostgreSQL is running and reachable, then retry (nothing was half-written: each write is one transaction)',
+  });
+}
+
+/**
+ * Maps connection failures of every one-statement query on `pool` (the stores call `pool.query`
+ * directly) to the 503 above; `inTransaction` maps its own.
+ */
+export function mapLostDatabase(pool: Pool): Pool {
+  const query = pool.query.bind(pool) as (...args: unknown[]) => Promise<unknown>;
+  (pool as { query: unknown }).query = (...args: unknown[]) => query(...args).catch((err: unknown) => Promise.reject(lostDatabase(err)));
+  return pool;
 }

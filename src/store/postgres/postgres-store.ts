@@ -1,7 +1,7 @@
 import type { Pool } from 'pg';
 import { ProviderError } from '../../core/errors.js';
 import type { Store } from '../types.js';
-import { migrate } from './pg-db.js';
+import { mapLostDatabase, migrate } from './pg-db.js';
 import { PgAccountStore } from './pg-account-store.js';
 import { PgCalibrationStore } from './pg-calibration-store.js';
 import { PgEntityStore } from './pg-entity-store.js';
@@ -59,9 +59,12 @@ export class PostgresStore implements Store {
       await migrate(pool);
     } catch (err) {
       await pool.end().catch(() => {});
-      throw unreachable(url, err);
+      // inTransaction already made a lost connection a 503; the reason at startup says more.
+      const raw = err instanceof ProviderError ? err.cause : err;
+      const clear = unreachable(url, raw);
+      throw clear === raw ? err : clear;
     }
-    return new PostgresStore(pool);
+    return new PostgresStore(mapLostDatabase(pool));
   }
 
   /** PostgreSQL has no page images to fold: nothing to do. */
