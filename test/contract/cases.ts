@@ -1,4 +1,3 @@
-import { sqliteOf } from '../helpers/engine.js';
 import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -165,7 +164,7 @@ export function contractSuite(name: string, make: (dir: string, fake: FakeOpenAI
       it('a writer on another connection (another process) holds the entity: 409; a crashed writer\'s lease expires', async () => {
         const id = await entity();
         // A second engine on the same file is exactly what another mgpt process is: its own connection.
-        const other = new Engine({ db: sqliteOf(t.engine).db.name, route: () => ({ provider: 'openai', baseUrl: fake.url, model: 'fake-model', maxRetries: 0 }) });
+        const other = await t.otherEngine(() => ({ provider: 'openai', baseUrl: fake.url, model: 'fake-model', maxRetries: 0 }));
         try {
           fake.script({ text: 'from the other process', chunkDelayMs: 100 });
           const running = collect(other.entities.send(id, { content: 'elsewhere' }));
@@ -501,7 +500,7 @@ export function contractSuite(name: string, make: (dir: string, fake: FakeOpenAI
       });
 
       it('freezes a universe on its stored prompt: editing the file later changes only new universes', async () => {
-        const file = join(dirname(sqliteOf(t.engine).db.name), 'prompts', 'narrator.md');
+        const file = join(t.promptsDir, 'narrator.md');
         const u = await universe();
         writeFileSync(file, 'An edited narrator.\n');
         try {
