@@ -26,7 +26,7 @@ export interface ContractTarget {
 export const CONTRACT_LIMITS = { windowBudget: 200, transcriptCap: 2_000 };
 export const PROMPT_TEXT = 'You narrate the contract. CONTRACT-PROMPT-MARKER.';
 
-function promptsIn(dir: string): string {
+export function promptsIn(dir: string): string {
   const prompts = join(dir, 'prompts');
   mkdirSync(prompts, { recursive: true });
   writeFileSync(join(prompts, 'narrator.md'), PROMPT_TEXT + '\n');
