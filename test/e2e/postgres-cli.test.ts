@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { readTar } from '../../src/core/tar.js';
 import { cliEnv, mgptBinary, spawnMgpt } from '../helpers/cli.js';
 import { startPostgres } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/temp.js';
@@ -85,6 +86,40 @@ describe.skipIf(!cluster)('mgpt on PostgreSQL', () => {
     expect(down.stderr).not.toContain('secret');
     expect(down.stderr).not.toMatch(/^\s+at /m);
     expect(readdirSync(dir).filter((f) => f.startsWith('postgres'))).toEqual([]);
+  });
+
+  it('moves an entity SQLite -> PostgreSQL -> SQLite with a byte-identical transcript and the same window', async () => {
+    // A small window budget, so the window has rotated into a summary by the time it moves.
+    const sqliteEnv = cliEnv(join(dir, 'sqlite-a'), { MGPT_WINDOW_BUDGET: '120' });
+    const created = await mgptBinary(['entities', 'create', '--name', 'mover', '--instructions', 'Keep it short.', '--json'], sqliteEnv);
+    ok(created);
+    for (let i = 0; i < 6; i++) ok(await mgptBinary(['send', 'mover', `message number ${i}: ${'words '.repeat(8)}`], sqliteEnv));
+    const parts = (file: string) => Object.fromEntries(readTar(readFileSync(file)).map((e) => [e.name, Buffer.from(e.body)]));
+    const fromSqlite = join(dir, 'from-sqlite.tar');
+    ok(await mgptBinary(['export', 'mover', '-o', fromSqlite], sqliteEnv));
+    ok(await db('import', fromSqlite, '--keep-id'));
+    const fromPg = join(dir, 'from-pg.tar');
+    ok(await db('export', 'mover', '-o', fromPg));
+    const backEnv = cliEnv(join(dir, 'sqlite-b'));
+    ok(await mgptBinary(['import', fromPg, '--keep-id'], backEnv));
+    const again = join(dir, 'again.tar');
+    ok(await mgptBinary(['export', 'mover', '-o', again], backEnv));
+
+    const [a, b, c] = [parts(fromSqlite), parts(fromPg), parts(again)];
+    expect(JSON.parse(a['window.json'].toString()).blocks.some((x: { kind: string }) => x.kind === 'summary')).toBe(true);
+    expect(b['transcript.json'].equals(a['transcript.json'])).toBe(true);
+    expect(c['transcript.json'].equals(a['transcript.json'])).toBe(true);
+    expect(b['window.json'].equals(a['window.json'])).toBe(true);
+    expect(c['window.json'].equals(a['window.json'])).toBe(true);
+    // The windows the engines show agree as well.
+    const shown = async (r: Promise<{ code: number | null; stdout: string; stderr: string }>) => {
+      const res = await r;
+      ok(res);
+      return JSON.parse(res.stdout);
+    };
+    const w1 = await shown(mgptBinary(['window', 'mover', '--json'], sqliteEnv));
+    expect(await shown(db('window', 'mover', '--json'))).toEqual(w1);
+    expect(await shown(mgptBinary(['window', 'mover', '--json'], backEnv))).toEqual(w1);
   });
 
   // Last: it stops the cluster.
