@@ -8,7 +8,7 @@ import { Engine } from '../src/engine/engine.js';
 import { startFakeOpenAI } from '../test/helpers/fake-openai.js';
 import { benchBatch, benchChat } from './chat-batch.js';
 import { benchGguf, benchLlama } from './llama.js';
-import { benchServe } from './serve.js';
+import { benchServe, benchServeReplicas } from './serve.js';
 import { benchSenders } from './senders.js';
 import { seedTranscript } from './seed.js';
 import { benchTokens } from './tokens.js';
@@ -171,6 +171,21 @@ let engineTurnMs = NaN;
     met: facadeExtra <= 1,
     note: `/v1/chat/completions ${s.facadeFirstTokenAddedMs.toFixed(2)} ms added (p95 ${s.facadeFirstTokenP95Ms.toFixed(2)})`,
   });
+}
+
+// 4b. mgpt serve on PostgreSQL: one replica and two on one database, against SQLite in the same run.
+{
+  const r = await benchServeReplicas(root, work, quick);
+  if (!r) {
+    console.warn('serve on PostgreSQL: PostgreSQL could not be started: its rows were not measured');
+  } else {
+    rows.push({ name: 'serve msgs/s, SQLite (same run)', value: r.sqliteRps, unit: '/s', note: '1 process' });
+    rows.push({ name: 'serve msgs/s, PostgreSQL, 1 replica', value: r.pgOneRps, unit: '/s', note: `${(r.pgOneRps / r.sqliteRps).toFixed(2)}x SQLite` });
+    rows.push({ name: 'serve msgs/s, PostgreSQL, 2 replicas', value: r.pgTwoRps, unit: '/s', note: `${(r.pgTwoRps / r.pgOneRps).toFixed(2)}x 1 replica; each request to the other replica` });
+    const gain = r.pgTwoStickyRps / r.pgOneRps;
+    rows.push({ name: 'serve msgs/s, PostgreSQL, 2 sticky', value: r.pgTwoStickyRps, unit: '/s', note: 'each entity on one replica (affinity)' });
+    rows.push({ name: 'PostgreSQL 2 sticky replicas / 1', value: gain, unit: 'x', target: '> 1', met: gain > 1 });
+  }
 }
 
 // 5. mgpt chat: time to the first prompt; mgpt batch: 200 and 2,000 jobs at 100 ms each, 16 at a time.

@@ -3,6 +3,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { type FakeOpenAI, startFakeOpenAI } from '../test/helpers/fake-openai.js';
+import { startPostgres } from '../test/helpers/postgres.js';
 
 export interface ServeBench extends FirstTokenBench {
   serveRps: number;
@@ -29,14 +30,18 @@ async function post(url: string, key: string, body: unknown): Promise<any> {
   return json;
 }
 
-/** Requests per second with `workers` sequential loops (one entity each: writes to one entity are serialized). */
-async function rps(urls: string[], key: string, seconds: number): Promise<number> {
+/**
+ * Requests per second with one sequential loop per entry (one entity each: writes to one entity
+ * are serialized); an entry with several URLs (one per replica) takes them in turn.
+ */
+async function rps(urls: Array<string | string[]>, key: string, seconds: number): Promise<number> {
   let n = 0;
   const end = performance.now() + seconds * 1000;
   await Promise.all(
-    urls.map(async (url) => {
-      while (performance.now() < end) {
-        await post(url, key, { content: `message ${n}`, stream: false });
+    urls.map(async (entry) => {
+      const each = typeof entry === 'string' ? [entry] : entry;
+      for (let i = 0; performance.now() < end; i++) {
+        await post(each[i % each.length], key, { content: `message ${n}`, stream: false });
         n++;
       }
     }),
@@ -44,21 +49,74 @@ async function rps(urls: string[], key: string, seconds: number): Promise<number
   return n / seconds;
 }
 
+const SERVE_WORKERS = 8;
+
+/**
+ * Buffered echo turns per second through `replicas` mgpt serve processes on one database (a SQLite
+ * file or a postgres:// URL), 8 loops on 8 entities: the one measurement behind every serve
+ * throughput row. `alternate`: each loop's requests go to the replicas in turn (a round-robin
+ * balancer); `sticky`: loop i stays on replica i mod n (a balancer with affinity per entity).
+ */
+export async function serveTurnsPerSecond(bin: string, work: string, db: string, replicas: number, seconds: number, spread: 'alternate' | 'sticky' = 'alternate'): Promise<number> {
+  const env = { ...process.env, MGPT_DB: db, MGPT_CONFIG_DIR: join(work, 'serve-cfg'), NO_COLOR: '1' };
+  const made = spawnSync(process.execPath, [bin, 'keys', 'create', '--account', 'local', '--scopes', 'mgpt.responses:create'], { env, encoding: 'utf8' });
+  if (made.status !== 0) throw new Error(`keys create on ${db}: ${made.stderr}`);
+  const key = made.stdout.trim();
+  const servers: Array<{ child: ChildProcess; url: string }> = [];
+  try {
+    for (let i = 0; i < replicas; i++) servers.push(await startChild(process.execPath, [bin, 'serve', '--port', '0'], env));
+    const entities: string[] = [];
+    for (let i = 0; i < SERVE_WORKERS; i++) entities.push((await post(`${servers[0].url}/v1/entities`, key, { model: 'mgpt-1-27b' })).id);
+    // Loop i starts on replica i mod n, so each replica serves its share of the loops at any moment.
+    const at = (i: number, id: string) => `${servers[i % servers.length].url}/v1/entities/${id}/messages`;
+    const loops = entities.map((id, i) => (spread === 'sticky' ? [at(i, id)] : servers.map((_, r) => at(i + r, id))));
+    await rps(loops, key, 1); // warm-up
+    return await rps(loops, key, seconds);
+  } finally {
+    for (const s of servers) s.child.kill('SIGTERM');
+    await Promise.all(servers.map((s) => (s.child.exitCode === null ? new Promise((r) => s.child.once('exit', r)) : undefined)));
+  }
+}
+
+export interface ReplicaBench {
+  sqliteRps: number;
+  pgOneRps: number;
+  /** Two replicas, each request to the other one. */
+  pgTwoRps: number;
+  /** Two replicas, each entity's requests to one of them. */
+  pgTwoStickyRps: number;
+}
+
+/**
+ * Serve throughput on SQLite, then PostgreSQL (a throwaway cluster, as the tests start it) with one
+ * and two replicas, each on a fresh database. Null where PostgreSQL cannot be started.
+ */
+export async function benchServeReplicas(root: string, work: string, quick: boolean): Promise<ReplicaBench | null> {
+  const bin = join(root, 'bin', 'mgpt');
+  const seconds = quick ? 2 : 5;
+  const cluster = await startPostgres('bench: serve on PostgreSQL');
+  if (!cluster) return null;
+  try {
+    const sqliteRps = await serveTurnsPerSecond(bin, work, join(work, 'serve-replicas.db'), 1, seconds);
+    const pgOneRps = await serveTurnsPerSecond(bin, work, cluster.createDatabase('bench_one'), 1, seconds);
+    const pgTwoRps = await serveTurnsPerSecond(bin, work, cluster.createDatabase('bench_two'), 2, seconds);
+    const pgTwoStickyRps = await serveTurnsPerSecond(bin, work, cluster.createDatabase('bench_sticky'), 2, seconds, 'sticky');
+    return { sqliteRps, pgOneRps, pgTwoRps, pgTwoStickyRps };
+  } finally {
+    cluster.stop();
+  }
+}
+
 export async function benchServe(root: string, work: string, quick: boolean): Promise<ServeBench> {
   const bin = join(root, 'bin', 'mgpt');
   const fake = await startFakeOpenAI();
   const env = { ...process.env, MGPT_DB: join(work, 'serve.db'), MGPT_CONFIG_DIR: join(work, 'serve-cfg'), NO_COLOR: '1' };
   const key = spawnSync(process.execPath, [bin, 'keys', 'create', '--account', 'local', '--scopes', 'mgpt.responses:create'], { env, encoding: 'utf8' }).stdout.trim();
-  const workers = 8;
+  const workers = SERVE_WORKERS;
   const seconds = quick ? 2 : 5;
 
   // Throughput with the echo provider, against bare node:http answering the same JSON.
-  const serve = await startChild(process.execPath, [bin, 'serve', '--port', '0'], env);
-  const entities: string[] = [];
-  for (let i = 0; i < workers; i++) entities.push((await post(`${serve.url}/v1/entities`, key, { model: 'mgpt-1-27b' })).id);
-  await rps(entities.map((id) => `${serve.url}/v1/entities/${id}/messages`), key, 1); // warm-up
-  const serveRps = await rps(entities.map((id) => `${serve.url}/v1/entities/${id}/messages`), key, seconds);
-  serve.child.kill('SIGTERM');
+  const serveRps = await serveTurnsPerSecond(bin, work, env.MGPT_DB, 1, seconds);
   const bare = await startChild(process.execPath, [join(root, 'bench', 'bare-server.mjs')], env);
   await rps(Array(workers).fill(bare.url), key, 1);
   const bareRps = await rps(Array(workers).fill(bare.url), key, seconds);
