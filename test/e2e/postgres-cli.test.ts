@@ -51,6 +51,13 @@ describe.skipIf(!cluster)('mgpt on PostgreSQL', () => {
     expect(accounts.stdout).toContain('acme');
     expect(accounts.stdout).toContain('0.25');
 
+    // The `db` setting takes the URL as it is (no path resolution) and every command follows it.
+    const profileEnv = cliEnv(join(dir, 'profile'));
+    ok(await mgptBinary(['config', 'set', 'db', url()], profileEnv, undefined, dir));
+    const viaSetting = await mgptBinary(['entities', 'list', '--json'], { ...profileEnv, MGPT_DB: '' }, undefined, dir);
+    ok(viaSetting);
+    expect(viaSetting.stdout).toContain(ada.id);
+
     ok(await mgptBinary(['prompts', 'add', 'narrator', 'You narrate.', '--db', url()], { ...env, MGPT_PROMPTS_DIR: join(dir, 'prompts') }, undefined, dir));
 
     // Nothing was written as a file named after the URL, in the working directory or anywhere near it.

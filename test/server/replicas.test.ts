@@ -125,6 +125,29 @@ describe.skipIf(!cluster)('two mgpt serve replicas on one PostgreSQL database', 
     expect(doc.runtime.conversation.map((m) => m.content)).toEqual(['begin', 'the tale']);
   });
 
+  it('SIGTERM drains a turn in flight on a serve process, then the pool closes and the process exits 0', async () => {
+    const id = await entity();
+    const env = cliEnv(`${dir}/drained`, { MGPT_DB: cluster!.url, MGPT_PROVIDER: 'openai', MGPT_PROVIDER_URL: fake.url, MGPT_PROVIDER_MODEL: 'fake-model' });
+    const server = spawnMgpt(['serve', '--port', '0'], env);
+    const url = await new Promise<string>((resolve) => server.stdout!.once('data', (d) => resolve(String(d).trim())));
+    fake.script({ text: ['finished', ' anyway'], chunkDelayMs: 300 });
+    const asked = fake.requests.length;
+    const turn = fetch(`${url}/v1/entities/${id}/messages`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ content: 'drain me', stream: false }),
+    });
+    await providerAsked(asked + 1);
+    server.kill('SIGTERM');
+    const res = await turn;
+    expect(res.status).toBe(200);
+    expect(JSON.stringify(await res.json())).toContain('finished anyway');
+    const r = await server.result;
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('mgpt serve: stopped');
+    expect(await transcript(id)).toEqual(['user: drain me', 'assistant: finished anyway']);
+  });
+
   it('a replica killed mid-turn leaves no trace, and its lease expires so the other replica can take the turn', async () => {
     const id = await entity();
     const env = cliEnv(`${dir}/killed`, {
