@@ -88,8 +88,10 @@ export interface ReplicaBench {
 }
 
 /**
- * Serve throughput on SQLite, then PostgreSQL (a throwaway cluster, as the tests start it) with one
- * and two replicas, each on a fresh database. Null where PostgreSQL cannot be started.
+ * Serve throughput on SQLite and on PostgreSQL (a throwaway cluster, as the tests start it) with one
+ * and two replicas, each configuration on a database of its own. The configurations run in turn,
+ * round after round, and each reports its median: load from elsewhere hits them alike. Null where
+ * PostgreSQL cannot be started.
  */
 export async function benchServeReplicas(root: string, work: string, quick: boolean): Promise<ReplicaBench | null> {
   const bin = join(root, 'bin', 'mgpt');
@@ -97,11 +99,15 @@ export async function benchServeReplicas(root: string, work: string, quick: bool
   const cluster = await startPostgres('bench: serve on PostgreSQL');
   if (!cluster) return null;
   try {
-    const sqliteRps = await serveTurnsPerSecond(bin, work, join(work, 'serve-replicas.db'), 1, seconds);
-    const pgOneRps = await serveTurnsPerSecond(bin, work, cluster.createDatabase('bench_one'), 1, seconds);
-    const pgTwoRps = await serveTurnsPerSecond(bin, work, cluster.createDatabase('bench_two'), 2, seconds);
-    const pgTwoStickyRps = await serveTurnsPerSecond(bin, work, cluster.createDatabase('bench_sticky'), 2, seconds, 'sticky');
-    return { sqliteRps, pgOneRps, pgTwoRps, pgTwoStickyRps };
+    const runs: Record<keyof ReplicaBench, number[]> = { sqliteRps: [], pgOneRps: [], pgTwoRps: [], pgTwoStickyRps: [] };
+    for (let round = 0; round < (quick ? 1 : 3); round++) {
+      runs.sqliteRps.push(await serveTurnsPerSecond(bin, work, join(work, `serve-replicas-${round}.db`), 1, seconds));
+      runs.pgOneRps.push(await serveTurnsPerSecond(bin, work, cluster.createDatabase(`bench_one_${round}`), 1, seconds));
+      runs.pgTwoRps.push(await serveTurnsPerSecond(bin, work, cluster.createDatabase(`bench_two_${round}`), 2, seconds));
+      runs.pgTwoStickyRps.push(await serveTurnsPerSecond(bin, work, cluster.createDatabase(`bench_sticky_${round}`), 2, seconds, 'sticky'));
+    }
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+    return { sqliteRps: median(runs.sqliteRps), pgOneRps: median(runs.pgOneRps), pgTwoRps: median(runs.pgTwoRps), pgTwoStickyRps: median(runs.pgTwoStickyRps) };
   } finally {
     cluster.stop();
   }

@@ -25,6 +25,7 @@ export function effectiveSettings(env: Env, flags: GlobalFlags, file: ConfigFile
   const rows: Array<[string, Layer[]]> = [
     ['backend', [['flag --backend', flags.backend], ['env MGPT_BACKEND', env.MGPT_BACKEND], [from, p.backend], ['default', 'local']]],
     ['db', [['flag --db', flags.db], ['env MGPT_DB', env.MGPT_DB], [from, p.db], ['default', join(dataDir(env), 'mgpt.db')]]],
+    ['poolSize', [['env MGPT_POOL_SIZE', env.MGPT_POOL_SIZE], [from, p.poolSize], ['default', 10]]],
     ['promptsDir', [['env MGPT_PROMPTS_DIR', env.MGPT_PROMPTS_DIR], [from, p.promptsDir], ['default', join(dataDir(env), 'prompts')]]],
     ['baseUrl', [['env MGPT_BASE_URL', env.MGPT_BASE_URL], [from, p.baseUrl]]],
     ['entitiesUrl', [['env MGPT_ENTITIES_URL', env.MGPT_ENTITIES_URL], [from, p.entitiesUrl]]],
@@ -50,7 +51,20 @@ export function profileExists(env: Env, flags: GlobalFlags, file: ConfigFile = r
 }
 
 function shown(key: string, value: unknown): unknown {
+  if (key === 'db' && typeof value === 'string') return withoutPassword(value);
   return isSecretKey(key) && typeof value === 'string' ? maskSecret(value) : value;
+}
+
+/** A database URL's password is a secret: `postgres://mgpt:***@host/db`. A file path has none. */
+function withoutPassword(db: string): string {
+  if (!/^postgres(ql)?:\/\//i.test(db)) return db;
+  try {
+    const u = new URL(db);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return db.replace(/:[^:@/]*@/, ':***@');
+  }
 }
 
 function flatten(obj: unknown, prefix = '', out: Array<[string, unknown]> = []): Array<[string, unknown]> {

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readTar } from '../../src/core/tar.js';
-import { cliEnv, mgptBinary, spawnMgpt } from '../helpers/cli.js';
+import { cliEnv, mgpt, mgptBinary, spawnMgpt } from '../helpers/cli.js';
 import { startPostgres } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -157,5 +157,20 @@ describe.skipIf(!cluster)('mgpt on PostgreSQL', () => {
     expect(r.code).toBe(0);
     expect(r.stderr).toContain('mgpt serve: stopped');
     expect(r.stderr).not.toMatch(/^\s+at /m);
+  });
+});
+
+describe('settings for PostgreSQL', () => {
+  it('config list shows the URL without its password, and the pool size with its source', async () => {
+    const env = cliEnv(join(dir, 'settings'), { MGPT_DB: 'postgres://mgpt:hunter2@db.internal:5432/mgpt', MGPT_POOL_SIZE: '25' });
+    const list = await mgpt(['config', 'list', '--json'], env);
+    expect(list.code).toBe(0);
+    expect(list.stdout).not.toContain('hunter2');
+    const parsed = JSON.parse(list.stdout) as { settings: Record<string, unknown>; sources: Record<string, string> };
+    expect(parsed.settings.db).toBe('postgres://mgpt:***@db.internal:5432/mgpt');
+    expect(parsed.settings.poolSize).toBe('25');
+    expect(parsed.sources.poolSize).toBe('env MGPT_POOL_SIZE');
+    expect((await mgpt(['config', 'set', 'poolSize', '0'], env)).code).toBe(2);
+    expect((await mgpt(['config', 'set', 'poolSize', '4'], { ...env, MGPT_POOL_SIZE: '' })).code).toBe(0);
   });
 });
