@@ -1,3 +1,4 @@
+import { describeDb } from '../core/db-url.js';
 import { DEFAULT_TRANSCRIPT_CAP, DEFAULT_WINDOW_BUDGET } from '../core/entity-types.js';
 import { type Env, type GlobalFlags, activeProfileName, dataDir, readConfigFile } from './config.js';
 import { type ConfigFile, type ProfileSettings, isSecretKey, maskSecret } from './schema.js';
@@ -51,20 +52,8 @@ export function profileExists(env: Env, flags: GlobalFlags, file: ConfigFile = r
 }
 
 function shown(key: string, value: unknown): unknown {
-  if (key === 'db' && typeof value === 'string') return withoutPassword(value);
+  if (key === 'db' && typeof value === 'string') return describeDb(value);
   return isSecretKey(key) && typeof value === 'string' ? maskSecret(value) : value;
-}
-
-/** A database URL's password is a secret: `postgres://mgpt:***@host/db`. A file path has none. */
-function withoutPassword(db: string): string {
-  if (!/^postgres(ql)?:\/\//i.test(db)) return db;
-  try {
-    const u = new URL(db);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return db.replace(/:[^:@/]*@/, ':***@');
-  }
 }
 
 function flatten(obj: unknown, prefix = '', out: Array<[string, unknown]> = []): Array<[string, unknown]> {

@@ -1,15 +1,13 @@
+import { isPostgresUrl } from '../core/db-url.js';
 import { BadRequestError } from '../core/errors.js';
+
+export { describeDb, isPostgresUrl } from '../core/db-url.js';
 import type { OpenOptions } from './sqlite/db.js';
 import type { PostgresOptions } from './postgres/postgres-store.js';
 import { SqliteStore } from './sqlite/sqlite-store.js';
 import type { Store } from './types.js';
 
 export interface OpenStoreOptions extends OpenOptions, PostgresOptions {}
-
-/** Whether `--db` names a PostgreSQL database rather than a SQLite file. */
-export function isPostgresUrl(target: string): boolean {
-  return /^postgres(ql)?:\/\//i.test(target);
-}
 
 /**
  * The store behind `--db`: a `postgres://` or `postgresql://` URL opens PostgreSQL (the driver
@@ -21,18 +19,6 @@ export async function openStore(target: string, opts: OpenStoreOptions = {}): Pr
   const poolSize = checkPoolSize(opts.poolSize);
   const { PostgresStore } = await import('./postgres/postgres-store.js');
   return PostgresStore.open(target, { poolSize });
-}
-
-/** `--db` for messages: a PostgreSQL URL without its password; a path as is. */
-export function describeDb(target: string): string {
-  if (!isPostgresUrl(target)) return target;
-  try {
-    const u = new URL(target);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return 'a PostgreSQL URL';
-  }
 }
 
 const URL_HINT = 'write it as postgres://user:password@host:5432/database (percent-encode special characters in the password)';

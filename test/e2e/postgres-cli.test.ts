@@ -31,6 +31,9 @@ describe.skipIf(!cluster)('mgpt on PostgreSQL', () => {
     const list = await db('entities', 'list', '--json');
     ok(list);
     expect((JSON.parse(list.stdout) as { data: { id: string; name: string }[] }).data.map((e) => e.name)).toEqual(['ada']);
+    // Tab completion of ENTITY reads the database behind the URL, as any command does.
+    const completed = await mgptBinary(['__complete', 'entities', 'a'], { ...env, MGPT_DB: url() }, undefined, dir);
+    expect(completed.stdout.split('\n')).toContain('ada');
     // MGPT_DB with the URL reaches the same database.
     const viaEnv = await mgptBinary(['history', ada.id, '--json'], { ...env, MGPT_DB: url() }, undefined, dir);
     ok(viaEnv);

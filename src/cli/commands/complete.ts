@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
+import { isPostgresUrl } from '../../core/db-url.js';
 import { shortId } from '../../core/ref.js';
 import type { CliContext } from '../context.js';
 
@@ -28,8 +29,9 @@ export function registerComplete(program: Command, ctx: CliContext): void {
 
 /** Names and short ids (the whole id once the prefix is longer than a short id) that start with `prefix`. */
 export async function entityCandidates(ctx: CliContext, prefix: string): Promise<string[]> {
-  // A TAB must not create a database where there is none.
-  if (ctx.settings().backend === 'local' && !existsSync(ctx.engineOptions().db)) return [];
+  // A TAB must not create a database file where there is none (a PostgreSQL URL creates nothing).
+  const db = ctx.engineOptions().db;
+  if (ctx.settings().backend === 'local' && !isPostgresUrl(db) && !existsSync(db)) return [];
   const list = await (await ctx.backend()).listEntities({ limit: SCAN });
   const id = prefix.toLowerCase();
   const out = new Set<string>();
