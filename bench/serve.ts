@@ -1,5 +1,6 @@
 // mgpt serve: buffered message throughput against bare node:http, and the latency it adds to the first token.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { type FakeOpenAI, startFakeOpenAI } from '../test/helpers/fake-openai.js';
@@ -9,6 +10,20 @@ export interface ServeBench extends FirstTokenBench {
   serveRps: number;
   bareRps: number;
   ratio: number;
+  /** The server process's CPU time (user + system) over the measured run, per turn. */
+  cpuPerTurnUs: number;
+  bareCpuPerTurnUs: number;
+  sseRps: number;
+  sseRatio: number;
+  sseCpuPerTurnUs: number;
+}
+
+/** A child's CPU time so far in µs (user + system), from /proc: what process.cpuUsage() would say inside it. */
+function cpuUs(child: ChildProcess): number {
+  const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // utime and stime are fields 14 and 15 of the whole line (11 and 12 after the name), in clock ticks.
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100;
 }
 
 function startChild(cmd: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; url: string }> {
@@ -17,6 +32,17 @@ function startChild(cmd: string, args: string[], env: NodeJS.ProcessEnv): Promis
     child.stdout!.once('data', (d) => resolve({ child, url: String(d).trim() }));
     child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code}`)));
   });
+}
+
+/** POST with stream: true, reading the whole SSE reply. */
+async function postStream(url: string, key: string, body: unknown): Promise<void> {
+  const res = await request(url, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const text = await res.body.text();
+  if (res.statusCode >= 300 || !text.endsWith('data: [DONE]\n\n')) throw new Error(`${url}: ${res.statusCode} ${text}`);
 }
 
 async function post(url: string, key: string, body: unknown): Promise<any> {
@@ -32,21 +58,26 @@ async function post(url: string, key: string, body: unknown): Promise<any> {
 
 /**
  * Requests per second with one sequential loop per entry (one entity each: writes to one entity
- * are serialized); an entry with several URLs (one per replica) takes them in turn.
+ * are serialized); an entry with several URLs (one per replica) takes them in turn. With `server`,
+ * also its CPU per turn.
  */
-async function rps(urls: Array<string | string[]>, key: string, seconds: number): Promise<number> {
+async function rps(urls: Array<string | string[]>, key: string, seconds: number, stream = false, server?: ChildProcess): Promise<{ rps: number; cpuPerTurnUs: number }> {
   let n = 0;
-  const end = performance.now() + seconds * 1000;
+  const cpu0 = server ? cpuUs(server) : 0;
+  const t0 = performance.now();
+  const end = t0 + seconds * 1000;
   await Promise.all(
     urls.map(async (entry) => {
       const each = typeof entry === 'string' ? [entry] : entry;
       for (let i = 0; performance.now() < end; i++) {
-        await post(each[i % each.length], key, { content: `message ${n}`, stream: false });
+        if (stream) await postStream(each[i % each.length], key, { content: `message ${n}`, stream: true });
+        else await post(each[i % each.length], key, { content: `message ${n}`, stream: false });
         n++;
       }
     }),
   );
-  return n / seconds;
+  const elapsed = (performance.now() - t0) / 1000;
+  return { rps: n / elapsed, cpuPerTurnUs: server ? (cpuUs(server) - cpu0) / n : NaN };
 }
 
 const SERVE_WORKERS = 8;
@@ -57,7 +88,15 @@ const SERVE_WORKERS = 8;
  * throughput row. `alternate`: each loop's requests go to the replicas in turn (a round-robin
  * balancer); `sticky`: loop i stays on replica i mod n (a balancer with affinity per entity).
  */
-export async function serveTurnsPerSecond(bin: string, work: string, db: string, replicas: number, seconds: number, spread: 'alternate' | 'sticky' = 'alternate'): Promise<number> {
+export async function serveTurnsPerSecond(
+  bin: string,
+  work: string,
+  db: string,
+  replicas: number,
+  seconds: number,
+  spread: 'alternate' | 'sticky' = 'alternate',
+  stream = false,
+): Promise<{ rps: number; cpuPerTurnUs: number }> {
   const env = { ...process.env, MGPT_DB: db, MGPT_CONFIG_DIR: join(work, 'serve-cfg'), NO_COLOR: '1' };
   const made = spawnSync(process.execPath, [bin, 'keys', 'create', '--account', 'local', '--scopes', 'mgpt.responses:create'], { env, encoding: 'utf8' });
   if (made.status !== 0) throw new Error(`keys create on ${db}: ${made.stderr}`);
@@ -70,8 +109,9 @@ export async function serveTurnsPerSecond(bin: string, work: string, db: string,
     // Loop i starts on replica i mod n, so each replica serves its share of the loops at any moment.
     const at = (i: number, id: string) => `${servers[i % servers.length].url}/v1/entities/${id}/messages`;
     const loops = entities.map((id, i) => (spread === 'sticky' ? [at(i, id)] : servers.map((_, r) => at(i + r, id))));
-    await rps(loops, key, 1); // warm-up
-    return await rps(loops, key, seconds);
+    await rps(loops, key, 1, stream); // warm-up
+    // Server CPU per turn is the one replica's (with several it would be a sum of processes).
+    return await rps(loops, key, seconds, stream, replicas === 1 ? servers[0].child : undefined);
   } finally {
     for (const s of servers) s.child.kill('SIGTERM');
     await Promise.all(servers.map((s) => (s.child.exitCode === null ? new Promise((r) => s.child.once('exit', r)) : undefined)));
@@ -101,10 +141,10 @@ export async function benchServeReplicas(root: string, work: string, quick: bool
   try {
     const runs: Record<keyof ReplicaBench, number[]> = { sqliteRps: [], pgOneRps: [], pgTwoRps: [], pgTwoStickyRps: [] };
     for (let round = 0; round < (quick ? 1 : 3); round++) {
-      runs.sqliteRps.push(await serveTurnsPerSecond(bin, work, join(work, `serve-replicas-${round}.db`), 1, seconds));
-      runs.pgOneRps.push(await serveTurnsPerSecond(bin, work, cluster.createDatabase(`bench_one_${round}`), 1, seconds));
-      runs.pgTwoRps.push(await serveTurnsPerSecond(bin, work, cluster.createDatabase(`bench_two_${round}`), 2, seconds));
-      runs.pgTwoStickyRps.push(await serveTurnsPerSecond(bin, work, cluster.createDatabase(`bench_sticky_${round}`), 2, seconds, 'sticky'));
+      runs.sqliteRps.push((await serveTurnsPerSecond(bin, work, join(work, `serve-replicas-${round}.db`), 1, seconds)).rps);
+      runs.pgOneRps.push((await serveTurnsPerSecond(bin, work, cluster.createDatabase(`bench_one_${round}`), 1, seconds)).rps);
+      runs.pgTwoRps.push((await serveTurnsPerSecond(bin, work, cluster.createDatabase(`bench_two_${round}`), 2, seconds)).rps);
+      runs.pgTwoStickyRps.push((await serveTurnsPerSecond(bin, work, cluster.createDatabase(`bench_sticky_${round}`), 2, seconds, 'sticky')).rps);
     }
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
     return { sqliteRps: median(runs.sqliteRps), pgOneRps: median(runs.pgOneRps), pgTwoRps: median(runs.pgTwoRps), pgTwoStickyRps: median(runs.pgTwoStickyRps) };
@@ -122,18 +162,25 @@ export async function benchServe(root: string, work: string, quick: boolean): Pr
   const seconds = quick ? 2 : 5;
 
   // Throughput with the echo provider, against bare node:http answering the same JSON.
-  const serveRps = await serveTurnsPerSecond(bin, work, env.MGPT_DB, 1, seconds);
+  const buffered = await serveTurnsPerSecond(bin, work, env.MGPT_DB, 1, seconds);
+  const sse = await serveTurnsPerSecond(bin, work, env.MGPT_DB, 1, seconds, 'alternate', true);
   const bare = await startChild(process.execPath, [join(root, 'bench', 'bare-server.mjs')], env);
   await rps(Array(workers).fill(bare.url), key, 1);
-  const bareRps = await rps(Array(workers).fill(bare.url), key, seconds);
+  const bareRun = await rps(Array(workers).fill(bare.url), key, seconds, false, bare.child);
   bare.child.kill('SIGTERM');
+  const bareRps = bareRun.rps;
 
   const ft = await firstTokenRun(bin, work, env, fake, quick);
   await fake.close();
   return {
-    serveRps,
+    serveRps: buffered.rps,
     bareRps,
-    ratio: serveRps / bareRps,
+    ratio: buffered.rps / bareRps,
+    cpuPerTurnUs: buffered.cpuPerTurnUs,
+    bareCpuPerTurnUs: bareRun.cpuPerTurnUs,
+    sseRps: sse.rps,
+    sseRatio: sse.rps / bareRps,
+    sseCpuPerTurnUs: sse.cpuPerTurnUs,
     ...ft,
   };
 }
