@@ -57,9 +57,11 @@ export function planRotation(
   newTokens: number,
   budget: number,
   limit?: ModelLimit,
+  /** The blocks' summed tokens, when the caller keeps it (a turn then costs nothing per block). */
+  blocksTokens = windowTokens(blocks),
 ): RotationPlan | null {
   const perBlock = limit?.perBlock ?? 0;
-  let total = windowTokens(blocks) + newTokens;
+  let total = blocksTokens + newTokens;
   let cost = total + perBlock * (blocks.length + 1);
   const overModel = limit !== undefined && cost > limit.cap;
   if ((total <= budget && !overModel) || blocks.length === 0) return null;

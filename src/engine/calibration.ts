@@ -29,9 +29,14 @@ export interface RouteFit {
 
 /** The estimate of a prompt: its messages' counts plus the template's framing. */
 export function promptEstimate(messageTokens: readonly number[]): number {
-  let t = PER_PROMPT_TOKENS;
-  for (const m of messageTokens) t += m + PER_MESSAGE_TOKENS;
-  return t;
+  let t = 0;
+  for (const m of messageTokens) t += m;
+  return promptEstimateOf(t, messageTokens.length);
+}
+
+/** The same from the messages' summed counts and their number. */
+export function promptEstimateOf(tokens: number, messages: number): number {
+  return PER_PROMPT_TOKENS + tokens + PER_MESSAGE_TOKENS * messages;
 }
 
 /**

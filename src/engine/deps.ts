@@ -4,6 +4,7 @@ import type { ChatModel } from '../providers/spec.js';
 import type { PromptStore } from './prompts.js';
 import type { BlockRow, Store, UniverseMessageRow } from '../store/types.js';
 import type { VersionedCache } from './versioned-cache.js';
+import type { WindowState } from './window-state.js';
 
 export interface EngineLimits {
   windowBudget: number;
@@ -20,7 +21,7 @@ export interface Clock {
 /** Everything the engine's services share; tests swap the clock, ids and models. */
 export interface EngineDeps {
   store: Store;
-  windows: VersionedCache<readonly BlockRow[]>;
+  windows: VersionedCache<WindowState>;
   universeCache: VersionedCache<UniverseMessageRow[]>;
   limits: EngineLimits;
   prices: Readonly<Record<string, ModelPrice>>;

@@ -1,11 +1,12 @@
 import { ContextOverflowError } from '../core/errors.js';
 import { type TokenEstimator, loadTokenEstimator, loadedTokenEstimator, tokenUpperBound } from '../core/tokens.js';
-import { type RotationPlan, modelCost, planRotation } from '../core/window-plan.js';
+import { type RotationPlan, planRotation } from '../core/window-plan.js';
 import type { ChatMessage, ChatModel } from '../providers/spec.js';
 import type { BlockRow, EntityRow } from '../store/types.js';
-import { PER_MESSAGE_TOKENS, type RouteFit, promptEstimate } from './calibration.js';
+import { PER_MESSAGE_TOKENS, type RouteFit, promptEstimateOf } from './calibration.js';
 import type { EngineDeps } from './deps.js';
 import { summarizeSpan } from './summarize.js';
+import { WindowState } from './window-state.js';
 
 /** What planning a turn's window reads. */
 export interface WindowTurn {
@@ -13,7 +14,7 @@ export interface WindowTurn {
   entity: EntityRow;
   model: ChatModel;
   /** The window before this turn. */
-  blocks: readonly BlockRow[];
+  window: WindowState;
   content: string;
   count: MessageCount;
   signal: AbortSignal;
@@ -50,25 +51,28 @@ export interface PreparedWindow {
   fit: RouteFit;
   plan: RotationPlan | null;
   summary?: BlockRow;
-  /** The window before the new message: summary?, then the kept blocks. */
-  head: readonly BlockRow[];
+  /** The window before the new message: summary?, then the kept blocks (the turn's own window without a rotation). */
+  head: WindowState;
   /** The new message as a block; its tokens are a bound until made exact at the commit. */
   userBlock: BlockRow;
   /** The prompt's estimate, as the calibration compares it with the provider's count. */
   estimate: number;
 }
 
-/** Plans the window for the route's limits, rotating (with a summary) when the budget or the model needs it. */
+/**
+ * Plans the window for the route's limits, rotating (with a summary) when the budget or the model
+ * needs it. Without a rotation nothing here walks the window: its sums are kept (window-state.ts).
+ */
 export async function rotate(turn: WindowTurn): Promise<PreparedWindow> {
-  const { deps, entity, model, blocks, count } = turn;
+  const { deps, entity, model, window, count } = turn;
+  const blocks = window.blocks;
   const fixedMessages = entity.instructions ? 1 : 0;
   const fit = await deps.calibration.fit(model, entity.instructionsTokens, fixedMessages);
   // Rotation is monotonic in the new message's size: if the bound needs none, neither does the exact count.
-  let plan = planRotation(blocks, count.bound, entity.budgetTokens, fit.limit);
-  if (plan) plan = planRotation(blocks, await count.exact(), entity.budgetTokens, fit.limit);
+  let plan = planRotation(blocks, count.bound, entity.budgetTokens, fit.limit, window.tokens);
+  if (plan) plan = planRotation(blocks, await count.exact(), entity.budgetTokens, fit.limit, window.tokens);
   const summary = plan ? await summarize(turn, plan, fit) : undefined;
-  const kept = plan ? blocks.slice(plan.take) : blocks;
-  const head = summary ? [summary, ...kept] : kept;
+  const head = plan && summary ? WindowState.of([summary, ...blocks.slice(plan.take)]) : window;
   const lastPosition = blocks.length ? blocks[blocks.length - 1].position : 0;
   const seq = entity.transcriptMessages + 1;
   // The prompt itself needs only the text; the bound settles the model's limit unless it is close.
@@ -76,20 +80,21 @@ export async function rotate(turn: WindowTurn): Promise<PreparedWindow> {
     id: deps.newId(), position: lastPosition + 1, kind: 'message', role: 'user', content: turn.content,
     tokens: count.bound, coversFrom: seq, coversTo: seq,
   };
-  if (fit.limit && modelCost(head, fit.limit.perBlock) + user.tokens + fit.limit.perBlock > fit.limit.cap) {
+  const headCost = fit.limit ? modelCost(head, fit.limit.perBlock) : 0;
+  if (fit.limit && headCost + user.tokens + fit.limit.perBlock > fit.limit.cap) {
     user.tokens = await count.exact();
-    if (modelCost(head, fit.limit.perBlock) + user.tokens + fit.limit.perBlock > fit.limit.cap) throw doesNotFit(turn, fit, user.tokens);
+    if (headCost + user.tokens + fit.limit.perBlock > fit.limit.cap) throw doesNotFit(turn, fit, user.tokens);
   }
-  const fixed = entity.instructions ? [entity.instructionsTokens] : [];
-  const estimate = promptEstimate([...fixed, ...head.map((b) => b.tokens), user.tokens]);
+  const fixedTokens = entity.instructions ? entity.instructionsTokens : 0;
+  const estimate = promptEstimateOf(fixedTokens + head.tokens + user.tokens, fixedMessages + head.blocks.length + 1);
   return { fit, plan, summary, head, userBlock: user, estimate };
 }
 
 /** Folds the plan's span of the window into one summary block. */
 async function summarize(turn: WindowTurn, plan: RotationPlan, fit: RouteFit): Promise<BlockRow> {
-  const { deps, model, blocks } = turn;
+  const { deps, model, window } = turn;
   const tok = await loadTokenEstimator();
-  const span = blocks.slice(0, plan.take);
+  const span = window.blocks.slice(0, plan.take);
   const text = await summarizeSpan(model, tok, span, plan.maxSummaryTokens, fit, deps.calibration, turn.signal);
   return {
     id: deps.newId(),
@@ -120,13 +125,10 @@ function doesNotFit(turn: WindowTurn, fit: RouteFit, messageTokens: number): Con
 
 /** Instructions first (never rotated, not a block), then the window's blocks in order, then the new message. */
 export function promptMessages(instructions: string, prepared: PreparedWindow): ChatMessage[] {
-  const messages: ChatMessage[] = [];
-  if (instructions) messages.push({ role: 'system', content: instructions });
-  for (const b of prepared.head) {
-    if (b.kind === 'summary') messages.push({ role: 'system', content: b.content });
-    else if (b.role === 'user') messages.push({ role: 'user', content: b.content });
-    else messages.push({ role: 'assistant', content: b.content });
-  }
-  messages.push({ role: 'user', content: prepared.userBlock.content });
-  return messages;
+  return prepared.head.prompt(instructions, prepared.userBlock.content);
+}
+
+/** The window's size as the model limit counts it, from the kept sum. */
+function modelCost(head: WindowState, perBlock: number): number {
+  return head.tokens + perBlock * head.blocks.length;
 }

@@ -11,13 +11,13 @@ import {
 } from '../core/errors.js';
 import { costUsd, roundUsd } from '../core/models.js';
 import { loadTokenEstimator } from '../core/tokens.js';
-import { windowTokens } from '../core/window-plan.js';
 import type { ProviderUsage, StreamPart } from '../providers/spec.js';
 import type { BlockRow, EntityRow, EntityTurnWrite, LeaseRow } from '../store/types.js';
 import type { EngineDeps } from './deps.js';
 import { type HeldLease, type LeaseRequest, entitySubject, withLease } from './lease.js';
 import { MessageCount, type PreparedWindow, type WindowTurn, promptMessages, rotate } from './turn-window.js';
 import { windowVersion } from './versioned-cache.js';
+import { WindowState } from './window-state.js';
 
 interface TurnInput {
   content: string;
@@ -161,9 +161,9 @@ interface Reply {
 
 async function openTurn(deps: EngineDeps, entity: EntityRow, count: MessageCount, signal: AbortSignal): Promise<TurnState> {
   const model = await deps.chatModel(entity.model);
-  const blocks = deps.windows.get(entity.id, windowVersion(entity))?.value ?? (await deps.store.entities.window(entity.id));
+  const window = deps.windows.get(entity.id, windowVersion(entity))?.value ?? WindowState.of(await deps.store.entities.window(entity.id));
   return {
-    deps, entity, model, blocks, content: count.content, count, signal,
+    deps, entity, model, window, content: count.content, count, signal,
     replyId: `chatcmpl-${deps.newId()}`, created: Math.floor(deps.clock.now() / 1000), started: false,
   };
 }
@@ -262,7 +262,7 @@ async function commit(turn: TurnState, prepared: PreparedWindow, reply: Reply, l
     coversFrom: userSeq + 1,
     coversTo: userSeq + 1,
   };
-  const finalWindow = [...prepared.head, userBlock, replyBlock];
+  const head = prepared.head;
   const userAt = clock.iso();
   const write: Omit<EntityTurnWrite, 'lease'> = {
     entityId: id,
@@ -270,13 +270,13 @@ async function commit(turn: TurnState, prepared: PreparedWindow, reply: Reply, l
       { seq: userSeq, role: 'user', content: turn.content, tokens: messageTokens, createdAt: userAt },
       { seq: userSeq + 1, role: 'assistant', content: reply.text, tokens: replyTokens, createdAt: clock.iso() },
     ],
-    deleteBlockIds: prepared.plan && prepared.summary ? turn.blocks.slice(0, prepared.plan.take).map((b) => b.id) : [],
+    deleteBlockIds: prepared.plan && prepared.summary ? turn.window.blocks.slice(0, prepared.plan.take).map((b) => b.id) : [],
     insertBlocks: [...(prepared.summary ? [prepared.summary] : []), userBlock, replyBlock],
     counters: {
       transcriptMessages: userSeq + 1,
       transcriptTokens: entity.transcriptTokens + messageTokens + replyTokens,
-      windowTokens: windowTokens(finalWindow),
-      windowBlocks: finalWindow.length,
+      windowTokens: head.tokens + messageTokens + replyTokens,
+      windowBlocks: head.blocks.length + 2,
       updatedAt: clock.iso(),
     },
     // Billed: the new message and the reply; never the window, history or rotation summaries.
@@ -295,7 +295,8 @@ async function commit(turn: TurnState, prepared: PreparedWindow, reply: Reply, l
         : { key: input.key, row: { contentSha256: input.contentSha256, completion: JSON.stringify(completion) }, createdAt: clock.iso() },
   };
   await lease.write((claim) => deps.store.entities.commitTurn({ ...write, lease: claim }), () => leaseTakenOver(id), true);
-  deps.windows.set(id, windowVersion(write.counters), finalWindow);
+  // Only now, committed, do the two blocks join the kept window (in place: no copy of the window).
+  deps.windows.set(id, windowVersion(write.counters), head.append(userBlock, replyBlock));
   return completion;
 }
 
