@@ -1,30 +1,16 @@
-import { type Context, Hono, type MiddlewareHandler } from 'hono';
-import { CompletionChunker, type ChunkEvent, SSE_DONE, sseFrame, streamErrorFrame } from '../../core/completion-stream.js';
-import type { CompletionChunk } from '../../core/entity-types.js';
+import { type Context, Hono } from 'hono';
 import { BadRequestError, MgptError, PaymentRequiredError, isAbortError } from '../../core/errors.js';
 import { BRANCH_HEADER, ChatService, type ChatReply } from '../../engine/chat-service.js';
 import type { Engine } from '../../engine/engine.js';
-import type { Principal, Scope } from '../../engine/keys.js';
-
-// The parent app's variables (app.ts), read by these routes.
-type Env = { Variables: { principal: Principal; requestId: string; signal: AbortSignal } };
-
-export interface OpenAICompatDeps {
-  /** The parent app's key check for a scope. */
-  auth: (scope: Scope) => MiddlewareHandler<any>;
-  /** The parent app's JSON body reader (size limit, content type). */
-  body: (c: Context<any>) => Promise<unknown>;
-  onUnexpectedError?: (err: unknown) => void;
-}
-
-const enc = new TextEncoder();
+import type { Env, RouteDeps } from '../route-deps.js';
+import { sseReply } from '../sse.js';
 
 /**
  * The OpenAI-compatible surface (SPEC section 8): GET /v1/models, GET /v1/models/{id},
  * POST /v1/chat/completions, answering errors in OpenAI's shape. Routes only translate; the
  * rules (targets, reconciliation, branches, stateless completions) are in engine/chat-service.ts.
  */
-export function openAICompatRoutes(engine: Engine, deps: OpenAICompatDeps): Hono<Env> {
+export function openAICompatRoutes(engine: Engine, deps: RouteDeps): Hono<Env> {
   const chat = new ChatService(engine);
   const app = new Hono<Env>();
   const auth = deps.auth('mgpt.responses:create');
@@ -59,8 +45,9 @@ export function openAICompatRoutes(engine: Engine, deps: OpenAICompatDeps): Hono
       }
       throw new MgptError('the turn ended without a reply');
     }
+    // The usage chunk (no choices) only when asked for (`stream_options.include_usage`).
     const includeUsage = req.stream_options?.include_usage === true;
-    return c.body(sseStream(reply.events, includeUsage), 200, { ...headers, 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
+    return sseReply(c, reply.events, headers, (ch) => includeUsage || ch.choices.length > 0);
   });
   return app;
 }
@@ -70,40 +57,6 @@ function replyHeaders(reply: ChatReply): Record<string, string> {
   if (reply.entityId) h['X-Entity-Id'] = reply.entityId;
   if (reply.branchedFrom) h['Mgpt-Branched-From'] = reply.branchedFrom;
   return h;
-}
-
-/** Chunks, the usage chunk when asked for (`stream_options.include_usage`), then [DONE]. */
-function sseStream(events: AsyncGenerator<ChunkEvent>, includeUsage: boolean): ReadableStream<Uint8Array> {
-  const chunker = new CompletionChunker();
-  const keep = (ch: CompletionChunk) => includeUsage || ch.choices.length > 0;
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        // An event with no chunk (start, rotation) must not end the pull: the stream would stall.
-        for (let sent = 0; sent === 0; ) {
-          const r = await events.next();
-          if (r.done) {
-            controller.enqueue(enc.encode(SSE_DONE));
-            controller.close();
-            return;
-          }
-          for (const ch of chunker.push(r.value)) {
-            if (!keep(ch)) continue;
-            controller.enqueue(enc.encode(sseFrame(ch)));
-            sent++;
-          }
-        }
-      } catch (err) {
-        // Headers are gone: say why in OpenAI's in-stream error shape, end without [DONE]; the turn left no trace.
-        const status = err instanceof MgptError ? err.status : 500;
-        controller.enqueue(enc.encode(sseFrame(streamErrorFrame(err instanceof MgptError ? err.message : 'internal error', status))));
-        controller.close();
-      }
-    },
-    async cancel() {
-      await events.return(undefined);
-    },
-  });
 }
 
 const TYPES: Record<number, [type: string, code: string | null]> = {

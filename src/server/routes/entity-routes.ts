@@ -1,0 +1,85 @@
+import { Hono } from 'hono';
+import { BadRequestError, MgptError } from '../../core/errors.js';
+import type { Engine } from '../../engine/engine.js';
+import { type Env, type RouteDeps, checkFields, queryInt, replayHeader } from '../route-deps.js';
+import { sseReply } from '../sse.js';
+
+/** The entity contract (seed 001): every route needs mgpt.responses:create; entities belong to the key's account. */
+export function entityRoutes(engine: Engine, { auth, body }: RouteDeps): Hono<Env> {
+  const app = new Hono<Env>();
+  const ent = auth('mgpt.responses:create');
+  app.post('/v1/entities', ent, async (c) => {
+    const b = await body(c);
+    const created = await engine.entities.create(b as never, c.get('principal').accountId);
+    return c.json(created, 201);
+  });
+  app.get('/v1/entities', ent, async (c) => c.json(await engine.entities.list(c.get('principal').accountId)));
+  app.get('/v1/entities/:id', ent, async (c) => c.json(await engine.entities.get(c.req.param('id'), c.get('principal').accountId)));
+  // An extension (SPEC section 8): the engine checks the body (fields, model, types) itself.
+  app.patch('/v1/entities/:id', ent, async (c) => {
+    const b = await body(c);
+    return c.json(await engine.entities.update(c.req.param('id'), b as never, c.get('principal').accountId), 200);
+  });
+  app.delete('/v1/entities/:id', ent, async (c) => c.json(await engine.entities.delete(c.req.param('id'), c.get('principal').accountId), 202));
+  app.get('/v1/entities/:id/window', ent, async (c) => c.json(await engine.entities.window(c.req.param('id'), c.get('principal').accountId)));
+  app.get('/v1/entities/:id/messages', ent, async (c) => {
+    const after = queryInt(c.req.query('after'), 'after');
+    const limit = queryInt(c.req.query('limit'), 'limit');
+    return c.json(await engine.entities.messages(c.req.param('id'), { after, limit }, c.get('principal').accountId));
+  });
+  app.get('/v1/entities/:id/export', ent, async (c) => {
+    const tar = /application\/x-svc-entity/i.test(c.req.header('accept') ?? '');
+    const pieces = await engine.entities.export(c.req.param('id'), tar ? 'tar' : 'json', c.get('principal').accountId);
+    return c.body(streamOf(pieces), 200, { 'Content-Type': tar ? 'application/x-svc-entity' : 'application/json' });
+  });
+  app.post('/v1/entities/:id/messages', ent, async (c) => {
+    const b = await body(c);
+    checkFields(b, ['content', 'stream', 'idempotency_key']);
+    const m = b as { content?: unknown; stream?: unknown; idempotency_key?: unknown };
+    if (m.stream !== undefined && typeof m.stream !== 'boolean') throw new BadRequestError('stream must be a boolean');
+    const key = c.req.header('idempotency-key') ?? (m.idempotency_key as string | undefined);
+    const id = c.req.param('id');
+    const turn = engine.entities.send(
+      id,
+      { content: m.content as string, idempotencyKey: key, signal: c.get('signal') },
+      c.get('principal').accountId,
+    );
+    if (m.stream === false) {
+      for await (const ev of turn) if (ev.type === 'done') return c.json(ev.completion, 200, { 'X-Entity-Id': id, ...replayHeader(ev.replayed) });
+      throw new MgptError('the turn ended without a reply');
+    }
+    // The first event (the start, or a replayed reply) before the headers: an early failure still gets its real status.
+    const first = await turn.next();
+    const replayed = !first.done && (first.value.type === 'start' || first.value.type === 'done') && first.value.replayed;
+    return sseReply(c, prepend(first, turn), { 'X-Entity-Id': id, ...replayHeader(replayed) });
+  });
+  return app;
+}
+
+/** `rest` with an already-read result in front. */
+async function* prepend<T>(first: IteratorResult<T>, rest: AsyncGenerator<T>): AsyncGenerator<T> {
+  try {
+    if (first.done) return;
+    yield first.value;
+    yield* rest;
+  } finally {
+    await rest.return(undefined);
+  }
+}
+
+function streamOf(pieces: AsyncGenerator<Uint8Array>): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const r = await pieces.next();
+        if (r.done) controller.close();
+        else controller.enqueue(r.value);
+      } catch (err) {
+        controller.error(err);
+      }
+    },
+    async cancel() {
+      await pieces.return(undefined);
+    },
+  });
+}

@@ -1,0 +1,42 @@
+import { Hono } from 'hono';
+import { BadRequestError, ForbiddenError } from '../../core/errors.js';
+import type { Engine } from '../../engine/engine.js';
+import { type Env, type RouteDeps, queryInt } from '../route-deps.js';
+
+const UNIVERSE_PREFIXES = ['/api/mgpt', '/backend-api/mgpt'];
+
+/** The universe contract (seed 000), under both of its prefixes. Routes only translate. */
+export function universeRoutes(engine: Engine, { auth, body }: RouteDeps): Hono<Env> {
+  const app = new Hono<Env>();
+  for (const prefix of UNIVERSE_PREFIXES) {
+    app.post(`${prefix}/universes`, auth('mgpt.responses:create'), async (c) => {
+      const created = await engine.universes.create((await body(c)) as never, c.get('principal').userId);
+      return c.json(created, 201);
+    });
+    app.post(`${prefix}/responses`, auth('mgpt.responses:create'), async (c) => {
+      const res = await engine.respond(await body(c), {
+        userId: c.get('principal').userId,
+        signal: c.get('signal'),
+        xRequestId: c.get('callerRequestId'),
+      });
+      return c.json(res, 200);
+    });
+    app.post(`${prefix}/images`, auth('mgpt.images:create'), async (c) => {
+      return c.json(await engine.generateImage(await body(c), { userId: c.get('principal').userId, signal: c.get('signal') }), 200);
+    });
+    app.get(`${prefix}/logs`, auth('mgpt.logs:read'), async (c) => {
+      const q = c.req.query();
+      const userId = c.get('principal').userId;
+      if (!q.ownerUserId) throw new BadRequestError('ownerUserId is required', { errors: [{ field: 'ownerUserId', message: 'required' }] });
+      if (q.ownerUserId !== userId) throw new ForbiddenError('logs of another user');
+      if (q.identifier !== undefined) return c.json(await engine.logs.get(q.identifier, userId));
+      return c.json(
+        await engine.logs.list(
+          { kind: q.kind, game: q.game, user: q.user, requestId: q.requestId, page: queryInt(q.page, 'page'), pageSize: queryInt(q.pageSize, 'pageSize') },
+          userId,
+        ),
+      );
+    });
+  }
+  return app;
+}

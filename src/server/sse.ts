@@ -1,0 +1,96 @@
+import type { ServerResponse } from 'node:http';
+import type { Context } from 'hono';
+import { type ChunkEvent, CompletionChunker, SSE_DONE, sseFrame, streamErrorFrame } from '../core/completion-stream.js';
+import type { CompletionChunk } from '../core/entity-types.js';
+import { MgptError } from '../core/errors.js';
+import type { Env } from './route-deps.js';
+
+/** Which chunks go out (the facade drops the usage chunk unless asked for it). */
+export type KeepChunk = (ch: CompletionChunk) => boolean;
+
+const enc = new TextEncoder();
+const keepAll: KeepChunk = () => true;
+
+/**
+ * A reply's events as the seed's server-sent events (4.5), for the entity route and the OpenAI
+ * facade alike: chunks, then [DONE]; a failure after the headers becomes an error frame and the
+ * stream ends without [DONE] (the turn left no trace). `events` should be primed (its first event
+ * already awaited) so an early failure still gets its real status. Under node-server the frames
+ * are written to the socket directly: a web ReadableStream costs more per turn than the turn's SQL.
+ */
+export async function sseReply(c: Context<Env>, events: AsyncGenerator<ChunkEvent>, headers: Record<string, string>, keep = keepAll): Promise<Response> {
+  const all = { ...headers, 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' };
+  const out = c.env?.outgoing as ServerResponse | undefined;
+  if (!out) return c.body(readable(events, keep), 200, all);
+  out.writeHead(200, { ...all, 'X-Request-Id': c.get('requestId') });
+  await pump(events, keep, out);
+  // Tells node-server the answer is already written.
+  return new Response(null, { headers: { 'x-hono-already-sent': 'true' } });
+}
+
+/** The frames one event makes, as one string (possibly empty). */
+function framesOf(chunker: CompletionChunker, ev: ChunkEvent, keep: KeepChunk): string {
+  let s = '';
+  for (const ch of chunker.push(ev)) if (keep(ch)) s += sseFrame(ch);
+  return s;
+}
+
+function errorFrame(err: unknown): string {
+  const status = err instanceof MgptError ? err.status : 500;
+  return sseFrame(streamErrorFrame(err instanceof MgptError ? err.message : 'internal error', status));
+}
+
+/** Writes every event's frames to node's response, waiting when the socket's buffer is full; stops if the client left. */
+async function pump(events: AsyncGenerator<ChunkEvent>, keep: KeepChunk, out: ServerResponse): Promise<void> {
+  const chunker = new CompletionChunker();
+  try {
+    for await (const ev of events) {
+      if (out.destroyed) break; // the client went away: `for await` returns the turn, which leaves no trace
+      const s = framesOf(chunker, ev, keep);
+      if (s && !out.write(s)) await drained(out);
+    }
+    if (!out.destroyed) out.end(SSE_DONE);
+  } catch (err) {
+    if (!out.destroyed) out.end(errorFrame(err));
+  }
+}
+
+function drained(out: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      out.off('drain', done);
+      out.off('close', done);
+      resolve();
+    };
+    out.on('drain', done);
+    out.on('close', done);
+  });
+}
+
+/** The same as a web stream, where there is no node response (app.request in tests, other runtimes). */
+function readable(events: AsyncGenerator<ChunkEvent>, keep: KeepChunk): ReadableStream<Uint8Array> {
+  const chunker = new CompletionChunker();
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        // An event with no frame (start, rotation) must not end the pull: the stream would stall.
+        for (;;) {
+          const r = await events.next();
+          if (r.done) {
+            controller.enqueue(enc.encode(SSE_DONE));
+            controller.close();
+            return;
+          }
+          const s = framesOf(chunker, r.value, keep);
+          if (s) return controller.enqueue(enc.encode(s));
+        }
+      } catch (err) {
+        controller.enqueue(enc.encode(errorFrame(err)));
+        controller.close();
+      }
+    },
+    async cancel() {
+      await events.return(undefined);
+    },
+  });
+}
