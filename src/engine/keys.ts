@@ -22,8 +22,19 @@ export interface Principal {
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest();
 
+/** How many tokens' principals a server keeps. */
+const CACHE_SIZE = 256;
+
 /** API keys `mgpt_live_<public>.<secret>`: only a hash of the secret is stored, compared in constant time. */
 export class KeyService {
+  /**
+   * Tokens already checked, with the store's external version at the check. A hit is used only
+   * while that version is unchanged: a revocation by another process changes it, one by this
+   * process clears the cache, so no cached key outlives its revocation. Only on stores that
+   * offer the version (SQLite); elsewhere every request reads the key.
+   */
+  private readonly checked = new Map<string, { principal: Principal; version: number }>();
+
   constructor(
     private readonly deps: EngineDeps,
     private readonly accounts: AccountService,
@@ -68,6 +79,7 @@ export class KeyService {
   }
 
   async revoke(id: string): Promise<KeyInfo> {
+    this.checked.clear();
     if (!(await this.deps.store.keys.revoke(id, this.deps.clock.iso()))) {
       const exists = (await this.list()).find((k) => k.id === id);
       throw exists ? new BadRequestError(`key ${id} is already revoked`) : new NotFoundError(`no key ${id}`);
@@ -78,6 +90,20 @@ export class KeyService {
   /** The principal behind a bearer token; 401 for a missing, malformed, unknown or revoked key. */
   async authenticate(token: string | undefined): Promise<Principal> {
     if (!token) throw new AuthError('missing bearer token', { hint: 'send Authorization: Bearer mgpt_live_…' });
+    // Read before the key: a revocation committed after this read changes the version the entry is kept under.
+    const version = this.deps.store.externalVersion?.();
+    const hit = this.checked.get(token);
+    if (hit && hit.version === version) return hit.principal;
+    const principal = await this.check(token);
+    if (version !== undefined) {
+      this.checked.delete(token);
+      this.checked.set(token, { principal, version });
+      if (this.checked.size > CACHE_SIZE) this.checked.delete(this.checked.keys().next().value as string);
+    }
+    return principal;
+  }
+
+  private async check(token: string): Promise<Principal> {
     const m = KEY.exec(token);
     if (!m) throw new AuthError('malformed API key');
     const row = await this.deps.store.keys.byPublicId(m[1]);

@@ -177,5 +177,12 @@ export interface Store {
   integrityCheck(): Promise<string>;
   /** Resolves when the database answers a trivial query (`/readyz`). */
   ping(): Promise<void>;
+  /**
+   * A number that changes whenever another connection (another process) commits, cheap enough to
+   * read on every request (SQLite: `PRAGMA data_version`). Caches of rows that other processes may
+   * change (the API key cache) are used only while it is unchanged. Absent where it is not cheap
+   * (PostgreSQL): such caches are then not kept at all.
+   */
+  externalVersion?(): number;
   close(): Promise<void>;
 }

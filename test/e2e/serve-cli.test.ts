@@ -53,6 +53,29 @@ describe('mgpt keys and mgpt serve', () => {
   });
 });
 
+describe('mgpt serve: key revocation', () => {
+  it('a key revoked by `mgpt keys revoke` in another process is refused by the running server on its next request', async () => {
+    const env = cliEnv(dir, { MGPT_DB: `${dir}/revoke.db` });
+    const k = json((await mgpt(['keys', 'create', '--account', 'local', '--scopes', 'mgpt.responses:create', '--json'], env)).stdout);
+    const server = spawnMgpt(['serve', '--port', '0'], env);
+    const url = await new Promise<string>((resolve) => {
+      let out = '';
+      server.stdout!.on('data', (d) => {
+        out += d;
+        if (out.includes('\n')) resolve(out.trim());
+      });
+    });
+    const list = () => fetch(`${url}/v1/entities`, { headers: { authorization: `Bearer ${k.key}` } });
+    for (let i = 0; i < 3; i++) expect((await list()).status).toBe(200); // checked, then kept
+    expect((await mgpt(['keys', 'revoke', k.id], env)).code).toBe(0);
+    const refused = await list();
+    expect(refused.status).toBe(401);
+    expect((await refused.json()).error).toMatch(/revoked/);
+    server.kill('SIGTERM');
+    expect((await server.result).code).toBe(0);
+  });
+});
+
 describe('mgpt serve: slow-request limits', () => {
   it('takes them as flags: a body trickled past --request-timeout is cut with 408; bad values exit 2', async () => {
     const env = cliEnv(dir, { MGPT_DB: `${dir}/limits.db` });

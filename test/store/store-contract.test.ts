@@ -501,6 +501,20 @@ describe.each(factories)('store contract: $name', (factory) => {
       expect(await s2.keys.byPublicId(key.publicId)).toStrictEqual({ ...key, revokedAt: at(2) });
       expect(await s.keys.revoke('missing', at(3))).toBe(false);
     });
+
+    it('externalVersion, where a store offers it, changes when another replica revokes a key (caches rely on it)', async () => {
+      if (!s.externalVersion) return; // PostgreSQL keeps no such cache
+      const a = await account();
+      const key = {
+        id: `k${hexId().slice(0, 8)}`, accountId: a.id, publicId: `pub-${hexId()}`, secretSha256: 'sec',
+        scopes: 'entities', createdAt: at(1), revokedAt: null,
+      };
+      await s.keys.insert(key);
+      const before = s.externalVersion();
+      expect(s.externalVersion()).toBe(before); // stable while no one else writes
+      expect(await s2.keys.revoke(key.id, at(2))).toBe(true);
+      expect(s.externalVersion()).not.toBe(before);
+    });
   });
 
   describe('logs', () => {

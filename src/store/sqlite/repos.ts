@@ -19,7 +19,10 @@ export class SqliteRepos {
   readonly keys: KeyRepo;
   readonly calibration: CalibrationRepo;
 
+  private readonly dataVersionStmt;
+
   constructor(readonly db: Db) {
+    this.dataVersionStmt = db.prepare('PRAGMA data_version').pluck();
     this.entities = new EntityRepo(db);
     this.leases = new LeaseRepo(db);
     this.idempotency = new IdempotencyRepo(db);
@@ -44,6 +47,11 @@ export class SqliteRepos {
    */
   snapshot<T>(fn: () => T): T {
     return this.db.transaction(fn).deferred();
+  }
+
+  /** SQLite's data_version: changes when another connection commits (not on this one's own commits). */
+  dataVersion(): number {
+    return this.dataVersionStmt.get() as number;
   }
 
   /** Folds the WAL into the database file and truncates it, so no old page images remain there. */

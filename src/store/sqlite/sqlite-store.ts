@@ -76,6 +76,11 @@ export class SqliteStore implements Store {
     return this.repos.integrityCheck();
   }
 
+  /** Changes when another connection commits; this connection's own commits leave it as it is. */
+  externalVersion(): number {
+    return this.repos.dataVersion();
+  }
+
   async ping(): Promise<void> {
     this.repos.db.prepare('SELECT 1').get();
   }

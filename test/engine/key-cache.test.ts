@@ -1,0 +1,57 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { AuthError } from '../../src/core/errors.js';
+import { Engine } from '../../src/engine/engine.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { tempDir } from '../helpers/temp.js';
+
+const dir = tempDir();
+
+/** A store on `path` that counts key reads. */
+function counting(path: string): { store: SqliteStore; reads: () => number } {
+  const store = SqliteStore.open(path);
+  let reads = 0;
+  const byPublicId = store.keys.byPublicId.bind(store.keys);
+  store.keys.byPublicId = async (id: string) => {
+    reads++;
+    return byPublicId(id);
+  };
+  return { store, reads: () => reads };
+}
+
+describe('the API key cache', () => {
+  it('a key checked once is not read again while no other process wrote', async () => {
+    const path = join(dir, 'cache.db');
+    const { store, reads } = counting(path);
+    const engine = new Engine({ db: store });
+    const key = (await engine.keys.create('local', ['mgpt.responses:create'])).key!;
+    const first = await engine.keys.authenticate(key);
+    for (let i = 0; i < 5; i++) expect(await engine.keys.authenticate(key)).toEqual(first);
+    expect(reads()).toBe(1);
+    // A wrong secret for the same public id is never a hit.
+    await expect(engine.keys.authenticate(key.slice(0, -1) + (key.endsWith('A') ? 'B' : 'A'))).rejects.toThrow(AuthError);
+    await engine.close();
+  });
+
+  it('a revocation by another connection (another process) is seen by the next request', async () => {
+    const path = join(dir, 'revoke.db');
+    const server = new Engine({ db: path });
+    const created = await server.keys.create('local', ['mgpt.responses:create']);
+    await server.keys.authenticate(created.key!);
+    await server.keys.authenticate(created.key!); // cached now
+    const other = new Engine({ db: path });
+    await other.keys.revoke(created.id);
+    await expect(server.keys.authenticate(created.key!)).rejects.toThrow('revoked');
+    await other.close();
+    await server.close();
+  });
+
+  it('a revocation by this process is seen at once', async () => {
+    const engine = new Engine({ db: join(dir, 'own.db') });
+    const created = await engine.keys.create('local', ['mgpt.responses:create']);
+    await engine.keys.authenticate(created.key!);
+    await engine.keys.revoke(created.id);
+    await expect(engine.keys.authenticate(created.key!)).rejects.toThrow('revoked');
+    await engine.close();
+  });
+});
