@@ -44,6 +44,8 @@ export async function listen(engine: Engine | OpenEngineOptions, host: string, p
 
 function listenWith(eng: Engine, own: boolean, host: string, port: number, opts: ListenOptions): Promise<Listening> {
   const app = createApp(eng, opts);
+  // A server commits all day: WAL checkpoints (and their fsyncs) go to a worker, not into a request's commit.
+  const stopCheckpoints = eng.store.checkpointInBackground?.();
   const requestTimeout = opts.requestTimeoutMs ?? LISTEN_DEFAULTS.requestTimeoutMs;
   // node requires headersTimeout <= requestTimeout.
   const headersTimeout = Math.min(opts.headersTimeoutMs ?? LISTEN_DEFAULTS.headersTimeoutMs, requestTimeout);
@@ -65,8 +67,8 @@ function listenWith(eng: Engine, own: boolean, host: string, port: number, opts:
           close: (drainMs = 0) =>
             new Promise<void>((r) => {
               server.close(() => {
-                if (own) void eng.close().then(r, r);
-                else r();
+                const stopped = stopCheckpoints?.() ?? Promise.resolve();
+                void stopped.then(() => (own ? eng.close() : undefined)).then(r, r);
               });
               drain(server as Server, drainMs);
             }),
@@ -80,7 +82,10 @@ function listenWith(eng: Engine, own: boolean, host: string, port: number, opts:
     http.maxConnections = opts.maxConnections ?? LISTEN_DEFAULTS.maxConnections;
     answerClientErrors(http);
     lingerOnClose(http);
-    server.on('error', reject);
+    server.on('error', (err) => {
+      void stopCheckpoints?.();
+      reject(err);
+    });
   });
 }
 

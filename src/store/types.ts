@@ -184,5 +184,10 @@ export interface Store {
    * (PostgreSQL): such caches are then not kept at all.
    */
   externalVersion?(): number;
+  /**
+   * For a long-lived server: keeps housekeeping that would stall a commit (SQLite's WAL
+   * checkpoints, with their fsyncs) off the event loop until the returned stop is called.
+   */
+  checkpointInBackground?(): () => Promise<void>;
   close(): Promise<void>;
 }

@@ -96,7 +96,7 @@ let binding: string | undefined | null = null;
  * The compiled addon's path, handed to better-sqlite3 directly: its default lookup (the
  * `bindings` package) probes a dozen paths on every start.
  */
-function nativeBinding(): string | undefined {
+export function nativeBinding(): string | undefined {
   if (binding === null) {
     const pkg = createRequire(import.meta.url).resolve('better-sqlite3/package.json');
     const file = join(dirname(pkg), 'build', 'Release', 'better_sqlite3.node');

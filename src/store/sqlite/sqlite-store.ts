@@ -14,7 +14,8 @@ import type {
   UniverseStore,
   UniverseWrite,
 } from '../types.js';
-import type { Db, OpenOptions } from './db.js';
+import { type Checkpointer, startCheckpointer } from './checkpointer.js';
+import { type Db, type OpenOptions, nativeBinding } from './db.js';
 import { SqliteRepos } from './repos.js';
 
 /**
@@ -32,6 +33,7 @@ export class SqliteStore implements Store {
   readonly logs: LogStore;
   readonly keys: KeyStore;
   readonly calibration: CalibrationStore;
+  private checkpointer: Checkpointer | undefined;
 
   constructor(readonly repos: SqliteRepos) {
     this.entities = entityStore(repos);
@@ -85,7 +87,24 @@ export class SqliteStore implements Store {
     this.repos.db.prepare('SELECT 1').get();
   }
 
+  /** Checkpoints on a worker thread with its own connection (see checkpointer.ts); none for an in-memory database. */
+  checkpointInBackground(): () => Promise<void> {
+    if (!this.checkpointer && !this.repos.db.memory) this.checkpointer = startCheckpointer(this.repos.db, nativeBinding());
+    const running = this.checkpointer;
+    return async () => {
+      await running?.stop();
+      if (this.checkpointer === running) this.checkpointer = undefined;
+    };
+  }
+
+  /** How many checkpoints the background worker has run (tests). */
+  get backgroundCheckpoints(): number {
+    return this.checkpointer?.runs ?? 0;
+  }
+
   async close(): Promise<void> {
+    await this.checkpointer?.stop();
+    this.checkpointer = undefined;
     this.repos.close();
   }
 }
