@@ -14,10 +14,28 @@ export interface LeaseRow {
 /** One writer per entity or universe, across processes: a row with owner and expiry, refreshed while a turn runs. */
 export class LeaseRepo {
   private readonly s: Statements;
-  private readonly acquireTx;
   constructor(db: Db) {
     this.s = new Statements(db);
-    this.acquireTx = db.transaction((lease: LeaseRow, now: number): LeaseRow | null => {
+  }
+
+  /**
+   * Takes the lease unless another owner holds an unexpired one; returns that holder's row then.
+   * One statement (its own atomic write, so two processes cannot both win): the upsert replaces
+   * the row only when it is expired or already ours; no change means someone else holds it.
+   */
+  acquire(lease: LeaseRow, now: number): LeaseRow | null {
+    for (;;) {
+      const taken = this.s
+        .get(
+          `INSERT INTO turn_leases (subject, owner, idempotency_key, content_sha256, expires_at)
+           VALUES (@subject, @owner, @idempotencyKey, @contentSha256, @expiresAt)
+           ON CONFLICT (subject) DO UPDATE SET owner = excluded.owner,
+             idempotency_key = excluded.idempotency_key, content_sha256 = excluded.content_sha256,
+             expires_at = excluded.expires_at
+           WHERE turn_leases.expires_at <= @now OR turn_leases.owner = excluded.owner`,
+        )
+        .run({ ...lease, now });
+      if (taken.changes > 0) return null;
       const held = this.s
         .get(
           `SELECT subject, owner, idempotency_key AS idempotencyKey,
@@ -25,26 +43,9 @@ export class LeaseRepo {
            FROM turn_leases WHERE subject = ?`,
         )
         .get(lease.subject) as LeaseRow | undefined;
-      if (held && held.expiresAt > now && held.owner !== lease.owner) return held;
-      this.s
-        .get(
-          `INSERT INTO turn_leases (subject, owner, idempotency_key, content_sha256, expires_at)
-           VALUES (@subject, @owner, @idempotencyKey, @contentSha256, @expiresAt)
-           ON CONFLICT (subject) DO UPDATE SET owner = excluded.owner,
-             idempotency_key = excluded.idempotency_key, content_sha256 = excluded.content_sha256,
-             expires_at = excluded.expires_at`,
-        )
-        .run(lease);
-      return null;
-    });
-  }
-
-  /**
-   * Takes the lease unless another owner holds an unexpired one; returns that holder's row then.
-   * Runs in its own IMMEDIATE transaction so two processes cannot both win.
-   */
-  acquire(lease: LeaseRow, now: number): LeaseRow | null {
-    return this.acquireTx.immediate(lease, now);
+      // Freed between the two statements: try again.
+      if (held) return held;
+    }
   }
 
   /** Extends the lease; false when it is no longer ours (it expired and someone else took it). */
