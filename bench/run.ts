@@ -10,6 +10,7 @@ import { benchBatch, benchChat } from './chat-batch.js';
 import { benchGguf, benchLlama } from './llama.js';
 import { benchServe, benchServeReplicas } from './serve.js';
 import { benchSenders } from './senders.js';
+import { sqlTurnsPerSecond } from './sql-floor.js';
 import { seedTranscript } from './seed.js';
 import { benchTokens } from './tokens.js';
 
@@ -195,6 +196,15 @@ if (section('serve')) {
   const ceiling = 1000 / engineTurnMs;
   rows.push({ name: 'engine turns/s in-process / bare', value: ceiling / s.bareRps, unit: 'x', note: `${ceiling.toFixed(0)} turns/s: the ceiling for serve` });
   rows.push({ name: 'serve msgs/s / bare node:http', value: s.ratio, unit: 'x', target: '>= 0.3', met: s.ratio >= 0.3 });
+  // The floor: a turn's SQL alone (same statements and transactions), in-process and behind bare node:http.
+  const sqlAlone = await sqlTurnsPerSecond(join(work, 'floor-inproc.db'), quick ? 2 : 5);
+  rows.push({ name: 'floor: turn SQL alone in-process / bare', value: sqlAlone / s.bareRps, unit: 'x', note: `${sqlAlone.toFixed(0)} turns/s, one at a time` });
+  rows.push({
+    name: 'floor: bare node:http + turn SQL / bare',
+    value: s.floorRps / s.bareRps,
+    unit: 'x',
+    note: `${s.floorRps.toFixed(0)}/s, server CPU ${s.floorCpuPerTurnUs.toFixed(0)} µs a turn`,
+  });
   rows.push({ name: 'serve first-token latency added', value: s.firstTokenAddedMs, unit: 'ms', target: '<= 5', met: s.firstTokenAddedMs <= 5, note: `p95 ${s.firstTokenP95Ms.toFixed(2)} ms` });
   const facadeExtra = s.facadeFirstTokenAddedMs - s.firstTokenAddedMs;
   rows.push({

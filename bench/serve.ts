@@ -16,6 +16,9 @@ export interface ServeBench extends FirstTokenBench {
   sseRps: number;
   sseRatio: number;
   sseCpuPerTurnUs: number;
+  /** Bare node:http running only a turn's SQL per request (bench/sql-floor.ts): the floor for any server on this store. */
+  floorRps: number;
+  floorCpuPerTurnUs: number;
 }
 
 /** A child's CPU time so far in µs (user + system), from /proc: what process.cpuUsage() would say inside it. */
@@ -169,6 +172,11 @@ export async function benchServe(root: string, work: string, quick: boolean): Pr
   const bareRun = await rps(Array(workers).fill(bare.url), key, seconds, false, bare.child);
   bare.child.kill('SIGTERM');
   const bareRps = bareRun.rps;
+  const floor = await startChild(process.execPath, ['--import', 'tsx', join(root, 'bench', 'sql-floor.ts'), join(work, 'floor.db')], { ...env, MGPT_FLOOR_CHECKPOINTS: '1' });
+  const floorUrls = Array.from({ length: workers }, (_, i) => `${floor.url}/e/${i}`);
+  await rps(floorUrls, key, 1);
+  const floorRun = await rps(floorUrls, key, seconds, false, floor.child);
+  floor.child.kill('SIGTERM');
 
   const ft = await firstTokenRun(bin, work, env, fake, quick);
   await fake.close();
@@ -181,6 +189,8 @@ export async function benchServe(root: string, work: string, quick: boolean): Pr
     sseRps: sse.rps,
     sseRatio: sse.rps / bareRps,
     sseCpuPerTurnUs: sse.cpuPerTurnUs,
+    floorRps: floorRun.rps,
+    floorCpuPerTurnUs: floorRun.cpuPerTurnUs,
     ...ft,
   };
 }
