@@ -70,6 +70,8 @@ export function startCheckpointer(db: Db, binding: string | undefined, intervalM
         if (db.open) db.pragma(`wal_autocheckpoint = ${previous}`);
         if (exited) return resolve();
         worker.once('exit', () => resolve());
+        // Held until it exits: an unref'd worker would let the process end before its 'exit', and with it the caller's wait.
+        worker.ref();
         worker.postMessage('stop');
       });
       return stopped;
