@@ -7,7 +7,11 @@
 // also ESM-only, which Node 20 cannot require()) are each bundled alone into dist/vendor/*.mjs and
 // loaded with import() on first use, so plain commands do not even parse them; they share no
 // classes with mgpt's code, so nothing is duplicated across bundles.
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import { build } from 'esbuild';
 
@@ -148,6 +152,9 @@ await Promise.all([
     entryPoints: ['src/cli/main.ts'],
     outfile: 'dist/cli.cjs',
     plugins: [vendorPlugin, serverPlugin, chatPlugin, tokenizerPlugin, lazyChildProcessPlugin],
+    banner: {
+      js: `${common.banner.js}\nconst __mgpt_import = typeof __mgpt_dynamic_import === 'function' ? __mgpt_dynamic_import : (specifier) => import(specifier);`,
+    },
   }),
   // ESM: yoga-layout (ink's layout engine) starts with a top-level await, which CommonJS cannot hold.
   build({
@@ -180,7 +187,42 @@ await Promise.all([
   ),
 ]);
 
+/**
+ * bin/mgpt compiles dist/cli.cjs with vm.Script to use V8's code cache, where import() needs
+ * --experimental-vm-modules: the bundle's dynamic imports call the launcher's import() instead
+ * (`__mgpt_import`, declared in the banner; a plain require() of the bundle uses its own import()).
+ * Every import() with a literal specifier is rewritten; the build fails if any other is left.
+ */
+function routeDynamicImports(file) {
+  const src = readFileSync(file, 'utf8');
+  const out = src.replace(/(?<![\w$.])import\((?=["'`])/g, '__mgpt_import(');
+  const left = out.split('\n').filter((line) => /(?<![\w$.])import\(/.test(line) && !/^\s*(async\s+)?import\([\w$]/.test(line) && !line.startsWith('const __mgpt_import = '));
+  if (left.length) throw new Error(`${file}: import() with a computed specifier, which bin/mgpt cannot route:\n${left.join('\n')}`);
+  writeFileSync(file, out);
+}
+routeDynamicImports(new URL('../dist/cli.cjs', import.meta.url));
+
 // The o200k ranks as the compact table dist/tokenizer.cjs reads, encoded by that same bundle.
 const { encodeO200kTable } = createRequire(import.meta.url)('../dist/tokenizer.cjs');
 const { default: o200kRanks } = await import('gpt-tokenizer/bpeRanks/o200k_base');
 writeFileSync(new URL('../dist/o200k.table', import.meta.url), encodeO200kTable(o200kRanks));
+
+/**
+ * V8's code cache for dist/cli.cjs (bin/mgpt reads it; see there), made now so the first command
+ * after an install does not pay for it: bin/mgpt writes it when a command ran without one, with the
+ * functions that command compiled, so a one-shot send (engine, SQLite, provider) makes it, in a
+ * throwaway database. Best effort: without it the first command writes it.
+ */
+function makeCodeCache() {
+  const bin = fileURLToPath(new URL('../bin/mgpt', import.meta.url));
+  const dir = mkdtempSync(join(tmpdir(), 'mgpt-build-'));
+  const env = { PATH: process.env.PATH, HOME: dir, MGPT_DB: join(dir, 'mgpt.db'), MGPT_CONFIG_DIR: join(dir, 'config'), XDG_DATA_HOME: join(dir, 'data'), NO_COLOR: '1' };
+  try {
+    const id = spawnSync(process.execPath, [bin, 'entities', 'create'], { env, encoding: 'utf8' }).stdout.trim();
+    rmSync(new URL('../dist/cli.cjs.v8cache', import.meta.url), { force: true });
+    if (id) spawnSync(process.execPath, [bin, 'send', id, 'hi'], { env, stdio: 'ignore' });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+makeCodeCache();
