@@ -49,4 +49,31 @@ describe('BatchJournal', () => {
     expect(lines).toEqual([{ job: 'a', asked: 'fa' }, { job: 'b', asked: 'fb' }]);
     await journal.close();
   });
+
+  it('records every job up front in one synced write; the ones that never started are withdrawn', async () => {
+    const sync = vi.spyOn(await fileHandleProto(), 'sync');
+    const journal = new BatchJournal(join(dir, 'batches'), 'k3');
+    await journal.recordAll([['a', 'fa'], ['b', 'fb'], ['c', 'fc']]);
+    expect(sync).toHaveBeenCalledTimes(1);
+    const file = join(dir, 'batches', 'k3.jsonl');
+    expect(readFileSync(file, 'utf8').trim().split('\n')).toHaveLength(3);
+    // Starting a recorded job writes nothing: it goes on at once.
+    expect(await journal.firstAsked('a', 'fa')).toBe('fa');
+    expect(sync).toHaveBeenCalledTimes(1);
+    await journal.withdrawUnsent();
+    await journal.close();
+
+    const rerun = new BatchJournal(join(dir, 'batches'), 'k3');
+    expect(await rerun.firstAsked('a', 'changed')).toBe('fa'); // started: its first version stays
+    expect(await rerun.firstAsked('b', 'fb2')).toBe('fb2'); // never started: as if never recorded
+    // A job recorded by an earlier run is not recorded again, nor withdrawn by this one.
+    await rerun.recordAll([['a', 'changed'], ['c', 'fc3']]);
+    await rerun.withdrawUnsent();
+    await rerun.close();
+    const third = new BatchJournal(join(dir, 'batches'), 'k3');
+    expect(await third.firstAsked('a', 'x')).toBe('fa');
+    expect(await third.firstAsked('b', 'x')).toBe('fb2');
+    expect(await third.firstAsked('c', 'x')).toBe('x');
+    await third.close();
+  });
 });

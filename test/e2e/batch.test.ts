@@ -127,6 +127,33 @@ describe('mgpt batch', () => {
     }
   });
 
+  it('has every job\'s record on disk before the first job is sent, and no job waits for one', async () => {
+    const env = cliEnv(join(dir, 'upfront'), { MGPT_PROVIDER: 'openai', MGPT_PROVIDER_URL: fake.url, MGPT_PROVIDER_MODEL: 'fake-model' });
+    const id = (await mgpt(['entities', 'create', '--name', 'upfront'], env)).stdout.trim();
+    const file = join(dir, 'upfront.jsonl');
+    writeFileSync(file, Array.from({ length: 10 }, (_, i) => JSON.stringify({ id: `u${i}`, entity: id, input: `q ${i}` })).join('\n'));
+    const journal = join(dir, 'upfront', 'data', 'mgpt', 'batches', `${batchKey({ path: file, content: readFileSync(file, 'utf8') })}.jsonl`);
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const calls = fake.requests.length;
+    fake.fallback = (body) => ({ ...echoLastUser(body), holdAfterFirst: held });
+    try {
+      const run = spawnMgpt(['batch', file, '-c', '2'], env);
+      const end = Date.now() + 20_000;
+      while (fake.requests.length === calls && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
+      // The first reply is held open: no job has finished, yet all ten are recorded.
+      expect(lines(journal).map((r) => r.job).sort()).toEqual(Array.from({ length: 10 }, (_, i) => `u${i}`).sort());
+      release();
+      const r = await run.result;
+      expect(r.code).toBe(0);
+      expect(r.stdout.trim().split('\n').map((l) => JSON.parse(l).reply)).toEqual(Array.from({ length: 10 }, (_, i) => `reply: q ${i}`));
+      expect(lines(journal)).toHaveLength(10); // nothing withdrawn: every job started
+    } finally {
+      release();
+      fake.fallback = echoLastUser;
+    }
+  });
+
   it('keeps file order within one entity at high concurrency, with replies of random latency', async () => {
     const env = cliEnv(join(dir, 'order'), { MGPT_PROVIDER: 'openai', MGPT_PROVIDER_URL: fake.url, MGPT_PROVIDER_MODEL: 'fake-model' });
     const names = ['p', 'q', 'r', 's'];

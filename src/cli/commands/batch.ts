@@ -93,6 +93,8 @@ export async function runBatch(ctx: CliContext, file: string, o: BatchOptions): 
     }
   }
   const write = (line: string) => (out ? out.write(line) : ctx.io.stdout.write(line));
+  // What every job asks is on disk before the first is sent, so no job waits for an fsync.
+  await journal.recordAll(jobs.map((job) => [job.id, jobFingerprint(job)]));
   const progress = new Progress(ctx.io.stderr, jobs.length, ctx.io.stderrIsTTY);
   let failed = 0;
   try {
@@ -113,6 +115,7 @@ export async function runBatch(ctx: CliContext, file: string, o: BatchOptions): 
       out.end();
       await once(out, 'finish');
     }
+    await journal.withdrawUnsent();
     await journal.close();
     progress.finish();
   }
