@@ -122,6 +122,14 @@ describe('mgpt batch', () => {
       expect(kept.every((x) => x.ok)).toBe(true);
       // The job in flight left nothing: the transcript holds exactly the finished jobs, in order.
       expect(await transcript(env, id)).toEqual(kept.flatMap((x) => [`step ${x.id.slice(1)}`, `reply: step ${x.id.slice(1)}`]));
+      // Jobs that never started were not sent: editing them is not a change, and no --fresh is needed.
+      fake.fallback = echoLastUser;
+      const started = kept.length + 1; // the finished ones and the one cancelled in flight
+      writeFileSync(file, Array.from({ length: 10 }, (_, i) => JSON.stringify({ id: `s${i}`, entity: id, input: i < started ? `step ${i}` : `edited ${i}` })).join('\n'));
+      const rerun = await mgpt(['batch', file], env);
+      expect(rerun.code).toBe(0);
+      const results = rerun.stdout.trim().split('\n').map((l) => JSON.parse(l));
+      expect(results.map((x) => x.reply)).toEqual(Array.from({ length: 10 }, (_, i) => (i < started ? `reply: step ${i}` : `reply: edited ${i}`)));
     } finally {
       fake.fallback = echoLastUser;
     }
