@@ -1,10 +1,11 @@
 import type { ChunkEvent } from '../core/completion-stream.js';
 import type { FinishReason } from '../core/entity-types.js';
-import { PaymentRequiredError, isAbortError, CancelledError, TURN_CANCELLED } from '../core/errors.js';
-import { costUsd, roundUsd } from '../core/models.js';
+import { isAbortError, CancelledError, TURN_CANCELLED } from '../core/errors.js';
+import { costUsd } from '../core/models.js';
 import { loadTokenEstimator } from '../core/tokens.js';
 import type { ChatMessage } from '../providers/spec.js';
 import type { EngineDeps } from './deps.js';
+import { isMetered, requireFunds } from './billing.js';
 import { type LogEntry, logRow, writeLog } from './logs.js';
 
 export interface StatelessInput {
@@ -90,14 +91,5 @@ function logEntry(
 /** A metered account must cover the prompt, as an entity turn must cover its message. */
 async function checkBalance(deps: EngineDeps, input: StatelessInput, promptTokens: number): Promise<void> {
   const account = await deps.store.accounts.get(input.accountId);
-  if (!account || account.balanceUsd === null) return;
-  const balance = account.balanceUsd;
-  const billed = costUsd(deps.prices[input.model], promptTokens, 0);
-  if (balance > 0 && balance >= billed) return;
-  const missing = roundUsd(Math.max(billed - balance, 0));
-  throw new PaymentRequiredError(
-    `insufficient balance: $${balance.toFixed(6)} left, this request costs $${billed.toFixed(6)}, $${missing.toFixed(6)} missing`,
-    { balanceUsd: balance, billedUsd: billed, missingUsd: missing },
-    { hint: `add funds: mgpt accounts topup ${account.name} 5` },
-  );
+  if (isMetered(account)) requireFunds(account, costUsd(deps.prices[input.model], promptTokens, 0), 'this request');
 }

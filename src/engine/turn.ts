@@ -6,15 +6,15 @@ import {
   ConflictError,
   ContextOverflowError,
   NotFoundError,
-  PaymentRequiredError,
   isAbortError,
 } from '../core/errors.js';
-import { costUsd, roundUsd } from '../core/models.js';
+import { costUsd } from '../core/models.js';
 import { loadTokenEstimator } from '../core/tokens.js';
 import type { ProviderUsage, StreamPart } from '../providers/spec.js';
 import type { BlockRow, EntityRow, EntityTurnWrite, LeaseRow } from '../store/types.js';
 import type { EngineDeps } from './deps.js';
 import { type HeldLease, type LeaseRequest, entitySubject, withLease } from './lease.js';
+import { isMetered, requireFunds } from './billing.js';
 import { MessageCount, type PreparedWindow, type WindowTurn, promptMessages, rotate } from './turn-window.js';
 import { windowVersion } from './versioned-cache.js';
 import { WindowState } from './window-state.js';
@@ -133,16 +133,8 @@ function leaseRefused(id: string, input: TurnInput, held: LeaseRow): Error {
 async function checkBudget(deps: EngineDeps, entity: EntityRow, count: MessageCount): Promise<void> {
   if (entity.transcriptTokens >= entity.capTokens) throw readOnly(entity);
   const account = await deps.store.accounts.get(entity.accountId);
-  if (!account || account.balanceUsd === null) return;
-  const balance = account.balanceUsd;
-  const billed = costUsd(deps.prices[entity.model], await count.exact(), 0);
-  if (balance > 0 && balance >= billed) return;
-  const missing = roundUsd(Math.max(billed - balance, 0));
-  throw new PaymentRequiredError(
-    `insufficient balance: $${balance.toFixed(6)} left, this message costs $${billed.toFixed(6)}, $${missing.toFixed(6)} missing`,
-    { balanceUsd: balance, billedUsd: billed, missingUsd: missing },
-    { hint: `add funds: mgpt accounts topup ${account.name} 5` },
-  );
+  // Counted exactly only for a metered account: the count may wait for the tokenizer.
+  if (isMetered(account)) requireFunds(account, costUsd(deps.prices[entity.model], await count.exact(), 0), 'this message');
 }
 
 /** What the steps of one turn share. */
@@ -186,7 +178,10 @@ async function* rotateAndGenerate(turn: TurnState): AsyncGenerator<TurnEvent, { 
           absorb(reply, part);
           continue;
         }
-        if (!turn.started) yield* announce(turn, prepared);
+        if (!turn.started) {
+          turn.count.prefetch();
+          yield* announce(turn, prepared);
+        }
         reply.text += part.text;
         yield { type: 'delta', text: part.text };
       }
