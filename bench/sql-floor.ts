@@ -3,7 +3,8 @@
 // the one commit that frees it), with no engine, no provider and no HTTP framework. Run in-process
 // (`sqlTurnsPerSecond`) and behind bare node:http (`node --import tsx bench/sql-floor.ts DB`).
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:http';
+// @ts-expect-error: a plain .mjs script without types (it also runs on its own as a child)
+import { bareServer, listenAndPrint } from './bare-server.mjs';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 
 /** One turn's SQL on `entityId`, as runTurn issues it through SqliteStore. */
@@ -69,28 +70,11 @@ export async function sqlTurnsPerSecond(path: string, seconds: number): Promise<
 if (process.argv[1]?.endsWith('sql-floor.ts') && process.argv[2]) {
   const { store, ids } = floorStore(process.argv[2], 16);
   if (process.env.MGPT_FLOOR_CHECKPOINTS === '1') store.checkpointInBackground();
-  const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (d) => (body += d));
-    req.on('end', () => {
-      let content = '';
-      try {
-        content = JSON.parse(body).content ?? '';
-      } catch {}
-      const id = ids[Number(req.url!.split('/').pop()) % ids.length];
-      sqlTurn(store, id, content).then(() => {
-        const out = JSON.stringify({
-          id: 'chatcmpl-floor', object: 'chat.completion', created: 0, model: 'mgpt-1-27b',
-          choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
-          usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 }, entity_id: id,
-        });
-        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(out) });
-        res.end(out);
-      }, (err) => {
-        res.writeHead(500);
-        res.end(String(err));
-      });
-    });
-  });
-  server.listen(0, '127.0.0.1', () => process.stdout.write(`http://127.0.0.1:${(server.address() as { port: number }).port}\n`));
+  listenAndPrint(
+    bareServer(async (url: string, content: string) => {
+      const id = ids[Number(url.split('/').pop()) % ids.length];
+      await sqlTurn(store, id, content);
+      return id;
+    }),
+  );
 }

@@ -9,7 +9,7 @@ describe('finding entities locally', () => {
   it('resolves names and id prefixes over all entities, past the newest 200, and pages the list', async () => {
     const engine = makeEngine(dir);
     const first = await engine.entities.create({ model: 'mgpt-1-27b', name: 'delme' });
-    for (let i = 0; i < 240; i++) await engine.entities.create({ model: 'mgpt-1-27b', name: `e${i}` });
+    for (let i = 0; i < 240; i++) await engine.entities.create({ model: 'mgpt-1-27b', name: `entity-${i}` });
     expect((await engine.entities.list()).data).toHaveLength(200);
     expect((await engine.entities.list()).data.some((e) => e.id === first.id)).toBe(false);
     expect((await engine.entities.resolve('delme')).id).toBe(first.id);
