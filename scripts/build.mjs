@@ -216,13 +216,22 @@ writeFileSync(new URL('../dist/o200k.table', import.meta.url), encodeO200kTable(
 function makeCodeCache() {
   const bin = fileURLToPath(new URL('../bin/mgpt', import.meta.url));
   const dir = mkdtempSync(join(tmpdir(), 'mgpt-build-'));
-  const env = { PATH: process.env.PATH, HOME: dir, MGPT_DB: join(dir, 'mgpt.db'), MGPT_CONFIG_DIR: join(dir, 'config'), XDG_DATA_HOME: join(dir, 'data'), NO_COLOR: '1' };
+  // SystemRoot and USERPROFILE: Windows needs them to start node at all.
+  const env = { PATH: process.env.PATH, SystemRoot: process.env.SystemRoot, USERPROFILE: dir, APPDATA: join(dir, 'appdata'), HOME: dir, MGPT_DB: join(dir, 'mgpt.db'), MGPT_CONFIG_DIR: join(dir, 'config'), XDG_DATA_HOME: join(dir, 'data'), NO_COLOR: '1' };
   try {
     const id = spawnSync(process.execPath, [bin, 'entities', 'create'], { env, encoding: 'utf8' }).stdout.trim();
     rmSync(new URL('../dist/cli.cjs.v8cache', import.meta.url), { force: true });
     if (id) spawnSync(process.execPath, [bin, 'send', id, 'hi'], { env, stdio: 'ignore' });
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    try {
+      rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // A file still held (Windows) stays in the temp directory; the build goes on.
+    }
   }
 }
-makeCodeCache();
+try {
+  makeCodeCache();
+} catch (err) {
+  console.warn(`build: no V8 code cache made (${err.message}); the first command makes it`);
+}
