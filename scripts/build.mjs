@@ -217,7 +217,7 @@ function makeCodeCache() {
   const bin = fileURLToPath(new URL('../bin/mgpt', import.meta.url));
   const dir = mkdtempSync(join(tmpdir(), 'mgpt-build-'));
   // SystemRoot and USERPROFILE: Windows needs them to start node at all.
-  const env = { PATH: process.env.PATH, SystemRoot: process.env.SystemRoot, USERPROFILE: dir, APPDATA: join(dir, 'appdata'), HOME: dir, MGPT_DB: join(dir, 'mgpt.db'), MGPT_CONFIG_DIR: join(dir, 'config'), XDG_DATA_HOME: join(dir, 'data'), NO_COLOR: '1' };
+  const env = { ...(process.env.SystemRoot ? { SystemRoot: process.env.SystemRoot } : {}), PATH: process.env.PATH, USERPROFILE: dir, APPDATA: join(dir, 'appdata'), HOME: dir, MGPT_DB: join(dir, 'mgpt.db'), MGPT_CONFIG_DIR: join(dir, 'config'), XDG_DATA_HOME: join(dir, 'data'), NO_COLOR: '1' };
   try {
     const id = spawnSync(process.execPath, [bin, 'entities', 'create'], { env, encoding: 'utf8' }).stdout.trim();
     rmSync(new URL('../dist/cli.cjs.v8cache', import.meta.url), { force: true });
