@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DEFAULT_TRANSCRIPT_CAP, DEFAULT_WINDOW_BUDGET } from '../core/entity-types.js';
+import { isPostgresUrl } from '../core/db-url.js';
 import { BadRequestError } from '../core/errors.js';
 import type { GenerationResponse, ImageResponse } from '../core/universe-types.js';
 import { DEFAULT_PRICES, type ModelPrice, type ModelRoute } from '../core/models.js';
@@ -57,6 +58,10 @@ export class Engine {
       transcriptCap: positive(opts.transcriptCap ?? DEFAULT_TRANSCRIPT_CAP, 'transcript cap'),
       leaseTtlMs: positive(opts.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS, 'lease TTL'),
     };
+    if (typeof opts.db === 'string' && isPostgresUrl(opts.db)) {
+      // Connecting is async: a URL taken for a file path here would make a folder named "postgres:".
+      throw new BadRequestError('a PostgreSQL URL needs openEngine(), not new Engine()', { hint: 'await openEngine({ db: url, ... })' });
+    }
     this.store = typeof opts.db === 'string' ? SqliteStore.open(opts.db, { createDir: opts.createDbDir }) : opts.db;
     const clock = opts.clock ?? systemClock;
     this.deps = {
