@@ -15,6 +15,7 @@ import {
   unknownModel,
 } from './chat-facade.js';
 import { completeStateless } from './complete.js';
+import { primed } from '../core/primed.js';
 import type { Engine } from './engine.js';
 
 /** The opt-in request header that branches on a contradicting history instead of answering 409. */
@@ -198,23 +199,6 @@ export class ChatService {
     }
     return out;
   }
-}
-
-/**
- * Runs a stream to its first event, so a failure before any output (404, 402, 409, a provider
- * refusal) is thrown here and can still choose the HTTP status; the rest is replayed after it.
- */
-async function primed<T>(it: AsyncGenerator<T>): Promise<AsyncGenerator<T>> {
-  const first = await it.next();
-  return (async function* () {
-    try {
-      if (first.done) return;
-      yield first.value;
-      yield* it;
-    } finally {
-      await it.return(undefined);
-    }
-  })();
 }
 
 /** A queue fed by callbacks and read as an async generator (a universe turn reports deltas by callback). */

@@ -3,6 +3,7 @@ import { BadRequestError, MgptError } from '../../core/errors.js';
 import type { Engine } from '../../engine/engine.js';
 import { type Env, type RouteDeps, checkFields, queryInt, replayHeader } from '../route-deps.js';
 import { sseReply } from '../sse.js';
+import { prepend } from '../../core/primed.js';
 
 /** The entity contract (seed 001): every route needs mgpt.responses:create; entities belong to the key's account. */
 export function entityRoutes(engine: Engine, { auth, body }: RouteDeps): Hono<Env> {
@@ -54,17 +55,6 @@ export function entityRoutes(engine: Engine, { auth, body }: RouteDeps): Hono<En
     return sseReply(c, prepend(first, turn), { 'X-Entity-Id': id, ...replayHeader(replayed) });
   });
   return app;
-}
-
-/** `rest` with an already-read result in front. */
-async function* prepend<T>(first: IteratorResult<T>, rest: AsyncGenerator<T>): AsyncGenerator<T> {
-  try {
-    if (first.done) return;
-    yield first.value;
-    yield* rest;
-  } finally {
-    await rest.return(undefined);
-  }
 }
 
 function streamOf(pieces: AsyncGenerator<Uint8Array>): ReadableStream<Uint8Array> {
