@@ -1,4 +1,4 @@
-import { afterAll, describe, it } from 'vitest';
+import { afterAll, it } from 'vitest';
 import { startPostgres } from '../helpers/postgres.js';
 import { contractSuite } from './cases.js';
 import { replicasTarget } from './harness.js';
@@ -8,5 +8,8 @@ import { replicasTarget } from './harness.js';
 const cluster = await startPostgres('the contract on two serve replicas over PostgreSQL');
 afterAll(() => cluster?.stop());
 
+// Where PostgreSQL cannot start here (not installed), startPostgres() has printed a banner saying
+// these did not run; under CI (MGPT_TEST_REQUIRE_POSTGRES, which .ci/run sets) it throws instead,
+// so CI always runs them. The skipped case below only names what did not run.
 if (cluster) contractSuite('two replicas on PostgreSQL', (dir, fake) => replicasTarget(dir, fake, cluster.url));
-else describe.skip('contract: two replicas on PostgreSQL', () => it('needs PostgreSQL', () => {}));
+else it.skip('the contract on two serve replicas: PostgreSQL could not be started here (see the banner)', () => {});

@@ -8,6 +8,8 @@ import { tempDir } from '../helpers/temp.js';
 
 // The real binary with `--db postgres://...` (and MGPT_DB): every administration command, a turn,
 // export and import, serve's probes, and the errors of a bad or unreachable URL.
+// Where PostgreSQL cannot start here (not installed), startPostgres() prints a banner saying these
+// did not run and they skip; under CI (MGPT_TEST_REQUIRE_POSTGRES, which .ci/run sets) it throws instead.
 const cluster = await startPostgres('mgpt commands on PostgreSQL (--db postgres://...)');
 afterAll(() => cluster?.stop());
 

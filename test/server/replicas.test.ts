@@ -19,6 +19,8 @@ interface Answer {
   headers: Headers;
 }
 
+// Where PostgreSQL cannot start here (not installed), startPostgres() has printed a banner saying
+// these did not run; under CI (MGPT_TEST_REQUIRE_POSTGRES, which .ci/run sets) it throws instead.
 describe.skipIf(!cluster)('two mgpt serve replicas on one PostgreSQL database', () => {
   let fake: FakeOpenAI;
   let a: { engine: Engine; server: Listening };
