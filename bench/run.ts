@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Engine } from '../src/engine/engine.js';
 import { startFakeOpenAI } from '../test/helpers/fake-openai.js';
+import { type BranchRun, benchBranch } from './branch.js';
 import { benchBatch, benchChat } from './chat-batch.js';
 import { benchGguf, benchLlama } from './llama.js';
 import { benchServe, benchServeReplicas } from './serve.js';
@@ -18,7 +19,7 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = join(root, 'bin', 'mgpt');
 const work = mkdtempSync(join(tmpdir(), 'mgpt-bench-'));
 const quick = process.argv.includes('--quick');
-// `--only=turns,window,serve` runs just those sections (startup, turns, window, export, serve, chat, senders, llama, tokens).
+// `--only=turns,window,serve` runs just those sections (startup, turns, window, export, serve, branch, chat, senders, llama, tokens).
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
 const section = (name: string) => !only || only.includes(name);
 
@@ -215,6 +216,17 @@ if (section('serve')) {
     met: facadeExtra <= 1,
     note: `/v1/chat/completions ${s.facadeFirstTokenAddedMs.toFixed(2)} ms added (p95 ${s.facadeFirstTokenP95Ms.toFixed(2)})`,
   });
+}
+
+// 4a. 8 clients branching an entity with a 25,000-message history each, while /healthz is pinged.
+if (section('branch')) {
+  const b = await benchBranch(root, work);
+  const worst = (r: BranchRun) => Math.max(...r.healthMs);
+  const about = (r: BranchRun) =>
+    `p50 ${median(r.healthMs).toFixed(1)} ms of ${r.healthMs.length} pings; done in ${(r.totalMs / 1000).toFixed(1)} s; peak RSS ${r.peakRssMb.toFixed(0)} MB`;
+  rows.push({ name: '/healthz during 1 x 25k-message branch, max', value: worst(b.one), unit: 'ms', target: '<= 100', met: worst(b.one) <= 100, note: about(b.one) });
+  rows.push({ name: '/healthz during 8 x 25k-message branches, max', value: worst(b.eight), unit: 'ms', target: '<= 100', met: worst(b.eight) <= 100, note: about(b.eight) });
+  rows.push({ name: 'floor: same 8 bodies refused 409, max', value: worst(b.eightRefused), unit: 'ms', note: `${about(b.eightRefused)}; idle p50 ${median(b.idle.healthMs).toFixed(1)} ms` });
 }
 
 // 4b. mgpt serve on PostgreSQL: one replica and two on one database, against SQLite in the same run.

@@ -5,6 +5,8 @@
  * truncating are linear in the text and no text can freeze the event loop.
  */
 
+import { largeWork } from './lane.js';
+
 export interface TokenEstimator {
   count(text: string): number;
   /** The longest prefix of `text` that has at most `maxTokens` tokens. */
@@ -122,6 +124,25 @@ function truncate(bpe: O200k, text: string, maxTokens: number): string {
     kept += chunk.length;
   }
   return text.slice(0, kept);
+}
+
+/** How long counting a batch may hold the thread before it lets other work (other requests) run. */
+const COUNT_SLICE_MS = 10;
+
+/**
+ * Counts each text in slices of COUNT_SLICE_MS, each in the process's lane for large work (one
+ * slice a turn of the event loop, whoever asks): a batch of thousands of messages (a branch's
+ * history) never stalls a server's other requests, however many arrive together.
+ */
+export async function countEach(tok: TokenEstimator, texts: readonly string[]): Promise<number[]> {
+  const out = new Array<number>(texts.length);
+  let i = 0;
+  const slice = async () => {
+    const until = performance.now() + COUNT_SLICE_MS;
+    for (; i < texts.length && performance.now() < until; i++) out[i] = tok.count(texts[i]);
+  };
+  while (i < texts.length) await largeWork.run(slice);
+  return out;
 }
 
 export function loadTokenEstimator(): Promise<TokenEstimator> {

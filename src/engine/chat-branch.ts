@@ -1,71 +1,97 @@
-import type { Entity, ExportManifest, TranscriptMessage, WindowBlock } from '../core/entity-types.js';
-import { loadTokenEstimator } from '../core/tokens.js';
+import { BadRequestError } from '../core/errors.js';
+import { largeWork } from '../core/lane.js';
+import { countEach, loadTokenEstimator } from '../core/tokens.js';
+import { checkWindowInvariant } from '../core/window-plan.js';
+import type { BlockRow, EntityImport, EntityRow, MessageRow } from '../store/types.js';
 import type { ClientMessage } from './chat-facade.js';
 import type { EngineDeps } from './deps.js';
 import { sha256 } from '../core/hash.js';
-import type { EntityService } from './entities.js';
-import { windowDocument } from './entity-wire.js';
+
+/** What a branch is made from: the original, the client's history and how much of it the two share. */
+export interface BranchSource {
+  original: EntityRow;
+  /** The client's history before its new user message: whole turns. */
+  history: ClientMessage[];
+  /** How many of the original's transcript messages the history repeats unchanged. */
+  sharedMessages: number;
+  /** The branch's id, when the request names it (see branchIdFor); else a new one. */
+  id?: string;
+}
 
 /**
- * A branch (the facade's opt-in answer to a contradicting history): a new entity with the same
- * head (instructions, budget, cap) whose transcript is the client's history, sharing the
- * original's messages before the first difference. Its window keeps the original's summaries that
- * lie wholly before that point and holds every later message as a message block; the next turn
- * rotates it down to the budget. Written through the import path (one verified transaction), so a
- * branch is exactly an import of an edited export. The copied history is not billed.
+ * A branch (the facade's opt-in answer to a contradicting history), planned but not stored: a
+ * new entity with the original's head (instructions, budget, cap) whose transcript is the
+ * client's history. Its window keeps the original's summaries that lie wholly before the first
+ * difference and holds every later message as a message block. The turn that needed the branch
+ * writes it in its own commit (turn.ts), so a refused or failed turn leaves no branch behind; that
+ * turn's rotation brings the window down to the budget. The copied history is not billed.
  */
-export async function branchEntity(
-  deps: EngineDeps,
-  entities: EntityService,
-  original: Entity,
-  history: ClientMessage[],
-  sharedMessages: number,
-  accountId: string,
-  /** The branch's id, when the request names it (see branchIdFor); else a new one. */
-  id?: string,
-): Promise<Entity> {
+export async function planBranch(deps: EngineDeps, src: BranchSource): Promise<EntityImport> {
+  checkWholeTurns(src.history);
   const tok = await loadTokenEstimator();
+  // Counted in slices: a history of thousands of messages must not stall the server.
+  const tokens = await countEach(tok, src.history.map((m) => m.content));
+  const window = await deps.store.entities.window(src.original.id);
+  return largeWork.run(async () => assemble(deps, src, tokens, window));
+}
+
+/** The branch's rows from the counted history: thousands of them, so built in the lane for large work. */
+function assemble(deps: EngineDeps, src: BranchSource, tokens: number[], window: readonly BlockRow[]): EntityImport {
   const now = deps.clock.iso();
-  const transcript: TranscriptMessage[] = history.map((m, i) => ({
-    seq: i + 1,
-    role: m.role as 'user' | 'assistant',
-    content: m.content,
-    tokens: tok.count(m.content),
-    created_at: now,
+  const messages: MessageRow[] = src.history.map((m, i) => ({
+    seq: i + 1, role: m.role as 'user' | 'assistant', content: m.content, tokens: tokens[i], createdAt: now,
   }));
-  const blocks: WindowBlock[] = [];
+  const blocks = keptSummaries(deps, window, src.sharedMessages);
+  const next = blocks.length ? blocks[blocks.length - 1].coversTo + 1 : 1;
+  for (const m of messages.slice(next - 1)) {
+    blocks.push({
+      id: deps.newId(), position: blocks.length + 1, kind: 'message', role: m.role, content: m.content, tokens: m.tokens,
+      coversFrom: m.seq, coversTo: m.seq,
+    });
+  }
+  const broken = checkWindowInvariant(blocks.map((b) => ({ kind: b.kind, covers: [b.coversFrom, b.coversTo] })), messages.length);
+  if (broken) throw new Error(`branch window is inconsistent: ${broken}`);
+  return { entity: branchRow(deps, src, messages, blocks, now), messages, blocks, keepIds: src.id !== undefined };
+}
+
+/** The original's summaries that lie wholly within the shared messages, in order from the first. */
+function keptSummaries(deps: EngineDeps, window: readonly BlockRow[], sharedMessages: number): BlockRow[] {
+  const kept: BlockRow[] = [];
   let next = 1;
-  for (const b of (await entities.window(original.id, accountId)).blocks) {
-    if (b.kind !== 'summary' || b.covers[0] !== next || b.covers[1] > sharedMessages) break;
-    blocks.push({ ...b, id: deps.newId(), tokens: tok.count(b.content) });
-    next = b.covers[1] + 1;
+  for (const b of window) {
+    if (b.kind !== 'summary' || b.coversFrom !== next || b.coversTo > sharedMessages) break;
+    kept.push({ ...b, id: deps.newId(), position: kept.length + 1 });
+    next = b.coversTo + 1;
   }
-  for (const m of transcript.slice(next - 1)) {
-    blocks.push({ id: deps.newId(), kind: 'message', role: m.role, content: m.content, tokens: m.tokens, covers: [m.seq, m.seq] });
-  }
-  const transcriptTokens = transcript.reduce((n, m) => n + m.tokens, 0);
-  const windowTokens = blocks.reduce((n, b) => n + b.tokens, 0);
-  const budget = original.window.budget_tokens;
-  const transcriptText = `[${transcript.map((m) => JSON.stringify(m)).join(',')}]`;
-  const manifest: ExportManifest = {
-    format: 'mgpt-entity',
-    version: 1,
-    entity: {
-      id: id ?? original.id,
-      name: branchName(original.name),
-      instructions: original.instructions,
-      model: original.model,
-      state: original.state,
-      created_at: now,
-      updated_at: now,
-    },
-    transcript: { messages: transcript.length, tokens: transcriptTokens, cap_tokens: original.transcript.cap_tokens, sha256: sha256(transcriptText) },
-    window: { budget_tokens: budget, tokens: windowTokens, blocks: blocks.length, sha256: sha256(windowDocument(budget, windowTokens, blocks)) },
-    exported_at: now,
-    exporter: `mgpt/${deps.version}`,
+  return kept;
+}
+
+function branchRow(deps: EngineDeps, src: BranchSource, messages: MessageRow[], blocks: BlockRow[], now: string): EntityRow {
+  const o = src.original;
+  return {
+    ...o,
+    id: src.id ?? deps.newId(),
+    name: branchName(o.name),
+    transcriptMessages: messages.length,
+    transcriptTokens: sum(messages),
+    windowTokens: sum(blocks),
+    windowBlocks: blocks.length,
+    createdAt: now,
+    updatedAt: now,
   };
-  const doc = JSON.stringify({ manifest, transcript, window: { budget_tokens: budget, tokens: windowTokens, blocks } });
-  return entities.import(new TextEncoder().encode(doc), 'json', { keepId: id !== undefined }, accountId);
+}
+
+/** A transcript holds whole turns: user, assistant, user, assistant... */
+function checkWholeTurns(history: ClientMessage[]): void {
+  const odd = history.findIndex((m, i) => m.role !== (i % 2 === 0 ? 'user' : 'assistant'));
+  if (odd === -1 && history.length % 2 === 0) return;
+  throw new BadRequestError('a branch needs a history of whole turns (user, assistant, ...) before the new user message', {
+    hint: odd === -1 ? undefined : `messages[${odd}] has role ${history[odd].role}; roles must alternate, starting with user`,
+  });
+}
+
+function sum(items: ReadonlyArray<{ tokens: number }>): number {
+  return items.reduce((n, x) => n + x.tokens, 0);
 }
 
 /**

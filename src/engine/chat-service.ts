@@ -1,7 +1,7 @@
 import type { ChunkEvent } from '../core/completion-stream.js';
 import { BadRequestError, ConflictError, MgptError, NotFoundError } from '../core/errors.js';
 import type { Entity } from '../core/entity-types.js';
-import { branchEntity, branchIdFor } from './chat-branch.js';
+import { branchIdFor, planBranch } from './chat-branch.js';
 import {
   COMPLETION_MODELS,
   ENTITY_PREFIX,
@@ -105,26 +105,23 @@ export class ChatService {
     if (r.kind === 'new') return this.send(entity.id, r.content, req);
     if (!req.branch) throw historyConflict(r, BRANCH_HEADER);
     // The fork keeps the complete turns both sides share, then the client's own history.
-    const history = messages.slice(0, -1);
-    if (history.length % 2 !== 0) throw new BadRequestError('a branch needs a history of whole turns (user, assistant, ...) before the new user message');
-    const branch = await this.branch(entity, history, r.index, req);
-    return { ...(await this.send(branch, last.content, req)), branchedFrom: entity.id };
+    const turn = await this.branchTurn(entity, messages.slice(0, -1), r.index, last.content, req);
+    return { entityId: turn.id, branchedFrom: entity.id, events: await primed(turn.events) };
   }
 
-  /** The branch's id: made now, or (for a retry with the same Idempotency-Key) the one made before. */
-  private async branch(entity: Entity, history: ClientMessage[], shared: number, req: ChatRequest): Promise<string> {
+  /**
+   * The turn on the branch: planned now and stored only by that turn's commit, or (for a retry
+   * with the same Idempotency-Key) the branch an earlier request stored, which replays its reply.
+   */
+  private async branchTurn(original: Entity, history: ClientMessage[], shared: number, content: string, req: ChatRequest) {
     const { deps, entities } = this.engine;
     const key = req.idempotencyKey;
-    if (key === undefined) return (await branchEntity(deps, entities, entity, history, shared, req.accountId)).id;
-    const id = branchIdFor(entity.id, key);
-    if (await this.exists(id, req.accountId)) return id;
-    try {
-      return (await branchEntity(deps, entities, entity, history, shared, req.accountId, id)).id;
-    } catch (err) {
-      // The same request, retried at once: the first made the branch meanwhile.
-      if (err instanceof ConflictError && (await this.exists(id, req.accountId))) return id;
-      throw err;
-    }
+    const id = key === undefined ? undefined : branchIdFor(original.id, key);
+    const input = { content, idempotencyKey: key, signal: req.signal };
+    if (id !== undefined && (await this.exists(id, req.accountId))) return { id, events: entities.send(id, input, req.accountId) };
+    const row = await entities.row(original.id, req.accountId);
+    const create = await planBranch(deps, { original: row, history, sharedMessages: shared, id });
+    return { id: create.entity.id, events: entities.sendCreating(create, input) };
   }
 
   private async exists(id: string, accountId: string): Promise<boolean> {

@@ -23,13 +23,13 @@ import { UUID } from '../core/ids.js';
 import { sha256 } from '../core/hash.js';
 import { BadRequestError, NotFoundError } from '../core/errors.js';
 import { loadTokenEstimator } from '../core/tokens.js';
-import type { EntityRow } from '../store/types.js';
+import type { EntityImport, EntityRow } from '../store/types.js';
 import type { EngineDeps } from './deps.js';
 import { checkCreateFields, checkInstructions, checkName, checkUpdate } from './entity-rules.js';
 import { toBlock, toEntity, toMessage } from './entity-wire.js';
 import { exportEntity } from './export.js';
 import { importEntity } from './import.js';
-import { runTurn } from './turn.js';
+import { type EntityRef, runTurn } from './turn.js';
 
 export const DEFAULT_ACCOUNT = 'local';
 
@@ -154,6 +154,15 @@ export class EntityService {
 
   /** One turn, streamed. See turn.ts for the atomicity, lease and idempotency rules. */
   send(id: string, input: SendInput, accountId = DEFAULT_ACCOUNT): AsyncGenerator<TurnEvent> {
+    return this.turn({ id, accountId }, input);
+  }
+
+  /** A turn on an entity it creates (a branch): the entity is stored by the turn's commit, or not at all. */
+  sendCreating(create: EntityImport, input: SendInput): AsyncGenerator<TurnEvent> {
+    return this.turn({ id: create.entity.id, accountId: create.entity.accountId, create }, input);
+  }
+
+  private turn(ref: EntityRef, input: SendInput): AsyncGenerator<TurnEvent> {
     const content = input?.content;
     if (content === undefined || content === null) throw new BadRequestError('content is required');
     if (typeof content !== 'string') throw new BadRequestError('content must be a string');
@@ -165,7 +174,7 @@ export class EntityService {
         throw new BadRequestError(`idempotency key is ${key.length} characters; the limit is ${IDEMPOTENCY_KEY_MAX}`);
       }
     }
-    return runTurn(this.deps, { id, accountId }, { content, key, contentSha256: sha256(content), signal: input.signal });
+    return runTurn(this.deps, ref, { content, key, contentSha256: sha256(content), signal: input.signal });
   }
 
   /** Streams the export (JSON or tar); see export.ts. */

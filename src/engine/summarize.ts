@@ -30,8 +30,10 @@ export async function summarizeSpan(
   const replyTokens = Math.ceil(maxTokens * fit.factor);
   let summary = '';
   for (const piece of pieces(span, tok, pieceCapacity(tok, fit, replyTokens, maxTokens))) {
-    const lines = summary ? [`Earlier summary: ${summary}`, ...piece] : piece;
-    const request: SummaryRequest = { transcript: lines.join('\n'), replyTokens, signal };
+    const earlier = summary ? `Earlier summary: ${summary}` : undefined;
+    const lines = earlier ? [earlier, ...piece.lines] : piece.lines;
+    const tokens = piece.tokens + (earlier ? tok.count(earlier) + LINE_TOKENS : 0);
+    const request: SummaryRequest = { transcript: lines.join('\n'), transcriptTokens: tokens, replyTokens, signal };
     summary = await summarizeOnce(model, calibration, tok, request);
     if (tok.count(summary) > maxTokens) summary = tok.truncate(summary, maxTokens);
   }
@@ -40,6 +42,11 @@ export async function summarizeSpan(
 
 interface SummaryRequest {
   transcript: string;
+  /**
+   * The transcript's estimate, summed from its lines' stored counts: counting the joined text
+   * again would hold the thread for as long as the span is big (a branch folds thousands).
+   */
+  transcriptTokens: number;
   replyTokens: number;
   signal: AbortSignal;
 }
@@ -53,9 +60,15 @@ function pieceCapacity(tok: TokenEstimator, fit: RouteFit, replyTokens: number, 
   return Math.max(16, Math.floor(usable / fit.factor) - fixed - maxTokens - LINE_TOKENS);
 }
 
+/** A group of transcript lines and their estimated tokens. */
+interface Piece {
+  lines: string[];
+  tokens: number;
+}
+
 /** The span as transcript lines, grouped so each group fits `capacity`; a line larger than that is cut to it. */
-function pieces(span: readonly BlockRow[], tok: TokenEstimator, capacity: number): string[][] {
-  const out: string[][] = [];
+function pieces(span: readonly BlockRow[], tok: TokenEstimator, capacity: number): Piece[] {
+  const out: Piece[] = [];
   let current: string[] = [];
   let used = 0;
   for (const b of span) {
@@ -66,14 +79,14 @@ function pieces(span: readonly BlockRow[], tok: TokenEstimator, capacity: number
       cost = capacity;
     }
     if (used + cost > capacity && current.length) {
-      out.push(current);
+      out.push({ lines: current, tokens: used });
       current = [];
       used = 0;
     }
     current.push(line);
     used += cost;
   }
-  if (current.length) out.push(current);
+  if (current.length) out.push({ lines: current, tokens: used });
   return out;
 }
 
@@ -83,7 +96,7 @@ function pieces(span: readonly BlockRow[], tok: TokenEstimator, capacity: number
  * before the turn is planned again.
  */
 async function summarizeOnce(model: ChatModel, calibration: RouteCalibration, tok: TokenEstimator, req: SummaryRequest): Promise<string> {
-  const estimate = promptEstimate([tok.count(SUMMARY_INSTRUCTIONS), tok.count(req.transcript)]);
+  const estimate = promptEstimate([tok.count(SUMMARY_INSTRUCTIONS), req.transcriptTokens]);
   let text = '';
   try {
     for await (const part of model.stream({

@@ -8,10 +8,11 @@ import {
   NotFoundError,
   isAbortError,
 } from '../core/errors.js';
+import { largeWork } from '../core/lane.js';
 import { costUsd } from '../core/models.js';
 import { loadTokenEstimator } from '../core/tokens.js';
 import type { ProviderUsage, StreamPart } from '../providers/spec.js';
-import type { BlockRow, EntityRow, EntityTurnWrite, LeaseRow } from '../store/types.js';
+import type { BlockRow, EntityImport, EntityRow, EntityTurnWrite, LeaseClaim, LeaseRow } from '../store/types.js';
 import type { EngineDeps } from './deps.js';
 import { type HeldLease, type LeaseRequest, entitySubject, withLease } from './lease.js';
 import { isMetered, requireFunds } from './billing.js';
@@ -27,9 +28,21 @@ interface TurnInput {
 }
 
 /** Which entity a turn is for: the account's, or a 404. */
-interface EntityRef {
+export interface EntityRef {
   id: string;
   accountId: string;
+  /**
+   * An entity not stored yet (a branch): the turn's commit writes it together with the turn, so
+   * a refused or failed turn leaves nothing. Once an entity with its id is stored (a retry that
+   * finished first), the stored one is used.
+   */
+  create?: EntityImport;
+}
+
+/** The entity as the turn sees it, and the write that creates it when it is not stored yet. */
+interface Current {
+  entity: EntityRow;
+  create?: EntityImport;
 }
 
 /**
@@ -39,7 +52,7 @@ interface EntityRef {
  * aborted signal or a consumer that stops iterating leaves the entity as it was.
  */
 export async function* runTurn(deps: EngineDeps, ref: EntityRef, input: TurnInput): AsyncGenerator<TurnEvent> {
-  const entity = await entityRow(deps, ref);
+  const { entity } = await current(deps, ref);
   const stored = await replayable(deps, entity.id, input);
   if (stored) return yield* replay(stored);
   const count = new MessageCount(input.content);
@@ -60,11 +73,11 @@ async function* leasedTurn(
 ): AsyncGenerator<TurnEvent> {
   try {
     // Re-read under the lease: another writer may have finished a turn (or this key) meanwhile.
-    const entity = await entityRow(deps, ref);
-    const stored = await replayable(deps, entity.id, input);
+    const now = await current(deps, ref);
+    const stored = await replayable(deps, now.entity.id, input);
     if (stored) return yield* replay(stored);
-    await checkBudget(deps, entity, count);
-    const turn = await openTurn(deps, entity, count, signal);
+    await checkBudget(deps, now.entity, count);
+    const turn = await openTurn(deps, now, count, signal);
     const { prepared, reply } = yield* rotateAndGenerate(turn);
     if (signal.aborted) throw cancelled(input.signal);
     const completion = await commit(turn, prepared, reply, lease, input);
@@ -76,10 +89,11 @@ async function* leasedTurn(
   }
 }
 
-async function entityRow(deps: EngineDeps, ref: EntityRef): Promise<EntityRow> {
+async function current(deps: EngineDeps, ref: EntityRef): Promise<Current> {
   const row = await deps.store.entities.get(ref.accountId, ref.id);
-  if (!row) throw new NotFoundError(`no entity ${ref.id} on this account`, { hint: 'list entities with: mgpt entities list' });
-  return row;
+  if (row) return { entity: row };
+  if (ref.create) return { entity: ref.create.entity, create: ref.create };
+  throw new NotFoundError(`no entity ${ref.id} on this account`, { hint: 'list entities with: mgpt entities list' });
 }
 
 /** The stored reply for this idempotency key, if the key was used; a reused key with other content is refused. */
@@ -139,6 +153,8 @@ async function checkBudget(deps: EngineDeps, entity: EntityRow, count: MessageCo
 
 /** What the steps of one turn share. */
 interface TurnState extends WindowTurn {
+  /** The entity's own write, when this turn creates it (a branch). */
+  create?: EntityImport;
   replyId: string;
   created: number;
   /** The caller has seen the start of the reply: from then on nothing is retried. */
@@ -151,11 +167,13 @@ interface Reply {
   usage?: ProviderUsage;
 }
 
-async function openTurn(deps: EngineDeps, entity: EntityRow, count: MessageCount, signal: AbortSignal): Promise<TurnState> {
+async function openTurn(deps: EngineDeps, { entity, create }: Current, count: MessageCount, signal: AbortSignal): Promise<TurnState> {
   const model = await deps.chatModel(entity.model);
-  const window = deps.windows.get(entity.id, windowVersion(entity))?.value ?? WindowState.of(await deps.store.entities.window(entity.id));
+  const window = create
+    ? WindowState.of(create.blocks.slice())
+    : deps.windows.get(entity.id, windowVersion(entity))?.value ?? WindowState.of(await deps.store.entities.window(entity.id));
   return {
-    deps, entity, model, window, content: count.content, count, signal,
+    deps, entity, create, model, window, content: count.content, count, signal,
     replyId: `chatcmpl-${deps.newId()}`, created: Math.floor(deps.clock.now() / 1000), started: false,
   };
 }
@@ -259,13 +277,15 @@ async function commit(turn: TurnState, prepared: PreparedWindow, reply: Reply, l
   };
   const head = prepared.head;
   const userAt = clock.iso();
+  const folds = prepared.plan && prepared.summary ? prepared.plan.take : 0;
   const write: Omit<EntityTurnWrite, 'lease'> = {
     entityId: id,
+    create: turn.create && unfolded(turn.create, folds),
     messages: [
       { seq: userSeq, role: 'user', content: turn.content, tokens: messageTokens, createdAt: userAt },
       { seq: userSeq + 1, role: 'assistant', content: reply.text, tokens: replyTokens, createdAt: clock.iso() },
     ],
-    deleteBlockIds: prepared.plan && prepared.summary ? turn.window.blocks.slice(0, prepared.plan.take).map((b) => b.id) : [],
+    deleteBlockIds: turn.create ? [] : turn.window.blocks.slice(0, folds).map((b) => b.id),
     insertBlocks: [...(prepared.summary ? [prepared.summary] : []), userBlock, replyBlock],
     counters: {
       transcriptMessages: userSeq + 1,
@@ -289,10 +309,20 @@ async function commit(turn: TurnState, prepared: PreparedWindow, reply: Reply, l
         ? undefined
         : { key: input.key, row: { contentSha256: input.contentSha256, completion: JSON.stringify(completion) }, createdAt: clock.iso() },
   };
-  await lease.write((claim) => deps.store.entities.commitTurn({ ...write, lease: claim }), () => leaseTakenOver(id), true);
+  const store = (claim: LeaseClaim) => deps.store.entities.commitTurn({ ...write, lease: claim });
+  // A created entity's history may be thousands of rows in one transaction: one such write at a time.
+  await lease.write((claim) => (write.create ? largeWork.run(() => store(claim)) : store(claim)), () => leaseTakenOver(id), true);
   // Only now, committed, do the two blocks join the kept window (in place: no copy of the window).
   deps.windows.set(id, windowVersion(write.counters), head.append(userBlock, replyBlock));
   return completion;
+}
+
+/**
+ * An entity this turn creates, without the blocks its own rotation folds (its window's first
+ * `folds`, since the turn's window is the created one): they are never written.
+ */
+function unfolded(create: EntityImport, folds: number): EntityImport {
+  return folds ? { ...create, blocks: create.blocks.slice(folds) } : create;
 }
 
 /** The provider's reason, in the seed's terms: a reply is complete (`stop`) unless it was cut. */

@@ -1,6 +1,7 @@
 import type { HttpBindings } from '@hono/node-server';
 import type { Context, MiddlewareHandler } from 'hono';
 import { BadRequestError, CancelledError, ForbiddenError, MgptError, PayloadTooLargeError } from '../core/errors.js';
+import { largeWork } from '../core/lane.js';
 import type { Engine } from '../engine/engine.js';
 import type { Principal, Scope } from '../engine/keys.js';
 
@@ -40,12 +41,20 @@ export function jsonBody(limit: number): RouteDeps['body'] {
     // Under node-server, read the socket's stream directly: a Web Request per body costs more than the parse.
     const buf = incoming ? await readLimited(incoming, limit, incoming) : new Uint8Array(await c.req.arrayBuffer());
     if (buf.length > limit) throw new PayloadTooLargeError(`request body over ${limit} bytes`);
-    try {
-      return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(buf));
-    } catch {
-      throw new BadRequestError('malformed JSON body');
-    }
+    // Large bodies are parsed one at a time, each in a turn of the event loop of its own.
+    return buf.length > LARGE_BODY_BYTES ? largeWork.run(async () => parseJson(buf)) : parseJson(buf);
   };
+}
+
+/** A body this large takes milliseconds to decode and parse (and more to check). */
+const LARGE_BODY_BYTES = 256 * 1024;
+
+function parseJson(buf: Uint8Array): unknown {
+  try {
+    return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(buf));
+  } catch {
+    throw new BadRequestError('malformed JSON body');
+  }
 }
 
 /** The request body, stopping (413) as soon as it passes `limit` bytes. */

@@ -50,6 +50,8 @@ export interface LeaseClaim {
 export interface EntityTurnWrite {
   entityId: string;
   lease: LeaseClaim;
+  /** The entity itself, when this turn creates it (a branch): written first, in the same transaction. */
+  create?: EntityImport;
   /** The user message and the reply, in seq order. */
   messages: MessageRow[];
   /** The blocks a rotation folded into its summary. */

@@ -38,6 +38,10 @@ async function transcript(id: string, account?: string): Promise<Msg[]> {
 }
 
 async function streamed(model: string, messages: Msg[], headers: Record<string, string> = {}) {
+  return streamedWith(client, model, messages, headers);
+}
+
+async function streamedWith(client: OpenAI, model: string, messages: Msg[], headers: Record<string, string> = {}) {
   const stream = await client.chat.completions.create(
     { model, messages, stream: true, stream_options: { include_usage: true } },
     { headers },
@@ -158,6 +162,37 @@ describe('OpenAI-compatible facade: entity turns', () => {
     expect(k2.data.id).toBe(k1.data.id);
     expect(await count()).toBe(entities);
     expect(await transcript(k1.response.headers.get('x-entity-id')!)).toHaveLength(6);
+  });
+
+  it('stores a branch only with the turn that needed it: a 402 or a failed provider leaves no entity behind', async () => {
+    const acct = await engine.accounts.create('brancher');
+    const c = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: (await engine.keys.create('brancher', ['mgpt.responses:create'])).key!, maxRetries: 0 });
+    const e = await engine.entities.create({ model: 'mgpt-1-27b', name: 'twig' }, acct.id);
+    await c.chat.completions.create({ model: 'entity:twig', messages: [{ role: 'user', content: 'a' }] });
+    const forged: Msg[] = [{ role: 'user', content: 'forged' }, { role: 'assistant', content: 'history' }, { role: 'user', content: 'next '.repeat(40) }];
+    const branch = { headers: { 'Mgpt-On-Conflict': 'branch' } };
+    const count = async () => (await engine.entities.list(acct.id)).data.length;
+    expect(await count()).toBe(1);
+
+    // The provider fails before any text, then mid-stream: nothing stored, no branch.
+    fake.script({ status: 502 });
+    expect((await c.chat.completions.create({ model: 'entity:twig', messages: forged }, branch).catch((x) => x)).status).toBe(502);
+    fake.script({ text: 'cut off mid reply', failAfterChunks: 1 });
+    await expect(streamedWith(c, 'entity:twig', forged, branch.headers)).rejects.toThrow();
+    expect(await count()).toBe(1);
+
+    // An empty balance: 402 before the provider is asked, no branch.
+    await engine.accounts.topup('brancher', 0.000001);
+    const poor = await c.chat.completions.create({ model: 'entity:twig', messages: forged }, branch).catch((x) => x);
+    expect(poor.status).toBe(402);
+    expect(await count()).toBe(1);
+    expect(await transcript(e.id, acct.id)).toHaveLength(2);
+
+    // A whole turns' history is still required, and refused before anything is stored.
+    const odd = await client.chat.completions
+      .create({ model: 'entity:forky', messages: [{ role: 'user', content: 'x' }, { role: 'user', content: 'y' }] }, branch)
+      .catch((x) => x);
+    expect(odd.status).toBe(400);
   });
 
   it('replays a reply for its Idempotency-Key, storing nothing twice', async () => {

@@ -308,6 +308,45 @@ describe.each(factories)('store contract: $name', (factory) => {
       expect(await s.entities.messages(e.id, 0, 10)).toEqual([]);
     });
 
+    it('creates the entity with its turn when asked (a branch), and neither when the lease is not ours or the id is taken', async () => {
+      const a = await account(1);
+      const e = entity(a.id, { transcriptMessages: 2, transcriptTokens: 5, windowTokens: 23, windowBlocks: 2 });
+      const history = [msg(1, { role: 'user' }), msg(2, { role: 'assistant' })];
+      const create = { entity: e, messages: history, blocks: [block(1, { role: 'user' }), block(2, { role: 'assistant' })], keepIds: true };
+      const owner = `owner-${hexId()}`;
+      const claim = { subject: entitySubject(e.id), owner };
+      const turn: EntityTurnWrite = {
+        entityId: e.id,
+        lease: claim,
+        create,
+        messages: [msg(3, { role: 'user' }), msg(4, { role: 'assistant' })],
+        deleteBlockIds: [],
+        insertBlocks: [block(3, { role: 'user', coversFrom: 3, coversTo: 3 }), block(4, { role: 'assistant', coversFrom: 4, coversTo: 4 })],
+        counters: { transcriptMessages: 4, transcriptTokens: 12, windowTokens: 50, windowBlocks: 4, updatedAt: at(20) },
+        charge: { accountId: a.id, entityId: e.id, model: 'echo', inputTokens: 4, outputTokens: 5, costUsd: 0.5, createdAt: at(20) },
+        idempotency: { key: 'fork', row: { contentSha256: 'abc', completion: '{"id":"c1"}' }, createdAt: at(20) },
+      };
+      // No lease: nothing at all, not even the entity.
+      expect(await s.entities.commitTurn(turn)).toBe(false);
+      expect(await s.entities.get(a.id, e.id)).toBeUndefined();
+      expect(await s.accounts.ledger(a.id)).toEqual([]);
+
+      expect(await s.leases.acquire(lease(entitySubject(e.id), owner, 10_000), 0)).toBeNull();
+      expect(await s.entities.commitTurn(turn)).toBe(true);
+      expect(await s.entities.get(a.id, e.id)).toStrictEqual({ ...e, ...turn.counters });
+      expect(await s.entities.messages(e.id, 0, 10)).toStrictEqual([...history, ...turn.messages]);
+      expect(await s.entities.window(e.id)).toStrictEqual([...create.blocks, ...turn.insertBlocks]);
+      expect(await s.accounts.ledger(a.id)).toStrictEqual([turn.charge]);
+      expect(await s.idempotency.get(e.id, 'fork')).toStrictEqual(turn.idempotency?.row);
+
+      // The same id again (another lease holder after this one): the taken id writes nothing.
+      await s.leases.acquire(lease(entitySubject(e.id), 'again', 10_000), 0);
+      const again = { ...turn, lease: { ...claim, owner: 'again' }, idempotency: undefined };
+      expect(await s.entities.commitTurn(again)).toBe(false);
+      expect(await s.entities.messages(e.id, 0, 10)).toHaveLength(4);
+      expect(await s.accounts.ledger(a.id)).toHaveLength(1);
+    });
+
     it('rolls back everything when a write inside fails', async () => {
       const a = await account(1);
       const { e, turn } = await entityWithTurn(a);

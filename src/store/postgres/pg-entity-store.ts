@@ -105,6 +105,8 @@ export class PgEntityStore implements EntityStore {
   async commitTurn(w: EntityTurnWrite): Promise<boolean> {
     return inTransaction(this.pool, async (c) => {
       if (!(await lockOwnedLease(c, w.lease))) return false;
+      // An id taken meanwhile writes nothing: the caller reports a conflict.
+      if (w.create && (await writeImport(c, w.create))) return false;
       await insertMessages(c, w.entityId, w.messages);
       if (w.deleteBlockIds.length) await c.query(`DELETE FROM blocks WHERE id = ANY($1::text[])`, [w.deleteBlockIds]);
       await insertBlocks(c, w.entityId, w.insertBlocks);
@@ -128,16 +130,7 @@ export class PgEntityStore implements EntityStore {
 
   async importEntity(i: EntityImport): Promise<ImportConflict> {
     try {
-      return await inTransaction(this.pool, async (c) => {
-        if (i.keepIds) {
-          const taken = await firstTaken(c, i);
-          if (taken) return taken;
-        }
-        await insertEntity(c, i.entity);
-        await insertMessages(c, i.entity.id, i.messages);
-        await insertBlocks(c, i.entity.id, i.blocks);
-        return null;
-      });
+      return await inTransaction(this.pool, (c) => writeImport(c, i));
     } catch (err) {
       // Two imports of the same kept ids at once: the loser's check passed, its insert did not.
       const taken = i.keepIds ? conflictFromUniqueViolation(err, i) : null;
@@ -145,6 +138,18 @@ export class PgEntityStore implements EntityStore {
       throw err;
     }
   }
+}
+
+/** An import's rows, unless `--keep-id` finds an id taken (then nothing is written). */
+async function writeImport(c: PoolClient, i: EntityImport): Promise<ImportConflict> {
+  if (i.keepIds) {
+    const taken = await firstTaken(c, i);
+    if (taken) return taken;
+  }
+  await insertEntity(c, i.entity);
+  await insertMessages(c, i.entity.id, i.messages);
+  await insertBlocks(c, i.entity.id, i.blocks);
+  return null;
 }
 
 async function insertEntity(q: Queryable, row: EntityRow): Promise<void> {

@@ -139,6 +139,8 @@ function entityStore(r: SqliteRepos): EntityStore {
 
 function commitTurn(r: SqliteRepos, w: EntityTurnWrite): boolean {
   if (!owns(r, w.lease)) return false;
+  // An id taken meanwhile writes nothing: the caller reports a conflict.
+  if (w.create && importEntity(r, w.create)) return false;
   const e = r.entities;
   for (const m of w.messages) e.insertMessage(w.entityId, m);
   // Before the inserts: a summary takes the position of the first block it folds.
