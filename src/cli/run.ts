@@ -1,5 +1,5 @@
 import { CommanderError } from 'commander';
-import { type ExitCode, MgptError, PaymentRequiredError, exitCodeOf, fromSystemError } from '../core/errors.js';
+import { type ExitCode, MgptError, PaymentRequiredError, exitCodeOf, fromOtherBundle, fromSystemError } from '../core/errors.js';
 import { type CliContext, createContext, type ContextOptions } from './context.js';
 import { colorWanted, colors, loadColors, sanitizeForTerminal } from './output.js';
 import { buildProgram, versionAlias } from './program.js';
@@ -20,7 +20,7 @@ export async function runCli(argv: string[], opts: ContextOptions): Promise<numb
 }
 
 function report(ctx: CliContext, thrown: unknown): ExitCode {
-  const err = fromSystemError(thrown);
+  const err = fromSystemError(fromOtherBundle(thrown));
   if (err instanceof CommanderError) {
     // Commander already printed its message; help and --version end normally.
     if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return 0;

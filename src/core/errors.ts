@@ -137,6 +137,23 @@ export class CancelledError extends MgptError {
 /** What a cancelled entity turn says, on either backend: the server drops a turn whose client left. */
 export const TURN_CANCELLED = 'cancelled: nothing of this turn was stored';
 
+/**
+ * A typed error thrown by another bundle of the CLI (`mgpt serve`'s server bundle and the chat
+ * screen keep their own copy of these classes, so `instanceof` fails on them) as one of ours: the
+ * same message, hint, status and exit code. Anything else is returned unchanged.
+ */
+export function fromOtherBundle(err: unknown): unknown {
+  if (err instanceof MgptError || !(err instanceof Error)) return err;
+  const { exitCode, status, hint } = err as Partial<MgptError>;
+  if (typeof exitCode !== 'number' || typeof status !== 'number') return err;
+  const copy = new (class extends MgptError {
+    override readonly status = status!;
+    override readonly exitCode = exitCode!;
+  })(err.message, { hint, cause: err });
+  copy.name = err.name;
+  return copy;
+}
+
 /** Exit code for any thrown value: typed errors know theirs, everything else is 1. */
 export function exitCodeOf(err: unknown): ExitCode {
   return err instanceof MgptError ? err.exitCode : 1;

@@ -100,6 +100,15 @@ describe.skipIf(!cluster)('mgpt on PostgreSQL', () => {
     expect(readdirSync(dir).filter((f) => f.startsWith('postgres'))).toEqual([]);
   });
 
+  it('mgpt serve on an unreachable PostgreSQL exits 7 with a hint, as every other command does', async () => {
+    // The server bundle keeps its own copy of the error classes: its error must still be one of ours.
+    const down = await mgptBinary(['serve', '--port', '0', '--db', 'postgresql://postgres:secret@127.0.0.1:1/mgpt'], env, undefined, dir);
+    expect(down.code).toBe(7);
+    expect(down.stderr).toMatch(/^error: cannot reach PostgreSQL/m);
+    expect(down.stderr).toMatch(/^hint: check that the server is running/m);
+    expect(down.stderr).not.toContain('secret');
+  });
+
   it('moves an entity SQLite -> PostgreSQL -> SQLite with a byte-identical transcript and the same window', async () => {
     // A small window budget, so the window has rotated into a summary by the time it moves.
     const sqliteEnv = cliEnv(join(dir, 'sqlite-a'), { MGPT_WINDOW_BUDGET: '120' });
