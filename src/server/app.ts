@@ -73,6 +73,8 @@ function errorResponse(c: Context<Env>, err: unknown): Response {
     if (err instanceof BadRequestError && err.errors?.length) payload.errors = err.errors;
     if (err instanceof PaymentRequiredError) Object.assign(payload, err.details);
   }
+  // An extension on both contracts: a 503 (the database is unavailable) says what to do.
+  if (known && status === 503 && err.hint) payload.hint = err.hint;
   const res = c.json(payload, status as 400);
   res.headers.set('X-Request-Id', c.get('requestId') ?? requestIdFrom(undefined).id);
   // The body was not read: close after the answer (listen.ts lingers so the client can read it).

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,7 +11,20 @@ export interface PgCluster {
   url: string;
   /** Another fresh database on the same cluster (for tests that need a blank schema). */
   createDatabase(name: string): string;
+  /** Fault tests: stops the server (`pg_ctl stop -m fast|immediate`) and starts it again on the same port. */
+  halt(mode: 'fast' | 'immediate'): void;
+  start(): void;
+  /** Fault tests: SIGSTOP (freeze) or SIGCONT (thaw) the postmaster and every backend. */
+  signalAll(signal: 'SIGSTOP' | 'SIGCONT'): void;
   stop(): void;
+}
+
+export interface ClusterOptions {
+  /**
+   * Fault tests that crash the server: an acknowledged commit must survive the crash (the WAL is
+   * written before the commit returns; fsync stays off, since the machine itself does not crash).
+   */
+  crashSafeCommits?: boolean;
 }
 
 /**
@@ -21,11 +34,11 @@ export interface PgCluster {
  * cannot start, says so loudly and returns null (the caller skips), except under CI (`CI` or
  * `MGPT_TEST_REQUIRE_POSTGRES` set), where it throws.
  */
-export async function startPostgres(what: string): Promise<PgCluster | null> {
+export async function startPostgres(what: string, opts: ClusterOptions = {}): Promise<PgCluster | null> {
   const bin = findBinDir();
   if (!bin) return unavailable(what, 'PostgreSQL is not installed (apt-get install postgresql; .ci/run does)');
   try {
-    return await startCluster(bin);
+    return await startCluster(bin, opts);
   } catch (err) {
     return unavailable(what, `PostgreSQL could not be started: ${(err as Error).message.split('\n')[0]}`);
   }
@@ -57,7 +70,7 @@ function findBinDir(): string | null {
   }
 }
 
-async function startCluster(bin: string): Promise<PgCluster> {
+async function startCluster(bin: string, o: ClusterOptions): Promise<PgCluster> {
   const dir = mkdtempSync(join(tmpdir(), 'mgpt-pg-'));
   const asRoot = process.getuid?.() === 0;
   const run = (args: string[]) => {
@@ -70,27 +83,51 @@ async function startCluster(bin: string): Promise<PgCluster> {
     const data = join(dir, 'data');
     run([join(bin, 'initdb'), '-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8', '--locale=C.UTF-8']);
     const port = await freePort();
-    const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off`;
-    run([join(bin, 'pg_ctl'), '-D', data, '-l', join(dir, 'log'), '-w', '-t', '60', '-o', opts, 'start']);
+    // Without synchronous_commit, a crash (`pg_ctl stop -m immediate`) loses commits already acknowledged.
+    const commit = o.crashSafeCommits ? '' : ' -c synchronous_commit=off';
+    const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off${commit} -c full_page_writes=off`;
+    const start = () => run([join(bin, 'pg_ctl'), '-D', data, '-l', join(dir, 'log'), '-w', '-t', '60', '-o', opts, 'start']);
+    start();
     const base = `postgres://postgres@127.0.0.1:${port}`;
     const createDatabase = (name: string) => {
       run([join(bin, 'createdb'), '-h', dir, '-p', String(port), '-U', 'postgres', name]);
       return `${base}/${name}`;
     };
     let stopped = false;
-    return {
+    const cluster: PgCluster = {
       url: createDatabase('mgpt_test'),
       createDatabase,
+      halt: (mode) => run([join(bin, 'pg_ctl'), '-D', data, '-m', mode, '-w', 'stop']),
+      start,
+      signalAll(signal) {
+        const postmaster = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+        const children = execFileSync('pgrep', ['-P', String(postmaster)], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
+        // Thaw the postmaster last and freeze it first, so it never sees a half-frozen family.
+        for (const pid of signal === 'SIGSTOP' ? [postmaster, ...children] : [...children, postmaster]) {
+          try {
+            process.kill(pid, signal);
+          } catch {
+            // A backend that ended meanwhile.
+          }
+        }
+      },
       stop() {
         if (stopped) return;
         stopped = true;
         try {
+          // A fault test that failed midway may have left it frozen: pg_ctl would wait on it.
+          try {
+            cluster.signalAll('SIGCONT');
+          } catch {
+            // Not running.
+          }
           run([join(bin, 'pg_ctl'), '-D', data, '-m', 'immediate', '-w', 'stop']);
         } finally {
           rmSync(dir, { recursive: true, force: true });
         }
       },
     };
+    return cluster;
   } catch (err) {
     rmSync(dir, { recursive: true, force: true });
     const e = err as Error & { stderr?: Buffer };

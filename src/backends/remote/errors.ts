@@ -44,8 +44,9 @@ export function errorFromResponse(status: number, body: unknown, requestId?: str
     case 429:
       return new ProviderError(`rate limited by the server: ${message}`, { status, retryable: true, hint: hint ?? 'wait a little and retry' });
     default:
+      // A 503 names what is unavailable (the database) and what to do in its own `hint`.
       return status >= 500
-        ? new ProviderError(`server error ${status}: ${message}`, { status, retryable: true, hint })
+        ? new ProviderError(`server error ${status}: ${message}`, { status, retryable: true, hint: (typeof b.hint === 'string' && b.hint) || hint })
         : new BadRequestError(`HTTP ${status}: ${message}`, { hint });
   }
 }

@@ -77,5 +77,6 @@ function openAIError(c: Context<Env>, err: unknown): Response {
   const [type, code] = TYPES[status] ?? (status >= 500 ? ['server_error', null] : ['invalid_request_error', null]);
   const error: Record<string, unknown> = { message, type, code, param: null };
   if (err instanceof PaymentRequiredError) Object.assign(error, err.details);
+  if (known && status === 503 && err.hint) error.hint = err.hint;
   return c.json({ error }, status as 400);
 }

@@ -16,27 +16,44 @@ const BEGIN: Record<TxMode, string> = {
 
 /**
  * Runs `fn` in one transaction on one pooled client: committed when it resolves, rolled back when
- * it throws. A client whose rollback failed (the connection broke) is dropped from the pool.
+ * it throws. A client whose connection broke or timed out is dropped from the pool, not rolled back.
+ *
+ * While the client is checked out, pg-pool listens for nothing on it: a connection the server ends
+ * (a restart, an administrator's termination) emits `error`, which with no listener ends the
+ * process. So it is listened for here, for as long as the client is ours.
  */
 export async function inTransaction<T>(pool: Pool, fn: (c: PoolClient) => Promise<T>, mode: TxMode = 'write'): Promise<T> {
   const client = await pool.connect().catch((err: unknown) => Promise.reject(lostDatabase(err)));
   let broken: Error | undefined;
+  const onError = (err: Error) => (broken ??= err);
+  client.on('error', onError);
   try {
     await client.query(BEGIN[mode]);
     const result = await fn(client);
     await client.query('COMMIT');
     return result;
   } catch (err) {
-    try {
-      await client.query('ROLLBACK');
-    } catch (rollbackErr) {
-      broken = rollbackErr as Error;
-    }
+    if (broken === undefined && lostDatabase(err) === err) await rollback(client).catch((e: Error) => (broken = e));
+    else broken ??= err as Error;
     throw lostDatabase(err);
   } finally {
+    client.removeListener('error', onError);
     client.release(broken);
   }
 }
+
+async function rollback(client: PoolClient): Promise<void> {
+  await client.query('ROLLBACK');
+}
+
+/**
+ * The longest any one statement may take before it is given up as a stalled database (503), and
+ * the longest a request waits for a pooled connection (or a new one to open). A frozen server
+ * answers nothing, so the bound must be the client's own: PostgreSQL's statement_timeout cannot fire
+ * in a stopped backend.
+ */
+export const PG_QUERY_TIMEOUT_MS = 10_000;
+export const PG_CONNECT_TIMEOUT_MS = 5_000;
 
 /** Any constant: replicas that start together queue on it, so the schema is migrated once. */
 const MIGRATION_LOCK = 0x6d677074; // "mgpt"
@@ -72,7 +89,7 @@ export async function migrate(pool: Pool, migrations: readonly string[] = PG_MIG
 /** SQLSTATE codes of a lost or refused connection: class 08, and the server shutting down or starting. */
 const LOST_CODES = /^(08...|57P0[123]|53300|E(CONNREFUSED|CONNRESET|PIPE|TIMEDOUT|HOSTUNREACH|NOTFOUND|AI_AGAIN))$/;
 /** What `pg` says, without a code, when the socket closes under a query or a pooled client waits too long. */
-const LOST_MESSAGES = /Connection terminated|not queryable|timeout exceeded when trying to connect|Client was closed/i;
+const LOST_MESSAGES = /Connection terminated|not queryable|timeout exceeded when trying to connect|Client was closed|Query read timeout|connection timeout/i;
 
 /**
  * A database that went away mid-run (a restart, a failover, the network) as a 503 with a hint,

@@ -1,7 +1,7 @@
 import type { Pool } from 'pg';
 import { ProviderError } from '../../core/errors.js';
 import type { Store } from '../types.js';
-import { mapLostDatabase, migrate } from './pg-db.js';
+import { PG_CONNECT_TIMEOUT_MS, PG_QUERY_TIMEOUT_MS, mapLostDatabase, migrate } from './pg-db.js';
 import { PgAccountStore } from './pg-account-store.js';
 import { PgCalibrationStore } from './pg-calibration-store.js';
 import { PgEntityStore } from './pg-entity-store.js';
@@ -51,6 +51,10 @@ export class PostgresStore implements Store {
     const pool = new pg.Pool({
       connectionString: url,
       max: opts.poolSize ?? DEFAULT_POOL_SIZE,
+      // A stalled server answers 503 within these bounds, never hangs a request (pg-db.ts).
+      query_timeout: PG_QUERY_TIMEOUT_MS,
+      connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS,
+      keepAlive: true,
       types: { getTypeParser: ((oid: number, format?: 'text' | 'binary') => NUMERIC_OIDS.has(oid) ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser },
     });
     // An idle client that loses its server (a failover) is dropped; the next query gets a new one.
