@@ -1,11 +1,11 @@
 import { type Context, Hono } from 'hono';
-import { BadRequestError, MgptError, NotFoundError, PayloadTooLargeError, PaymentRequiredError, isAbortError } from '../core/errors.js';
+import { BadRequestError, MgptError, NotFoundError, PaymentRequiredError, isAbortError } from '../core/errors.js';
 import type { Engine } from '../engine/engine.js';
 import { requestIdFrom } from './request-id.js';
-import { type Env, authFor, jsonBody } from './route-deps.js';
+import { type Env, authFor, closeIfBodyUnread, jsonBody } from './route-deps.js';
 import { entityRoutes } from './routes/entity-routes.js';
 import { healthRoutes } from './routes/health.js';
-import { openAICompatRoutes } from './routes/openai-compat.js';
+import { facadeRouteNotFound, isFacadePath, openAICompatRoutes } from './routes/openai-compat.js';
 import { universeRoutes } from './routes/universe-routes.js';
 
 export interface AppOptions {
@@ -46,7 +46,9 @@ export function createApp(engine: Engine, opts: AppOptions = {}): Hono<Env> {
     if (!(err instanceof MgptError) && !isAbortError(err)) opts.onUnexpectedError?.(err);
     return errorResponse(c, err);
   });
-  app.notFound((c) => errorResponse(c, new NotFoundError(`no route ${c.req.method} ${c.req.path}`)));
+  app.notFound((c) =>
+    isFacadePath(c.req.path) ? facadeRouteNotFound(c) : errorResponse(c, new NotFoundError(`no route ${c.req.method} ${c.req.path}`)),
+  );
 
   const deps = { auth: authFor(engine), body: jsonBody(limit), onUnexpectedError: opts.onUnexpectedError };
   // One module per contract; routes only translate HTTP to engine calls.
@@ -77,7 +79,5 @@ function errorResponse(c: Context<Env>, err: unknown): Response {
   if (known && status === 503 && err.hint) payload.hint = err.hint;
   const res = c.json(payload, status as 400);
   res.headers.set('X-Request-Id', c.get('requestId') ?? requestIdFrom(undefined).id);
-  // The body was not read: close after the answer (listen.ts lingers so the client can read it).
-  if (err instanceof PayloadTooLargeError) res.headers.set('Connection', 'close');
-  return res;
+  return closeIfBodyUnread(res, err);
 }

@@ -46,6 +46,16 @@ export function jsonBody(limit: number): RouteDeps['body'] {
   };
 }
 
+/**
+ * An error answer on a connection whose body was not read (a 413) must close it: kept alive, the
+ * unread rest of the body would be taken for the next request and reset it (listen.ts lingers so
+ * the client can read the answer). Every contract's error answer goes through this.
+ */
+export function closeIfBodyUnread(res: Response, err: unknown): Response {
+  if (err instanceof PayloadTooLargeError) res.headers.set('Connection', 'close');
+  return res;
+}
+
 /** A body this large takes milliseconds to decode and parse (and more to check). */
 const LARGE_BODY_BYTES = 256 * 1024;
 

@@ -156,6 +156,20 @@ describe('bodies over the limit and clients that leave', () => {
     expect(r.ending).toBe('end');
   });
 
+  it('answers an oversized chunked body to the facade the same way: 413 in the OpenAI shape, Connection: close, a clean FIN', async () => {
+    const r = await raw((s) => {
+      s.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n${auth()}Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`);
+      const chunk = Buffer.alloc(64 * 1024, 0x61);
+      for (let i = 0; i < 32; i++) s.write(`${chunk.length.toString(16)}\r\n${chunk}\r\n`);
+      s.end('0\r\n\r\n');
+    });
+    expect(r.status).toBe(413);
+    expect(r.headers.connection).toBe('close');
+    expect(JSON.parse(r.body).error).toMatchObject({ type: 'invalid_request_error', code: 'request_too_large' });
+    // Kept alive, the unread rest of the body reset the connection (and the next request on it).
+    expect(r.ending).toBe('end');
+  });
+
   it('a client that hangs up mid-upload is a disconnect, not a server error', async () => {
     const before = unexpected.length;
     await raw((s) => {

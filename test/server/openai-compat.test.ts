@@ -86,6 +86,12 @@ describe('OpenAI-compatible facade: /v1/models', () => {
     const body = await res.json();
     expect(body).toEqual({ error: { message: expect.stringContaining('entity:nobody-here'), type: 'not_found_error', code: 'model_not_found', param: null } });
     await expect(client.models.retrieve('no-such-model')).rejects.toMatchObject({ status: 404, error: { type: 'not_found_error' } });
+    // A path or method the facade does not serve: 404 in OpenAI's shape too, as OpenAI answers it.
+    for (const [method, path] of [['POST', '/v1/models'], ['DELETE', '/v1/models/mgpt-1-27b'], ['GET', '/v1/chat/completions'], ['GET', '/v1/chat']]) {
+      const r = await fetch(`${server.url}${path}`, { method, headers: { authorization: `Bearer ${key}` } });
+      expect(r.status, `${method} ${path}`).toBe(404);
+      expect(await r.json(), `${method} ${path}`).toEqual({ error: { message: `Invalid URL (${method} ${path})`, type: 'invalid_request_error', code: null, param: null } });
+    }
 
     const narrow = (await engine.keys.create('local', ['mgpt.logs:read'])).key!;
     const c2 = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: narrow, maxRetries: 0 });

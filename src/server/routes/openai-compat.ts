@@ -2,7 +2,7 @@ import { type Context, Hono } from 'hono';
 import { BadRequestError, MgptError, PaymentRequiredError, isAbortError } from '../../core/errors.js';
 import { BRANCH_HEADER, ChatService, type ChatReply } from '../../engine/chat-service.js';
 import type { Engine } from '../../engine/engine.js';
-import type { Env, RouteDeps } from '../route-deps.js';
+import { type Env, type RouteDeps, closeIfBodyUnread } from '../route-deps.js';
 import { sseReply } from '../sse.js';
 
 /**
@@ -69,6 +69,17 @@ const TYPES: Record<number, [type: string, code: string | null]> = {
   413: ['invalid_request_error', 'request_too_large'],
 };
 
+/** The paths of the facade: whatever is answered there, a missing route too, is in OpenAI's shape. */
+export function isFacadePath(path: string): boolean {
+  return /^\/v1\/(models|chat)(\/|$)/.test(path);
+}
+
+/** A path or method the facade does not serve, answered as OpenAI's API answers one. */
+export function facadeRouteNotFound(c: Context<Env>): Response {
+  const error = { message: `Invalid URL (${c.req.method} ${c.req.path})`, type: 'invalid_request_error', code: null, param: null };
+  return c.json({ error }, 404);
+}
+
 /** `{ error: { message, type, code } }`, OpenAI's shape (402 adds the balance fields). */
 function openAIError(c: Context<Env>, err: unknown): Response {
   const known = err instanceof MgptError;
@@ -78,5 +89,5 @@ function openAIError(c: Context<Env>, err: unknown): Response {
   const error: Record<string, unknown> = { message, type, code, param: null };
   if (err instanceof PaymentRequiredError) Object.assign(error, err.details);
   if (known && status === 503 && err.hint) error.hint = err.hint;
-  return c.json({ error }, status as 400);
+  return closeIfBodyUnread(c.json({ error }, status as 400), err);
 }
