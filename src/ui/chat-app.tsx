@@ -1,5 +1,6 @@
 import { Box, Static, Text, useApp, useInput, useStdin, useStdout } from 'ink';
 import { useEffect, useRef, useState } from 'react';
+import { sanitizeForTerminal as safe } from '../core/terminal-text.js';
 import type { ChatController, ChatItem, ChatStatus } from './chat-controller.js';
 import { editingKey } from './editing-keys.js';
 import { type EditorState, clear, deleteForward, emptyEditor, enter, insert, setText } from './line-editor.js';
@@ -97,7 +98,7 @@ export function ChatApp({ controller, history = [], onExit }: ChatAppProps) {
       <Static items={state.items}>{(item) => <Item key={item.id} item={item} />}</Static>
       {state.streaming !== null && (
         <Box>
-          <Text color="green">{state.streaming || '…'}</Text>
+          <Text color="green">{safe(state.streaming) || '…'}</Text>
         </Box>
       )}
       <StatusBar status={state.status} busy={state.busy} />
@@ -115,17 +116,17 @@ function Item({ item }: { item: ChatItem }) {
           <Text color="cyan" bold>
             {'› '}
           </Text>
-          {item.text}
+          {safe(item.text)}
         </Text>
       );
     case 'assistant':
       return item.cancelled ? (
         <Text color="green" dimColor>
-          {item.text}
+          {safe(item.text)}
           <Text color="yellow">{' [cancelled]'}</Text>
         </Text>
       ) : (
-        <Text color="green">{item.text}</Text>
+        <Text color="green">{safe(item.text)}</Text>
       );
     case 'notice':
       return <Text color="yellow">{`· ${item.text}`}</Text>;
@@ -137,7 +138,7 @@ function Item({ item }: { item: ChatItem }) {
         </Text>
       );
     case 'output':
-      return <Text>{item.text}</Text>;
+      return <Text>{safe(item.text)}</Text>;
   }
 }
 

@@ -57,6 +57,24 @@ describe('stored values with terminal escapes', () => {
   });
 });
 
+describe('model replies with terminal escapes', () => {
+  // The echo provider replies with the message: a reply holding an OSC 52 clipboard write, a window
+  // title, a hyperlink, clear-screen and C1 controls, as a hostile or confused model could send.
+  const reply = 'ok\x1b]52;c;b3duZWQ=\x07 \x1b]0;title\x07\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\\x1b[2J\x9b2Jdone';
+  const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/;
+
+  it.each([['streamed', []], ['--no-stream', ['--no-stream']], ['ask', ['ask']]])('reach the terminal cleaned (%s); --json keeps them', async (_, extra) => {
+    const args = extra[0] === 'ask' ? ['ask', reply] : ['send', (await mgpt(['entities', 'create', '--name', 'osc'], env)).stdout.trim(), reply, ...extra];
+    const r = await mgpt(args, env);
+    expect(r.code).toBe(0);
+    expect(r.stdout).not.toMatch(CONTROL);
+    expect(r.stdout).toContain('ok');
+    expect(r.stdout).toContain('done');
+    const json = await mgpt([...args, '--json'], env);
+    expect(json.stdout).toContain('\\u001b]52;c;');
+  });
+});
+
 describe('file modes under umask 000', () => {
   it('the database (and -wal, -shm) is 0600; the config and data directories are 0700', async () => {
     const home = join(dir, 'umask');

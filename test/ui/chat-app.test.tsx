@@ -237,6 +237,16 @@ describe('mgpt chat (ink)', () => {
     c.app.unmount();
   });
 
+  it('/history shows a reply without the escape sequences it holds', async () => {
+    const c = await chat();
+    // The fake replies with the message. (Sent past the editor, which takes ESC as a key.)
+    for await (const _ of backend.sendMessage(c.e.id, { content: 'osc \x1b]52;c;b3duZWQ=\x07title\x1b]0;owned\x07 end' }));
+    await c.type('/history 1\r');
+    await c.idle();
+    await c.sees('#2 assistant: reply: osc title end');
+    expect(c.frame()).not.toMatch(/\x07|\]52;|\]0;/);
+  });
+
   it('/history on a terminal says when each message was written', async () => {
     let now = Date.now();
     const c = await chat({ humanTimes: true, now: () => now });

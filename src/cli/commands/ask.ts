@@ -4,7 +4,7 @@ import { NotFoundError } from '../../core/errors.js';
 import type { CliContext } from '../context.js';
 import { examples } from '../help.js';
 import { readPromptInput } from '../input.js';
-import { note, printJson, warn } from '../output.js';
+import { note, printJson, sanitizeForTerminal, warn } from '../output.js';
 import { sendAndPrint } from './send.js';
 
 export interface AskOptions {
@@ -42,7 +42,8 @@ export async function runAsk(ctx: CliContext, text: string | undefined, o: AskOp
     note(ctx, `using the built-in echo provider (no model configured); set one with: mgpt config set models.${o.model}.baseUrl http://127.0.0.1:11434/v1`);
   }
   let printed = '';
-  const onDelta = o.json ? undefined : (t: string) => {
+  const onDelta = o.json ? undefined : (raw: string) => {
+    const t = sanitizeForTerminal(raw);
     ctx.io.stdout.write(t);
     printed += t;
   };

@@ -6,7 +6,7 @@ import type { CliContext } from '../context.js';
 import { resolveEntity } from '../entity-ref.js';
 import { examples } from '../help.js';
 import { readPromptInput } from '../input.js';
-import { note, printJson, warn } from '../output.js';
+import { note, printJson, sanitizeForTerminal, warn } from '../output.js';
 
 export interface SendOptions {
   file?: string;
@@ -67,8 +67,10 @@ async function streamTurn(
   try {
     for await (const ev of backend.sendMessage(entityId, { content, idempotencyKey: o.idempotencyKey, signal: ctx.signal })) {
       if (ev.type === 'delta' && o.streaming) {
-        ctx.io.stdout.write(ev.text);
-        printed += ev.text;
+        // A model's text, not the terminal's: no escape sequence of it reaches the screen.
+        const text = sanitizeForTerminal(ev.text);
+        ctx.io.stdout.write(text);
+        printed += text;
       } else if (ev.type === 'rotation' && (ctx.flags.verbose || ctx.io.stderrIsTTY)) {
         note(ctx, `window rotated: messages ${ev.covers[0]}-${ev.covers[1]} folded into a ${ev.summaryTokens}-token summary`);
       } else if (ev.type === 'done') {
@@ -92,7 +94,7 @@ function printCompletion(ctx: CliContext, completion: EntityCompletion, o: { jso
     if (cut) warn(ctx, cut);
     return;
   }
-  const reply = completion.choices[0]?.message.content ?? '';
+  const reply = sanitizeForTerminal(completion.choices[0]?.message.content ?? '');
   if (!o.streaming) ctx.io.stdout.write(reply);
   if (!(o.streaming ? o.printed : reply).endsWith('\n')) ctx.io.stdout.write('\n');
   if (cut) warn(ctx, cut);
