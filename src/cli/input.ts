@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { BadRequestError } from '../core/errors.js';
 import type { CliContext } from './context.js';
+import { note } from './output.js';
 
 /**
  * Reads a stream whole, but never more than `limit` bytes: past it, `tooLarge()` is thrown and
@@ -92,8 +93,44 @@ export async function readTextInput(
  */
 export async function readPromptInput(ctx: CliContext, what: string, arg: string | undefined, file: string | undefined): Promise<string> {
   if (arg === undefined || arg === '-' || file !== undefined || ctx.io.stdinIsTTY) return readTextInput(ctx, what, arg, file);
-  const piped = (await readStdin(ctx)).replace(/\r?\n$/, '');
-  return piped.trim() ? `${piped}\n\n${arg}` : arg;
+  const piped = await stdinIfReady(ctx);
+  if (piped === undefined) {
+    if (ctx.flags.verbose || ctx.io.stderrIsTTY) note(ctx, `stdin is an open pipe with nothing in it after ${STDIN_WAIT_MS} ms: not read (pass - to read it as the ${what})`);
+    return arg;
+  }
+  const text = piped.replace(/\r?\n$/, '');
+  return text.trim() ? `${text}\n\n${arg}` : arg;
+}
+
+/** How long TEXT waits for piped stdin to show data or end before going on without it. */
+export const STDIN_WAIT_MS = 200;
+
+/**
+ * Piped stdin, read to its end if it shows data or ends within STDIN_WAIT_MS (a file, /dev/null,
+ * `cat notes |`); undefined for a pipe its writer keeps open and silent (a parent process's, a CI
+ * runner's), which would otherwise be waited on forever.
+ */
+async function stdinIfReady(ctx: CliContext): Promise<string | undefined> {
+  const stdin = ctx.io.stdin as NodeJS.ReadableStream & { readableEnded?: boolean; destroy?: () => void };
+  if (!stdin.readableEnded && !(await firstSign(stdin))) {
+    stdin.destroy?.();
+    return undefined;
+  }
+  return readStdin(ctx);
+}
+
+/** Whether the stream shows data, an end or an error within STDIN_WAIT_MS. */
+function firstSign(stream: NodeJS.ReadableStream): Promise<boolean> {
+  return new Promise((resolve) => {
+    const settle = (ready: boolean) => {
+      clearTimeout(timer);
+      for (const e of ['readable', 'end', 'error']) stream.removeListener(e, yes);
+      resolve(ready);
+    };
+    const yes = () => settle(true);
+    const timer = setTimeout(() => settle(false), STDIN_WAIT_MS);
+    for (const e of ['readable', 'end', 'error']) stream.once(e, yes);
+  });
 }
 
 /** Parses a non-negative integer option; commander hands options over as strings. */

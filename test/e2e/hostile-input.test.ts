@@ -1,4 +1,4 @@
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -72,6 +72,25 @@ describe('model replies with terminal escapes', () => {
     expect(r.stdout).toContain('done');
     const json = await mgpt([...args, '--json'], env);
     expect(json.stdout).toContain('\\u001b]52;c;');
+  });
+});
+
+describe('stdin a caller leaves open', () => {
+  it('mgpt send ENTITY TEXT does not wait for a silent pipe that never ends; data piped in is still read', async () => {
+    const id = (await mgpt(['entities', 'create', '--name', 'open-stdin'], env)).stdout.trim();
+    // stdin a pipe this test never writes to nor closes (as a parent process or CI runner leaves it).
+    const child = spawn(process.execPath, [BIN, 'send', id, 'hello'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (d) => (out += d));
+    const code = await new Promise<number | null>((resolve) => {
+      const t = setTimeout(() => (child.kill('SIGKILL'), resolve(-1)), 20_000);
+      child.on('exit', (c) => (clearTimeout(t), resolve(c)));
+    });
+    expect(code).toBe(0);
+    expect(out).toBe('hello\n');
+    // A pipe with data is context before TEXT, as before.
+    const piped = await mgpt(['send', id, 'the question'], env, 'some notes\n');
+    expect(piped.stdout).toBe('some notes\n\nthe question\n');
   });
 });
 
