@@ -84,9 +84,24 @@ async function* leasedTurn(
     if (!turn.started) yield* announce(turn, prepared);
     yield { type: 'done', completion, replayed: false };
   } catch (err) {
+    const lost = isAbortError(err) || signal.aborted || err instanceof ConflictError;
+    // A lease that vanished with its entity: say so, not that the process stalled or another turn won.
+    if (lost && !input.signal?.aborted && (await deletedMeanwhile(deps, ref))) throw deleted(ref.id);
     if (isAbortError(err) || signal.aborted) throw cancelled(input.signal);
     throw err;
   }
+}
+
+/** Whether the entity (a stored one, not one this turn creates) is gone: deleted while the turn ran. */
+async function deletedMeanwhile(deps: EngineDeps, ref: EntityRef): Promise<boolean> {
+  if (ref.create) return false;
+  return (await deps.store.entities.get(ref.accountId, ref.id).catch(() => true)) === undefined;
+}
+
+function deleted(id: string): NotFoundError {
+  return new NotFoundError(`entity ${id} was deleted while this turn ran; nothing was stored`, {
+    hint: 'list entities with: mgpt entities list',
+  });
 }
 
 async function current(deps: EngineDeps, ref: EntityRef): Promise<Current> {

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConflictError } from '../../src/core/errors.js';
+import { ConflictError, NotFoundError } from '../../src/core/errors.js';
 import type { Clock } from '../../src/engine/deps.js';
 import { Engine } from '../../src/engine/engine.js';
 import { collect, makeEngine, sqliteOf } from '../helpers/engine.js';
@@ -81,6 +81,30 @@ describe('entity leases past their expiry', () => {
     other.close();
     engine.close();
   });
+});
+
+describe('an entity deleted mid-turn', () => {
+  it.each([['while the reply streams (the lease is lost)', 300], ['before the commit (the lease row went with it)', 60_000]])(
+    'ends the turn saying it was deleted, %s, and stores nothing',
+    async (_, leaseTtlMs) => {
+      const engine = makeEngine(dir, { fake, leaseTtlMs });
+      const e = await engine.entities.create({ model: 'mgpt-1-27b' });
+      let release!: () => void;
+      const before = fake.requests.length;
+      fake.script({ text: ['first ', 'second'], holdAfterFirst: new Promise<void>((r) => (release = r)) });
+      const turn = collect(engine.entities.send(e.id, { content: 'hello' })).catch((x) => x);
+      await until(() => fake.requests.length > before);
+      await engine.entities.delete(e.id);
+      // A short lease is refreshed (and found gone) while the reply is held; a long one only fails at the commit.
+      await new Promise((r) => setTimeout(r, leaseTtlMs < 1000 ? 400 : 10));
+      release();
+      const err = await turn;
+      expect(err).toBeInstanceOf(NotFoundError);
+      expect(err.message).toBe(`entity ${e.id} was deleted while this turn ran; nothing was stored`);
+      expect(sqliteOf(engine).db.prepare(`SELECT COUNT(*) AS n FROM messages WHERE entity_id = ?`).get(e.id)).toEqual({ n: 0 });
+      engine.close();
+    },
+  );
 });
 
 describe('universe turns have one writer', () => {
