@@ -3,7 +3,7 @@ import type { CompletionChunk, EntityCompletion, FinishReason, TurnEvent } from 
 /** What the chunker reads: an entity turn's events, or any reply told the same way (the OpenAI facade's). */
 export type ChunkEvent =
   | Extract<TurnEvent, { type: 'rotation' | 'delta' }>
-  | { type: 'start'; id: string; model: string; created: number }
+  | { type: 'start'; id: string; model: string; created: number; replayed?: boolean }
   | { type: 'done'; completion: Omit<EntityCompletion, 'entity_id'> };
 
 /**

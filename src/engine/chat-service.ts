@@ -83,7 +83,7 @@ export class ChatService {
     const messages = checkMessages(req.messages);
     if (target.kind === 'platform') {
       const events = completeStateless(this.engine.deps, {
-        model: target.id, messages, accountId: req.accountId, userId: req.userId, signal: req.signal,
+        model: target.id, messages, accountId: req.accountId, userId: req.userId, key: req.idempotencyKey, signal: req.signal,
       });
       return { events: await primed(events) };
     }

@@ -1,6 +1,7 @@
 import type { ChunkEvent } from '../core/completion-stream.js';
-import type { FinishReason } from '../core/entity-types.js';
-import { isAbortError, CancelledError, TURN_CANCELLED } from '../core/errors.js';
+import { type FinishReason, IDEMPOTENCY_KEY_MAX } from '../core/entity-types.js';
+import { BadRequestError, CancelledError, ConflictError, TURN_CANCELLED, isAbortError } from '../core/errors.js';
+import { sha256 } from '../core/hash.js';
 import { costUsd } from '../core/models.js';
 import { loadTokenEstimator } from '../core/tokens.js';
 import type { ChatMessage } from '../providers/spec.js';
@@ -15,8 +16,12 @@ export interface StatelessInput {
   accountId: string;
   /** The acting user: owns the generation log. */
   userId: string;
+  /** Idempotency-Key: a retry replays the stored reply, billed and logged once (per account). */
+  key?: string;
   signal?: AbortSignal;
 }
+
+type Completion = Extract<ChunkEvent, { type: 'done' }>['completion'];
 
 /**
  * A stateless completion (the facade's platform ids and aliases): nothing is remembered, but it
@@ -25,6 +30,9 @@ export interface StatelessInput {
  * left gets a 402 before the provider is called.
  */
 export async function* completeStateless(deps: EngineDeps, input: StatelessInput): AsyncGenerator<ChunkEvent> {
+  const requestSha = input.key === undefined ? '' : sha256(JSON.stringify([input.model, input.messages]));
+  const stored = await storedReply(deps, input, requestSha);
+  if (stored) return yield* replay(stored);
   const { clock } = deps;
   const t0 = clock.now();
   const tok = await loadTokenEstimator();
@@ -58,19 +66,53 @@ export async function* completeStateless(deps: EngineDeps, input: StatelessInput
   const inputTokens = usage?.inputTokens ?? promptTokens;
   const outputTokens = usage?.outputTokens ?? tok.count(reply);
   const cost = costUsd(deps.prices[input.model], inputTokens, outputTokens);
-  await deps.store.accounts.chargeWithLog(
-    { accountId: input.accountId, entityId: null, model: input.model, inputTokens, outputTokens, costUsd: cost, createdAt: clock.iso() },
-    logRow(deps, logEntry(deps, input, model.modelId, t0, { status: 'ok', error: null, inputTokens, outputTokens, costUsd: cost })),
-  );
-  if (!started) yield { type: 'start', id, model: input.model, created };
-  yield {
-    type: 'done',
-    completion: {
-      id, object: 'chat.completion', created, model: input.model,
-      choices: [{ index: 0, message: { role: 'assistant', content: reply }, finish_reason: finish }],
-      usage: { prompt_tokens: inputTokens, completion_tokens: outputTokens, total_tokens: inputTokens + outputTokens },
-    },
+  const completion: Completion = {
+    id, object: 'chat.completion', created, model: input.model,
+    choices: [{ index: 0, message: { role: 'assistant', content: reply }, finish_reason: finish }],
+    usage: { prompt_tokens: inputTokens, completion_tokens: outputTokens, total_tokens: inputTokens + outputTokens },
   };
+  const key = input.key === undefined ? undefined : { key: input.key, row: { contentSha256: requestSha, completion: JSON.stringify(completion) }, createdAt: clock.iso() };
+  const written = await deps.store.accounts.chargeWithLog(
+    { accountId: input.accountId, entityId: null, model: input.model, inputTokens, outputTokens, costUsd: cost, createdAt: clock.iso() },
+    logRow(deps, logEntry(deps, input, model.modelId, t0, { status: 'ok', error: null, inputTokens, outputTokens, costUsd: cost, chars: reply.length })),
+    key,
+  );
+  if (!written) throw answeredMeanwhile(input.key!);
+  if (!started) yield { type: 'start', id, model: input.model, created };
+  yield { type: 'done', completion };
+}
+
+/** The reply stored for this request's Idempotency-Key; a key used with another request is refused. */
+async function storedReply(deps: EngineDeps, input: StatelessInput, requestSha: string): Promise<Completion | undefined> {
+  if (input.key === undefined) return undefined;
+  checkKey(input.key);
+  const row = await deps.store.idempotency.completion(input.accountId, input.key);
+  if (!row) return undefined;
+  if (row.contentSha256 !== requestSha) {
+    throw new BadRequestError(`idempotency key ${JSON.stringify(input.key)} was already used with a different request`, {
+      hint: 'use a new key for a new request',
+    });
+  }
+  return JSON.parse(row.completion) as Completion;
+}
+
+function* replay(c: Completion): Generator<ChunkEvent> {
+  yield { type: 'start', id: c.id, model: c.model, created: c.created, replayed: true };
+  const text = c.choices[0]?.message.content ?? '';
+  if (text) yield { type: 'delta', text };
+  yield { type: 'done', completion: c };
+}
+
+function checkKey(key: string): void {
+  if (key.length === 0) throw new BadRequestError('idempotency key must be a non-empty string');
+  if (key.length > IDEMPOTENCY_KEY_MAX) throw new BadRequestError(`idempotency key is ${key.length} characters; the limit is ${IDEMPOTENCY_KEY_MAX}`);
+}
+
+/** Two requests with one key at once: the first stored is the answer; this one is not billed. */
+function answeredMeanwhile(key: string): ConflictError {
+  return new ConflictError(`a request with idempotency key ${JSON.stringify(key)} was answered meanwhile; this one was not billed`, {
+    hint: 'retry with the same key to get the stored reply',
+  });
 }
 
 function logEntry(
@@ -78,13 +120,13 @@ function logEntry(
   input: StatelessInput,
   providerModel: string,
   t0: number,
-  r: { status: string; error: string | null; inputTokens?: number; outputTokens?: number; costUsd?: number },
+  r: { status: string; error: string | null; inputTokens?: number; outputTokens?: number; costUsd?: number; chars?: number },
 ): LogEntry {
   return {
     kind: 'text', userId: input.userId, gameId: null, universeId: null, requestId: null, model: input.model, providerModel,
     status: r.status, error: r.error, inputTokens: r.inputTokens ?? 0, outputTokens: r.outputTokens ?? 0, costUsd: r.costUsd ?? 0,
     totalMs: deps.clock.now() - t0, providerMs: deps.clock.now() - t0,
-    request: { mode: 'stateless', messages: input.messages.length }, response: { chars: 0 },
+    request: { mode: 'stateless', messages: input.messages.length }, response: { chars: r.chars ?? 0 },
   };
 }
 

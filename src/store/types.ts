@@ -116,6 +116,15 @@ export interface LeaseStore {
 
 export interface IdempotencyStore {
   get(entityId: string, key: string): Promise<IdempotencyRow | undefined>;
+  /** A stateless completion's stored reply for the account's Idempotency-Key. */
+  completion(accountId: string, key: string): Promise<IdempotencyRow | undefined>;
+}
+
+/** A stateless completion's Idempotency-Key record, written with its charge and log. */
+export interface CompletionKey {
+  key: string;
+  row: IdempotencyRow;
+  createdAt: string;
 }
 
 export interface AccountStore {
@@ -125,8 +134,12 @@ export interface AccountStore {
   insert(row: AccountRow): Promise<void>;
   topup(id: string, usd: number): Promise<void>;
   charge(row: LedgerRow): Promise<void>;
-  /** A stateless completion: its charge and its generation log record, in one transaction. */
-  chargeWithLog(row: LedgerRow, log: LogRow): Promise<void>;
+  /**
+   * A stateless completion: its charge, its generation log record and (with a key) its
+   * Idempotency-Key record, in one transaction. False, and nothing written, when the account's key
+   * is already taken (a concurrent request with the same key stored first).
+   */
+  chargeWithLog(row: LedgerRow, log: LogRow, key?: CompletionKey): Promise<boolean>;
   ledger(accountId: string): Promise<LedgerRow[]>;
 }
 

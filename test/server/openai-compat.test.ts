@@ -262,6 +262,31 @@ describe('OpenAI-compatible facade: stateless and universe', () => {
     expect(alias.choices[0].message.content).toBe('reply: hey');
   });
 
+  it('a stateless completion with an Idempotency-Key is billed and logged once; retries replay it', async () => {
+    const acct = await engine.accounts.create('retrier');
+    const c = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: (await engine.keys.create('retrier', ['mgpt.responses:create'])).key!, maxRetries: 0 });
+    const body = { model: 'mgpt-1-27b', messages: [{ role: 'user' as const, content: 'bill me once' }] };
+    const headers = { headers: { 'Idempotency-Key': 'once-1' } };
+    const before = fake.requests.length;
+    const first = await c.chat.completions.create(body, headers);
+    const second = await c.chat.completions.create(body, headers).withResponse();
+    const third = await c.chat.completions.create(body, headers);
+    expect(second.data.id).toBe(first.id);
+    expect(third.id).toBe(first.id);
+    expect(second.response.headers.get('idempotent-replayed')).toBe('true');
+    expect((await streamedWith(c, body.model, body.messages, headers.headers)).text).toBe('reply: bill me once');
+    expect(fake.requests.length - before).toBe(1);
+    expect(await engine.store.accounts.ledger(acct.id)).toHaveLength(1);
+    const logs = await engine.logs.list({}, acct.userId);
+    expect(logs.data).toHaveLength(1);
+    expect(logs.data[0]).toMatchObject({ status: 'ok' });
+    expect((await engine.logs.get(logs.data[0].id, acct.userId)).response).toEqual({ chars: 'reply: bill me once'.length });
+    // The key with another request: refused, nothing billed.
+    const reused = await c.chat.completions.create({ ...body, messages: [{ role: 'user', content: 'other' }] }, headers).catch((x) => x);
+    expect(reused.status).toBe(400);
+    expect(await engine.store.accounts.ledger(acct.id)).toHaveLength(1);
+  });
+
   it('universe:<id> is a universe turn, streamed and buffered, stored in the universe', async () => {
     const userId = (await engine.accounts.find('local')).userId;
     const { universe } = (await engine.universes.create({ storedPrompt: 'narrator' }, userId)) as { universe: string };

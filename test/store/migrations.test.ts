@@ -16,7 +16,7 @@ describe('store', () => {
     expect(db.pragma('secure_delete', { simple: true })).toBe(1);
     const tables = (db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`).all() as Array<{ name: string }>).map((r) => r.name);
     expect(tables).toEqual([
-      'accounts', 'api_keys', 'blocks', 'entities', 'generation_logs', 'idempotency_keys', 'ledger', 'messages', 'route_calibration', 'turn_leases',
+      'accounts', 'api_keys', 'blocks', 'completion_keys', 'entities', 'generation_logs', 'idempotency_keys', 'ledger', 'messages', 'route_calibration', 'turn_leases',
       'universe_messages', 'universe_requests', 'universes',
     ]);
     expect(db.prepare(`SELECT id, balance_usd, user_id FROM accounts`).all()).toEqual([
@@ -45,8 +45,10 @@ describe('the lease migration', () => {
   it('keys leases by subject, keeps held entity leases, and still drops a lease with its entity', () => {
     const db = new Database(join(dir, 'old.db'));
     db.pragma('foreign_keys = ON');
-    for (const sql of MIGRATIONS.slice(0, -1)) db.exec(sql);
-    db.pragma(`user_version = ${MIGRATIONS.length - 1}`);
+    // The database as it was just before the lease migration.
+    const leaseMigration = MIGRATIONS.findIndex((m) => m.includes('turn_leases_v2'));
+    for (const sql of MIGRATIONS.slice(0, leaseMigration)) db.exec(sql);
+    db.pragma(`user_version = ${leaseMigration}`);
     db.exec(`INSERT INTO entities (id, account_id, name, instructions, instructions_tokens, model, state, budget_tokens, cap_tokens,
       transcript_messages, transcript_tokens, window_tokens, window_blocks, created_at, updated_at)
       VALUES ('e1', 'local', '', '', 0, 'mgpt-1-27b', 'none', 1000, 10000, 0, 0, 0, 0, 'now', 'now')`);

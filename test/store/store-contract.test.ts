@@ -603,6 +603,25 @@ describe.each(factories)('store contract: $name', (factory) => {
       expect(await s.accounts.ledger(metered.id)).toStrictEqual([c]);
       expect((await s.accounts.get(metered.id))?.balanceUsd).toBe(0.75);
     });
+
+    it('stores a stateless completion\'s key with its charge and log, and writes nothing when the key is taken', async () => {
+      const a = await account(1);
+      const other = await account(1);
+      const owner = randomUUID();
+      const c = { accountId: a.id, entityId: null, model: 'echo', inputTokens: 3, outputTokens: 4, costUsd: 0.25, createdAt: at(1) };
+      const key = { key: 'retry-1', row: { contentSha256: 'abc', completion: '{"id":"c1"}' }, createdAt: at(1) };
+      expect(await s.accounts.chargeWithLog(c, log(owner, { createdAt: at(1) }), key)).toBe(true);
+      expect(await s2.idempotency.completion(a.id, 'retry-1')).toStrictEqual(key.row);
+      // The same key again, from another replica: nothing written, no second charge.
+      const again = log(owner, { createdAt: at(2) });
+      expect(await s2.accounts.chargeWithLog({ ...c, createdAt: at(2) }, again, { ...key, row: { ...key.row, completion: '{"id":"c2"}' } })).toBe(false);
+      expect(await s.accounts.ledger(a.id)).toStrictEqual([c]);
+      expect(await s.logs.get(owner, again.id)).toBeUndefined();
+      expect(await s.idempotency.completion(a.id, 'retry-1')).toStrictEqual(key.row);
+      // Keys are per account.
+      expect(await s.idempotency.completion(other.id, 'retry-1')).toBeUndefined();
+      expect(await s.accounts.chargeWithLog({ ...c, accountId: other.id }, log(owner, { createdAt: at(3) }), key)).toBe(true);
+    });
   });
 
   describe('calibration', () => {

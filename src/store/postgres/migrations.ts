@@ -186,4 +186,16 @@ export const PG_MIGRATIONS: readonly string[] = [
   CREATE TRIGGER universe_lease_gone AFTER DELETE ON universes
     FOR EACH ROW EXECUTE FUNCTION mgpt_drop_lease('universe');
   `,
+  `
+  -- Stateless completions (the facade's platform models) by Idempotency-Key, per account: written
+  -- with the charge and the log, so a retry replays instead of billing again.
+  CREATE TABLE completion_keys (
+    account_id     TEXT COLLATE "C" NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+    key            TEXT COLLATE "C" NOT NULL,
+    content_sha256 TEXT COLLATE "C" NOT NULL,
+    completion     TEXT NOT NULL,
+    created_at     TEXT COLLATE "C" NOT NULL,
+    PRIMARY KEY (account_id, key)
+  );
+  `,
 ];

@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import type { AccountRow, AccountStore, LedgerRow, LogRow } from '../types.js';
+import type { AccountRow, AccountStore, CompletionKey, LedgerRow, LogRow } from '../types.js';
 import { inTransaction } from './pg-db.js';
 import { charge } from './pg-entity-store.js';
 import { insertLog } from './pg-log-store.js';
@@ -42,10 +42,20 @@ export class PgAccountStore implements AccountStore {
     await inTransaction(this.pool, (c) => charge(c, row));
   }
 
-  async chargeWithLog(row: LedgerRow, log: LogRow): Promise<void> {
-    await inTransaction(this.pool, async (c) => {
+  async chargeWithLog(row: LedgerRow, log: LogRow, key?: CompletionKey): Promise<boolean> {
+    return inTransaction(this.pool, async (c) => {
+      // The key first: when it is taken (another replica stored it first), nothing else is written.
+      if (key) {
+        const r = await c.query(
+          `INSERT INTO completion_keys (account_id, key, content_sha256, completion, created_at) VALUES ($1, $2, $3, $4, $5)
+           ON CONFLICT (account_id, key) DO NOTHING`,
+          [row.accountId, key.key, key.row.contentSha256, key.row.completion, key.createdAt],
+        );
+        if (!r.rowCount) return false;
+      }
       await charge(c, row);
       await insertLog(c, log);
+      return true;
     });
   }
 

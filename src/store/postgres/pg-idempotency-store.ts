@@ -12,4 +12,12 @@ export class PgIdempotencyStore implements IdempotencyStore {
     );
     return rows[0];
   }
+
+  async completion(accountId: string, key: string): Promise<IdempotencyRow | undefined> {
+    const { rows } = await this.pool.query<IdempotencyRow>(
+      `SELECT content_sha256 AS "contentSha256", completion FROM completion_keys WHERE account_id = $1 AND key = $2`,
+      [accountId, key],
+    );
+    return rows[0];
+  }
 }

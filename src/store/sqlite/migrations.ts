@@ -198,4 +198,16 @@ export const MIGRATIONS: readonly string[] = [
   CREATE TRIGGER universe_lease_gone AFTER DELETE ON universes
     BEGIN DELETE FROM turn_leases WHERE subject = 'universe:' || old.id; END;
   `,
+  `
+  -- Stateless completions (the facade's platform models) by Idempotency-Key, per account: written
+  -- with the charge and the log, so a retry replays instead of billing again.
+  CREATE TABLE completion_keys (
+    account_id     TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+    key            TEXT NOT NULL,
+    content_sha256 TEXT NOT NULL,
+    completion     TEXT NOT NULL,
+    created_at     TEXT NOT NULL,
+    PRIMARY KEY (account_id, key)
+  ) WITHOUT ROWID;
+  `,
 ];

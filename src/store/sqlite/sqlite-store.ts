@@ -38,7 +38,10 @@ export class SqliteStore implements Store {
   constructor(readonly repos: SqliteRepos) {
     this.entities = entityStore(repos);
     this.leases = leaseStore(repos);
-    this.idempotency = { get: async (entityId, key) => repos.idempotency.get(entityId, key) };
+    this.idempotency = {
+      get: async (entityId, key) => repos.idempotency.get(entityId, key),
+      completion: async (accountId, key) => repos.idempotency.completion(accountId, key),
+    };
     this.accounts = accountStore(repos);
     this.universes = universeStore(repos);
     this.logs = {
@@ -184,10 +187,13 @@ function accountStore(r: SqliteRepos): AccountStore {
     insert: async (row) => a.insert(row),
     topup: async (id, usd) => a.topup(id, usd),
     charge: async (row) => a.charge(row),
-    chargeWithLog: async (row, log) =>
+    chargeWithLog: async (row, log, key) =>
       r.transaction(() => {
+        // The key first: when it is taken, nothing else is written.
+        if (key && !r.idempotency.insertCompletion(row.accountId, key.key, key.row, key.createdAt)) return false;
         a.charge(row);
         r.logs.insert(log);
+        return true;
       }),
     ledger: async (accountId) => a.ledger(accountId),
   };
