@@ -224,13 +224,19 @@ export async function charge(q: Queryable, row: LedgerRow): Promise<void> {
   );
 }
 
+/**
+ * The first id already taken, the entity's before any block's. One statement, so one snapshot: two
+ * (entity, then blocks) could straddle a concurrent import's commit and blame a block for it.
+ */
 async function firstTaken(c: PoolClient, i: EntityImport): Promise<ImportConflict> {
-  const e = await c.query(`SELECT 1 FROM entities WHERE id = $1`, [i.entity.id]);
-  if (e.rows.length) return { taken: 'entity', id: i.entity.id };
   const ids = i.blocks.map((b) => b.id);
-  if (!ids.length) return null;
-  const { rows } = await c.query<{ id: string }>(`SELECT id FROM blocks WHERE id = ANY($1::text[])`, [ids]);
-  const taken = new Set(rows.map((r) => r.id));
+  const { rows } = await c.query<{ entity: boolean; blocks: string[] | null }>(
+    `SELECT EXISTS (SELECT 1 FROM entities WHERE id = $1) AS entity,
+            (SELECT array_agg(id) FROM blocks WHERE id = ANY($2::text[])) AS blocks`,
+    [i.entity.id, ids],
+  );
+  if (rows[0].entity) return { taken: 'entity', id: i.entity.id };
+  const taken = new Set(rows[0].blocks ?? []);
   const first = ids.find((id) => taken.has(id));
   return first === undefined ? null : { taken: 'block', id: first };
 }
