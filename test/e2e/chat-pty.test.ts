@@ -13,12 +13,17 @@ const dir = tempDir('mgpt-chat-pty-');
 // Its own tmux server, so nothing else on the machine is touched.
 const socket = `mgpt-test-${process.pid}`;
 const tmux = (...args: string[]) => run('tmux', ['-L', socket, ...args]);
+const withTmux = hasTool('tmux', 'THE CHAT PSEUDO-TERMINAL TESTS');
 let fake: FakeOpenAI;
 let env: Record<string, string>;
 
 beforeAll(async () => {
   fake = await startFakeOpenAI();
   env = cliEnv(dir, { MGPT_PROVIDER: 'openai', MGPT_PROVIDER_URL: fake.url, MGPT_PROVIDER_MODEL: 'fake-model', TERM: 'xterm-256color' });
+  // One session that lives as long as the file: when a test's last session ended, the tmux server
+  // exited, and the next test's new-session could reach the server as it went away ("server exited
+  // unexpectedly", seen in CI).
+  if (withTmux) await tmux('new-session', '-d', '-s', 'keep', 'sleep 86400');
 });
 afterAll(async () => {
   await tmux('kill-server').catch(() => {});
@@ -37,7 +42,7 @@ async function until(what: string, check: (s: string) => boolean, ms = 15_000, s
   }
 }
 
-describe.skipIf(!hasTool('tmux', 'THE CHAT PSEUDO-TERMINAL TESTS'))('mgpt chat in a real pseudo-terminal (tmux)', () => {
+describe.skipIf(!withTmux)('mgpt chat in a real pseudo-terminal (tmux)', () => {
   it('streams a reply, runs /window, cancels with Ctrl-C without a trace, and leaves with Ctrl-D', async () => {
     const created = await mgpt(['entities', 'create', '--name', 'pty'], env);
     expect(created.code).toBe(0);
