@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ChildProcess } from 'node:child_process';
-import { cliEnv, mgptBinary, spawnMgpt } from '../helpers/cli.js';
+import { type CliResult, cliEnv, mgptBinary, spawnMgpt } from '../helpers/cli.js';
 import { startPostgres } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -36,8 +36,10 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe.skipIf(!cluster)('mgpt serve replicas when PostgreSQL fails', () => {
   const dir = tempDir('mgpt-pg-faults-');
-  const env = cliEnv(dir, { MGPT_DB: cluster?.url ?? '' });
-  let replicas: Array<{ child: ChildProcess; url: string; exited: boolean }> = [];
+  // A turn cut by an outage leaves its entity's lease behind; a short TTL lets its client go on
+  // within a round instead of waiting out the default 15 s.
+  const env = cliEnv(dir, { MGPT_DB: cluster?.url ?? '', MGPT_LEASE_TTL_MS: '1500' });
+  let replicas: Array<{ child: ChildProcess & { result: Promise<CliResult> }; url: string; exited: boolean; why?: string }> = [];
   let key = '';
 
   beforeAll(async () => {
@@ -48,8 +50,10 @@ describe.skipIf(!cluster)('mgpt serve replicas when PostgreSQL fails', () => {
         child.stdout!.once('data', (d) => resolve(String(d).trim()));
         child.once('exit', (code) => reject(new Error(`mgpt serve exited ${code}`)));
       });
-      const r = { child, url, exited: false };
+      const r: (typeof replicas)[number] = { child, url, exited: false };
       child.once('exit', () => (r.exited = true));
+      // A replica that exits says why in the failure.
+      void child.result.then((res) => (r.why = `exit ${res.code ?? res.signal}: ${res.stderr.slice(-2000)}`));
       return r;
     }));
   }, 60_000);
@@ -107,8 +111,14 @@ describe.skipIf(!cluster)('mgpt serve replicas when PostgreSQL fails', () => {
         outageAnswers.push(...(await Promise.all(replicas.map((r) => call(r.url, key, 'GET', '/v1/entities?limit=1')))));
         cluster!.start();
         recoveries.push(...(await Promise.all(replicas.map((r) => recovered(r.url, 10_000)))));
-        expect(replicas.map((r) => r.exited), `round ${round}`).toEqual([false, false]);
+        await sleep(0);
+        expect(replicas.map((r) => r.exited), `round ${round}: ${replicas.map((r) => r.why ?? '').join(' ')}`).toEqual([false, false]);
       }
+      // After the last restart, every client gets another message through.
+      const before = clients.map((c) => c.acked.length);
+      const end = performance.now() + 30_000;
+      while (clients.some((c, i) => c.acked.length === before[i]) && performance.now() < end) await sleep(100);
+      expect(clients.map((c, i) => c.acked.length > before[i])).toEqual(clients.map(() => true));
     } finally {
       stop.now = true;
       await Promise.allSettled(clients.map((c) => c.done));
@@ -129,7 +139,6 @@ describe.skipIf(!cluster)('mgpt serve replicas when PostgreSQL fails', () => {
       expect(users, `client ${i}`).toEqual(clients[i].acked);
       expect(page.data).toHaveLength(2 * clients[i].acked.length);
     }
-    expect(clients.reduce((n, c) => n + c.acked.length, 0)).toBeGreaterThan(CLIENTS);
   }, 240_000);
 
   it('answers 503 within the documented bound while the database is frozen, and stores nothing twice after it thaws', async () => {

@@ -59,6 +59,11 @@ export class PostgresStore implements Store {
     });
     // An idle client that loses its server (a failover) is dropped; the next query gets a new one.
     pool.on('error', () => {});
+    // A server's goodbye (57P01 on a restart, a reset socket) can reach a client in a moment when
+    // neither the pool nor its borrower listens, and an 'error' no one hears ends the process (seen
+    // in the fault test, node-postgres#2762). Every client listens from birth; the query in flight,
+    // if any, still fails, and a broken client is still dropped.
+    pool.on('connect', (client) => client.on('error', () => {}));
     try {
       await migrate(pool);
     } catch (err) {
