@@ -100,9 +100,10 @@ export interface Usage {
 
 /**
  * Why a reply ended: `stop` when complete (the seed's only value), `length` when cut at the
- * route's maxTokens or the model's context, `content_filter` when the provider withheld the rest.
+ * route's maxTokens or the model's context, `content_filter` when the provider withheld the rest,
+ * `tool_calls` when the model asked for tools (universe turns and stateless completions).
  */
-export type FinishReason = 'stop' | 'length' | 'content_filter';
+export type FinishReason = 'stop' | 'length' | 'content_filter' | 'tool_calls';
 
 /** Buffered reply (`stream: false`): a chat.completion plus `entity_id`. */
 export interface EntityCompletion {

@@ -12,11 +12,13 @@ import {
   toolResultContent,
 } from '../core/universe-types.js';
 import type { ChatMessage, ChatModel } from '../providers/spec.js';
-import type { RequestRow, UniverseMessageRow, UniverseRow } from '../store/types.js';
+import type { LogRow, RequestRow, UniverseMessageRow, UniverseRow } from '../store/types.js';
+import type { FinishReason } from '../core/entity-types.js';
+import { type Reply, readReply } from './generation/reply.js';
 import type { EngineDeps } from './deps.js';
 import { sha256 } from '../core/hash.js';
 import { type HeldLease, takeLease, universeSubject } from './lease.js';
-import { writeLog } from './logs.js';
+import { type LogEntry, logRow } from './logs.js';
 import { validateRespond } from './respond-validate.js';
 import { toRuntime, type UniverseService } from './universes.js';
 
@@ -33,9 +35,10 @@ interface Loaded {
 
 /**
  * POST /responses: one assistant turn in stored, inline or standalone mode (seed 000 section 4.2,
- * SPEC section 5). In stored mode the user message is stored at once, tool-call messages before
- * the response returns, tool results only when new for the pending turn, and the final text when
- * produced; a requestId makes retries safe.
+ * SPEC section 5). In stored mode the user message is stored at once (with a requestId's `pending`
+ * record), tool results only when new for the pending turn, and the reply, its log record and the
+ * request's outcome together in the turn's last write, which frees the lease: a crash leaves
+ * either no reply, or the reply with its record, and a retry with the requestId answers once.
  */
 export async function respond(
   deps: EngineDeps,
@@ -44,22 +47,28 @@ export async function respond(
   opts: { userId?: string; signal?: AbortSignal; onDelta?: (text: string) => void } = {},
 ): Promise<GenerationResponse> {
   const userId = opts.userId ?? LOCAL_USER_ID;
-  const clock = deps.clock;
-  const t0 = clock.now();
+  const t0 = deps.clock.now();
   const input = validateRespond(body);
-  const stages = { auth: 0, load: 0, truncate: 0, promptBuild: 0, provider: 0 };
-  stages.auth = clock.now() - t0;
-
-  const requestRow = input.requestId ? await deps.store.universes.request(userId, input.requestId) : undefined;
-  if (requestRow?.status === 'done' && requestRow.response) return replayed(JSON.parse(requestRow.response) as GenerationResponse);
+  const stages = { auth: deps.clock.now() - t0, load: 0, truncate: 0, promptBuild: 0, provider: 0 };
+  const first = await requestRecord(deps, userId, input);
+  if (first?.status === 'done' && first.response) return replayed(JSON.parse(first.response) as GenerationResponse);
+  if (input.universe === undefined) return respondHeld(deps, universes, input, { userId, signal: opts.signal, onDelta: opts.onDelta, t0, stages, requestRow: first });
 
   // One writer per universe, like an entity: messages are numbered from what this turn read.
-  const lease = input.universe !== undefined ? await takeUniverseLease(deps, (await universes.owned(input.universe, userId)).id) : undefined;
+  const lease = await takeUniverseLease(deps, (await universes.owned(input.universe, userId)).id);
   try {
-    return await respondHeld(deps, universes, input, { userId, signal: opts.signal, onDelta: opts.onDelta, t0, stages, requestRow, lease });
+    // Read again under the lease: a turn that ended between the first read and the lease is replayed, not answered twice.
+    const requestRow = await requestRecord(deps, userId, input);
+    if (requestRow?.status === 'done' && requestRow.response) return replayed(JSON.parse(requestRow.response) as GenerationResponse);
+    const signal = opts.signal ? AbortSignal.any([opts.signal, lease.lost]) : lease.lost;
+    return await respondHeld(deps, universes, input, { userId, signal, onDelta: opts.onDelta, t0, stages, requestRow, lease });
   } finally {
-    await lease?.release();
+    await lease.release();
   }
+}
+
+function requestRecord(deps: EngineDeps, userId: string, input: RespondInput): Promise<RequestRow | undefined> {
+  return input.requestId ? deps.store.universes.request(userId, input.requestId) : Promise.resolve(undefined);
 }
 
 interface HeldContext {
@@ -74,175 +83,224 @@ interface HeldContext {
 }
 
 /** The turn, once the universe (if any) is leased: every check comes before anything is stored. */
-async function respondHeld(
-  deps: EngineDeps,
-  universes: UniverseService,
-  input: RespondInput,
-  ctx: HeldContext,
-): Promise<GenerationResponse> {
-  const { userId, t0, stages, requestRow, lease } = ctx;
-  const clock = deps.clock;
-  let tStage = clock.now();
-  const loaded = await load(deps, universes, input, userId);
-  stages.load = clock.now() - tStage;
-  checkStructured(input, loaded);
-  const { mode } = loaded;
-  let messages = loaded.messages;
-  const universeId = loaded.universe?.id ?? null;
-  // A retry after a failure whose user message was stored: continue from it, store nothing twice.
-  const resumed =
-    mode === 'stored' &&
-    requestRow?.status === 'failed' &&
-    requestRow.universeId === universeId &&
-    requestRow.userSeq !== null &&
-    messages[requestRow.userSeq - 1]?.role === 'user' &&
-    messages[requestRow.userSeq - 1]?.content === input.userInput;
+async function respondHeld(deps: EngineDeps, universes: UniverseService, input: RespondInput, ctx: HeldContext): Promise<GenerationResponse> {
+  const turn = await openTurn(deps, universes, input, ctx);
+  const early = input.toolResults?.length ? await takeToolResults(turn, input.toolResults) : await takeUserInput(turn);
+  if (early) return early;
+  let tStage = deps.clock.now();
+  const built = buildPrompt(input, turn.loaded, turn.messages);
+  ctx.stages.promptBuild = deps.clock.now() - tStage;
+  tStage = deps.clock.now();
+  const { model, reply } = await generate(turn, built);
+  ctx.stages.provider = deps.clock.now() - tStage;
+  const row = replyRow(turn, reply);
+  return complete(turn, [row], turn.messages, row, { called: true, model, usage: reply.usage, prompt: built, toolCalls: toolCallsOut(reply), finishReason: reply.finish });
+}
 
-  tStage = clock.now();
-  let truncateTo: number | undefined;
-  if (input.statePointer !== undefined && !resumed) {
-    const p = input.statePointer;
-    if (p > messages.length || splitsToolGroup(messages.map(toRuntime), p)) {
-      const why = p > messages.length ? `is beyond the ${messages.length} stored messages` : 'falls inside a tool-call group';
-      throw new BadRequestError(`statePointer ${p} ${why}`, { errors: [{ field: 'statePointer', message: why }] });
-    }
-    if (p < messages.length) {
-      // Dropped from the live transcript (stored with the turn's first write, after every check);
-      // what was said stays in the generation logs.
-      if (mode === 'stored') truncateTo = p;
-      messages = messages.slice(0, p);
-    }
+/** A universe turn in progress: what it read, what it has stored so far, and how it stores more. */
+class Turn {
+  /** The conversation as this turn sees it (stored rows plus what it appended). */
+  messages: UniverseMessageRow[];
+  /** A statePointer's cut, stored with the turn's first write. */
+  truncateTo: number | undefined;
+  /** The user message this turn answers, once stored. */
+  userSeq: number | null = null;
+
+  constructor(
+    readonly deps: EngineDeps,
+    readonly input: RespondInput,
+    readonly loaded: Loaded,
+    readonly ctx: HeldContext,
+  ) {
+    this.messages = loaded.messages;
   }
-  stages.truncate = clock.now() - tStage;
 
-  /** Stores rows (and a pending truncation) while the lease is ours; the last write also frees it. */
-  const append = async (rows: UniverseMessageRow[], last = false) => {
-    messages = [...messages, ...rows];
-    const cut = truncateTo;
-    if (mode !== 'stored' || !lease || universeId === null || (rows.length === 0 && cut === undefined && !last)) return;
-    const write = { universeId, truncateTo: cut, append: rows, touch: { messages: messages.length, updatedAt: clock.iso() }, release: last };
-    await lease.write((claim) => deps.store.universes.write({ ...write, lease: claim }), () => leaseLost(universeId), last);
-    truncateTo = undefined;
-  };
-  const newRow = (r: Omit<UniverseMessageRow, 'seq' | 'createdAt'>, offset = 0): UniverseMessageRow => ({
-    ...r,
-    seq: messages.length + 1 + offset,
-    createdAt: clock.iso(),
-  });
+  get universeId(): string | null {
+    return this.loaded.universe?.id ?? null;
+  }
 
+  /** Stored mode writes; inline and standalone turns keep nothing but their log. */
+  get stored(): boolean {
+    return this.loaded.mode === 'stored' && this.ctx.lease !== undefined && this.universeId !== null;
+  }
+
+  newRow(r: Omit<UniverseMessageRow, 'seq' | 'createdAt'>, offset = 0): UniverseMessageRow {
+    return { ...r, seq: this.messages.length + 1 + offset, createdAt: this.deps.clock.iso() };
+  }
+
+  /** The requestId record with this outcome, when the request has an id and the turn is stored. */
+  request(status: RequestRow['status'], response: GenerationResponse | null = null): RequestRow | undefined {
+    if (!this.input.requestId || !this.stored) return undefined;
+    const userSeq = status === 'done' ? null : this.userSeq;
+    return { userId: this.ctx.userId, requestId: this.input.requestId, universeId: this.universeId, status, userSeq, response: response && JSON.stringify(response) };
+  }
+
+  /**
+   * Stores rows (and a pending truncation) in one unit of work under the lease; `end` makes it the
+   * turn's last write, with its log record and request outcome, and frees the lease.
+   */
+  async write(rows: UniverseMessageRow[], extra: { request?: RequestRow; end?: { log: LogRow } } = {}): Promise<void> {
+    this.messages = [...this.messages, ...rows];
+    if (!this.stored) {
+      if (extra.end) await this.deps.store.logs.insert(extra.end.log);
+      return;
+    }
+    const { deps, universeId, truncateTo } = this;
+    const last = extra.end !== undefined;
+    if (rows.length === 0 && truncateTo === undefined && !last && !extra.request) return;
+    const write = {
+      universeId: universeId!, truncateTo, append: rows, touch: { messages: this.messages.length, updatedAt: deps.clock.iso() },
+      release: last, log: extra.end?.log, request: extra.request,
+    };
+    await this.ctx.lease!.write((claim) => deps.store.universes.write({ ...write, lease: claim }), () => leaseLost(universeId!), last);
+    this.truncateTo = undefined;
+    if (last) deps.universeCache.set(universeId!, `${this.messages.length}:${write.touch.updatedAt}`, this.messages);
+  }
+}
+
+/** Loads the conversation and applies a statePointer: nothing is stored yet. */
+async function openTurn(deps: EngineDeps, universes: UniverseService, input: RespondInput, ctx: HeldContext): Promise<Turn> {
+  let tStage = deps.clock.now();
+  const loaded = await load(deps, universes, input, ctx.userId);
+  ctx.stages.load = deps.clock.now() - tStage;
+  checkStructured(input, loaded);
+  const turn = new Turn(deps, input, loaded, ctx);
+  // A retry after a failure or a crash whose user message was stored: continue from it, store nothing twice.
+  const r = ctx.requestRow;
+  const resumed =
+    turn.stored && (r?.status === 'failed' || r?.status === 'pending') && r.universeId === turn.universeId &&
+    r.userSeq !== null && r.userSeq === turn.messages.length && turn.messages[r.userSeq - 1]?.role === 'user' &&
+    turn.messages[r.userSeq - 1]?.content === input.userInput;
+  if (resumed) turn.userSeq = r!.userSeq;
+  tStage = deps.clock.now();
+  if (input.statePointer !== undefined && !resumed) applyStatePointer(turn, input.statePointer);
+  ctx.stages.truncate = deps.clock.now() - tStage;
+  return turn;
+}
+
+function applyStatePointer(turn: Turn, p: number): void {
+  const messages = turn.messages;
+  if (p > messages.length || splitsToolGroup(messages.map(toRuntime), p)) {
+    const why = p > messages.length ? `is beyond the ${messages.length} stored messages` : 'falls inside a tool-call group';
+    throw new BadRequestError(`statePointer ${p} ${why}`, { errors: [{ field: 'statePointer', message: why }] });
+  }
+  if (p === messages.length) return;
+  // Dropped from the live transcript (stored with the turn's first write, after every check);
+  // what was said stays in the generation logs.
+  if (turn.stored) turn.truncateTo = p;
+  turn.messages = messages.slice(0, p);
+}
+
+/** Stores the user message (unless a resumed turn already did), with the request's `pending` record. */
+async function takeUserInput(turn: Turn): Promise<undefined> {
+  const waiting = unansweredCalls(turn.messages);
+  if (waiting.length) {
+    const ids = waiting.map((c) => c.id).join(', ');
+    throw new BadRequestError(`a turn is waiting for tool results (${ids}); send toolResults, or move statePointer back`, {
+      errors: [{ field: 'toolResults', message: `required while calls ${ids} are pending` }],
+    });
+  }
+  if (turn.userSeq !== null) return undefined;
+  const row = turn.newRow({ role: 'user', content: turn.input.userInput, toolCalls: null, toolCallId: null, toolName: null, toolOk: null });
+  turn.userSeq = row.seq;
+  await turn.write([row], { request: turn.request('pending') });
+  return undefined;
+}
+
+/**
+ * Stores the results new for the pending calls. When some calls are still unanswered, or the
+ * results were for a continuation that already completed, the turn ends here without the provider.
+ */
+async function takeToolResults(turn: Turn, results: NonNullable<RespondInput['toolResults']>): Promise<GenerationResponse | undefined> {
+  const messages = turn.messages;
   const pending = pendingCalls(messages);
-  const unanswered = () => pendingCalls(messages).filter((c) => !answered(messages, c.id));
-  const results = input.toolResults ?? [];
-  let userSeq = resumed ? requestRow!.userSeq : null;
-  if (results.length) {
-    if (pending.length === 0) {
-      const replay = finishedToolTurn(messages, results.map((r) => r.callId));
-      if (replay === null) {
-        throw new BadRequestError('no turn is waiting for tool results', {
-          errors: results.map((r, i) => ({ field: `toolResults[${i}].callId`, message: `${r.callId} is not pending` })),
-        });
-      }
-      // A retry of a continuation that already completed: answer it again, store nothing new.
-      await append([]);
-      return finish(deps, input, loaded, messages.slice(0, replay), messages[replay], { conversation: messages, stages, t0, userId, called: false });
-    }
-    // Results are cumulative: those answered earlier (this round or a previous one) are skipped.
-    const known = new Set(pending.map((c) => c.id));
-    const bad = results.flatMap((r, i) =>
-      known.has(r.callId) || answered(messages, r.callId) ? [] : [{ field: `toolResults[${i}].callId`, message: `${r.callId} is not pending` }],
-    );
-    if (bad.length) throw new BadRequestError('tool results for calls that are not pending', { errors: bad });
-    const fresh: UniverseMessageRow[] = [];
-    for (const r of results) {
-      if (!known.has(r.callId) || answered(messages, r.callId) || fresh.some((f) => f.toolCallId === r.callId)) continue;
-      fresh.push(
-        newRow(
-          { role: 'tool', content: toolResultContent(r), toolCalls: null, toolCallId: r.callId, toolName: r.name, toolOk: r.ok ? 1 : 0 },
-          fresh.length,
-        ),
-      );
-    }
-    await append(fresh);
-    const waiting = unanswered();
-    if (waiting.length) {
-      // Results for some calls only: the provider cannot continue until all are answered.
-      const last = lastToolCallMessage(messages)!;
-      return finish(deps, input, loaded, messages, last, { conversation: messages, stages, t0, userId, called: false, toolCalls: waiting });
-    }
-  } else {
-    if (unanswered().length) {
-      const ids = unanswered().map((c) => c.id).join(', ');
-      throw new BadRequestError(`a turn is waiting for tool results (${ids}); send toolResults, or move statePointer back`, {
-        errors: [{ field: 'toolResults', message: `required while calls ${ids} are pending` }],
+  if (pending.length === 0) {
+    const replay = finishedToolTurn(messages, results.map((r) => r.callId));
+    if (replay === null) {
+      throw new BadRequestError('no turn is waiting for tool results', {
+        errors: results.map((r, i) => ({ field: `toolResults[${i}].callId`, message: `${r.callId} is not pending` })),
       });
     }
-    if (!resumed) {
-      await append([newRow({ role: 'user', content: input.userInput, toolCalls: null, toolCallId: null, toolName: null, toolOk: null })]);
-      userSeq = messages.length;
-    }
+    // A retry of a continuation that already completed: answer it again, store nothing new.
+    return complete(turn, [], messages.slice(0, replay), messages[replay], { called: false });
   }
+  const fresh = newResults(turn, pending, results);
+  const waiting = unansweredCalls([...messages, ...fresh]);
+  if (!waiting.length) {
+    await turn.write(fresh);
+    return undefined;
+  }
+  // Results for some calls only: the provider cannot continue until all are answered.
+  const last = lastToolCallMessage(messages)!;
+  return complete(turn, fresh, [...messages, ...fresh], last, { called: false, toolCalls: waiting });
+}
 
-  // Prompt build: snapshot system prompt, then the 64/16 window.
-  tStage = clock.now();
-  const built = buildPrompt(input, loaded, messages);
-  stages.promptBuild = clock.now() - tStage;
+/** Results are cumulative: those answered earlier (this round or a previous one) are skipped. */
+function newResults(turn: Turn, pending: ToolCallRef[], results: NonNullable<RespondInput['toolResults']>): UniverseMessageRow[] {
+  const messages = turn.messages;
+  const known = new Set(pending.map((c) => c.id));
+  const bad = results.flatMap((r, i) =>
+    known.has(r.callId) || answered(messages, r.callId) ? [] : [{ field: `toolResults[${i}].callId`, message: `${r.callId} is not pending` }],
+  );
+  if (bad.length) throw new BadRequestError('tool results for calls that are not pending', { errors: bad });
+  const fresh: UniverseMessageRow[] = [];
+  for (const r of results) {
+    if (!known.has(r.callId) || answered(messages, r.callId) || fresh.some((f) => f.toolCallId === r.callId)) continue;
+    const row = { role: 'tool' as const, content: toolResultContent(r), toolCalls: null, toolCallId: r.callId, toolName: r.name, toolOk: r.ok ? 1 : 0 };
+    fresh.push(turn.newRow(row, fresh.length));
+  }
+  return fresh;
+}
 
-  tStage = clock.now();
+/** Calls the provider; a failure is logged (and a requestId marked failed) in the turn's last write, then thrown. */
+async function generate(turn: Turn, built: BuiltPrompt): Promise<{ model: ChatModel; reply: Reply }> {
+  const { deps, input, ctx } = turn;
   let model: ChatModel | undefined;
-  let text = '';
-  const calls: ToolCallOut[] = [];
-  const refs: ToolCallRef[] = [];
-  let usage: { inputTokens: number; outputTokens: number } | undefined;
-  let finishReason: string | undefined;
+  const tStage = deps.clock.now();
   try {
     model = await deps.chatModel(input.model, input.modelOverride);
-    for await (const part of model.stream({
-      messages: built.messages,
-      tools: input.tools,
-      toolChoice: input.toolChoice,
-      responseFormat: built.responseFormat,
-      signal: ctx.signal,
-    })) {
-      if (part.type === 'text-delta') {
-        text += part.text;
-        ctx.onDelta?.(part.text);
-      } else if (part.type === 'usage') usage = part.usage;
-      else if (part.type === 'finish') finishReason = part.reason;
-      else if (part.type === 'error') throw part.error;
-      else if (part.type === 'tool-call') {
-        const callId = part.callId || `call_${deps.newId()}`;
-        refs.push({ id: callId, type: 'function', function: { name: part.name, arguments: part.arguments } });
-        calls.push({ callId, name: part.name, arguments: parseArguments(part.arguments) });
-      }
-    }
+    const stream = model.stream({ messages: built.messages, tools: input.tools, toolChoice: input.toolChoice, responseFormat: built.responseFormat, signal: ctx.signal });
+    const reply = await readReply(stream, ctx.onDelta);
+    for (const c of reply.toolCalls) c.callId ||= `call_${deps.newId()}`;
+    return { model, reply };
   } catch (err) {
-    stages.provider = clock.now() - tStage;
-    if (input.requestId && mode === 'stored') {
-      await deps.store.universes.saveRequest(
-        { userId, requestId: input.requestId, universeId, status: 'failed', userSeq: userSeq ?? null, response: null },
-        clock.iso(),
-      );
-    }
-    await writeLog(deps, {
-      kind: 'text', userId, gameId: input.gameId ?? null, universeId, requestId: input.requestId ?? null, model: input.model,
-      providerModel: model?.modelId ?? null, status: 'error', error: err instanceof Error ? err.message : String(err),
-      inputTokens: 0, outputTokens: 0, costUsd: 0, totalMs: clock.now() - t0, providerMs: stages.provider,
-      request: requestSummary(input, mode), response: {},
-    });
-    throw err;
+    ctx.stages.provider = deps.clock.now() - tStage;
+    throw await failed(turn, model, err);
   }
-  stages.provider = clock.now() - tStage;
+}
 
-  const reply = newRow(
-    calls.length
-      ? { role: 'assistant', content: text || null, toolCalls: JSON.stringify(refs), toolCallId: null, toolName: null, toolOk: null }
-      : { role: 'assistant', content: text, toolCalls: null, toolCallId: null, toolName: null, toolOk: null },
-  );
-  await append([reply], true);
-  return finish(deps, input, loaded, messages.slice(0, -1), reply, {
-    conversation: messages, stages, t0, userId, called: true, model, usage, prompt: built, toolCalls: calls.length ? calls : undefined,
-    finishReason: finishReason ?? (calls.length ? 'tool_calls' : 'stop'),
+/** Records a failed generation; the error the caller sees (the lease's loss when that is why it failed). */
+async function failed(turn: Turn, model: ChatModel | undefined, err: unknown): Promise<unknown> {
+  const { deps, input, ctx } = turn;
+  const log = logRow(deps, {
+    kind: 'text', userId: ctx.userId, gameId: input.gameId ?? null, universeId: turn.universeId, requestId: input.requestId ?? null,
+    model: input.model, providerModel: model?.modelId ?? null, status: 'error', error: err instanceof Error ? err.message : String(err),
+    inputTokens: 0, outputTokens: 0, costUsd: 0, totalMs: deps.clock.now() - ctx.t0, providerMs: ctx.stages.provider,
+    request: requestSummary(input, turn.loaded.mode), response: {},
   });
+  if (ctx.lease?.lost.aborted) return leaseLost(turn.universeId!);
+  // The failure is what the caller must see, not a failure to record it.
+  await turn.write([], { request: turn.request('failed'), end: { log } }).catch(() => undefined);
+  return err;
+}
+
+function replyRow(turn: Turn, reply: Reply): UniverseMessageRow {
+  if (!reply.toolCalls.length) {
+    return turn.newRow({ role: 'assistant', content: reply.text, toolCalls: null, toolCallId: null, toolName: null, toolOk: null });
+  }
+  const refs: ToolCallRef[] = reply.toolCalls.map((c) => ({ id: c.callId, type: 'function', function: { name: c.name, arguments: c.arguments } }));
+  return turn.newRow({ role: 'assistant', content: reply.text || null, toolCalls: JSON.stringify(refs), toolCallId: null, toolName: null, toolOk: null });
+}
+
+function toolCallsOut(reply: Reply): ToolCallOut[] | undefined {
+  return reply.toolCalls.length ? reply.toolCalls.map((c) => ({ callId: c.callId, name: c.name, arguments: parseArguments(c.arguments) })) : undefined;
+}
+
+/** Settles the turn and writes it: `rows`, its log record and the request's outcome in one unit of work. */
+async function complete(turn: Turn, rows: UniverseMessageRow[], before: UniverseMessageRow[], reply: UniverseMessageRow, o: SettleOptions): Promise<GenerationResponse> {
+  const { response, log } = await settle(turn, before, reply, o);
+  await turn.write(rows, { request: turn.request('done', response), end: { log } });
+  return response;
 }
 
 async function load(deps: EngineDeps, universes: UniverseService, input: RespondInput, userId: string): Promise<Loaded> {
@@ -330,64 +388,77 @@ function buildPrompt(input: RespondInput, loaded: Loaded, messages: UniverseMess
   };
 }
 
-interface FinishOptions {
-  /** The whole conversation as it now stands (what the cache keeps). */
-  conversation: UniverseMessageRow[];
-  stages: GenerationResponse['diagnostics']['serverStages'];
-  t0: number;
-  userId: string;
+interface SettleOptions {
   called: boolean;
   model?: ChatModel;
   usage?: { inputTokens: number; outputTokens: number };
   prompt?: BuiltPrompt;
   toolCalls?: ToolCallOut[] | ToolCallRef[];
-  finishReason?: string;
+  finishReason?: FinishReason;
 }
 
-/** Builds the response, writes its log record and (with a requestId) the request's outcome. */
-async function finish(
-  deps: EngineDeps,
-  input: RespondInput,
-  loaded: Loaded,
-  before: UniverseMessageRow[],
-  reply: UniverseMessageRow,
-  o: FinishOptions,
-): Promise<GenerationResponse> {
-  const clock = deps.clock;
+/** What a turn settles to: its tokens and price, checked output, and the text it answered. */
+interface Settled {
+  text: string;
+  prompt: BuiltPrompt;
+  toolCalls?: ToolCallOut[];
+  inputTokens: number;
+  outputTokens: number;
+  cost: number;
+  totalMs: number;
+  finishReason: FinishReason | null;
+  output: Pick<GenerationResponse['diagnostics'], 'structured' | 'warnings'>;
+}
+
+/** The response and its log record, for the turn's last write. */
+async function settle(turn: Turn, before: UniverseMessageRow[], reply: UniverseMessageRow, o: SettleOptions): Promise<{ response: GenerationResponse; log: LogRow }> {
+  const { deps, input, loaded } = turn;
   const prompt = o.prompt ?? buildPrompt({ ...input, useStructuredOutput: false }, loaded, before);
   const tok = await loadTokenEstimator();
   const text = reply.content ?? '';
-  const toolCalls = o.toolCalls?.map((c) =>
-    'callId' in c ? c : { callId: c.id, name: c.function.name, arguments: parseArguments(c.function.arguments) },
-  );
+  const toolCalls = o.toolCalls?.map((c) => ('callId' in c ? c : { callId: c.id, name: c.function.name, arguments: parseArguments(c.function.arguments) }));
   const inputTokens = o.called ? (o.usage?.inputTokens ?? prompt.messages.reduce((t, m) => t + tok.count(typeof m.content === 'string' ? m.content : ''), 0)) : 0;
   const outputTokens = o.called ? (o.usage?.outputTokens ?? tok.count(text) + tok.count(reply.toolCalls ?? '')) : 0;
-  const cost = costUsd(deps.prices[input.model], inputTokens, outputTokens);
-  const totalMs = clock.now() - o.t0;
-  const universeId = loaded.universe?.id ?? null;
-  const output = o.called ? checkOutput(input, prompt, text, o.finishReason ?? 'stop', outputTokens, toolCalls?.length ?? 0) : {};
-  const log = await writeLog(deps, {
-    kind: 'text', userId: o.userId, gameId: input.gameId ?? null, universeId, requestId: input.requestId ?? null,
-    model: input.model, providerModel: o.model?.modelId ?? null, status: toolCalls?.length ? 'tool_calls' : 'ok', error: null,
-    inputTokens, outputTokens, costUsd: cost, totalMs, providerMs: o.stages.provider,
-    request: requestSummary(input, loaded.mode),
+  const finishReason = o.called ? (o.finishReason ?? 'stop') : null;
+  const s: Settled = {
+    text, prompt, toolCalls, inputTokens, outputTokens, finishReason,
+    cost: costUsd(deps.prices[input.model], inputTokens, outputTokens),
+    totalMs: deps.clock.now() - turn.ctx.t0,
+    output: finishReason ? checkOutput(input, prompt, text, finishReason, outputTokens, toolCalls?.length ?? 0) : {},
+  };
+  const log = logRow(deps, logEntry(turn, o, s));
+  return { response: responseBody(turn, reply, o, s, log.id), log };
+}
+
+function logEntry(turn: Turn, o: SettleOptions, s: Settled): LogEntry {
+  const { input, ctx } = turn;
+  return {
+    kind: 'text', userId: ctx.userId, gameId: input.gameId ?? null, universeId: turn.universeId, requestId: input.requestId ?? null,
+    model: input.model, providerModel: o.model?.modelId ?? null, status: s.toolCalls?.length ? 'tool_calls' : 'ok', error: null,
+    inputTokens: s.inputTokens, outputTokens: s.outputTokens, costUsd: s.cost, totalMs: s.totalMs, providerMs: ctx.stages.provider,
+    request: requestSummary(input, turn.loaded.mode),
     // The turn's own text stays here, so messages a statePointer later drops are not lost (SPEC 5).
     response: {
-      assistantRaw: text, toolCalls: toolCalls ?? [], promptFingerprint: prompt.fingerprint, called: o.called,
-      finishReason: o.called ? (o.finishReason ?? 'stop') : null, ...output,
+      assistantRaw: s.text, toolCalls: s.toolCalls ?? [], promptFingerprint: s.prompt.fingerprint, called: o.called,
+      finishReason: s.finishReason, ...s.output,
     },
-  });
-  const response: GenerationResponse = {
-    assistantRaw: text,
-    previewText: text.replace(/\s+/g, ' ').trim().slice(0, PREVIEW_CHARS),
+  };
+}
+
+function responseBody(turn: Turn, reply: UniverseMessageRow, o: SettleOptions, s: Settled, logId: string): GenerationResponse {
+  const { input, loaded, ctx } = turn;
+  const { prompt, inputTokens, outputTokens } = s;
+  return {
+    assistantRaw: s.text,
+    previewText: s.text.replace(/\s+/g, ' ').trim().slice(0, PREVIEW_CHARS),
     promptFingerprint: prompt.fingerprint,
     nextUniverseTime: reply.createdAt,
-    requestLog: { id: log },
-    usageSettlement: { inputTokens, outputTokens, costUsd: cost },
-    timingBreakdown: { totalMs, providerMs: o.stages.provider },
+    requestLog: { id: logId },
+    usageSettlement: { inputTokens, outputTokens, costUsd: s.cost },
+    timingBreakdown: { totalMs: s.totalMs, providerMs: ctx.stages.provider },
     diagnostics: {
-      summary: { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens, latencyMs: totalMs, model: input.model, mode: loaded.mode },
-      serverStages: o.stages,
+      summary: { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens, latencyMs: s.totalMs, model: input.model, mode: loaded.mode },
+      serverStages: ctx.stages,
       storage: { source: loaded.source, ageMs: loaded.ageMs },
       prompt: {
         windowStart: prompt.window.start,
@@ -402,24 +473,13 @@ async function finish(
         responseFormat: (prompt.responseFormat?.type as string | undefined) ?? null,
         retries: 0,
         called: o.called,
-        finishReason: o.called ? (o.finishReason ?? 'stop') : null,
+        finishReason: s.finishReason,
       },
-      ...output,
+      ...s.output,
       ...(input.requestId ? { requestId: input.requestId } : {}),
     },
-    ...(toolCalls?.length ? { toolCalls } : {}),
+    ...(s.toolCalls?.length ? { toolCalls: s.toolCalls } : {}),
   };
-  if (loaded.mode === 'stored' && universeId) {
-    const u = await deps.store.universes.get(universeId);
-    if (u) deps.universeCache.set(universeId, `${u.messages}:${u.updatedAt}`, o.conversation);
-    if (input.requestId) {
-      await deps.store.universes.saveRequest(
-        { userId: o.userId, requestId: input.requestId, universeId, status: 'done', userSeq: null, response: JSON.stringify(response) },
-        clock.iso(),
-      );
-    }
-  }
-  return response;
 }
 
 /**
@@ -430,7 +490,7 @@ function checkOutput(
   input: RespondInput,
   prompt: BuiltPrompt,
   text: string,
-  finishReason: string,
+  finishReason: FinishReason,
   outputTokens: number,
   toolCalls: number,
 ): Pick<GenerationResponse['diagnostics'], 'structured' | 'warnings'> {
@@ -472,6 +532,10 @@ function lastToolCallMessage(messages: UniverseMessageRow[]): UniverseMessageRow
     return m.role === 'assistant' && m.toolCalls ? m : undefined;
   }
   return undefined;
+}
+
+function unansweredCalls(messages: UniverseMessageRow[]): ToolCallRef[] {
+  return pendingCalls(messages).filter((c) => !answered(messages, c.id));
 }
 
 function answered(messages: UniverseMessageRow[], callId: string): boolean {

@@ -72,6 +72,10 @@ export interface UniverseWrite {
   append: UniverseMessageRow[];
   touch: { messages: number; updatedAt: string };
   release: boolean;
+  /** The turn's generation record, written with its messages (the turn's last write). */
+  log?: LogRow;
+  /** The requestId record: `pending` with the user message, `done` (with the response) or `failed` with the last write. */
+  request?: RequestRow;
 }
 
 /** An imported entity, written whole or not at all. */

@@ -1,6 +1,7 @@
 import type { Pool } from 'pg';
 import type { RequestRow, UniverseMessageRow, UniverseRow, UniverseStore, UniverseWrite } from '../types.js';
-import { inTransaction } from './pg-db.js';
+import { inTransaction, type Queryable } from './pg-db.js';
+import { insertLog } from './pg-log-store.js';
 import { lockOwnedLease, releaseLease } from './pg-entity-store.js';
 
 const UNIVERSE_COLS = `id, user_id AS "userId", display_name AS "displayName", stored_prompt AS "storedPrompt",
@@ -69,6 +70,8 @@ export class PgUniverseStore implements UniverseStore {
         );
       }
       await c.query(`UPDATE universes SET messages = $2, updated_at = $3 WHERE id = $1`, [w.universeId, w.touch.messages, w.touch.updatedAt]);
+      if (w.log) await insertLog(c, w.log);
+      if (w.request) await upsertRequest(c, w.request, w.touch.updatedAt);
       if (w.release) await releaseLease(c, w.lease);
       return true;
     });
@@ -84,12 +87,16 @@ export class PgUniverseStore implements UniverseStore {
   }
 
   async saveRequest(row: RequestRow, now: string): Promise<void> {
-    await this.pool.query(
-      `INSERT INTO universe_requests (user_id, request_id, universe_id, status, user_seq, response, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $7)
-       ON CONFLICT (user_id, request_id) DO UPDATE SET universe_id = excluded.universe_id, status = excluded.status,
-         user_seq = excluded.user_seq, response = excluded.response, updated_at = excluded.updated_at`,
-      [row.userId, row.requestId, row.universeId, row.status, row.userSeq, row.response, now],
-    );
+    await upsertRequest(this.pool, row, now);
   }
+}
+
+async function upsertRequest(q: Queryable, row: RequestRow, now: string): Promise<void> {
+  await q.query(
+    `INSERT INTO universe_requests (user_id, request_id, universe_id, status, user_seq, response, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $7)
+     ON CONFLICT (user_id, request_id) DO UPDATE SET universe_id = excluded.universe_id, status = excluded.status,
+       user_seq = excluded.user_seq, response = excluded.response, updated_at = excluded.updated_at`,
+    [row.userId, row.requestId, row.universeId, row.status, row.userSeq, row.response, now],
+  );
 }

@@ -219,6 +219,8 @@ function writeUniverse(r: SqliteRepos, w: UniverseWrite): boolean {
   if (w.truncateTo !== undefined) u.truncate(w.universeId, w.truncateTo);
   for (const m of w.append) u.append(w.universeId, m);
   u.touch(w.universeId, w.touch.messages, w.touch.updatedAt);
+  if (w.log) r.logs.insert(w.log);
+  if (w.request) u.saveRequest(w.request, w.touch.updatedAt);
   if (w.release) r.leases.release(w.lease.subject, w.lease.owner);
   return true;
 }

@@ -1,0 +1,61 @@
+import type { FinishReason } from '../../core/entity-types.js';
+import type { ProviderUsage, StreamPart } from '../../providers/spec.js';
+
+/** A tool call as the provider streamed it: its arguments are the model's raw JSON text. */
+export interface ReplyToolCall {
+  callId: string;
+  name: string;
+  arguments: string;
+}
+
+/** What a provider stream amounts to, read once: every generation (turns, completions, summaries) uses it. */
+export interface Reply {
+  text: string;
+  toolCalls: ReplyToolCall[];
+  usage?: ProviderUsage;
+  finish: FinishReason;
+}
+
+export function emptyReply(): Reply {
+  return { text: '', toolCalls: [], finish: 'stop' };
+}
+
+/**
+ * Takes one stream part into the reply and returns the text it added ('' for other parts), so a
+ * caller that streams passes it on. A provider error part is thrown.
+ */
+export function absorb(reply: Reply, part: StreamPart): string {
+  switch (part.type) {
+    case 'text-delta':
+      reply.text += part.text;
+      return part.text;
+    case 'tool-call':
+      reply.toolCalls.push({ callId: part.callId, name: part.name, arguments: part.arguments });
+      reply.finish = 'tool_calls';
+      return '';
+    case 'usage':
+      reply.usage = part.usage;
+      return '';
+    case 'finish':
+      reply.finish = finishReason(part.reason, reply.toolCalls.length > 0);
+      return '';
+    case 'error':
+      throw part.error;
+  }
+}
+
+/** Reads a whole stream into a reply; `onDelta` sees the text as it comes. */
+export async function readReply(stream: AsyncIterable<StreamPart>, onDelta?: (text: string) => void): Promise<Reply> {
+  const reply = emptyReply();
+  for await (const part of stream) {
+    const text = absorb(reply, part);
+    if (text) onDelta?.(text);
+  }
+  return reply;
+}
+
+/** The provider's finish reason in OpenAI's terms; anything unknown is a normal stop. */
+function finishReason(reason: string, calledTools: boolean): FinishReason {
+  if (reason === 'length' || reason === 'content_filter') return reason;
+  return reason === 'tool_calls' || calledTools ? 'tool_calls' : 'stop';
+}
