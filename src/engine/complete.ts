@@ -1,11 +1,12 @@
 import type { ChunkEvent } from '../core/completion-stream.js';
-import { type FinishReason, IDEMPOTENCY_KEY_MAX } from '../core/entity-types.js';
+import { IDEMPOTENCY_KEY_MAX } from '../core/entity-types.js';
 import { BadRequestError, CancelledError, ConflictError, TURN_CANCELLED, isAbortError } from '../core/errors.js';
 import { sha256 } from '../core/hash.js';
 import { costUsd } from '../core/models.js';
 import { loadTokenEstimator } from '../core/tokens.js';
 import type { ChatMessage } from '../providers/spec.js';
 import type { EngineDeps } from './deps.js';
+import { absorb, emptyReply } from './generation/reply.js';
 import { isMetered, requireFunds } from './billing.js';
 import { type LogEntry, logRow, writeLog } from './logs.js';
 
@@ -42,19 +43,14 @@ export async function* completeStateless(deps: EngineDeps, input: StatelessInput
   const id = `chatcmpl-${deps.newId()}`;
   const created = Math.floor(clock.now() / 1000);
   let started = false;
-  let reply = '';
-  let finish: FinishReason = 'stop';
-  let usage: { inputTokens: number; outputTokens: number } | undefined;
+  const out = emptyReply();
   try {
     for await (const part of model.stream({ messages: input.messages, purpose: 'reply', signal: input.signal })) {
-      if (part.type === 'text-delta') {
-        if (!started) yield { type: 'start', id, model: input.model, created };
-        started = true;
-        reply += part.text;
-        yield { type: 'delta', text: part.text };
-      } else if (part.type === 'usage') usage = part.usage;
-      else if (part.type === 'finish') finish = part.reason === 'length' || part.reason === 'content_filter' ? part.reason : 'stop';
-      else if (part.type === 'error') throw part.error;
+      const text = absorb(out, part);
+      if (!text) continue;
+      if (!started) yield { type: 'start', id, model: input.model, created };
+      started = true;
+      yield { type: 'delta', text };
     }
     if (input.signal?.aborted) throw new CancelledError(TURN_CANCELLED);
   } catch (err) {
@@ -63,18 +59,18 @@ export async function* completeStateless(deps: EngineDeps, input: StatelessInput
     if (isAbortError(err)) throw new CancelledError(TURN_CANCELLED);
     throw err;
   }
-  const inputTokens = usage?.inputTokens ?? promptTokens;
-  const outputTokens = usage?.outputTokens ?? tok.count(reply);
+  const inputTokens = out.usage?.inputTokens ?? promptTokens;
+  const outputTokens = out.usage?.outputTokens ?? tok.count(out.text);
   const cost = costUsd(deps.prices[input.model], inputTokens, outputTokens);
   const completion: Completion = {
     id, object: 'chat.completion', created, model: input.model,
-    choices: [{ index: 0, message: { role: 'assistant', content: reply }, finish_reason: finish }],
+    choices: [{ index: 0, message: { role: 'assistant', content: out.text }, finish_reason: out.finish }],
     usage: { prompt_tokens: inputTokens, completion_tokens: outputTokens, total_tokens: inputTokens + outputTokens },
   };
   const key = input.key === undefined ? undefined : { key: input.key, row: { contentSha256: requestSha, completion: JSON.stringify(completion) }, createdAt: clock.iso() };
   const written = await deps.store.accounts.chargeWithLog(
     { accountId: input.accountId, entityId: null, model: input.model, inputTokens, outputTokens, costUsd: cost, createdAt: clock.iso() },
-    logRow(deps, logEntry(deps, input, model.modelId, t0, { status: 'ok', error: null, inputTokens, outputTokens, costUsd: cost, chars: reply.length })),
+    logRow(deps, logEntry(deps, input, model.modelId, t0, { status: 'ok', error: null, inputTokens, outputTokens, costUsd: cost, chars: out.text.length })),
     key,
   );
   if (!written) throw answeredMeanwhile(input.key!);

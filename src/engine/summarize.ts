@@ -1,7 +1,8 @@
 import type { TokenEstimator } from '../core/tokens.js';
-import type { ChatModel } from '../providers/spec.js';
+import type { ChatMessage, ChatModel } from '../providers/spec.js';
 import type { BlockRow } from '../store/types.js';
 import { ContextOverflowError } from '../core/errors.js';
+import { readReply } from './generation/reply.js';
 import { CONTEXT_MARGIN, PER_MESSAGE_TOKENS, PER_PROMPT_TOKENS, type RouteCalibration, type RouteFit, promptEstimate } from './calibration.js';
 
 export const SUMMARY_INSTRUCTIONS =
@@ -97,24 +98,16 @@ function pieces(span: readonly BlockRow[], tok: TokenEstimator, capacity: number
  */
 async function summarizeOnce(model: ChatModel, calibration: RouteCalibration, tok: TokenEstimator, req: SummaryRequest): Promise<string> {
   const estimate = promptEstimate([tok.count(SUMMARY_INSTRUCTIONS), req.transcriptTokens]);
-  let text = '';
+  const messages: ChatMessage[] = [
+    { role: 'system', content: SUMMARY_INSTRUCTIONS },
+    { role: 'user', content: req.transcript },
+  ];
   try {
-    for await (const part of model.stream({
-      messages: [
-        { role: 'system', content: SUMMARY_INSTRUCTIONS },
-        { role: 'user', content: req.transcript },
-      ],
-      maxTokens: req.replyTokens,
-      purpose: 'summary',
-      signal: req.signal,
-    })) {
-      if (part.type === 'text-delta') text += part.text;
-      else if (part.type === 'usage') await calibration.observe(model.routeKey, estimate, part.usage.inputTokens);
-      else if (part.type === 'error') throw part.error;
-    }
+    const reply = await readReply(model.stream({ messages, maxTokens: req.replyTokens, purpose: 'summary', signal: req.signal }));
+    if (reply.usage) await calibration.observe(model.routeKey, estimate, reply.usage.inputTokens);
+    return reply.text.trim();
   } catch (err) {
     if (err instanceof ContextOverflowError) await calibration.learn(model.routeKey, err, estimate, req.replyTokens);
     throw err;
   }
-  return text.trim();
 }

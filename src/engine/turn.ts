@@ -1,4 +1,4 @@
-import type { EntityCompletion, FinishReason, TurnEvent } from '../core/entity-types.js';
+import type { EntityCompletion, TurnEvent } from '../core/entity-types.js';
 import {
   BadRequestError,
   CancelledError,
@@ -11,9 +11,10 @@ import {
 import { largeWork } from '../core/lane.js';
 import { costUsd } from '../core/models.js';
 import { loadTokenEstimator } from '../core/tokens.js';
-import type { ProviderUsage, StreamPart } from '../providers/spec.js';
+import type { StreamPart } from '../providers/spec.js';
 import type { BlockRow, EntityImport, EntityRow, EntityTurnWrite, LeaseClaim, LeaseRow } from '../store/types.js';
 import type { EngineDeps } from './deps.js';
+import { type Reply, absorb, emptyReply } from './generation/reply.js';
 import { type HeldLease, type LeaseRequest, entitySubject, withLease } from './lease.js';
 import { isMetered, requireFunds } from './billing.js';
 import { MessageCount, type PreparedWindow, type WindowTurn, promptMessages, rotate } from './turn-window.js';
@@ -176,12 +177,6 @@ interface TurnState extends WindowTurn {
   started: boolean;
 }
 
-interface Reply {
-  text: string;
-  finish: FinishReason;
-  usage?: ProviderUsage;
-}
-
 async function openTurn(deps: EngineDeps, { entity, create }: Current, count: MessageCount, signal: AbortSignal): Promise<TurnState> {
   const model = await deps.chatModel(entity.model);
   const window = create
@@ -203,20 +198,17 @@ async function* rotateAndGenerate(turn: TurnState): AsyncGenerator<TurnEvent, { 
     let prepared: PreparedWindow | undefined;
     try {
       prepared = await rotate(turn);
-      const reply: Reply = { text: '', finish: 'stop' };
+      const reply = emptyReply();
       // Inline rather than a generator of its own: every event would pay one more level of delegation.
       for await (const part of generate(turn, prepared)) {
         if (turn.signal.aborted) break;
-        if (part.type !== 'text-delta') {
-          absorb(reply, part);
-          continue;
-        }
+        const text = absorb(reply, part);
+        if (!text) continue;
         if (!turn.started) {
           turn.count.prefetch();
           yield* announce(turn, prepared);
         }
-        reply.text += part.text;
-        yield { type: 'delta', text: part.text };
+        yield { type: 'delta', text };
       }
       return { prepared, reply };
     } catch (err) {
@@ -231,13 +223,6 @@ async function* rotateAndGenerate(turn: TurnState): AsyncGenerator<TurnEvent, { 
 function generate(turn: TurnState, prepared: PreparedWindow): AsyncIterable<StreamPart> {
   const messages = promptMessages(turn.entity.instructions, prepared);
   return turn.model.stream({ messages, purpose: 'reply', signal: turn.signal });
-}
-
-/** Takes a part other than text into the reply: its usage and finish reason; a provider error is thrown. */
-function absorb(reply: Reply, part: Exclude<StreamPart, { type: 'text-delta' }>): void {
-  if (part.type === 'usage') reply.usage = part.usage;
-  else if (part.type === 'finish') reply.finish = finishReason(part.reason);
-  else if (part.type === 'error') throw part.error;
 }
 
 /** The turn's start, and its rotation if it had one: sent once, with the first output. */
@@ -341,10 +326,6 @@ function unfolded(create: EntityImport, folds: number): EntityImport {
 }
 
 /** The provider's reason, in the seed's terms: a reply is complete (`stop`) unless it was cut. */
-function finishReason(reason: string): FinishReason {
-  return reason === 'length' || reason === 'content_filter' ? reason : 'stop';
-}
-
 /** A refusal the retry could not cure: said plainly, with what to do. */
 function tooLarge(err: unknown, turn: TurnState): unknown {
   if (!(err instanceof ContextOverflowError) || turn.started) return err;
