@@ -21,7 +21,7 @@ export interface BatchJob {
 
 export type BatchResult = { id: string; ms: number; entity?: string; universe?: string } & (
   | { ok: true; reply: string; usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number }; replayed?: boolean; toolCalls?: unknown[] }
-  | { ok: false; error: { message: string; status?: number; exitCode: number }; changed?: true }
+  | { ok: false; error: { message: string; status?: number; exitCode: number }; changed?: true; notRun?: true }
 );
 
 const JOB_ID = /^[A-Za-z0-9._:-]{1,100}$/;

@@ -2,6 +2,8 @@
 
 export const TEXT_ALIASES = ['game-1-lite-frozen', 'agent-1-lite-frozen', 'general-frozen-overridable'] as const;
 export const OVERRIDABLE_ALIAS = 'general-frozen-overridable';
+/** The text alias a universe turn uses when none is named (the CLI, batch, the REPL and the facade). */
+export const UNIVERSE_MODEL: (typeof TEXT_ALIASES)[number] = 'game-1-lite-frozen';
 export const IMAGE_ALIAS = 'image-1';
 export const LOCAL_USER_ID = '00000000-0000-4000-8000-000000000001';
 export const PREVIEW_CHARS = 280;

@@ -1,6 +1,7 @@
 import type { ChunkEvent } from '../core/completion-stream.js';
 import { BadRequestError, ConflictError, MgptError, NotFoundError } from '../core/errors.js';
 import type { Entity } from '../core/entity-types.js';
+import { UNIVERSE_MODEL } from '../core/universe-types.js';
 import { branchIdFor, planBranch } from './chat-branch.js';
 import {
   COMPLETION_MODELS,
@@ -21,7 +22,6 @@ import type { Engine } from './engine.js';
 /** The opt-in request header that branches on a contradicting history instead of answering 409. */
 export const BRANCH_HEADER = 'Mgpt-On-Conflict';
 /** The text model a `universe:<id>` turn uses. */
-export const UNIVERSE_FACADE_MODEL = 'game-1-lite-frozen';
 
 export interface FacadeModel {
   id: string;
@@ -157,7 +157,7 @@ export class ChatService {
     };
     this.engine
       .respond(
-        { model: UNIVERSE_FACADE_MODEL, universe, userInput: last.content, ...(req.idempotencyKey ? { requestId: req.idempotencyKey } : {}) },
+        { model: UNIVERSE_MODEL, universe, userInput: last.content, ...(req.idempotencyKey ? { requestId: req.idempotencyKey } : {}) },
         { userId, signal: req.signal, onDelta: (text) => (start(), queue.push({ type: 'delta', text })) },
       )
       .then((res) => {

@@ -1,7 +1,6 @@
 import { needAdmin } from './chat-errors.js';
 import type { ChatSources, ChatStatus, ChatTarget } from './chat-types.js';
-
-export const UNIVERSE_MODEL = 'game-1-lite-frozen';
+import { UNIVERSE_MODEL } from '../core/universe-types.js';
 
 /** The status line of `target` as it is now (the balance is the controller's to add). */
 export async function loadStatus(src: ChatSources, target: ChatTarget, prev: ChatStatus, model?: string): Promise<ChatStatus> {

@@ -182,16 +182,28 @@ describe('mgpt batch', () => {
     }
   });
 
-  it('reports failed jobs as results, goes on with the rest, and exits 1', async () => {
+  it('reports failed jobs as results, goes on with other entities, keeps a failed entity in file order, and exits 1', async () => {
     const env = cliEnv(join(dir, 'fail'), { MGPT_PROVIDER: 'openai', MGPT_PROVIDER_URL: fake.url, MGPT_PROVIDER_MODEL: 'fake-model' });
-    await mgpt(['entities', 'create', '--name', 'ok'], env);
-    fake.fallback = (body) => (JSON.stringify(body).includes('explode') ? { status: 500 } : echoLastUser(body));
+    const ok = (await mgpt(['entities', 'create', '--name', 'ok'], env)).stdout.trim();
+    await mgpt(['entities', 'create', '--name', 'other'], env);
+    const file = join(dir, 'fail', 'jobs.jsonl');
+    writeFileSync(file, ['{"id":"1","entity":"ok","input":"fine"}', '{"id":"2","entity":"ok","input":"explode"}', '{"id":"3","entity":"ghost","input":"x"}', '{"id":"4","entity":"ok","input":"after"}', '{"id":"5","entity":"other","input":"elsewhere"}'].join('\n'));
+    let exploding = true;
+    fake.fallback = (body) => (exploding && JSON.stringify(body).includes('explode') ? { status: 500 } : echoLastUser(body));
     try {
-      const r = await mgpt(['batch', '-'], env, ['{"id":"1","entity":"ok","input":"fine"}', '{"id":"2","entity":"ok","input":"explode"}', '{"id":"3","entity":"ghost","input":"x"}', '{"id":"4","entity":"ok","input":"after"}'].join('\n'));
+      const r = await mgpt(['batch', file], env);
       expect(r.code).toBe(1);
       const results = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
-      expect(Object.fromEntries(results.map((x) => [x.id, x.ok ? x.reply : x.error.exitCode]))).toEqual({ '1': 'reply: fine', '2': 7, '3': 4, '4': 'reply: after' });
-      expect(r.stderr).toMatch(/4 of 4 jobs: 2 ok, 2 failed/);
+      expect(Object.fromEntries(results.map((x) => [x.id, x.ok ? x.reply : x.error.exitCode]))).toEqual({ '1': 'reply: fine', '2': 7, '3': 4, '4': 7, '5': 'reply: elsewhere' });
+      // Job 4 waits for job 2: it is not sent, and says why.
+      expect(results.find((x) => x.id === '4')).toMatchObject({ ok: false, notRun: true, error: { message: expect.stringMatching(/^not run: job 2 before it on the same entity failed/) } });
+      expect(r.stderr).toMatch(/5 of 5 jobs: 2 ok, 2 failed, 1 not run/);
+      expect(await transcript(env, ok)).toEqual(['fine', 'reply: fine']);
+      // A re-run once the provider recovers sends job 2, then job 4: the transcript reads in file order.
+      exploding = false;
+      const again = await mgpt(['batch', file], env);
+      expect(again.code).toBe(1); // job 3's entity still does not exist
+      expect(await transcript(env, ok)).toEqual(['fine', 'reply: fine', 'explode', 'reply: explode', 'after', 'reply: after']);
     } finally {
       fake.fallback = echoLastUser;
     }

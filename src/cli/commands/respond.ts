@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { BadRequestError } from '../../core/errors.js';
 import { runToolLoop } from '../../core/tool-loop.js';
-import { type GenerationResponse, type ToolResultInput, type UniverseDoc, toolResultContent } from '../../core/universe-types.js';
+import { type GenerationResponse, TEXT_ALIASES, type ToolResultInput, UNIVERSE_MODEL, type UniverseDoc, toolResultContent } from '../../core/universe-types.js';
 import { execTool } from '../tool-exec.js';
 import type { CliContext } from '../context.js';
 import { examples } from '../help.js';
@@ -35,7 +35,7 @@ export function registerRespond(program: Command, ctx: CliContext): void {
       .description('generate the next assistant turn of a universe (or inline with --doc, or standalone)')
       .argument('[universe]', 'universe id; with TEXT also an id prefix or display name (omit for standalone mode, or with --doc)')
       .argument('[text]', 'the user input; - reads stdin')
-      .option('--model <alias>', 'game-1-lite-frozen, agent-1-lite-frozen or general-frozen-overridable', 'game-1-lite-frozen')
+      .option('--model <alias>', TEXT_ALIASES.join(', ').replace(/, (?=[^,]*$)/, ' or '), UNIVERSE_MODEL)
       .option('--model-override <id>', 'provider model id (only with general-frozen-overridable)')
       .option('-f, --file <file>', 'read the user input from a file')
       .option('--doc <file>', 'inline mode: a universe document (mgpt universes show ID --doc); nothing is stored')
