@@ -20,7 +20,8 @@ function installed(name) {
   }
 }
 
-const args = ['--noEmit'];
+// Extra arguments go to tsc (the suite passes --listFilesOnly: it checks the choice, not the types again).
+const args = ['--noEmit', ...process.argv.slice(2)];
 if (!installed('node-llama-cpp')) {
   console.warn(
     'typecheck: node-llama-cpp is not installed, so the llama provider is checked against a stand-in\n' +

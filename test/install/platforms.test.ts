@@ -56,7 +56,8 @@ function dryRun(command: 'ci' | 'install', platform: string, arch: string, extra
   });
 }
 
-describe('package.json and package-lock.json install on every supported platform', () => {
+// Each check is an npm process of its own: they run side by side.
+describe.concurrent('package.json and package-lock.json install on every supported platform', () => {
   for (const command of ['ci', 'install'] as const) {
     for (const [platform, arch] of PLATFORMS) {
       it(`npm ${command} on ${platform}-${arch}`, async () => {
