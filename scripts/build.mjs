@@ -21,6 +21,9 @@ const vendors = {
   conf: "export { default } from 'conf';",
   undici: "export { request } from 'undici';",
   yaml: "export { parse, stringify } from 'yaml';",
+  // The PostgreSQL driver (~170 KB) is loaded only for a postgres:// URL: kept out of the CLI bundle
+  // every SQLite command parses.
+  pg: "export { default } from 'pg';",
 };
 rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
 

@@ -1,54 +1,37 @@
 import { Command } from 'commander';
-import { registerAccounts } from './commands/accounts.js';
-import { registerAsk } from './commands/ask.js';
-import { registerBatch } from './commands/batch.js';
-import { registerChat } from './commands/chat.js';
-import { registerComplete } from './commands/complete.js';
-import { registerCompletion } from './commands/completion.js';
-import { registerConfig } from './commands/config/config.js';
-import { registerEntities } from './commands/entities/index.js';
-import { registerExport } from './commands/export.js';
-import { registerHistory } from './commands/history.js';
-import { registerImage } from './commands/image.js';
-import { registerImport } from './commands/import.js';
-import { registerKeys } from './commands/keys.js';
-import { registerLogin } from './commands/login.js';
-import { registerLogs } from './commands/logs.js';
-import { registerModels } from './commands/models.js';
-import { registerPrompts } from './commands/prompts.js';
-import { registerRespond } from './commands/respond.js';
-import { registerSend } from './commands/send.js';
-import { registerServe } from './commands/serve.js';
-import { registerUniverses } from './commands/universes.js';
-import { registerWindow } from './commands/window.js';
 import type { CliContext } from './context.js';
 import { examples } from './help.js';
 
-/** Top-level commands, by the names (and aliases) that select them. */
-const COMMANDS: Array<[string[], (program: Command, ctx: CliContext) => void]> = [
-  [['ask'], registerAsk],
-  [['send'], registerSend],
-  [['chat'], registerChat],
-  [['batch'], registerBatch],
-  [['entities'], registerEntities],
-  [['history'], registerHistory],
-  [['window'], registerWindow],
-  [['export'], registerExport],
-  [['import'], registerImport],
-  [['universes'], registerUniverses],
-  [['respond'], registerRespond],
-  [['image'], registerImage],
-  [['logs'], registerLogs],
-  [['prompts'], registerPrompts],
-  [['serve'], registerServe],
-  [['keys'], registerKeys],
-  [['accounts'], registerAccounts],
-  [['config'], registerConfig],
-  [['login', 'logout'], registerLogin],
-  [['models'], registerModels],
-  [['completion'], registerCompletion],
+type Register = (program: Command, ctx: CliContext) => void;
+
+/**
+ * Top-level commands, by the names (and aliases) that select them. Each module is loaded only when
+ * its command is defined, so `--version` and one command do not evaluate every other command's code.
+ */
+const COMMANDS: Array<[string[], () => Promise<Register>]> = [
+  [['ask'], () => import('./commands/ask.js').then((m) => m.registerAsk)],
+  [['send'], () => import('./commands/send.js').then((m) => m.registerSend)],
+  [['chat'], () => import('./commands/chat.js').then((m) => m.registerChat)],
+  [['batch'], () => import('./commands/batch.js').then((m) => m.registerBatch)],
+  [['entities'], () => import('./commands/entities/index.js').then((m) => m.registerEntities)],
+  [['history'], () => import('./commands/history.js').then((m) => m.registerHistory)],
+  [['window'], () => import('./commands/window.js').then((m) => m.registerWindow)],
+  [['export'], () => import('./commands/export.js').then((m) => m.registerExport)],
+  [['import'], () => import('./commands/import.js').then((m) => m.registerImport)],
+  [['universes'], () => import('./commands/universes.js').then((m) => m.registerUniverses)],
+  [['respond'], () => import('./commands/respond.js').then((m) => m.registerRespond)],
+  [['image'], () => import('./commands/image.js').then((m) => m.registerImage)],
+  [['logs'], () => import('./commands/logs.js').then((m) => m.registerLogs)],
+  [['prompts'], () => import('./commands/prompts.js').then((m) => m.registerPrompts)],
+  [['serve'], () => import('./commands/serve.js').then((m) => m.registerServe)],
+  [['keys'], () => import('./commands/keys.js').then((m) => m.registerKeys)],
+  [['accounts'], () => import('./commands/accounts.js').then((m) => m.registerAccounts)],
+  [['config'], () => import('./commands/config/config.js').then((m) => m.registerConfig)],
+  [['login', 'logout'], () => import('./commands/login.js').then((m) => m.registerLogin)],
+  [['models'], () => import('./commands/models.js').then((m) => m.registerModels)],
+  [['completion'], () => import('./commands/completion.js').then((m) => m.registerCompletion)],
   // Hidden: what the completion scripts call for entity names.
-  [['__complete'], registerComplete],
+  [['__complete'], () => import('./commands/complete.js').then((m) => m.registerComplete)],
 ];
 
 const GLOBAL_WITH_VALUE = new Set(['--db', '--profile', '--backend']);
@@ -90,8 +73,9 @@ export function commandsFor(argv: string[]): typeof COMMANDS {
   return hit.length ? hit : COMMANDS;
 }
 
-/** The commander root. Command modules are light; each loads the engine only when it runs. */
-export function buildProgram(ctx: CliContext, argv: string[] = []): Command {
+/** The commander root, with the commands this command line needs. Each loads the engine only when it runs. */
+export async function buildProgram(ctx: CliContext, argv: string[] = []): Promise<Command> {
+  const registers = await Promise.all(commandsFor(argv).map(([, load]) => load()));
   const program = new Command('mgpt')
     .description('mgpt: long-lived conversations with a model whose memory lives with the platform')
     .version(ctx.version, '-V, --version', 'print the version (also -v)')
@@ -116,7 +100,7 @@ export function buildProgram(ctx: CliContext, argv: string[] = []): Command {
     'mgpt history ada --all --json',
     'mgpt export ada -o ada.tar',
   ]);
-  for (const [, register] of commandsFor(argv)) register(program, ctx);
+  for (const register of registers) register(program, ctx);
   for (const cmd of program.commands) cmd.helpGroup(HELP_GROUPS[cmd.name()] ?? 'Commands:');
   // Subcommands inherit output and exit handling from the root.
   for (const cmd of allCommands(program)) {

@@ -10,7 +10,7 @@ export async function runCli(argv: string[], opts: ContextOptions): Promise<numb
   try {
     if (colorWanted(opts.io, opts.env)) await loadColors();
     const args = versionAlias(argv);
-    await buildProgram(ctx, args).parseAsync(args, { from: 'user' });
+    await (await buildProgram(ctx, args)).parseAsync(args, { from: 'user' });
     return ctx.exitCode;
   } catch (err) {
     return report(ctx, err);
