@@ -31,7 +31,36 @@ export async function* exportEntity(
     hash.update(piece);
     size += piece.length;
   }
-  const manifest: ExportManifest = {
+  const manifestJson = enc.encode(JSON.stringify(manifestOf(deps, entity, hash.digest('hex'), windowJson), null, 2));
+  const transcript = () => emitTranscript(deps, entity.id, maxSeq, size);
+  if (format === 'json') {
+    // A superset of the seed's `{ manifest, transcript }`: the window rides along so an import restores it.
+    yield enc.encode(`{"manifest":`);
+    yield manifestJson;
+    yield enc.encode(`,"transcript":`);
+    yield* transcript();
+    yield enc.encode(`,"window":`);
+    yield windowJson;
+    yield enc.encode('}\n');
+    return;
+  }
+  const mtime = Math.floor(deps.clock.now() / 1000);
+  yield* tarFile('manifest.json', manifestJson, mtime);
+  yield tarHeader('transcript.json', size, mtime);
+  yield* transcript();
+  yield tarPadding(size);
+  yield* tarFile('window.json', windowJson, mtime);
+  yield tarTrailer();
+}
+
+function* tarFile(name: string, bytes: Uint8Array, mtime: number): Generator<Uint8Array> {
+  yield tarHeader(name, bytes.length, mtime);
+  yield bytes;
+  yield tarPadding(bytes.length);
+}
+
+function manifestOf(deps: EngineDeps, entity: EntityRow, transcriptSha256: string, windowJson: Uint8Array): ExportManifest {
+  return {
     format: 'mgpt-entity',
     version: 1,
     entity: {
@@ -43,12 +72,7 @@ export async function* exportEntity(
       created_at: entity.createdAt,
       updated_at: entity.updatedAt,
     },
-    transcript: {
-      messages: maxSeq,
-      tokens: entity.transcriptTokens,
-      cap_tokens: entity.capTokens,
-      sha256: hash.digest('hex'),
-    },
+    transcript: { messages: entity.transcriptMessages, tokens: entity.transcriptTokens, cap_tokens: entity.capTokens, sha256: transcriptSha256 },
     window: {
       budget_tokens: entity.budgetTokens,
       tokens: entity.windowTokens,
@@ -58,30 +82,6 @@ export async function* exportEntity(
     exported_at: deps.clock.iso(),
     exporter: `mgpt/${deps.version}`,
   };
-  const manifestJson = enc.encode(JSON.stringify(manifest, null, 2));
-
-  if (format === 'json') {
-    // A superset of the seed's `{ manifest, transcript }`: the window rides along so an import restores it.
-    yield enc.encode(`{"manifest":`);
-    yield manifestJson;
-    yield enc.encode(`,"transcript":`);
-    yield* emitTranscript(deps, entity.id, maxSeq, size);
-    yield enc.encode(`,"window":`);
-    yield windowJson;
-    yield enc.encode('}\n');
-    return;
-  }
-  const mtime = Math.floor(deps.clock.now() / 1000);
-  yield tarHeader('manifest.json', manifestJson.length, mtime);
-  yield manifestJson;
-  yield tarPadding(manifestJson.length);
-  yield tarHeader('transcript.json', size, mtime);
-  yield* emitTranscript(deps, entity.id, maxSeq, size);
-  yield tarPadding(size);
-  yield tarHeader('window.json', windowJson.length, mtime);
-  yield windowJson;
-  yield tarPadding(windowJson.length);
-  yield tarTrailer();
 }
 
 async function* emitTranscript(deps: EngineDeps, entityId: string, maxSeq: number, size: number): AsyncGenerator<Uint8Array> {

@@ -3,6 +3,7 @@ import { IMAGE_ALIAS, type ImageRequest, type ImageResponse, LOCAL_USER_ID } fro
 import type { ChatContentPart, ChatMessage } from '../providers/spec.js';
 import type { EngineDeps } from './deps.js';
 import { writeLog } from './logs.js';
+import { checkFields } from './respond-validate.js';
 
 const SIZES = ['1K', '2K', '4K'] as const;
 const FIELDS = new Set(['sceneUid', 'systemPrompt', 'description', 'additionalPrompt', 'referenceImages', 'backgroundReference', 'imageConfig', 'model']);
@@ -29,10 +30,7 @@ export function validateImage(body: unknown): ImageRequest {
   if (!isObject(body)) throw new BadRequestError('the request body must be a JSON object');
   const errors: FieldError[] = [];
   const err = (field: string, message: string) => errors.push({ field, message });
-  for (const k of Object.keys(body)) {
-    if (k === 'userId' || k === 'usageForward') err(k, 'is set by the gateway; clients must not send it');
-    else if (!FIELDS.has(k)) err(k, 'unknown field');
-  }
+  checkFields(body, FIELDS, err);
   for (const f of ['sceneUid', 'systemPrompt', 'description']) {
     if (typeof body[f] !== 'string' || (body[f] as string).trim() === '') err(f, 'required: a non-empty string');
   }

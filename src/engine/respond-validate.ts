@@ -18,40 +18,67 @@ const FIELDS = new Set([
   'toolChoice',
   'toolResults',
 ]);
-const GATEWAY_FIELDS = new Set(['userId', 'usageForward']);
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 export const REQUEST_ID_MAX = 200;
 
 const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
 
+/** Fields the gateway sets from the caller's key; a universe request that carries one is refused. */
+const GATEWAY_FIELDS = new Set(['userId', 'usageForward']);
+
+type Report = (field: string, message: string) => void;
+
+/** The one rule for the fields of a universe request body (responses, universes, images): known ones only, none the gateway sets. */
+export function checkFields(body: Record<string, unknown>, known: ReadonlySet<string>, err: Report): void {
+  for (const key of Object.keys(body)) {
+    if (GATEWAY_FIELDS.has(key)) err(key, 'is set by the gateway; clients must not send it');
+    else if (!known.has(key)) err(key, 'unknown field');
+  }
+}
+
 /** Checks a POST /responses body; every problem becomes one `{ field, message }` of a single 400. */
 export function validateRespond(body: unknown): RespondInput {
   if (!isObject(body)) throw new BadRequestError('the request body must be a JSON object');
   const errors: FieldError[] = [];
-  const err = (field: string, message: string) => errors.push({ field, message });
-  for (const key of Object.keys(body)) {
-    if (GATEWAY_FIELDS.has(key)) err(key, 'is set by the gateway; clients must not send it');
-    else if (!FIELDS.has(key)) err(key, 'unknown field');
-  }
+  const err: Report = (field, message) => errors.push({ field, message });
+  checkFields(body, FIELDS, err);
   const b = body as Record<string, unknown>;
+  checkModel(b, err);
+  checkTarget(b, err);
+  checkOptions(b, err);
+  checkTools(b, err);
+  if (b.toolChoice !== undefined) b.toolChoice = checkToolChoice(b.toolChoice, b.tools, err);
+  checkToolResults(b, err);
+  if (errors.length) throw new BadRequestError(errors.map((e) => `${e.field}: ${e.message}`).join('; '), { errors });
+  return b as unknown as RespondInput;
+}
+
+function checkModel(b: Record<string, unknown>, err: Report): void {
   if (typeof b.model !== 'string' || !(TEXT_ALIASES as readonly string[]).includes(b.model)) {
     err('model', `required; one of ${TEXT_ALIASES.join(', ')}`);
   }
-  if (b.modelOverride !== undefined) {
-    if (typeof b.modelOverride !== 'string' || b.modelOverride === '') err('modelOverride', 'must be a non-empty string');
-    else if (b.model !== OVERRIDABLE_ALIAS) err('modelOverride', `is allowed only with ${OVERRIDABLE_ALIAS}`);
-  }
+  if (b.modelOverride === undefined) return;
+  if (typeof b.modelOverride !== 'string' || b.modelOverride === '') err('modelOverride', 'must be a non-empty string');
+  else if (b.model !== OVERRIDABLE_ALIAS) err('modelOverride', `is allowed only with ${OVERRIDABLE_ALIAS}`);
+}
+
+/** The input and where the turn happens: a stored universe, an inline document, or neither. */
+function checkTarget(b: Record<string, unknown>, err: Report): void {
   const hasResults = Array.isArray(b.toolResults) && b.toolResults.length > 0;
   if (typeof b.userInput !== 'string') err('userInput', 'required: a string');
   else if (b.userInput.trim() === '' && !hasResults) err('userInput', 'must not be empty');
   if (b.universe !== undefined && b.universeDoc !== undefined) err('universe', 'universe and universeDoc are mutually exclusive');
   if (b.universe !== undefined && typeof b.universe !== 'string') err('universe', 'must be a UUID string');
   if (b.universeDoc !== undefined) checkDoc(b.universeDoc, err);
-  const standalone = b.universe === undefined && b.universeDoc === undefined;
   if (b.statePointer !== undefined) {
     if (!Number.isSafeInteger(b.statePointer) || (b.statePointer as number) < 0) err('statePointer', 'must be an integer >= 0');
-    else if (standalone) err('statePointer', 'needs a universe or universeDoc');
+    else if (standalone(b)) err('statePointer', 'needs a universe or universeDoc');
   }
+}
+
+const standalone = (b: Record<string, unknown>) => b.universe === undefined && b.universeDoc === undefined;
+
+function checkOptions(b: Record<string, unknown>, err: Report): void {
   if (b.requestId !== undefined && (typeof b.requestId !== 'string' || b.requestId === '' || b.requestId.length > REQUEST_ID_MAX)) {
     err('requestId', `must be a string of 1 to ${REQUEST_ID_MAX} characters`);
   }
@@ -60,33 +87,30 @@ export function validateRespond(body: unknown): RespondInput {
     if (b[f] !== undefined && typeof b[f] !== 'boolean') err(f, 'must be a boolean');
   }
   if (b.responseFormat !== undefined && !isObject(b.responseFormat)) err('responseFormat', 'must be an object (OpenAI response_format)');
-  if (b.tools !== undefined) {
-    if (!Array.isArray(b.tools)) err('tools', 'must be an array');
-    else
-      b.tools.forEach((t, i) => {
-        if (!isObject(t) || t.type !== 'function') err(`tools[${i}].type`, 'must be "function"');
-        else {
-          if (typeof t.name !== 'string' || !TOOL_NAME.test(t.name)) err(`tools[${i}].name`, 'required: letters, digits, _ or -, up to 64');
-          if (t.parameters !== undefined && !isObject(t.parameters)) err(`tools[${i}].parameters`, 'must be a JSON schema object');
-          if (t.description !== undefined && typeof t.description !== 'string') err(`tools[${i}].description`, 'must be a string');
-        }
-      });
-  }
-  if (b.toolChoice !== undefined) b.toolChoice = checkToolChoice(b.toolChoice, b.tools, err);
-  if (b.toolResults !== undefined) {
-    if (!Array.isArray(b.toolResults)) err('toolResults', 'must be an array');
-    else if (standalone && b.toolResults.length) err('toolResults', 'needs a universe or universeDoc');
-    else
-      b.toolResults.forEach((r, i) => {
-        if (!isObject(r)) return err(`toolResults[${i}]`, 'must be an object');
-        if (typeof r.callId !== 'string' || r.callId === '') err(`toolResults[${i}].callId`, 'required');
-        if (typeof r.name !== 'string' || r.name === '') err(`toolResults[${i}].name`, 'required');
-        if (!isObject(r.output)) err(`toolResults[${i}].output`, 'required: an object');
-        if (typeof r.ok !== 'boolean') err(`toolResults[${i}].ok`, 'required: a boolean');
-      });
-  }
-  if (errors.length) throw new BadRequestError(errors.map((e) => `${e.field}: ${e.message}`).join('; '), { errors });
-  return b as unknown as RespondInput;
+}
+
+function checkTools(b: Record<string, unknown>, err: Report): void {
+  if (b.tools === undefined) return;
+  if (!Array.isArray(b.tools)) return void err('tools', 'must be an array');
+  b.tools.forEach((t, i) => {
+    if (!isObject(t) || t.type !== 'function') return err(`tools[${i}].type`, 'must be "function"');
+    if (typeof t.name !== 'string' || !TOOL_NAME.test(t.name)) err(`tools[${i}].name`, 'required: letters, digits, _ or -, up to 64');
+    if (t.parameters !== undefined && !isObject(t.parameters)) err(`tools[${i}].parameters`, 'must be a JSON schema object');
+    if (t.description !== undefined && typeof t.description !== 'string') err(`tools[${i}].description`, 'must be a string');
+  });
+}
+
+function checkToolResults(b: Record<string, unknown>, err: Report): void {
+  if (b.toolResults === undefined) return;
+  if (!Array.isArray(b.toolResults)) return void err('toolResults', 'must be an array');
+  if (standalone(b) && b.toolResults.length) return void err('toolResults', 'needs a universe or universeDoc');
+  b.toolResults.forEach((r, i) => {
+    if (!isObject(r)) return err(`toolResults[${i}]`, 'must be an object');
+    if (typeof r.callId !== 'string' || r.callId === '') err(`toolResults[${i}].callId`, 'required');
+    if (typeof r.name !== 'string' || r.name === '') err(`toolResults[${i}].name`, 'required');
+    if (!isObject(r.output)) err(`toolResults[${i}].output`, 'required: an object');
+    if (typeof r.ok !== 'boolean') err(`toolResults[${i}].ok`, 'required: a boolean');
+  });
 }
 
 /**

@@ -245,9 +245,27 @@ function* announce(turn: TurnState, prepared: PreparedWindow): Generator<TurnEve
  * that frees the lease; a ConflictError (nothing stored) when another turn took the lease over.
  */
 async function commit(turn: TurnState, prepared: PreparedWindow, reply: Reply, lease: HeldLease, input: TurnInput): Promise<EntityCompletion> {
+  const settled = await settle(turn, prepared, reply);
+  const write = turnWrite(turn, prepared, settled, input);
+  const store = (claim: LeaseClaim) => turn.deps.store.entities.commitTurn({ ...write, lease: claim });
+  // A created entity's history may be thousands of rows in one transaction: one such write at a time.
+  await lease.write((claim) => (write.create ? largeWork.run(() => store(claim)) : store(claim)), () => leaseTakenOver(turn.entity.id), true);
+  // Only now, committed, do the two blocks join the kept window (in place: no copy of the window).
+  turn.deps.windows.set(turn.entity.id, windowVersion(write.counters), prepared.head.append(settled.userBlock, settled.replyBlock));
+  return settled.completion;
+}
+
+/** What a finished reply comes to: its counts, the completion the caller gets, and the window's two new blocks. */
+interface SettledTurn {
+  messageTokens: number;
+  replyTokens: number;
+  completion: EntityCompletion;
+  userBlock: BlockRow;
+  replyBlock: BlockRow;
+}
+
+async function settle(turn: TurnState, prepared: PreparedWindow, reply: Reply): Promise<SettledTurn> {
   const { deps, entity, model } = turn;
-  const { clock } = deps;
-  const id = entity.id;
   const tok = await loadTokenEstimator();
   const messageTokens = await turn.count.exact();
   const userBlock: BlockRow = { ...prepared.userBlock, tokens: messageTokens };
@@ -262,59 +280,50 @@ async function commit(turn: TurnState, prepared: PreparedWindow, reply: Reply, l
     model: entity.model,
     choices: [{ index: 0, message: { role: 'assistant', content: reply.text }, finish_reason: reply.finish }],
     usage: usage(reply.usage?.inputTokens ?? promptTokens, reply.usage?.outputTokens ?? replyTokens),
-    entity_id: id,
+    entity_id: entity.id,
   };
-  const userSeq = userBlock.coversFrom;
+  const at = userBlock.coversFrom + 1;
   const replyBlock: BlockRow = {
-    id: deps.newId(),
-    position: userBlock.position + 1,
-    kind: 'message',
-    role: 'assistant',
-    content: reply.text,
-    tokens: replyTokens,
-    coversFrom: userSeq + 1,
-    coversTo: userSeq + 1,
+    id: deps.newId(), position: userBlock.position + 1, kind: 'message', role: 'assistant', content: reply.text, tokens: replyTokens, coversFrom: at, coversTo: at,
   };
-  const head = prepared.head;
+  return { messageTokens, replyTokens, completion, userBlock, replyBlock };
+}
+
+/** The turn's unit of work, but for the lease it runs under. */
+function turnWrite(turn: TurnState, prepared: PreparedWindow, s: SettledTurn, input: TurnInput): Omit<EntityTurnWrite, 'lease'> {
+  const { deps, entity } = turn;
+  const { clock } = deps;
+  const { messageTokens, replyTokens } = s;
+  const userSeq = s.userBlock.coversFrom;
   const userAt = clock.iso();
   const folds = prepared.plan && prepared.summary ? prepared.plan.take : 0;
-  const write: Omit<EntityTurnWrite, 'lease'> = {
-    entityId: id,
+  const reply = s.replyBlock.content;
+  return {
+    entityId: entity.id,
     create: turn.create && unfolded(turn.create, folds),
     messages: [
       { seq: userSeq, role: 'user', content: turn.content, tokens: messageTokens, createdAt: userAt },
-      { seq: userSeq + 1, role: 'assistant', content: reply.text, tokens: replyTokens, createdAt: clock.iso() },
+      { seq: userSeq + 1, role: 'assistant', content: reply, tokens: replyTokens, createdAt: clock.iso() },
     ],
     deleteBlockIds: turn.create ? [] : turn.window.blocks.slice(0, folds).map((b) => b.id),
-    insertBlocks: [...(prepared.summary ? [prepared.summary] : []), userBlock, replyBlock],
+    insertBlocks: [...(prepared.summary ? [prepared.summary] : []), s.userBlock, s.replyBlock],
     counters: {
       transcriptMessages: userSeq + 1,
       transcriptTokens: entity.transcriptTokens + messageTokens + replyTokens,
-      windowTokens: head.tokens + messageTokens + replyTokens,
-      windowBlocks: head.blocks.length + 2,
+      windowTokens: prepared.head.tokens + messageTokens + replyTokens,
+      windowBlocks: prepared.head.blocks.length + 2,
       updatedAt: clock.iso(),
     },
     // Billed: the new message and the reply; never the window, history or rotation summaries.
     charge: {
-      accountId: entity.accountId,
-      entityId: id,
-      model: entity.model,
-      inputTokens: messageTokens,
-      outputTokens: replyTokens,
-      costUsd: costUsd(deps.prices[entity.model], messageTokens, replyTokens),
-      createdAt: clock.iso(),
+      accountId: entity.accountId, entityId: entity.id, model: entity.model, inputTokens: messageTokens, outputTokens: replyTokens,
+      costUsd: costUsd(deps.prices[entity.model], messageTokens, replyTokens), createdAt: clock.iso(),
     },
     idempotency:
       input.key === undefined
         ? undefined
-        : { key: input.key, row: { contentSha256: input.contentSha256, completion: JSON.stringify(completion) }, createdAt: clock.iso() },
+        : { key: input.key, row: { contentSha256: input.contentSha256, completion: JSON.stringify(s.completion) }, createdAt: clock.iso() },
   };
-  const store = (claim: LeaseClaim) => deps.store.entities.commitTurn({ ...write, lease: claim });
-  // A created entity's history may be thousands of rows in one transaction: one such write at a time.
-  await lease.write((claim) => (write.create ? largeWork.run(() => store(claim)) : store(claim)), () => leaseTakenOver(id), true);
-  // Only now, committed, do the two blocks join the kept window (in place: no copy of the window).
-  deps.windows.set(id, windowVersion(write.counters), head.append(userBlock, replyBlock));
-  return completion;
 }
 
 /**

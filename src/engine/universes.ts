@@ -10,6 +10,7 @@ import {
 } from '../core/universe-types.js';
 import type { UniverseMessageRow, UniverseRow } from '../store/types.js';
 import type { EngineDeps } from './deps.js';
+import { checkFields } from './respond-validate.js';
 import { sha256 } from '../core/hash.js';
 import { UUID } from '../core/ids.js';
 import { MIN_ID_PREFIX, pickByRef } from '../core/ref.js';
@@ -17,16 +18,15 @@ import { MIN_ID_PREFIX, pickByRef } from '../core/ref.js';
 export const DISPLAY_NAME_MAX = 200;
 
 /** Universes of seed 000: a frozen prompt snapshot plus a runtime conversation. */
+const CREATE_FIELDS = new Set(['storedPrompt', 'displayName']);
+
 export class UniverseService {
   constructor(private readonly deps: EngineDeps) {}
 
   async create(input: CreateUniverseInput, userId = LOCAL_USER_ID): Promise<CreatedUniverse> {
     const errors = [];
     if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new BadRequestError('the request body must be a JSON object');
-    for (const k of Object.keys(input)) {
-      if (k === 'userId' || k === 'usageForward') errors.push({ field: k, message: 'is set by the gateway; clients must not send it' });
-      else if (k !== 'storedPrompt' && k !== 'displayName') errors.push({ field: k, message: 'unknown field' });
-    }
+    checkFields(input as unknown as Record<string, unknown>, CREATE_FIELDS, (field, message) => errors.push({ field, message }));
     if (typeof input?.storedPrompt !== 'string' || input.storedPrompt === '') {
       errors.push({ field: 'storedPrompt', message: 'required: the name of a stored prompt' });
     }

@@ -1,4 +1,4 @@
-import { Box, Static, Text, useApp, useInput, useStdin, useStdout } from 'ink';
+import { Box, type Key, Static, Text, useApp, useInput, useStdin, useStdout } from 'ink';
 import { useEffect, useRef, useState } from 'react';
 import { sanitizeForTerminal as safe } from '../core/terminal-text.js';
 import type { ChatController, ChatItem, ChatStatus } from './chat-controller.js';
@@ -57,40 +57,8 @@ export function ChatApp({ controller, history = [], onExit }: ChatAppProps) {
   }, [state.exited]);
 
   useInput((input, key) => {
-    const s = ref.current!;
     setChoices([]);
-    if (key.tab && !key.shift) {
-      void completeLine();
-      return;
-    }
-    if (key.ctrl && input === 'c') {
-      if (!controller.cancel()) update(clear(s));
-      return;
-    }
-    if (key.ctrl && input === 'd') {
-      // On a line with text, Ctrl-D deletes forward as in readline; on an empty one it leaves.
-      if (!s.text) controller.exit();
-      else update(deleteForward(s));
-      return;
-    }
-    if (key.return) {
-      if (key.meta) update(insert(s, '\n'));
-      else submit();
-      return;
-    }
-    // Typed ahead faster than the terminal is read: "text\r" arrives as one chunk. A chunk with
-    // line breaks inside is a paste and keeps them.
-    if (input.length > 1 && input.endsWith('\r') && !input.slice(0, -1).includes('\r')) {
-      update(insert(s, input.slice(0, -1)));
-      submit();
-      return;
-    }
-    const edited = editingKey(s, input, key, raw.current);
-    if (edited) return update(edited);
-    if (key.escape || key.tab || key.ctrl || key.meta || key.pageUp || key.pageDown || key.home || key.end) return;
-    // Control bytes that arrive glued to other input are not text: they never enter the line.
-    const text = input.replace(/[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/g, '');
-    if (text) update(insert(s, text));
+    onKey(ref.current!, input, key, raw.current, { controller, update, submit, complete: () => void completeLine() });
   });
 
   return (
@@ -106,6 +74,42 @@ export function ChatApp({ controller, history = [], onExit }: ChatAppProps) {
       {!state.exited && choices.length > 0 && <Text dimColor>{choices.join('  ')}</Text>}
     </Box>
   );
+}
+
+/** What a key can do to the chat: edit the line, send it, complete it, or reach the controller. */
+interface KeyActions {
+  controller: ChatController;
+  update(next: EditorState): void;
+  submit(): void;
+  complete(): void;
+}
+
+/** One key (or a chunk of typed-ahead input) on the editor `s`; `raw` is the sequence the terminal sent. */
+function onKey(s: EditorState, input: string, key: Key, raw: string, a: KeyActions): void {
+  if (key.tab && !key.shift) return a.complete();
+  if (key.ctrl && input === 'c') {
+    if (!a.controller.cancel()) a.update(clear(s));
+    return;
+  }
+  if (key.ctrl && input === 'd') {
+    // On a line with text, Ctrl-D deletes forward as in readline; on an empty one it leaves.
+    if (!s.text) a.controller.exit();
+    else a.update(deleteForward(s));
+    return;
+  }
+  if (key.return) return key.meta ? a.update(insert(s, '\n')) : a.submit();
+  // Typed ahead faster than the terminal is read: "text\r" arrives as one chunk. A chunk with
+  // line breaks inside is a paste and keeps them.
+  if (input.length > 1 && input.endsWith('\r') && !input.slice(0, -1).includes('\r')) {
+    a.update(insert(s, input.slice(0, -1)));
+    return a.submit();
+  }
+  const edited = editingKey(s, input, key, raw);
+  if (edited) return a.update(edited);
+  if (key.escape || key.tab || key.ctrl || key.meta || key.pageUp || key.pageDown || key.home || key.end) return;
+  // Control bytes that arrive glued to other input are not text: they never enter the line.
+  const text = input.replace(/[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/g, '');
+  if (text) a.update(insert(s, text));
 }
 
 function Item({ item }: { item: ChatItem }) {

@@ -128,46 +128,8 @@ export class RemoteBackend implements Backend {
         throw cancelledTurn(err, input.signal) ?? err;
       });
     const replayed = res.headers['idempotent-replayed'] === 'true';
-    const decoder = new SseDecoder();
-    const utf8 = new TextDecoder();
-    let head: CompletionChunk | undefined;
-    let text = '';
-    let usage: Usage | undefined;
-    let finish: FinishReason = 'stop';
     try {
-      for await (const piece of res.body) {
-        for (const data of decoder.push(utf8.decode(piece as Buffer, { stream: true }))) {
-          if (data === '[DONE]') {
-            if (!head) throw new ProviderError('the stream ended without a reply');
-            const completion: EntityCompletion = {
-              id: head.id,
-              object: 'chat.completion',
-              created: head.created,
-              model: head.model,
-              choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: finish }],
-              usage: usage ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
-              entity_id: id,
-            };
-            yield { type: 'done', completion, replayed };
-            return;
-          }
-          const chunk = JSON.parse(data) as CompletionChunk | StreamErrorFrame;
-          if ('error' in chunk) throw errorFromResponse(chunk.error.code, { error: chunk.error.message });
-          if (!head) {
-            head = chunk;
-            yield { type: 'start', id: chunk.id, model: chunk.model, created: chunk.created, entityId: id, replayed };
-          }
-          const reason = chunk.choices[0]?.finish_reason;
-          if (reason) finish = reason;
-          const content = chunk.choices[0]?.delta?.content;
-          if (content) {
-            text += content;
-            yield { type: 'delta', text: content };
-          }
-          if (chunk.usage) usage = chunk.usage;
-        }
-      }
-      throw brokenStream();
+      yield* turnEvents(res.body, id, replayed);
     } catch (err) {
       // Ctrl-C: the server drops the turn when the connection goes, as the local engine does.
       const cancelled = cancelledTurn(err, input.signal);
@@ -221,6 +183,61 @@ export class RemoteBackend implements Backend {
   }
 
   async close(): Promise<void> {}
+}
+
+/** A streamed turn as it arrives: the first chunk, the text so far, the usage and the finish reason. */
+interface StreamedTurn {
+  head?: CompletionChunk;
+  text: string;
+  usage?: Usage;
+  finish: FinishReason;
+}
+
+/** Decodes one turn's SSE stream into the events the local backend yields; a stream that ends before [DONE] throws. */
+async function* turnEvents(body: AsyncIterable<unknown>, id: string, replayed: boolean): AsyncGenerator<TurnEvent> {
+  const decoder = new SseDecoder();
+  const utf8 = new TextDecoder();
+  const turn: StreamedTurn = { text: '', finish: 'stop' };
+  for await (const piece of body) {
+    for (const data of decoder.push(utf8.decode(piece as Buffer, { stream: true }))) {
+      if (data === '[DONE]') {
+        yield { type: 'done', completion: completionOf(turn, id), replayed };
+        return;
+      }
+      yield* chunkEvents(turn, JSON.parse(data) as CompletionChunk | StreamErrorFrame, id, replayed);
+    }
+  }
+  throw brokenStream();
+}
+
+function* chunkEvents(turn: StreamedTurn, chunk: CompletionChunk | StreamErrorFrame, id: string, replayed: boolean): Generator<TurnEvent> {
+  if ('error' in chunk) throw errorFromResponse(chunk.error.code, { error: chunk.error.message });
+  if (!turn.head) {
+    turn.head = chunk;
+    yield { type: 'start', id: chunk.id, model: chunk.model, created: chunk.created, entityId: id, replayed };
+  }
+  const reason = chunk.choices[0]?.finish_reason;
+  if (reason) turn.finish = reason;
+  const content = chunk.choices[0]?.delta?.content;
+  if (content) {
+    turn.text += content;
+    yield { type: 'delta', text: content };
+  }
+  if (chunk.usage) turn.usage = chunk.usage;
+}
+
+function completionOf(turn: StreamedTurn, id: string): EntityCompletion {
+  const head = turn.head;
+  if (!head) throw new ProviderError('the stream ended without a reply');
+  return {
+    id: head.id,
+    object: 'chat.completion',
+    created: head.created,
+    model: head.model,
+    choices: [{ index: 0, message: { role: 'assistant', content: turn.text }, finish_reason: turn.finish }],
+    usage: turn.usage ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+    entity_id: id,
+  };
 }
 
 function cancelledTurn(err: unknown, signal?: AbortSignal): CancelledError | undefined {

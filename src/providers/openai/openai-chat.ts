@@ -36,67 +36,18 @@ export class OpenAIChatModel implements ChatModel {
   async *stream(req: ChatRequest): AsyncIterable<StreamPart> {
     const body = JSON.stringify(this.body(req));
     const res = await this.connect(body, req.signal);
-    const decoder = new SseDecoder();
-    const tools = new Map<number, { id: string; name: string; arguments: string }>();
-    let finish = 'stop';
+    const state: ChunkState = { tools: new Map(), finish: 'stop' };
     try {
-      const utf8 = new TextDecoder();
-      const handle = function* (this: void, payloads: string[]): Generator<StreamPart, boolean> {
-        for (const data of payloads) {
-          if (data === '[DONE]') return true;
-          let chunk: OpenAIChunk;
-          try {
-            chunk = JSON.parse(data) as OpenAIChunk;
-          } catch {
-            throw new ProviderError(`provider sent a malformed stream chunk: ${data.slice(0, 80)}`);
-          }
-          if (chunk.error) throw new ProviderError(`provider error: ${chunk.error.message ?? JSON.stringify(chunk.error)}`);
-          for (const choice of chunk.choices ?? []) {
-            const d = choice.delta ?? {};
-            if (typeof d.content === 'string' && d.content.length > 0) yield { type: 'text-delta', text: d.content };
-            for (const tc of d.tool_calls ?? []) {
-              const cur = tools.get(tc.index ?? 0) ?? { id: '', name: '', arguments: '' };
-              if (tc.id) cur.id = tc.id;
-              if (tc.function?.name) cur.name += tc.function.name;
-              if (tc.function?.arguments) cur.arguments += tc.function.arguments;
-              tools.set(tc.index ?? 0, cur);
-            }
-            if (choice.finish_reason) finish = choice.finish_reason;
-          }
-          if (chunk.usage) {
-            yield {
-              type: 'usage',
-              usage: { inputTokens: chunk.usage.prompt_tokens ?? 0, outputTokens: chunk.usage.completion_tokens ?? 0 },
-            };
-          }
-        }
-        return false;
-      };
-      let done = false;
-      let after = 0;
-      for await (const piece of res.body) {
-        if (done) {
-          // After [DONE] only the end of the response is left. Reading it to the end returns the
-          // connection to the pool; breaking off would tear it down (a new connection every turn).
-          after += (piece as Buffer).length;
-          if (after > 64 * 1024) break;
-          continue;
-        }
-        done = yield* handle(decoder.push(utf8.decode(piece as Buffer, { stream: true })));
-      }
-      if (!done) {
-        done = yield* handle(decoder.flush());
-        if (!done) throw new ProviderError('provider stream ended before [DONE]', { retryable: true });
-      }
+      yield* readStream(res.body, state);
     } catch (err) {
       throw this.wrap(err, req.signal);
     } finally {
       res.body.destroy();
     }
-    for (const [, t] of [...tools.entries()].sort((a, b) => a[0] - b[0])) {
+    for (const [, t] of [...state.tools.entries()].sort((a, b) => a[0] - b[0])) {
       yield { type: 'tool-call', callId: t.id, name: t.name, arguments: t.arguments };
     }
-    yield { type: 'finish', reason: finish };
+    yield { type: 'finish', reason: state.finish };
   }
 
   /** Image output through chat completions (`modalities: ["image","text"]` + `image_config`). */
@@ -220,4 +171,61 @@ function errorText(body: string): string {
 
 function header(v: string | string[] | undefined): string | undefined {
   return Array.isArray(v) ? v[0] : v;
+}
+
+/** What a stream has said beyond its text: tool calls assembled from their pieces, and the finish reason. */
+interface ChunkState {
+  tools: Map<number, { id: string; name: string; arguments: string }>;
+  finish: string;
+}
+
+/** Reads the SSE body to [DONE], yielding text and usage; a stream that ends before [DONE] throws (retryable). */
+async function* readStream(body: AsyncIterable<unknown>, state: ChunkState): AsyncGenerator<StreamPart> {
+  const decoder = new SseDecoder();
+  const utf8 = new TextDecoder();
+  let done = false;
+  let after = 0;
+  for await (const piece of body) {
+    if (done) {
+      // After [DONE] only the end of the response is left. Reading it to the end returns the
+      // connection to the pool; breaking off would tear it down (a new connection every turn).
+      after += (piece as Buffer).length;
+      if (after > 64 * 1024) break;
+      continue;
+    }
+    done = yield* handlePayloads(decoder.push(utf8.decode(piece as Buffer, { stream: true })), state);
+  }
+  if (!done && !(yield* handlePayloads(decoder.flush(), state))) {
+    throw new ProviderError('provider stream ended before [DONE]', { retryable: true });
+  }
+}
+
+/** Yields the parts of some SSE payloads; true once [DONE] is among them. */
+function* handlePayloads(payloads: string[], state: ChunkState): Generator<StreamPart, boolean> {
+  for (const data of payloads) {
+    if (data === '[DONE]') return true;
+    let chunk: OpenAIChunk;
+    try {
+      chunk = JSON.parse(data) as OpenAIChunk;
+    } catch {
+      throw new ProviderError(`provider sent a malformed stream chunk: ${data.slice(0, 80)}`);
+    }
+    if (chunk.error) throw new ProviderError(`provider error: ${chunk.error.message ?? JSON.stringify(chunk.error)}`);
+    for (const choice of chunk.choices ?? []) {
+      const d = choice.delta ?? {};
+      if (typeof d.content === 'string' && d.content.length > 0) yield { type: 'text-delta', text: d.content };
+      for (const tc of d.tool_calls ?? []) {
+        const cur = state.tools.get(tc.index ?? 0) ?? { id: '', name: '', arguments: '' };
+        if (tc.id) cur.id = tc.id;
+        if (tc.function?.name) cur.name += tc.function.name;
+        if (tc.function?.arguments) cur.arguments += tc.function.arguments;
+        state.tools.set(tc.index ?? 0, cur);
+      }
+      if (choice.finish_reason) state.finish = choice.finish_reason;
+    }
+    if (chunk.usage) {
+      yield { type: 'usage', usage: { inputTokens: chunk.usage.prompt_tokens ?? 0, outputTokens: chunk.usage.completion_tokens ?? 0 } };
+    }
+  }
+  return false;
 }
