@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULT_TRANSCRIPT_CAP, DEFAULT_WINDOW_BUDGET } from '../core/entity-types.js';
 import { ConfigError, MgptError } from '../core/errors.js';
 import type { ModelPrice, ModelRoute } from '../core/models.js';
-import { type ConfigFile, type ProfileSettings, parseValue } from './schema.js';
+import { type ConfigFile, type ProfileSettings } from './schema.js';
+import { layeredSettings } from './settings-table.js';
 
 export type Env = Record<string, string | undefined>;
 
@@ -78,19 +78,48 @@ export function activeProfileName(file: ConfigFile, env: Env, flags: GlobalFlags
   return flags.profile || env.MGPT_PROFILE || file.profile || 'default';
 }
 
-/** Resolves every setting with the precedence flag > environment > profile > default. */
+/** Resolves every setting with the precedence flag > environment > profile > default (settings-table.ts). */
 export function resolveSettings(env: Env, flags: GlobalFlags = {}, file: ConfigFile = readConfigFile(env)): Settings {
   const profileName = activeProfileName(file, env, flags);
   const p: ProfileSettings = file.profiles?.[profileName] ?? {};
-  const backend = [flags.backend, env.MGPT_BACKEND, p.backend].find((v) => v) ?? 'local';
+  const layers = layeredSettings(env, flags, { name: profileName, settings: p }, dataDir(env));
+  const value = <T>(key: string) => layers.get(key)?.value as T;
+  const backend = value<string>('backend');
   if (backend !== 'local' && backend !== 'remote') {
     throw new ConfigError(`backend must be local or remote, got ${JSON.stringify(backend)}`);
   }
-  const chosenDb = flags.db || env.MGPT_DB || p.db;
+  const route = routeOf(env, p);
+  return {
+    profile: profileName,
+    backend,
+    db: value('db'),
+    dbIsDefault: layers.get('db')?.source === 'default',
+    promptsDir: value('promptsDir'),
+    baseUrl: value('baseUrl'),
+    entitiesUrl: value('entitiesUrl'),
+    apiKey: value('apiKey'),
+    userId: value('userId'),
+    dev: value('dev'),
+    windowBudget: value('engine.windowBudget'),
+    transcriptCap: value('engine.transcriptCap'),
+    leaseTtlMs: value('engine.leaseTtlMs'),
+    poolSize: value('poolSize'),
+    prices: pricesOf(p),
+    route,
+    usesDefaultEcho: (modelId) => !env.MGPT_PROVIDER && route(modelId).provider === 'echo' && !p.models?.[p.models?.[modelId]?.use ?? modelId]?.provider,
+  };
+}
+
+function pricesOf(p: ProfileSettings): Record<string, ModelPrice> {
   const prices: Record<string, ModelPrice> = {};
   for (const [id, pr] of Object.entries(p.prices ?? {})) prices[id] = { input: pr.input ?? 0, output: pr.output ?? 0 };
+  return prices;
+}
+
+/** The provider route of each model id: MGPT_PROVIDER for every id, else the profile's entry, else echo. */
+function routeOf(env: Env, p: ProfileSettings): (modelId: string) => ModelRoute {
   const override = env.MGPT_PROVIDER;
-  const route = (modelId: string): ModelRoute => {
+  return (modelId) => {
     if (override) {
       if (override === 'llama') return { provider: 'llama', gguf: env.MGPT_PROVIDER_MODEL };
       return {
@@ -105,43 +134,7 @@ export function resolveSettings(env: Env, flags: GlobalFlags = {}, file: ConfigF
     const r = own?.use ? p.models?.[own.use] : own;
     if (own?.use && !r) throw new ConfigError(`model ${modelId} is routed to ${JSON.stringify(own.use)}, which is not configured`, { hint: 'see: mgpt models' });
     if (!r || (!r.provider && !r.baseUrl)) return { provider: 'echo', model: modelId };
-    return {
-      provider: r.provider ?? 'openai',
-      model: r.model ?? (own?.use || modelId),
-      baseUrl: r.baseUrl,
-      apiKey: r.apiKey,
-      timeoutMs: r.timeoutMs,
-      gguf: r.gguf,
-      threads: r.threads,
-      contextSize: r.contextSize,
-      temperature: r.temperature,
-      maxTokens: r.maxTokens,
-    };
+    const { provider, model, use: _use, ...rest } = r;
+    return { ...rest, provider: provider ?? 'openai', model: model ?? (own?.use || modelId) };
   };
-  return {
-    profile: profileName,
-    backend,
-    db: chosenDb || join(dataDir(env), 'mgpt.db'),
-    dbIsDefault: !chosenDb,
-    promptsDir: env.MGPT_PROMPTS_DIR || p.promptsDir || join(dataDir(env), 'prompts'),
-    baseUrl: env.MGPT_BASE_URL || p.baseUrl,
-    entitiesUrl: env.MGPT_ENTITIES_URL || p.entitiesUrl,
-    apiKey: env.MGPT_API_KEY || p.apiKey,
-    userId: env.MGPT_USER_ID || p.userId,
-    dev: flags.dev ?? p.dev ?? false,
-    windowBudget: intFrom('MGPT_WINDOW_BUDGET', env.MGPT_WINDOW_BUDGET) ?? p.engine?.windowBudget ?? DEFAULT_WINDOW_BUDGET,
-    transcriptCap: intFrom('MGPT_TRANSCRIPT_CAP', env.MGPT_TRANSCRIPT_CAP) ?? p.engine?.transcriptCap ?? DEFAULT_TRANSCRIPT_CAP,
-    leaseTtlMs: intFrom('MGPT_LEASE_TTL_MS', env.MGPT_LEASE_TTL_MS),
-    poolSize: intFrom('MGPT_POOL_SIZE', env.MGPT_POOL_SIZE) ?? p.poolSize,
-    prices,
-    route,
-    usesDefaultEcho: (modelId) => !override && route(modelId).provider === 'echo' && !p.models?.[p.models?.[modelId]?.use ?? modelId]?.provider,
-  };
-}
-
-function intFrom(name: string, raw: string | undefined): number | undefined {
-  if (raw === undefined || raw === '') return undefined;
-  const parsed = parseValue('engine.windowBudget', raw);
-  if ('error' in parsed) throw new ConfigError(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
-  return parsed.value as number;
 }

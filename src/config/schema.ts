@@ -26,7 +26,7 @@ export interface ProfileSettings {
   /** PostgreSQL: connections per process. */
   poolSize?: number;
   promptsDir?: string;
-  engine?: { windowBudget?: number; transcriptCap?: number };
+  engine?: { windowBudget?: number; transcriptCap?: number; leaseTtlMs?: number };
   models?: Record<string, ModelRouteSetting>;
   prices?: Record<string, { input?: number; output?: number }>;
 }
@@ -59,6 +59,7 @@ export const KEYS: readonly KeySpec[] = [
   { pattern: /^promptsDir$/, kind: 'path', description: 'directory of stored prompts' },
   { pattern: /^engine\.windowBudget$/, kind: 'positiveInt', description: 'entity window budget in tokens (new entities)' },
   { pattern: /^engine\.transcriptCap$/, kind: 'positiveInt', description: 'entity transcript cap in tokens (new entities)' },
+  { pattern: /^engine\.leaseTtlMs$/, kind: 'positiveInt', description: "how long a turn's hold on its entity outlives a writer that died (ms, default 15000)" },
   { pattern: new RegExp(`^models\\.${ID}\\.provider$`), kind: ['echo', 'openai', 'llama'], description: 'provider of a model id' },
   { pattern: new RegExp(`^models\\.${ID}\\.model$`), kind: 'string', description: "the provider's model name" },
   { pattern: new RegExp(`^models\\.${ID}\\.baseUrl$`), kind: 'url', description: 'OpenAI-compatible base URL ending in /v1' },

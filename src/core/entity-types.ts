@@ -10,6 +10,10 @@ export const LIST_MESSAGES_DEFAULT = 100;
 export const LIST_MESSAGES_MAX = 500;
 export const DEFAULT_WINDOW_BUDGET = 32_000;
 export const DEFAULT_TRANSCRIPT_CAP = 1_000_000;
+/** How long a turn's hold on its entity or universe outlives a writer that stopped refreshing it. */
+export const DEFAULT_LEASE_TTL_MS = 15_000;
+/** PostgreSQL: connections per process. */
+export const DEFAULT_POOL_SIZE = 10;
 /** Window budgets a person may set: below the minimum a rotation has no room for a summary; above the maximum the window could outgrow any transcript. */
 export const WINDOW_BUDGET_MIN = 16;
 export const WINDOW_BUDGET_MAX = DEFAULT_TRANSCRIPT_CAP;

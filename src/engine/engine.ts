@@ -20,7 +20,8 @@ import { UniverseService } from './universes.js';
 import { PromptStore } from './prompts.js';
 import { VersionedCache } from './versioned-cache.js';
 
-export const DEFAULT_LEASE_TTL_MS = 15_000;
+export { DEFAULT_LEASE_TTL_MS } from '../core/entity-types.js';
+import { DEFAULT_LEASE_TTL_MS } from '../core/entity-types.js';
 
 export interface EngineOptions {
   /** SQLite file path, or an open Store (SQLite or PostgreSQL). */

@@ -16,7 +16,8 @@ export interface PostgresOptions {
   poolSize?: number;
 }
 
-export const DEFAULT_POOL_SIZE = 10;
+export { DEFAULT_POOL_SIZE } from '../../core/entity-types.js';
+import { DEFAULT_POOL_SIZE } from '../../core/entity-types.js';
 
 /** PostgreSQL's BIGINT (20) and NUMERIC (1700) arrive as strings; the row types hold JS numbers. */
 const NUMERIC_OIDS = new Set([20, 1700]);

@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { resolveSettings } from '../../src/config/config.js';
+import { effectiveSettings } from '../../src/config/effective.js';
+import { DEFAULT_LEASE_TTL_MS } from '../../src/core/entity-types.js';
+
+const env = { MGPT_CONFIG_DIR: '/nonexistent-mgpt-config', XDG_DATA_HOME: '/data' };
+
+describe('settings: one table for what a command uses and what config list shows', () => {
+  it('shows MGPT_LEASE_TTL_MS, which every command honours, with its source; the default otherwise', () => {
+    const set = { ...env, MGPT_LEASE_TTL_MS: '2500' };
+    expect(resolveSettings(set, {}, {}).leaseTtlMs).toBe(2500);
+    expect(effectiveSettings(set, {}, {})).toContainEqual({ key: 'engine.leaseTtlMs', value: '2500', source: 'env MGPT_LEASE_TTL_MS' });
+    expect(resolveSettings(env, {}, {}).leaseTtlMs).toBe(DEFAULT_LEASE_TTL_MS);
+    expect(effectiveSettings(env, {}, {})).toContainEqual({ key: 'engine.leaseTtlMs', value: DEFAULT_LEASE_TTL_MS, source: 'default' });
+  });
+
+  it('agrees with resolveSettings on every value, for each source', () => {
+    const file = { profile: 'work', profiles: { work: { db: '/p.db', poolSize: 3, engine: { windowBudget: 4000, leaseTtlMs: 9000 }, dev: true } } };
+    const e = { ...env, MGPT_TRANSCRIPT_CAP: '500000', MGPT_BACKEND: 'local' };
+    const flags = { db: '/flag.db' };
+    const s = resolveSettings(e, flags, file);
+    const shown = Object.fromEntries(effectiveSettings(e, flags, file).map((r) => [r.key, [r.value, r.source]]));
+    expect(shown).toMatchObject({
+      db: ['/flag.db', 'flag --db'],
+      backend: ['local', 'env MGPT_BACKEND'],
+      poolSize: [3, 'profile work'],
+      dev: [true, 'profile work'],
+      'engine.windowBudget': [4000, 'profile work'],
+      'engine.transcriptCap': ['500000', 'env MGPT_TRANSCRIPT_CAP'],
+      'engine.leaseTtlMs': [9000, 'profile work'],
+      promptsDir: ['/data/mgpt/prompts', 'default'],
+    });
+    expect([s.db, s.backend, s.poolSize, s.dev, s.windowBudget, s.transcriptCap, s.leaseTtlMs, s.promptsDir]).toEqual([
+      '/flag.db', 'local', 3, true, 4000, 500_000, 9000, '/data/mgpt/prompts',
+    ]);
+  });
+
+  it('refuses a bad number in the environment where a command would use it', () => {
+    expect(() => resolveSettings({ ...env, MGPT_LEASE_TTL_MS: 'soon' }, {}, {})).toThrow('MGPT_LEASE_TTL_MS must be a positive integer, got "soon"');
+  });
+});
