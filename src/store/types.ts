@@ -5,14 +5,8 @@
  * implementation runs it in one transaction of its own: an async transaction callback would let
  * other turns' statements land inside it on SQLite's single connection.
  */
-import type { AccountRow, LedgerRow } from './sqlite/account-repo.js';
-import type { CalibrationRow } from './sqlite/calibration-repo.js';
-import type { BlockRow, EntityRow, MessageRow } from './sqlite/entity-repo.js';
-import type { IdempotencyRow } from './sqlite/idempotency-repo.js';
-import type { KeyRow } from './sqlite/key-repo.js';
-import type { LeaseRow, LeaseSubject } from './sqlite/lease-repo.js';
-import type { LogFilter, LogRow } from './sqlite/log-repo.js';
-import type { RequestRow, UniverseMessageRow, UniverseRow } from './sqlite/universe-repo.js';
+
+import type { AccountRow, BlockRow, CalibrationRow, EntityRow, IdempotencyRow, KeyRow, LeaseRow, LeaseSubject, LedgerRow, LogFilter, LogRow, MessageRow, RequestRow, UniverseMessageRow, UniverseRow } from './rows.js';
 
 export type {
   AccountRow,

@@ -1,23 +1,5 @@
 import { type Db, Statements } from './db.js';
-
-export interface AccountRow {
-  id: string;
-  name: string;
-  balanceUsd: number | null;
-  /** The user that owns the account's universes (a UUID). */
-  userId: string;
-  createdAt: string;
-}
-
-export interface LedgerRow {
-  accountId: string;
-  entityId: string | null;
-  model: string;
-  inputTokens: number;
-  outputTokens: number;
-  costUsd: number;
-  createdAt: string;
-}
+import type { AccountRow, LedgerRow } from '../rows.js';
 
 const ACCOUNT_COLS = `id, name, balance_usd AS balanceUsd, user_id AS userId, created_at AS createdAt`;
 

@@ -1,14 +1,5 @@
 import { type Db, Statements } from './db.js';
-
-export interface CalibrationRow {
-  routeKey: string;
-  /** The model's prompt tokens per estimated token. */
-  factor: number;
-  samples: number;
-  /** The context the model revealed (an overflow answer); null until one did. */
-  contextTokens: number | null;
-  updatedAt: string;
-}
+import type { CalibrationRow } from '../rows.js';
 
 /** Per-route calibration, kept so later turns and other processes fit the first time. */
 export class CalibrationRepo {

@@ -1,41 +1,5 @@
 import { type Db, Statements } from './db.js';
-
-export interface EntityRow {
-  id: string;
-  accountId: string;
-  name: string;
-  instructions: string;
-  instructionsTokens: number;
-  model: string;
-  state: string;
-  budgetTokens: number;
-  capTokens: number;
-  transcriptMessages: number;
-  transcriptTokens: number;
-  windowTokens: number;
-  windowBlocks: number;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface MessageRow {
-  seq: number;
-  role: 'user' | 'assistant';
-  content: string;
-  tokens: number;
-  createdAt: string;
-}
-
-export interface BlockRow {
-  id: string;
-  position: number;
-  kind: 'summary' | 'message';
-  role: 'system' | 'user' | 'assistant';
-  content: string;
-  tokens: number;
-  coversFrom: number;
-  coversTo: number;
-}
+import type { BlockRow, EntityRow, MessageRow } from '../rows.js';
 
 const ENTITY_COLS = `id, account_id AS accountId, name, instructions, instructions_tokens AS instructionsTokens, model, state,
   budget_tokens AS budgetTokens, cap_tokens AS capTokens,

@@ -1,10 +1,5 @@
 import { type Db, Statements } from './db.js';
-
-export interface IdempotencyRow {
-  contentSha256: string;
-  /** The completed reply, as JSON, so a replay returns the same ids and content. */
-  completion: string;
-}
+import type { IdempotencyRow } from '../rows.js';
 
 export class IdempotencyRepo {
   private readonly s: Statements;

@@ -1,15 +1,5 @@
 import { type Db, Statements } from './db.js';
-
-export interface KeyRow {
-  id: string;
-  accountId: string;
-  publicId: string;
-  secretSha256: string;
-  /** Comma-separated. */
-  scopes: string;
-  createdAt: string;
-  revokedAt: string | null;
-}
+import type { KeyRow } from '../rows.js';
 
 const COLS = `id, account_id AS accountId, public_id AS publicId, secret_sha256 AS secretSha256, scopes,
   created_at AS createdAt, revoked_at AS revokedAt`;

@@ -1,15 +1,5 @@
 import { type Db, Statements } from './db.js';
-
-/** What a lease guards: one entity or one universe. */
-export type LeaseSubject = `entity:${string}` | `universe:${string}`;
-
-export interface LeaseRow {
-  subject: LeaseSubject;
-  owner: string;
-  idempotencyKey: string | null;
-  contentSha256: string | null;
-  expiresAt: number;
-}
+import type { LeaseRow, LeaseSubject } from '../rows.js';
 
 /** One writer per entity or universe, across processes: a row with owner and expiry, refreshed while a turn runs. */
 export class LeaseRepo {

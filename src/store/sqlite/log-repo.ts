@@ -1,19 +1,5 @@
-import type { LogRecord } from '../../core/universe-types.js';
 import { type Db, Statements } from './db.js';
-
-/** A stored record: the wire record plus JSON summaries (never the prompt text). */
-export interface LogRow extends LogRecord {
-  requestSummary: string;
-  responseSummary: string;
-}
-
-export interface LogFilter {
-  ownerUserId: string;
-  kind?: string;
-  gameId?: string;
-  userId?: string;
-  requestId?: string;
-}
+import type { LogFilter, LogRow } from '../rows.js';
 
 const COLS = `id, kind, owner_user_id AS ownerUserId, user_id AS userId, game_id AS gameId, universe_id AS universeId,
   request_id AS requestId, model, provider_model AS providerModel, status, error, input_tokens AS inputTokens,

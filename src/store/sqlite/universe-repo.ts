@@ -1,40 +1,5 @@
 import { type Db, Statements } from './db.js';
-
-export interface UniverseRow {
-  id: string;
-  userId: string;
-  displayName: string | null;
-  storedPrompt: string;
-  promptText: string;
-  /** JSON of the OpenAI `response_format` object, or null. */
-  responseFormat: string | null;
-  additionalInstructions: string | null;
-  promptFingerprint: string;
-  messages: number;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface UniverseMessageRow {
-  seq: number;
-  role: 'user' | 'assistant' | 'tool';
-  content: string | null;
-  /** JSON of OpenAI `tool_calls`, on assistant messages that asked for tools. */
-  toolCalls: string | null;
-  toolCallId: string | null;
-  toolName: string | null;
-  toolOk: number | null;
-  createdAt: string;
-}
-
-export interface RequestRow {
-  userId: string;
-  requestId: string;
-  universeId: string | null;
-  status: 'pending' | 'failed' | 'done';
-  userSeq: number | null;
-  response: string | null;
-}
+import type { RequestRow, UniverseMessageRow, UniverseRow } from '../rows.js';
 
 const UNIVERSE_COLS = `id, user_id AS userId, display_name AS displayName, stored_prompt AS storedPrompt,
   prompt_text AS promptText, response_format AS responseFormat, additional_instructions AS additionalInstructions,

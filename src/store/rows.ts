@@ -1,0 +1,146 @@
+/** The rows of the store, as every implementation reads and writes them (SQLite and PostgreSQL alike). */
+import type { LogRecord } from '../core/universe-types.js';
+
+export interface AccountRow {
+  id: string;
+  name: string;
+  balanceUsd: number | null;
+  /** The user that owns the account's universes (a UUID). */
+  userId: string;
+  createdAt: string;
+}
+
+export interface LedgerRow {
+  accountId: string;
+  entityId: string | null;
+  model: string;
+  inputTokens: number;
+  outputTokens: number;
+  costUsd: number;
+  createdAt: string;
+}
+
+export interface CalibrationRow {
+  routeKey: string;
+  /** The model's prompt tokens per estimated token. */
+  factor: number;
+  samples: number;
+  /** The context the model revealed (an overflow answer); null until one did. */
+  contextTokens: number | null;
+  updatedAt: string;
+}
+
+export interface BlockRow {
+  id: string;
+  position: number;
+  kind: 'summary' | 'message';
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+  tokens: number;
+  coversFrom: number;
+  coversTo: number;
+}
+
+export interface EntityRow {
+  id: string;
+  accountId: string;
+  name: string;
+  instructions: string;
+  instructionsTokens: number;
+  model: string;
+  state: string;
+  budgetTokens: number;
+  capTokens: number;
+  transcriptMessages: number;
+  transcriptTokens: number;
+  windowTokens: number;
+  windowBlocks: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface MessageRow {
+  seq: number;
+  role: 'user' | 'assistant';
+  content: string;
+  tokens: number;
+  createdAt: string;
+}
+
+export interface IdempotencyRow {
+  contentSha256: string;
+  /** The completed reply, as JSON, so a replay returns the same ids and content. */
+  completion: string;
+}
+
+export interface KeyRow {
+  id: string;
+  accountId: string;
+  publicId: string;
+  secretSha256: string;
+  /** Comma-separated. */
+  scopes: string;
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+export interface LeaseRow {
+  subject: LeaseSubject;
+  owner: string;
+  idempotencyKey: string | null;
+  contentSha256: string | null;
+  expiresAt: number;
+}
+
+/** What a lease guards: one entity or one universe. */
+export type LeaseSubject = `entity:${string}` | `universe:${string}`;
+
+export interface LogFilter {
+  ownerUserId: string;
+  kind?: string;
+  gameId?: string;
+  userId?: string;
+  requestId?: string;
+}
+
+/** A stored record: the wire record plus JSON summaries (never the prompt text). */
+export interface LogRow extends LogRecord {
+  requestSummary: string;
+  responseSummary: string;
+}
+
+export interface RequestRow {
+  userId: string;
+  requestId: string;
+  universeId: string | null;
+  status: 'pending' | 'failed' | 'done';
+  userSeq: number | null;
+  response: string | null;
+}
+
+export interface UniverseMessageRow {
+  seq: number;
+  role: 'user' | 'assistant' | 'tool';
+  content: string | null;
+  /** JSON of OpenAI `tool_calls`, on assistant messages that asked for tools. */
+  toolCalls: string | null;
+  toolCallId: string | null;
+  toolName: string | null;
+  toolOk: number | null;
+  createdAt: string;
+}
+
+export interface UniverseRow {
+  id: string;
+  userId: string;
+  displayName: string | null;
+  storedPrompt: string;
+  promptText: string;
+  /** JSON of the OpenAI `response_format` object, or null. */
+  responseFormat: string | null;
+  additionalInstructions: string | null;
+  promptFingerprint: string;
+  messages: number;
+  createdAt: string;
+  updatedAt: string;
+}
