@@ -5,7 +5,7 @@ import { BadRequestError } from '../core/errors.js';
 import type { GenerationResponse, ImageResponse } from '../core/universe-types.js';
 import { DEFAULT_PRICES, type ModelPrice, type ModelRoute } from '../core/models.js';
 import { createChatModel } from '../providers/registry.js';
-import { SqliteStore } from '../store/sqlite/sqlite-store.js';
+import { openFileStore } from '../store/open.js';
 import type { Store } from '../store/types.js';
 import { AccountService } from './accounts.js';
 import { RouteCalibration } from './calibration.js';
@@ -63,7 +63,7 @@ export class Engine {
       // Connecting is async: a URL taken for a file path here would make a folder named "postgres:".
       throw new BadRequestError('a PostgreSQL URL needs openEngine(), not new Engine()', { hint: 'await openEngine({ db: url, ... })' });
     }
-    this.store = typeof opts.db === 'string' ? SqliteStore.open(opts.db, { createDir: opts.createDbDir }) : opts.db;
+    this.store = typeof opts.db === 'string' ? openFileStore(opts.db, { createDir: opts.createDbDir }) : opts.db;
     const clock = opts.clock ?? systemClock;
     this.deps = {
       store: this.store,

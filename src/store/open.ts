@@ -14,11 +14,16 @@ export interface OpenStoreOptions extends OpenOptions, PostgresOptions {}
  * loads only then); anything else is a SQLite file path.
  */
 export async function openStore(target: string, opts: OpenStoreOptions = {}): Promise<Store> {
-  if (!isPostgresUrl(target)) return SqliteStore.open(target, opts);
+  if (!isPostgresUrl(target)) return openFileStore(target, opts);
   checkPostgresUrl(target);
   const poolSize = checkPoolSize(opts.poolSize);
   const { PostgresStore } = await import('./postgres/postgres-store.js');
   return PostgresStore.open(target, { poolSize });
+}
+
+/** The store in a database file, opened at once (SQLite). */
+export function openFileStore(path: string, opts: OpenOptions = {}): Store {
+  return SqliteStore.open(path, opts);
 }
 
 const URL_HINT = 'write it as postgres://user:password@host:5432/database (percent-encode special characters in the password)';
