@@ -1,7 +1,8 @@
 import type { ChunkEvent } from '../core/completion-stream.js';
 import { BadRequestError, ConflictError, MgptError, NotFoundError } from '../core/errors.js';
 import type { Entity } from '../core/entity-types.js';
-import { UNIVERSE_MODEL } from '../core/universe-types.js';
+import { type GenerationResponse, UNIVERSE_MODEL } from '../core/universe-types.js';
+import type { ResponseDelta } from './respond.js';
 import { branchIdFor, planBranch } from './chat-branch.js';
 import {
   COMPLETION_MODELS,
@@ -143,38 +144,11 @@ export class ChatService {
   private async universeTurn(ref: string, messages: ClientMessage[], req: ChatRequest): Promise<ChatReply> {
     const last = messages[messages.length - 1];
     if (!last || last.role !== 'user') throw new BadRequestError('the last message must be a user message');
-    const userId = req.userId;
-    const universe = await this.engine.universes.resolve(ref, userId);
-    const id = `chatcmpl-${this.engine.deps.newId()}`;
-    const created = Math.floor(this.engine.deps.clock.now() / 1000);
-    const model = `universe:${universe}`;
-    const queue = new Pushed<ChunkEvent>();
-    // Announced with the first output, so a refusal before it still gets its own status.
-    let started = false;
-    const start = () => {
-      if (!started) queue.push({ type: 'start', id, model, created });
-      started = true;
-    };
-    this.engine
-      .respond(
-        { model: UNIVERSE_MODEL, universe, userInput: last.content, ...(req.idempotencyKey ? { requestId: req.idempotencyKey } : {}) },
-        { userId, signal: req.signal, onDelta: (text) => (start(), queue.push({ type: 'delta', text })) },
-      )
-      .then((res) => {
-        const text = res.assistantRaw;
-        const u = res.usageSettlement;
-        start();
-        queue.push({
-          type: 'done',
-          completion: {
-            id, object: 'chat.completion', created, model,
-            choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
-            usage: { prompt_tokens: u.inputTokens, completion_tokens: u.outputTokens, total_tokens: u.inputTokens + u.outputTokens },
-          },
-        });
-        queue.end();
-      }, (err) => queue.fail(err));
-    return { events: await primed(queue.drain()) };
+    const universe = await this.engine.universes.resolve(ref, req.userId);
+    const head = { id: `chatcmpl-${this.engine.deps.newId()}`, model: `universe:${universe}`, created: Math.floor(this.engine.deps.clock.now() / 1000) };
+    const body = { model: UNIVERSE_MODEL, universe, userInput: last.content, ...(req.idempotencyKey ? { requestId: req.idempotencyKey } : {}) };
+    const turn = this.engine.respondEvents(body, { userId: req.userId, signal: req.signal });
+    return { events: await primed(universeChunks(turn, head)) };
   }
 
   private async resolveEntity(model: string, ref: string, accountId: string): Promise<Entity> {
@@ -198,35 +172,36 @@ export class ChatService {
   }
 }
 
-/** A queue fed by callbacks and read as an async generator (a universe turn reports deltas by callback). */
-class Pushed<T> {
-  private items: T[] = [];
-  private ended = false;
-  private error: unknown;
-  private wake?: () => void;
-
-  push(x: T): void {
-    this.items.push(x);
-    this.wake?.();
-  }
-  end(): void {
-    this.ended = true;
-    this.wake?.();
-  }
-  fail(err: unknown): void {
-    this.error = err ?? new Error('failed');
-    this.end();
-  }
-  async *drain(): AsyncGenerator<T> {
-    for (;;) {
-      if (this.items.length) {
-        yield this.items.shift()!;
+/**
+ * A universe turn as the facade's chunk events. The start is announced with the first output (or
+ * the response, when nothing streamed), so a refusal before it still gets its own status.
+ */
+async function* universeChunks(
+  turn: AsyncGenerator<ResponseDelta, GenerationResponse>,
+  head: { id: string; model: string; created: number },
+): AsyncGenerator<ChunkEvent> {
+  try {
+    for (let started = false; ; started = true) {
+      const next = await turn.next();
+      if (!started) yield { type: 'start', ...head };
+      if (!next.done) {
+        yield { type: 'delta', text: next.value.text };
         continue;
       }
-      if (this.error !== undefined) throw this.error;
-      if (this.ended) return;
-      await new Promise<void>((r) => (this.wake = r));
-      this.wake = undefined;
+      yield { type: 'done', completion: completionOf(head, next.value) };
+      return;
     }
+  } finally {
+    // A consumer that stopped reading: the turn is cancelled and frees its universe.
+    await turn.return(undefined as never);
   }
+}
+
+function completionOf(head: { id: string; model: string; created: number }, res: GenerationResponse): Extract<ChunkEvent, { type: 'done' }>['completion'] {
+  const u = res.usageSettlement;
+  return {
+    ...head, object: 'chat.completion',
+    choices: [{ index: 0, message: { role: 'assistant', content: res.assistantRaw }, finish_reason: 'stop' }],
+    usage: { prompt_tokens: u.inputTokens, completion_tokens: u.outputTokens, total_tokens: u.inputTokens + u.outputTokens },
+  };
 }

@@ -15,7 +15,7 @@ import { checkBudget } from './entity-rules.js';
 import { generateImage } from './images.js';
 import { KeyService } from './keys.js';
 import { LogService } from './logs.js';
-import { respond } from './respond.js';
+import { type ResponseDelta, respond, respondEvents } from './respond.js';
 import { UniverseService } from './universes.js';
 import { PromptStore } from './prompts.js';
 import { VersionedCache } from './versioned-cache.js';
@@ -95,6 +95,11 @@ export class Engine {
     // Mirrored per call (seed 000 section 4.2), also on a replayed stored response.
     const x = opts.xRequestId;
     return x === undefined ? res : res.then((r) => ({ ...r, diagnostics: { ...r.diagnostics, xRequestId: x } }));
+  }
+
+  /** The same turn as events (the reply's text as it comes, then the response), for callers that stream it. */
+  respondEvents(body: unknown, opts: { userId?: string; signal?: AbortSignal } = {}): AsyncGenerator<ResponseDelta, GenerationResponse> {
+    return respondEvents(this.deps, this.universes, body, opts);
   }
 
   /** POST /images (seed 000). */

@@ -14,10 +14,10 @@ import {
 import type { ChatMessage, ChatModel } from '../providers/spec.js';
 import type { LogRow, RequestRow, UniverseMessageRow, UniverseRow } from '../store/types.js';
 import type { FinishReason } from '../core/entity-types.js';
-import { type Reply, readReply } from './generation/reply.js';
+import { type Reply, absorb, emptyReply } from './generation/reply.js';
 import type { EngineDeps } from './deps.js';
 import { sha256 } from '../core/hash.js';
-import { type HeldLease, takeLease, universeSubject } from './lease.js';
+import { type HeldLease, type LeaseRequest, universeSubject, withLease } from './lease.js';
 import { type LogEntry, logRow } from './logs.js';
 import { validateRespond } from './respond-validate.js';
 import { toRuntime, type UniverseService } from './universes.js';
@@ -46,25 +46,50 @@ export async function respond(
   body: unknown,
   opts: { userId?: string; signal?: AbortSignal; onDelta?: (text: string) => void } = {},
 ): Promise<GenerationResponse> {
+  const turn = respondEvents(deps, universes, body, opts);
+  try {
+    for (;;) {
+      const next = await turn.next();
+      if (next.done) return next.value;
+      opts.onDelta?.(next.value.text);
+    }
+  } finally {
+    await turn.return(undefined as never);
+  }
+}
+
+/** The reply's text as it is generated. */
+export interface ResponseDelta {
+  type: 'delta';
+  text: string;
+}
+
+/**
+ * The same turn as events: the reply's text as it comes, then the response. A consumer that stops
+ * reading cancels the provider call, and the turn stores nothing more.
+ */
+export async function* respondEvents(
+  deps: EngineDeps,
+  universes: UniverseService,
+  body: unknown,
+  opts: { userId?: string; signal?: AbortSignal } = {},
+): AsyncGenerator<ResponseDelta, GenerationResponse> {
   const userId = opts.userId ?? LOCAL_USER_ID;
   const t0 = deps.clock.now();
   const input = validateRespond(body);
   const stages = { auth: deps.clock.now() - t0, load: 0, truncate: 0, promptBuild: 0, provider: 0 };
   const first = await requestRecord(deps, userId, input);
   if (first?.status === 'done' && first.response) return replayed(JSON.parse(first.response) as GenerationResponse);
-  if (input.universe === undefined) return respondHeld(deps, universes, input, { userId, signal: opts.signal, onDelta: opts.onDelta, t0, stages, requestRow: first });
-
+  const ctx = { userId, signal: opts.signal, t0, stages, requestRow: first };
+  if (input.universe === undefined) return yield* respondHeld(deps, universes, input, ctx);
   // One writer per universe, like an entity: messages are numbered from what this turn read.
-  const lease = await takeUniverseLease(deps, (await universes.owned(input.universe, userId)).id);
-  try {
+  const universeId = (await universes.owned(input.universe, userId)).id;
+  return yield* withLease(deps, universeLease(universeId), opts.signal, async function* (lease, signal) {
     // Read again under the lease: a turn that ended between the first read and the lease is replayed, not answered twice.
     const requestRow = await requestRecord(deps, userId, input);
     if (requestRow?.status === 'done' && requestRow.response) return replayed(JSON.parse(requestRow.response) as GenerationResponse);
-    const signal = opts.signal ? AbortSignal.any([opts.signal, lease.lost]) : lease.lost;
-    return await respondHeld(deps, universes, input, { userId, signal, onDelta: opts.onDelta, t0, stages, requestRow, lease });
-  } finally {
-    await lease.release();
-  }
+    return yield* respondHeld(deps, universes, input, { ...ctx, signal, requestRow, lease });
+  });
 }
 
 function requestRecord(deps: EngineDeps, userId: string, input: RespondInput): Promise<RequestRow | undefined> {
@@ -74,8 +99,6 @@ function requestRecord(deps: EngineDeps, userId: string, input: RespondInput): P
 interface HeldContext {
   userId: string;
   signal?: AbortSignal;
-  /** The reply's text as it is generated. */
-  onDelta?: (text: string) => void;
   t0: number;
   stages: GenerationResponse['diagnostics']['serverStages'];
   requestRow: RequestRow | undefined;
@@ -83,7 +106,7 @@ interface HeldContext {
 }
 
 /** The turn, once the universe (if any) is leased: every check comes before anything is stored. */
-async function respondHeld(deps: EngineDeps, universes: UniverseService, input: RespondInput, ctx: HeldContext): Promise<GenerationResponse> {
+async function* respondHeld(deps: EngineDeps, universes: UniverseService, input: RespondInput, ctx: HeldContext): AsyncGenerator<ResponseDelta, GenerationResponse> {
   const turn = await openTurn(deps, universes, input, ctx);
   const early = input.toolResults?.length ? await takeToolResults(turn, input.toolResults) : await takeUserInput(turn);
   if (early) return early;
@@ -91,7 +114,7 @@ async function respondHeld(deps: EngineDeps, universes: UniverseService, input: 
   const built = buildPrompt(input, turn.loaded, turn.messages);
   ctx.stages.promptBuild = deps.clock.now() - tStage;
   tStage = deps.clock.now();
-  const { model, reply } = await generate(turn, built);
+  const { model, reply } = yield* generate(turn, built);
   ctx.stages.provider = deps.clock.now() - tStage;
   const row = replyRow(turn, reply);
   return complete(turn, [row], turn.messages, row, { called: true, model, usage: reply.usage, prompt: built, toolCalls: toolCallsOut(reply), finishReason: reply.finish });
@@ -253,14 +276,17 @@ function newResults(turn: Turn, pending: ToolCallRef[], results: NonNullable<Res
 }
 
 /** Calls the provider; a failure is logged (and a requestId marked failed) in the turn's last write, then thrown. */
-async function generate(turn: Turn, built: BuiltPrompt): Promise<{ model: ChatModel; reply: Reply }> {
+async function* generate(turn: Turn, built: BuiltPrompt): AsyncGenerator<ResponseDelta, { model: ChatModel; reply: Reply }> {
   const { deps, input, ctx } = turn;
   let model: ChatModel | undefined;
   const tStage = deps.clock.now();
   try {
     model = await deps.chatModel(input.model, input.modelOverride);
-    const stream = model.stream({ messages: built.messages, tools: input.tools, toolChoice: input.toolChoice, responseFormat: built.responseFormat, signal: ctx.signal });
-    const reply = await readReply(stream, ctx.onDelta);
+    const reply = emptyReply();
+    for await (const part of model.stream({ messages: built.messages, tools: input.tools, toolChoice: input.toolChoice, responseFormat: built.responseFormat, signal: ctx.signal })) {
+      const text = absorb(reply, part);
+      if (text) yield { type: 'delta', text };
+    }
     for (const c of reply.toolCalls) c.callId ||= `call_${deps.newId()}`;
     return { model, reply };
   } catch (err) {
@@ -349,11 +375,11 @@ function checkStructured(input: RespondInput, loaded: Loaded): void {
   });
 }
 
-function takeUniverseLease(deps: EngineDeps, universeId: string): Promise<HeldLease> {
-  return takeLease(deps, {
+function universeLease(universeId: string): LeaseRequest {
+  return {
     subject: universeSubject(universeId),
     refused: () => new ConflictError(`universe ${universeId} is answering another request`, { hint: 'retry after that response finishes' }),
-  });
+  };
 }
 
 function leaseLost(universeId: string): ConflictError {

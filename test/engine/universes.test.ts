@@ -427,3 +427,29 @@ describe('logs', () => {
 afterAll(() => {
   fake.fallback = echoLastUser;
 });
+
+describe('a universe turn as events', () => {
+  it('streams the reply as it comes, then the response; a consumer that stops frees the universe and cancels the provider', async () => {
+    const e = engine();
+    const u = await universe(e);
+    fake.script({ text: ['one ', 'two ', 'three'], chunkDelayMs: 20 });
+    const turn = e.respondEvents({ model: 'game-1-lite-frozen', universe: u, userInput: 'count' });
+    const deltas: string[] = [];
+    let next = await turn.next();
+    for (; !next.done; next = await turn.next()) deltas.push(next.value.text);
+    expect(deltas).toEqual(['one ', 'two ', 'three']);
+    expect(next.value.assistantRaw).toBe('one two three');
+
+    const aborted = fake.aborted;
+    let letGo!: () => void;
+    fake.script({ text: ['never ', 'finished'], holdAfterFirst: new Promise<void>((r) => (letGo = r)) });
+    const cut = e.respondEvents({ model: 'game-1-lite-frozen', universe: u, userInput: 'stop me' });
+    expect((await cut.next()).value).toEqual({ type: 'delta', text: 'never ' });
+    await cut.return(undefined as never);
+    await expect.poll(() => fake.aborted).toBeGreaterThan(aborted);
+    letGo();
+    // The lease is free at once: the next turn is not refused with 409.
+    expect((await ask(e, { universe: u, userInput: 'after' })).assistantRaw).toBe('reply: after');
+    expect((await runtime(e, u)).map((m) => m.content)).not.toContain('never finished');
+  });
+});
