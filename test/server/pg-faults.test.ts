@@ -34,6 +34,8 @@ async function call(base: string, key: string, method: string, path: string, bod
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+// Where PostgreSQL cannot start here (not installed), startPostgres() has printed a banner saying
+// these did not run; under CI (MGPT_TEST_REQUIRE_POSTGRES, which .ci/run sets) it throws instead.
 describe.skipIf(!cluster)('mgpt serve replicas when PostgreSQL fails', () => {
   const dir = tempDir('mgpt-pg-faults-');
   // A turn cut by an outage leaves its entity's lease behind; a short TTL lets its client go on
