@@ -2,7 +2,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Engine } from '../src/engine/engine.js';
+import { openEngineSync } from '../src/engine/open-engine.js';
 import { startFakeOpenAI } from '../test/helpers/fake-openai.js';
 
 export interface ChatBench {
@@ -76,7 +76,7 @@ export async function benchBatch(root: string, work: string, n: number): Promise
   const env = { ...process.env, MGPT_DB: join(dir, 'batch.db'), MGPT_CONFIG_DIR: join(dir, 'cfg'), XDG_DATA_HOME: join(dir, 'data'), MGPT_PROVIDER: 'openai', NO_COLOR: '1' };
   const provider = spawn(process.execPath, [join(root, 'bench', 'slow-provider.mjs'), String(latency)], { stdio: ['ignore', 'pipe', 'inherit'] });
   const providerUrl = await new Promise<string>((resolve) => provider.stdout!.once('data', (d) => resolve(String(d).trim())));
-  const engine = new Engine({ db: env.MGPT_DB });
+  const engine = openEngineSync({ db: env.MGPT_DB });
   const ids: string[] = [];
   for (let i = 0; i < 50; i++) ids.push((await engine.entities.create({ model: 'mgpt-1-27b', name: `b${i}` })).id);
   engine.close();

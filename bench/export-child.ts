@@ -1,9 +1,9 @@
 // Runs in its own process so peak memory belongs to the export alone.
 import { createWriteStream } from 'node:fs';
-import { Engine } from '../src/engine/engine.js';
+import { openEngineSync } from '../src/engine/open-engine.js';
 
 const [dbPath, entityId, format, outPath] = process.argv.slice(2);
-const engine = new Engine({ db: dbPath });
+const engine = openEngineSync({ db: dbPath });
 global.gc?.();
 const baseline = process.memoryUsage().rss;
 const out = createWriteStream(outPath);

@@ -1,7 +1,7 @@
 // The llama provider: tokens per second through the engine, against node-llama-cpp called directly.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { Engine } from '../src/engine/engine.js';
+import { openEngineSync } from '../src/engine/open-engine.js';
 import { PLAIN_TEMPLATE } from '../src/providers/llama/llama-chat.js';
 import { llamaGpu } from '../src/providers/llama/llama-install.js';
 
@@ -45,7 +45,7 @@ export async function benchLlama(gguf: string, work: string, quick: boolean): Pr
 
   // Through the engine: a whole entity turn (lease, prompt, stream, commit), a new entity each time
   // so every prompt is the same.
-  const engine = new Engine({ db: join(work, 'llama.db'), route: () => ({ provider: 'llama', gguf, ...settings }) });
+  const engine = openEngineSync({ db: join(work, 'llama.db'), route: () => ({ provider: 'llama', gguf, ...settings }) });
   const viaEngine = async () => {
     const e = await engine.entities.create({ model: 'mgpt-1-27b', instructions }, 'local');
     const t0 = performance.now();

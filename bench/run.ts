@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Engine } from '../src/engine/engine.js';
+import { openEngineSync } from '../src/engine/open-engine.js';
 import { startFakeOpenAI } from '../test/helpers/fake-openai.js';
 import { type BranchRun, benchBranch } from './branch.js';
 import { benchBatch, benchChat } from './chat-batch.js';
@@ -61,7 +61,7 @@ function firstByte(cmd: string, args: string[], env: NodeJS.ProcessEnv): Promise
 }
 
 function newEngine(db: string, windowBudget?: number) {
-  return new Engine({ db, windowBudget });
+  return openEngineSync({ db, windowBudget });
 }
 
 // 1. Startup, measured against bare node in the same run, interleaved so load noise hits both.

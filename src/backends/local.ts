@@ -22,7 +22,7 @@ import type {
   LogList,
   LogQuery,
 } from '../core/universe-types.js';
-import { Engine, type EngineOptions } from '../engine/engine.js';
+import type { Engine } from '../engine/engine.js';
 import { EngineAdmin } from './local-admin.js';
 
 /** The embedded default: the engine in-process, state in one SQLite file. */
@@ -32,8 +32,8 @@ export class LocalBackend implements Backend {
   /** What only the embedded engine offers (accounts, keys, prompts, universes read back, import). */
   readonly admin: LocalAdmin;
 
-  constructor(opts: EngineOptions | Engine, private readonly accountId = 'local') {
-    this.engine = opts instanceof Engine ? opts : new Engine(opts);
+  constructor(engine: Engine, private readonly accountId = 'local') {
+    this.engine = engine;
     this.admin = new EngineAdmin(this.engine, accountId);
   }
 

@@ -1,10 +1,10 @@
 import type { ModelPrice } from '../core/models.js';
-import type { RouteCalibration } from './calibration.js';
+import type { RouteCalibration } from './generation/calibration.js';
 import type { ChatModel } from '../providers/spec.js';
-import type { PromptStore } from './prompts.js';
+import type { PromptStore } from './universes/prompts.js';
 import type { BlockRow, Store, UniverseMessageRow } from '../store/types.js';
 import type { VersionedCache } from './versioned-cache.js';
-import type { WindowState } from './window-state.js';
+import type { WindowState } from './entities/window/window-state.js';
 
 export interface EngineLimits {
   windowBudget: number;

@@ -1,33 +1,30 @@
 import { randomUUID } from 'node:crypto';
 import { DEFAULT_TRANSCRIPT_CAP, DEFAULT_WINDOW_BUDGET } from '../core/entity-types.js';
-import { isPostgresUrl } from '../core/db-url.js';
 import { BadRequestError } from '../core/errors.js';
 import type { GenerationResponse, ImageResponse } from '../core/universe-types.js';
 import { DEFAULT_PRICES, type ModelPrice, type ModelRoute } from '../core/models.js';
 import { createChatModel } from '../providers/registry.js';
-import { openFileStore } from '../store/open.js';
 import type { Store } from '../store/types.js';
-import { AccountService } from './accounts.js';
-import { RouteCalibration } from './calibration.js';
-import { type Clock, type EngineDeps, systemClock } from './deps.js';
-import { EntityService } from './entities.js';
-import { checkBudget } from './entity-rules.js';
-import { generateImage } from './images.js';
-import { KeyService } from './keys.js';
-import { LogService } from './logs.js';
-import { type ResponseDelta, respond, respondEvents } from './respond.js';
-import { UniverseService } from './universes.js';
-import { PromptStore } from './prompts.js';
+import { AccountService } from './platform/accounts.js';
+import { RouteCalibration } from './generation/calibration.js';
+import { type Clock, type EngineDeps, type EngineLimits, systemClock } from './deps.js';
+import { EntityService } from './entities/entities.js';
+import { checkBudget } from './entities/entity-rules.js';
+import { generateImage } from './universes/images.js';
+import { KeyService } from './platform/keys.js';
+import { LogService } from './platform/logs.js';
+import { ChatService } from './openai/chat-service.js';
+import { type ResponseDelta, respond, respondEvents } from './universes/respond.js';
+import { UniverseService } from './universes/universes.js';
+import { PromptStore } from './universes/prompts.js';
 import { VersionedCache } from './versioned-cache.js';
 
 export { DEFAULT_LEASE_TTL_MS } from '../core/entity-types.js';
 import { DEFAULT_LEASE_TTL_MS } from '../core/entity-types.js';
 
 export interface EngineOptions {
-  /** SQLite file path, or an open Store (SQLite or PostgreSQL). */
-  db: string | Store;
-  /** Create the database file's directory when missing (the default data directory only). */
-  createDbDir?: boolean;
+  /** An open store (SQLite or PostgreSQL); openEngine() and openEngineSync() open one from --db. */
+  store: Store;
   /** Where each platform model id goes; default: the built-in echo provider. */
   route?: (platformId: string) => ModelRoute;
   /** Directory of stored prompts (universes). */
@@ -41,7 +38,7 @@ export interface EngineOptions {
   version?: string;
 }
 
-/** The embedded engine: one store, the services over it. */
+/** The embedded engine: the services over one store it is given (it never opens one itself). */
 export class Engine {
   readonly store: Store;
   readonly entities: EntityService;
@@ -51,19 +48,13 @@ export class Engine {
   readonly keys: KeyService;
   /** Stored prompts (the prompts directory) universes are created from. */
   readonly prompts: PromptStore;
+  /** The OpenAI-compatible facade (GET /v1/models, POST /v1/chat/completions) over the services above. */
+  readonly openai: ChatService;
   readonly deps: EngineDeps;
 
   constructor(opts: EngineOptions) {
-    const limits = {
-      windowBudget: checkBudget(opts.windowBudget ?? DEFAULT_WINDOW_BUDGET, 'window budget'),
-      transcriptCap: positive(opts.transcriptCap ?? DEFAULT_TRANSCRIPT_CAP, 'transcript cap'),
-      leaseTtlMs: positive(opts.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS, 'lease TTL'),
-    };
-    if (typeof opts.db === 'string' && isPostgresUrl(opts.db)) {
-      // Connecting is async: a URL taken for a file path here would make a folder named "postgres:".
-      throw new BadRequestError('a PostgreSQL URL needs openEngine(), not new Engine()', { hint: 'await openEngine({ db: url, ... })' });
-    }
-    this.store = typeof opts.db === 'string' ? openFileStore(opts.db, { createDir: opts.createDbDir }) : opts.db;
+    const limits = engineLimits(opts);
+    this.store = opts.store;
     const clock = opts.clock ?? systemClock;
     this.deps = {
       store: this.store,
@@ -87,6 +78,7 @@ export class Engine {
     this.logs = new LogService(this.deps);
     this.keys = new KeyService(this.deps, this.accounts);
     this.prompts = this.deps.prompts;
+    this.openai = new ChatService(this, this.deps);
   }
 
   /** POST /responses (seed 000): validates `body` itself, so the server can pass JSON straight in. */
@@ -110,6 +102,15 @@ export class Engine {
   close(): Promise<void> {
     return this.store.close();
   }
+}
+
+/** The limits `opts` asks for, checked: openEngine checks them before it opens a store. */
+export function engineLimits(opts: Pick<EngineOptions, 'windowBudget' | 'transcriptCap' | 'leaseTtlMs'>): EngineLimits {
+  return {
+    windowBudget: checkBudget(opts.windowBudget ?? DEFAULT_WINDOW_BUDGET, 'window budget'),
+    transcriptCap: positive(opts.transcriptCap ?? DEFAULT_TRANSCRIPT_CAP, 'transcript cap'),
+    leaseTtlMs: positive(opts.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS, 'lease TTL'),
+  };
 }
 
 function positive(n: number, what: string): number {

@@ -3,7 +3,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { BadRequestError, CancelledError, ForbiddenError, MgptError, PayloadTooLargeError } from '../core/errors.js';
 import { largeWork } from '../core/lane.js';
 import type { Engine } from '../engine/engine.js';
-import type { Principal, Scope } from '../engine/keys.js';
+import type { Principal, Scope } from '../engine/platform/keys.js';
 
 /** What every route module sees: node's request and response when served by node-server, and the app's variables. */
 export type Env = {

@@ -16,7 +16,6 @@ import { createContext } from '../../src/cli/context.js';
 import { readTar } from '../../src/core/tar.js';
 import { loadTokenEstimator } from '../../src/core/tokens.js';
 import { checkWindowInvariant } from '../../src/core/window-plan.js';
-import { Engine } from '../../src/engine/engine.js';
 import { type FakeOpenAI, echoLastUser, startFakeOpenAI } from '../helpers/fake-openai.js';
 import { tempDir } from '../helpers/temp.js';
 import { CONTRACT_LIMITS, type ContractTarget, PROMPT_TEXT } from './harness.js';

@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { LocalBackend } from '../../src/backends/local.js';
 import { RemoteBackend } from '../../src/backends/remote/remote-backend.js';
 import type { Backend, LocalAdmin } from '../../src/core/backend.js';
-import { Engine, type EngineOptions } from '../../src/engine/engine.js';
-import { openEngine } from '../../src/engine/open-engine.js';
+import type { Engine, EngineOptions } from '../../src/engine/engine.js';
+import { openEngine, openEngineSync } from '../../src/engine/open-engine.js';
 import { type Listening, listen } from '../../src/server/listen.js';
 import { makeEngine, sqliteOf } from '../helpers/engine.js';
 import type { FakeOpenAI } from '../helpers/fake-openai.js';
@@ -38,7 +38,7 @@ function engineFor(dir: string, fake: FakeOpenAI): Engine {
 }
 
 /** For SQLite: another engine on the same file. */
-const sqliteTwin = (engine: Engine) => async (route: EngineOptions['route']) => new Engine({ db: sqliteOf(engine).db.name, route });
+const sqliteTwin = (engine: Engine) => async (route: EngineOptions['route']) => openEngineSync({ db: sqliteOf(engine).db.name, route });
 
 export async function localTarget(dir: string, fake: FakeOpenAI): Promise<ContractTarget> {
   const engine = engineFor(dir, fake);

@@ -21,7 +21,7 @@ const randomLetters = (n: number) => {
 
 const ordinary = {
   prose: file('README.md'),
-  code: file('src/engine/turn.ts'),
+  code: file('src/engine/entities/turn.ts'),
   unicode: 'Ünïcödé, 東京の天気は晴れ, Привет мир, مرحبا, emoji 🍅🎉👩‍👩‍👧 and 𝐀𝐁𝐂 math letters.',
   numbers: 'Pi is 3.14159265358979, 1,234,567.89 USD on 2024-05-13T10:00:00Z; 0xdeadbeef 1e-9.',
   url: 'See https://example.com/' + 'some/long/path/'.repeat(20) + '?q=tokens&lang=en#section.',

@@ -1,6 +1,7 @@
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Engine } from '../../src/engine/engine.js';
+import type { Engine } from '../../src/engine/engine.js';
+import { openEngineSync } from '../../src/engine/open-engine.js';
 import { type Listening, listen } from '../../src/server/listen.js';
 import { type LlamaServer, llamaServerParts, startLlamaServer } from '../helpers/llama-server.js';
 import { tempDir } from '../helpers/temp.js';
@@ -16,7 +17,7 @@ describe.skipIf(!parts)('the OpenAI facade against the real llama-server', () =>
   let server: Listening;
   beforeAll(async () => {
     llama = await startLlamaServer(parts!, ['-c', '2048', '-n', '40']);
-    engine = new Engine({ db: `${dir}/facade.db`, route: () => ({ provider: 'openai', baseUrl: llama.url, model: 'stories', maxRetries: 0 }) });
+    engine = openEngineSync({ db: `${dir}/facade.db`, route: () => ({ provider: 'openai', baseUrl: llama.url, model: 'stories', maxRetries: 0 }) });
     server = await listen(engine, '127.0.0.1', 0);
   });
   afterAll(async () => {

@@ -3,7 +3,8 @@ import { writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RemoteBackend } from '../../src/backends/remote/remote-backend.js';
 import type { TurnEvent } from '../../src/core/entity-types.js';
-import { Engine } from '../../src/engine/engine.js';
+import type { Engine } from '../../src/engine/engine.js';
+import { openEngineSync } from '../../src/engine/open-engine.js';
 import { type Listening, listen } from '../../src/server/listen.js';
 import { cliEnv, mgpt } from '../helpers/cli.js';
 import { collect } from '../helpers/engine.js';
@@ -24,7 +25,7 @@ beforeAll(async () => {
   fake = await startFakeOpenAI();
   // Replies longer than max_tokens words are cut with finish_reason "length".
   fake.limit = { nCtx: 1_000_000, ...HALF_CHAR_TOKENS };
-  engine = new Engine({ db: join(dir, 'served.db'), route: () => ({ provider: 'openai', baseUrl: fake.url, model: 'm', maxRetries: 0, maxTokens: 3 }) });
+  engine = openEngineSync({ db: join(dir, 'served.db'), route: () => ({ provider: 'openai', baseUrl: fake.url, model: 'm', maxRetries: 0, maxTokens: 3 }) });
   key = (await engine.keys.create('local', ['mgpt.responses:create', 'mgpt.logs:read'])).key!;
   server = await listen(engine, '127.0.0.1', 0);
   env = cliEnv(dir, { MGPT_PROMPTS_DIR: join(dir, 'prompts') });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkWindowInvariant } from '../../src/core/window-plan.js';
-import { Engine } from '../../src/engine/engine.js';
+import type { Engine } from '../../src/engine/engine.js';
+import { openEngineSync } from '../../src/engine/open-engine.js';
 import { cliEnv, mgptBinary } from '../helpers/cli.js';
 import { collect, done } from '../helpers/engine.js';
 import { STORY_PROMPTS, testGguf } from '../helpers/gguf.js';
@@ -14,7 +15,7 @@ const dir = tempDir('mgpt-llama-fit-');
 describe.skipIf(!gguf)('a 512-token llama model with the default budget (real model)', () => {
   let engine: Engine;
   beforeAll(() => {
-    engine = new Engine({ db: `${dir}/fit.db`, route: () => ({ provider: 'llama', gguf: gguf!, threads: 1, contextSize: 512, temperature: 0 }) });
+    engine = openEngineSync({ db: `${dir}/fit.db`, route: () => ({ provider: 'llama', gguf: gguf!, threads: 1, contextSize: 512, temperature: 0 }) });
   });
   afterAll(() => engine.close());
 

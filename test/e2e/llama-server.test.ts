@@ -2,7 +2,7 @@ import { type IncomingMessage, type ServerResponse, createServer, request } from
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkWindowInvariant } from '../../src/core/window-plan.js';
-import { Engine } from '../../src/engine/engine.js';
+import { openEngineSync } from '../../src/engine/open-engine.js';
 import { cliEnv, mgpt, spawnMgpt } from '../helpers/cli.js';
 import { collect, done } from '../helpers/engine.js';
 import { STORY_PROMPTS } from '../helpers/gguf.js';
@@ -64,7 +64,7 @@ describe.skipIf(!parts)('the openai provider against the real llama-server', () 
 
   it('holds 30 turns with the default budget and no configuration; usage is what the server reported', async () => {
     const recorder = await usageRecorder(server.url);
-    const engine = new Engine({ db: `${dir}/thirty.db`, route: () => ({ provider: 'openai', baseUrl: recorder.url, model: 'stories', maxRetries: 0 }) });
+    const engine = openEngineSync({ db: `${dir}/thirty.db`, route: () => ({ provider: 'openai', baseUrl: recorder.url, model: 'stories', maxRetries: 0 }) });
     const e = await engine.entities.create({ model: 'mgpt-1-27b', instructions: 'Tell short stories about Lily.' });
     expect(e.window.budget_tokens).toBe(32_000);
     const refusedAt: number[] = [];
@@ -98,7 +98,7 @@ describe.skipIf(!parts)('the openai provider against the real llama-server', () 
   }, 240_000);
 
   it('reports finish_reason length for a reply cut at the route maxTokens', async () => {
-    const engine = new Engine({ db: `${dir}/length.db`, route: () => ({ provider: 'openai', baseUrl: server.url, model: 'stories', maxTokens: 5 }) });
+    const engine = openEngineSync({ db: `${dir}/length.db`, route: () => ({ provider: 'openai', baseUrl: server.url, model: 'stories', maxTokens: 5 }) });
     const e = await engine.entities.create({ model: 'mgpt-1-27b' });
     const c = done(await collect(engine.entities.send(e.id, { content: 'Once upon a time' }))).completion;
     expect(c.choices[0].finish_reason).toBe('length');
@@ -110,7 +110,7 @@ describe.skipIf(!parts)('the openai provider against the real llama-server', () 
   });
 
   it('accepts tool_choice in every shape, and reports a required tool answered with text', async () => {
-    const engine = new Engine({ db: `${dir}/tools.db`, route: () => ({ provider: 'openai', baseUrl: server.url, model: 'stories', maxTokens: 8 }) });
+    const engine = openEngineSync({ db: `${dir}/tools.db`, route: () => ({ provider: 'openai', baseUrl: server.url, model: 'stories', maxTokens: 8 }) });
     const tools = [{ type: 'function', name: 'roll', parameters: { type: 'object', properties: { sides: { type: 'integer' } } } }];
     for (const toolChoice of ['auto', 'none', 'required', { type: 'function', name: 'roll' }, { type: 'function', function: { name: 'roll' } }]) {
       const res = await engine.respond({ model: 'game-1-lite-frozen', userInput: 'Roll a die.', tools, toolChoice });

@@ -4,7 +4,8 @@ import { RemoteBackend } from '../../src/backends/remote/remote-backend.js';
 import type { TurnEvent } from '../../src/core/entity-types.js';
 import { CancelledError } from '../../src/core/errors.js';
 import { checkWindowInvariant } from '../../src/core/window-plan.js';
-import { Engine } from '../../src/engine/engine.js';
+import type { Engine } from '../../src/engine/engine.js';
+import { openEngineSync } from '../../src/engine/open-engine.js';
 import { defaultThreads } from '../../src/providers/llama/llama-chat.js';
 import { llamaGpu, llamaInstallCommand } from '../../src/providers/llama/llama-install.js';
 import { type Listening, listen } from '../../src/server/listen.js';
@@ -30,7 +31,7 @@ describe.skipIf(!gguf)('the llama provider on stories260K.gguf (real model)', ()
   let lib: typeof import('node-llama-cpp');
   let tokenizer: import('node-llama-cpp').LlamaModel;
   beforeAll(async () => {
-    engine = new Engine({
+    engine = openEngineSync({
       db: `${dir}/llama.db`,
       windowBudget: 120,
       route: () => ({ provider: 'llama', gguf: gguf!, threads: 1, contextSize: 1024, temperature: 0, maxTokens: 40 }),
@@ -84,7 +85,7 @@ describe.skipIf(!gguf)('the llama provider on stories260K.gguf (real model)', ()
   });
 
   it('stops a cancelled generation at once and leaves no trace', async () => {
-    const long = new Engine({
+    const long = openEngineSync({
       db: `${dir}/llama.db`,
       route: () => ({ provider: 'llama', gguf: gguf!, threads: 1, contextSize: 1024, temperature: 0.8, maxTokens: 900 }),
     });
@@ -114,7 +115,7 @@ describe.skipIf(!gguf)('the llama provider on stories260K.gguf (real model)', ()
     const { mkdirSync, writeFileSync } = await import('node:fs');
     mkdirSync(`${dir}/prompts`, { recursive: true });
     writeFileSync(`${dir}/prompts/teller.md`, 'You tell stories about Lily.\n');
-    const u = new Engine({
+    const u = openEngineSync({
       db: `${dir}/llama.db`,
       promptsDir: `${dir}/prompts`,
       route: () => ({ provider: 'llama', gguf: gguf!, threads: 1, contextSize: 1024, temperature: 0, maxTokens: 30 }),
@@ -143,7 +144,7 @@ describe.skipIf(!gguf)('the llama provider on stories260K.gguf (real model)', ()
         '      properties:\n        mood: { type: string, enum: [happy, sad] }\n        n: { type: integer }\n      required: [mood, n]\n---\n' +
         'You tell stories about Lily.\n',
     );
-    const u = new Engine({
+    const u = openEngineSync({
       db: `${dir}/llama.db`,
       promptsDir: `${dir}/prompts`,
       route: () => ({ provider: 'llama', gguf: gguf!, threads: 1, contextSize: 1024, temperature: 0, maxTokens: 200 }),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkMessages, dropSystemMessages, parseFacadeModel, reconcile } from '../../src/engine/chat-facade.js';
+import { checkMessages, dropSystemMessages, parseFacadeModel, reconcile } from '../../src/engine/openai/chat-facade.js';
 
 const t = (...contents: string[]) => contents.map((content, i) => ({ seq: i + 1, role: (i % 2 ? 'assistant' : 'user') as 'user' | 'assistant', content }));
 const m = (...contents: string[]) => contents.map((content, i) => ({ role: (i % 2 ? 'assistant' : 'user') as 'user' | 'assistant', content }));

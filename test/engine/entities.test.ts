@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TurnEvent } from '../../src/core/entity-types.js';
 import { BadRequestError, ConflictError, NotFoundError, PaymentRequiredError } from '../../src/core/errors.js';
 import { DEFAULT_LEASE_TTL_MS, type Engine } from '../../src/engine/engine.js';
+import { openEngineSync } from '../../src/engine/open-engine.js';
 import { collect, makeEngine, sqliteOf } from '../helpers/engine.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../helpers/fake-openai.js';
 import { snapshot } from '../helpers/snapshot.js';
@@ -273,7 +274,7 @@ describe('window cache', () => {
     const a = makeEngine(dir, { fake, windowBudget: 120 });
     const { Engine } = await import('../../src/engine/engine.js');
     // A second engine on the same file: another connection, its own cache, as another process has.
-    const b = new Engine({
+    const b = openEngineSync({
       db: sqliteOf(a).db.name,
       windowBudget: 120,
       route: () => ({ provider: 'openai', baseUrl: fake.url, model: 'm', maxRetries: 0 }),

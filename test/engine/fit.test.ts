@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TurnEvent } from '../../src/core/entity-types.js';
 import { ContextOverflowError } from '../../src/core/errors.js';
 import { checkWindowInvariant } from '../../src/core/window-plan.js';
-import { Engine } from '../../src/engine/engine.js';
+import { openEngineSync } from '../../src/engine/open-engine.js';
 import { collect, makeEngine } from '../helpers/engine.js';
 import { type FakeOpenAI, HALF_CHAR_TOKENS, echoLastUser, ownPromptTokens, startFakeOpenAI } from '../helpers/fake-openai.js';
 import { tempDir } from '../helpers/temp.js';
@@ -29,7 +29,7 @@ describe('a turn always fits the model behind its route', () => {
     fake.limit = { nCtx: 600, ...HALF_CHAR_TOKENS };
     fake.prompts = [];
     const db = `${dir}/learn.db`;
-    const engine = new Engine({ db, route: route(fake) });
+    const engine = openEngineSync({ db, route: route(fake) });
     const e = await engine.entities.create({ model: 'mgpt-1-27b', instructions: 'You are a patient storyteller.' });
     expect(e.window.budget_tokens).toBe(32_000);
     const perTurn: Array<Array<{ tokens: number; refused: boolean }>> = [];
@@ -53,7 +53,7 @@ describe('a turn always fits the model behind its route', () => {
 
     // A new engine on the same file (as a new process would) fits the first time.
     fake.prompts = [];
-    const again = new Engine({ db, route: route(fake) });
+    const again = openEngineSync({ db, route: route(fake) });
     for (let i = 25; i < 30; i++) await collect(again.entities.send(e.id, { content: message(i) }));
     expect(fake.prompts.length).toBeGreaterThanOrEqual(5);
     expect(fake.prompts.filter((p) => p.refused)).toEqual([]);
@@ -87,7 +87,7 @@ describe('a turn always fits the model behind its route', () => {
     fake.prompts = [];
     const seen = fake.requests.length;
     // The route now says what the model holds (as after `mgpt models add ... --context 300`).
-    const small = new Engine({ db: engine.store, route: route(fake, { contextSize: 300, maxTokens: 40 }) });
+    const small = openEngineSync({ db: engine.store, route: route(fake, { contextSize: 300, maxTokens: 40 }) });
     const events = await collect(small.entities.send(e.id, { content: 'And now?' }));
     expect(events.some((x) => x.type === 'rotation')).toBe(true);
     const summaries = fake.requests.slice(seen).filter((r) => /long-term memory/.test(r.body.messages[0].content));

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AuthError } from '../../src/core/errors.js';
-import { Engine } from '../../src/engine/engine.js';
+import { openEngineSync } from '../../src/engine/open-engine.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -23,7 +23,7 @@ describe('the API key cache', () => {
   it('a key checked once is not read again while no other process wrote', async () => {
     const path = join(dir, 'cache.db');
     const { store, reads } = counting(path);
-    const engine = new Engine({ db: store });
+    const engine = openEngineSync({ db: store });
     const key = (await engine.keys.create('local', ['mgpt.responses:create'])).key!;
     const first = await engine.keys.authenticate(key);
     for (let i = 0; i < 5; i++) expect(await engine.keys.authenticate(key)).toEqual(first);
@@ -35,11 +35,11 @@ describe('the API key cache', () => {
 
   it('a revocation by another connection (another process) is seen by the next request', async () => {
     const path = join(dir, 'revoke.db');
-    const server = new Engine({ db: path });
+    const server = openEngineSync({ db: path });
     const created = await server.keys.create('local', ['mgpt.responses:create']);
     await server.keys.authenticate(created.key!);
     await server.keys.authenticate(created.key!); // cached now
-    const other = new Engine({ db: path });
+    const other = openEngineSync({ db: path });
     await other.keys.revoke(created.id);
     await expect(server.keys.authenticate(created.key!)).rejects.toThrow('revoked');
     await other.close();
@@ -47,7 +47,7 @@ describe('the API key cache', () => {
   });
 
   it('a revocation by this process is seen at once', async () => {
-    const engine = new Engine({ db: join(dir, 'own.db') });
+    const engine = openEngineSync({ db: join(dir, 'own.db') });
     const created = await engine.keys.create('local', ['mgpt.responses:create']);
     await engine.keys.authenticate(created.key!);
     await engine.keys.revoke(created.id);

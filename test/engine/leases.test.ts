@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConflictError, NotFoundError } from '../../src/core/errors.js';
 import type { Clock } from '../../src/engine/deps.js';
-import { Engine } from '../../src/engine/engine.js';
+import type { Engine } from '../../src/engine/engine.js';
+import { openEngineSync } from '../../src/engine/open-engine.js';
 import { collect, makeEngine, sqliteOf } from '../helpers/engine.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../helpers/fake-openai.js';
 import { tempDir } from '../helpers/temp.js';
@@ -32,7 +33,7 @@ function movableClock(): Clock & { advance(ms: number): void } {
 
 /** A second engine on the same SQLite file: another process, as far as the database is concerned. */
 function twin(e: Engine, opts: { clock?: Clock; leaseTtlMs?: number } = {}): Engine {
-  return new Engine({
+  return openEngineSync({
     db: sqliteOf(e).db.name,
     promptsDir: prompts,
     route: () => ({ provider: 'openai', baseUrl: fake.url, model: 'fake-model', maxRetries: 0 }),

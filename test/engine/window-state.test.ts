@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Engine } from '../../src/engine/engine.js';
+import { openEngineSync } from '../../src/engine/open-engine.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { BlockRow } from '../../src/store/types.js';
 import { collect, makeEngine } from '../helpers/engine.js';
@@ -36,13 +36,13 @@ function countingStore(path: string): { store: SqliteStore; reads: () => number 
 describe('the kept window', () => {
   it('a turn does not walk the window: after the first, no stored block is read again', async () => {
     const path = join(dir, 'flat.db');
-    const seeding = new Engine({ db: path, windowBudget: 1_000_000 });
+    const seeding = openEngineSync({ db: path, windowBudget: 1_000_000 });
     const e = await seeding.entities.create({ model: 'mgpt-1-27b', instructions: 'Be brief.' });
     for (let i = 0; i < 150; i++) await collect(seeding.entities.send(e.id, { content: `message ${i}` }));
     await seeding.close();
 
     const { store, reads } = countingStore(path);
-    const engine = new Engine({ db: store, windowBudget: 1_000_000 });
+    const engine = openEngineSync({ db: store, windowBudget: 1_000_000 });
     await collect(engine.entities.send(e.id, { content: 'first turn of this process' }));
     const afterFirst = reads();
     expect(afterFirst).toBeGreaterThan(0); // the window was read (and summed) once

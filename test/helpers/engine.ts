@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { TurnEvent } from '../../src/core/entity-types.js';
-import { Engine, type EngineOptions } from '../../src/engine/engine.js';
+import type { Engine } from '../../src/engine/engine.js';
+import { type OpenEngineOptions, openEngineSync } from '../../src/engine/open-engine.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { FakeOpenAI } from './fake-openai.js';
 
@@ -9,10 +10,10 @@ let n = 0;
 /** An engine on a new SQLite file in `dir`, routed to the fake provider (or echo). */
 export function makeEngine(
   dir: string,
-  opts: Partial<EngineOptions> & { fake?: FakeOpenAI } = {},
+  opts: Partial<OpenEngineOptions> & { fake?: FakeOpenAI } = {},
 ): Engine {
   const { fake, ...rest } = opts;
-  return new Engine({
+  return openEngineSync({
     db: join(dir, `engine-${process.pid}-${n++}.db`),
     route: () => (fake ? { provider: 'openai', baseUrl: fake.url, model: 'fake-model', maxRetries: 0 } : { provider: 'echo' }),
     ...rest,

@@ -1,6 +1,6 @@
 import { type Context, Hono } from 'hono';
 import { BadRequestError, MgptError, PaymentRequiredError, isAbortError } from '../../core/errors.js';
-import { BRANCH_HEADER, ChatService, type ChatReply } from '../../engine/chat-service.js';
+import { BRANCH_HEADER, type ChatReply } from '../../engine/openai/chat-service.js';
 import type { Engine } from '../../engine/engine.js';
 import { type Env, type RouteDeps, closeIfBodyUnread } from '../route-deps.js';
 import { sseReply } from '../sse.js';
@@ -8,10 +8,10 @@ import { sseReply } from '../sse.js';
 /**
  * The OpenAI-compatible surface (SPEC section 8): GET /v1/models, GET /v1/models/{id},
  * POST /v1/chat/completions, answering errors in OpenAI's shape. Routes only translate; the
- * rules (targets, reconciliation, branches, stateless completions) are in engine/chat-service.ts.
+ * rules (targets, reconciliation, branches, stateless completions) are in engine/openai/chat-service.ts.
  */
 export function openAICompatRoutes(engine: Engine, deps: RouteDeps): Hono<Env> {
-  const chat = new ChatService(engine);
+  const chat = engine.openai;
   const app = new Hono<Env>();
   const auth = deps.auth('mgpt.responses:create');
   app.onError((err, c) => {

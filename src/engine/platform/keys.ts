@@ -1,9 +1,9 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { AuthError, BadRequestError, NotFoundError } from '../core/errors.js';
-import type { KeyInfo } from '../core/backend.js';
+import { AuthError, BadRequestError, NotFoundError } from '../../core/errors.js';
+import type { KeyInfo } from '../../core/backend.js';
 import type { AccountService } from './accounts.js';
-import type { EngineDeps } from './deps.js';
-import { MIN_ID_PREFIX, pickByRef } from '../core/ref.js';
+import type { EngineDeps } from '../deps.js';
+import { MIN_ID_PREFIX, pickByRef } from '../../core/ref.js';
 
 /** The scopes keys carry (seed 000 section 5; seed 001 uses the first for every entity route). */
 export const SCOPES = ['mgpt.responses:create', 'mgpt.images:create', 'mgpt.logs:read'] as const;

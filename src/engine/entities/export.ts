@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import type { ExportFormat, ExportManifest } from '../core/entity-types.js';
-import { tarHeader, tarPadding, tarTrailer } from '../core/tar.js';
-import type { BlockRow, EntityRow } from '../store/types.js';
-import type { EngineDeps } from './deps.js';
+import type { ExportFormat, ExportManifest } from '../../core/entity-types.js';
+import { tarHeader, tarPadding, tarTrailer } from '../../core/tar.js';
+import type { BlockRow, EntityRow } from '../../store/types.js';
+import type { EngineDeps } from '../deps.js';
 import { toBlock, toMessage, windowDocument } from './entity-wire.js';
 
 const PAGE = 500;

@@ -1,11 +1,11 @@
-import { BadRequestError } from '../core/errors.js';
-import { largeWork } from '../core/lane.js';
-import { countEach, loadTokenEstimator } from '../core/tokens.js';
-import { checkWindowInvariant } from '../core/window-plan.js';
-import type { BlockRow, EntityImport, EntityRow, MessageRow } from '../store/types.js';
+import { BadRequestError } from '../../core/errors.js';
+import { largeWork } from '../../core/lane.js';
+import { countEach, loadTokenEstimator } from '../../core/tokens.js';
+import { checkWindowInvariant } from '../../core/window-plan.js';
+import type { BlockRow, EntityImport, EntityRow, MessageRow } from '../../store/types.js';
 import type { ClientMessage } from './chat-facade.js';
-import type { EngineDeps } from './deps.js';
-import { sha256 } from '../core/hash.js';
+import type { EngineDeps } from '../deps.js';
+import { sha256 } from '../../core/hash.js';
 
 /** What a branch is made from: the original, the client's history and how much of it the two share. */
 export interface BranchSource {

@@ -1,8 +1,8 @@
-import type { ChunkEvent } from '../core/completion-stream.js';
-import { BadRequestError, ConflictError, MgptError, NotFoundError } from '../core/errors.js';
-import type { Entity } from '../core/entity-types.js';
-import { type GenerationResponse, UNIVERSE_MODEL } from '../core/universe-types.js';
-import type { ResponseDelta } from './respond.js';
+import type { ChunkEvent } from '../../core/completion-stream.js';
+import { BadRequestError, ConflictError, MgptError, NotFoundError } from '../../core/errors.js';
+import type { Entity } from '../../core/entity-types.js';
+import { type GenerationResponse, UNIVERSE_MODEL } from '../../core/universe-types.js';
+import type { ResponseDelta } from '../universes/respond.js';
 import { branchIdFor, planBranch } from './chat-branch.js';
 import {
   COMPLETION_MODELS,
@@ -16,9 +16,10 @@ import {
   reconcile,
   unknownModel,
 } from './chat-facade.js';
-import { completeStateless } from './complete.js';
-import { primed } from '../core/primed.js';
-import type { Engine } from './engine.js';
+import { completeStateless } from '../generation/complete.js';
+import { primed } from '../../core/primed.js';
+import type { EngineDeps } from '../deps.js';
+import type { Engine } from '../engine.js';
 
 /** The opt-in request header that branches on a contradicting history instead of answering 409. */
 export const BRANCH_HEADER = 'Mgpt-On-Conflict';
@@ -52,7 +53,10 @@ export interface ChatReply {
 
 /** The OpenAI-compatible facade over the engine (SPEC section 8): GET /v1/models, POST /v1/chat/completions. */
 export class ChatService {
-  constructor(private readonly engine: Engine) {}
+  constructor(
+    private readonly engine: Engine,
+    private readonly deps: EngineDeps,
+  ) {}
 
   /** Platform ids and text aliases, then the account's entities (`entity:<name>` when unique, always `entity:<id>`). */
   async models(accountId: string): Promise<{ object: 'list'; data: FacadeModel[] }> {
@@ -83,7 +87,7 @@ export class ChatService {
     const target = parseFacadeModel(req.model);
     const messages = checkMessages(req.messages);
     if (target.kind === 'platform') {
-      const events = completeStateless(this.engine.deps, {
+      const events = completeStateless(this.deps, {
         model: target.id, messages, accountId: req.accountId, userId: req.userId, key: req.idempotencyKey, signal: req.signal,
       });
       return { events: await primed(events) };
@@ -98,7 +102,7 @@ export class ChatService {
     const last = messages[messages.length - 1];
     // A retry with the key of an answered message replays that reply, however the history now compares.
     const key = req.idempotencyKey;
-    if (key !== undefined && last?.role === 'user' && (await this.engine.deps.store.idempotency.get(entity.id, key))) {
+    if (key !== undefined && last?.role === 'user' && (await this.deps.store.idempotency.get(entity.id, key))) {
       return this.send(entity.id, last.content, req);
     }
     const length = entity.transcript.messages;
@@ -145,7 +149,7 @@ export class ChatService {
     const last = messages[messages.length - 1];
     if (!last || last.role !== 'user') throw new BadRequestError('the last message must be a user message');
     const universe = await this.engine.universes.resolve(ref, req.userId);
-    const head = { id: `chatcmpl-${this.engine.deps.newId()}`, model: `universe:${universe}`, created: Math.floor(this.engine.deps.clock.now() / 1000) };
+    const head = { id: `chatcmpl-${this.deps.newId()}`, model: `universe:${universe}`, created: Math.floor(this.deps.clock.now() / 1000) };
     const body = { model: UNIVERSE_MODEL, universe, userInput: last.content, ...(req.idempotencyKey ? { requestId: req.idempotencyKey } : {}) };
     const turn = this.engine.respondEvents(body, { userId: req.userId, signal: req.signal });
     return { events: await primed(universeChunks(turn, head)) };

@@ -3,8 +3,8 @@ import {
   type UpdateEntityInput,
   WINDOW_BUDGET_MAX,
   WINDOW_BUDGET_MIN,
-} from '../core/entity-types.js';
-import { BadRequestError } from '../core/errors.js';
+} from '../../core/entity-types.js';
+import { BadRequestError } from '../../core/errors.js';
 
 /**
  * The rules of an entity's head, shared by create, update and the engine's own options, so that

@@ -1,5 +1,5 @@
-import type { Entity, TranscriptMessage, WindowBlock } from '../core/entity-types.js';
-import type { BlockRow, EntityRow, MessageRow } from '../store/types.js';
+import type { Entity, TranscriptMessage, WindowBlock } from '../../core/entity-types.js';
+import type { BlockRow, EntityRow, MessageRow } from '../../store/types.js';
 
 /** Store rows -> wire objects (seed 001 section 2). Field order is fixed: exports hash these bytes. */
 

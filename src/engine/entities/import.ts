@@ -7,15 +7,15 @@ import {
   type ExportManifest,
   type TranscriptMessage,
   type WindowBlock,
-} from '../core/entity-types.js';
-import { BadRequestError, ConflictError } from '../core/errors.js';
-import { readTar } from '../core/tar.js';
-import { loadTokenEstimator } from '../core/tokens.js';
-import { checkWindowInvariant } from '../core/window-plan.js';
-import type { EntityRow, ImportConflict } from '../store/types.js';
-import type { EngineDeps } from './deps.js';
-import { sha256 } from '../core/hash.js';
-import type { ImportOptions } from '../core/backend.js';
+} from '../../core/entity-types.js';
+import { BadRequestError, ConflictError } from '../../core/errors.js';
+import { readTar } from '../../core/tar.js';
+import { loadTokenEstimator } from '../../core/tokens.js';
+import { checkWindowInvariant } from '../../core/window-plan.js';
+import type { EntityRow, ImportConflict } from '../../store/types.js';
+import type { EngineDeps } from '../deps.js';
+import { sha256 } from '../../core/hash.js';
+import type { ImportOptions } from '../../core/backend.js';
 import { checkBudget, checkName } from './entity-rules.js';
 import { toEntity, windowDocument } from './entity-wire.js';
 import { EXPORT_FILES } from './export.js';

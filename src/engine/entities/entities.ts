@@ -16,15 +16,15 @@ import {
   type SendInput,
   type TurnEvent,
   type UpdateEntityInput,
-} from '../core/entity-types.js';
-import type { EntityPage, ImportOptions } from '../core/backend.js';
-import { MIN_ID_PREFIX, pickByRef } from '../core/ref.js';
-import { UUID } from '../core/ids.js';
-import { sha256 } from '../core/hash.js';
-import { BadRequestError, NotFoundError } from '../core/errors.js';
-import { loadTokenEstimator } from '../core/tokens.js';
-import type { EntityImport, EntityRow } from '../store/types.js';
-import type { EngineDeps } from './deps.js';
+} from '../../core/entity-types.js';
+import type { EntityPage, ImportOptions } from '../../core/backend.js';
+import { MIN_ID_PREFIX, pickByRef } from '../../core/ref.js';
+import { UUID } from '../../core/ids.js';
+import { sha256 } from '../../core/hash.js';
+import { BadRequestError, NotFoundError } from '../../core/errors.js';
+import { loadTokenEstimator } from '../../core/tokens.js';
+import type { EntityImport, EntityRow } from '../../store/types.js';
+import type { EngineDeps } from '../deps.js';
 import { checkCreateFields, checkInstructions, checkName, checkUpdate } from './entity-rules.js';
 import { toBlock, toEntity, toMessage } from './entity-wire.js';
 import { exportEntity } from './export.js';

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { AccountInfo } from '../core/backend.js';
-import { BadRequestError, ConflictError, NotFoundError } from '../core/errors.js';
-import type { AccountRow } from '../store/types.js';
-import type { EngineDeps } from './deps.js';
+import type { AccountInfo } from '../../core/backend.js';
+import { BadRequestError, ConflictError, NotFoundError } from '../../core/errors.js';
+import type { AccountRow } from '../../store/types.js';
+import type { EngineDeps } from '../deps.js';
 
 /** Accounts own entities and hold a prepaid balance; null balance means unmetered. */
 export class AccountService {

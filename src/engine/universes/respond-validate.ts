@@ -1,5 +1,5 @@
-import { BadRequestError, type FieldError } from '../core/errors.js';
-import { OVERRIDABLE_ALIAS, type RespondInput, TEXT_ALIASES } from '../core/universe-types.js';
+import { BadRequestError, type FieldError } from '../../core/errors.js';
+import { OVERRIDABLE_ALIAS, type RespondInput, TEXT_ALIASES } from '../../core/universe-types.js';
 
 const FIELDS = new Set([
   'model',

@@ -1,7 +1,7 @@
-import { BadRequestError, ConflictError } from '../core/errors.js';
-import { costUsd } from '../core/models.js';
-import { loadTokenEstimator } from '../core/tokens.js';
-import { splitsToolGroup, universeWindow } from '../core/universe-window.js';
+import { BadRequestError, ConflictError } from '../../core/errors.js';
+import { costUsd } from '../../core/models.js';
+import { loadTokenEstimator } from '../../core/tokens.js';
+import { splitsToolGroup, universeWindow } from '../../core/universe-window.js';
 import {
   type GenerationResponse,
   LOCAL_USER_ID,
@@ -10,15 +10,15 @@ import {
   type ToolCallOut,
   type ToolCallRef,
   toolResultContent,
-} from '../core/universe-types.js';
-import type { ChatMessage, ChatModel } from '../providers/spec.js';
-import type { LogRow, RequestRow, UniverseMessageRow, UniverseRow } from '../store/types.js';
-import type { FinishReason } from '../core/entity-types.js';
-import { type Reply, absorb, emptyReply } from './generation/reply.js';
-import type { EngineDeps } from './deps.js';
-import { sha256 } from '../core/hash.js';
-import { type HeldLease, type LeaseRequest, universeSubject, withLease } from './lease.js';
-import { type LogEntry, logRow } from './logs.js';
+} from '../../core/universe-types.js';
+import type { ChatMessage, ChatModel } from '../../providers/spec.js';
+import type { LogRow, RequestRow, UniverseMessageRow, UniverseRow } from '../../store/types.js';
+import type { FinishReason } from '../../core/entity-types.js';
+import { type Reply, absorb, emptyReply } from '../generation/reply.js';
+import type { EngineDeps } from '../deps.js';
+import { sha256 } from '../../core/hash.js';
+import { type HeldLease, type LeaseRequest, universeSubject, withLease } from '../lease.js';
+import { type LogEntry, logRow } from '../platform/logs.js';
 import { validateRespond } from './respond-validate.js';
 import { toRuntime, type UniverseService } from './universes.js';
 

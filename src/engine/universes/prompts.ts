@@ -1,8 +1,8 @@
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BadRequestError, ConflictError, NotFoundError } from '../core/errors.js';
-import { parsePromptText } from '../core/prompt-file.js';
-import type { StoredPromptInfo } from '../core/universe-types.js';
+import { BadRequestError, ConflictError, NotFoundError } from '../../core/errors.js';
+import { parsePromptText } from '../../core/prompt-file.js';
+import type { StoredPromptInfo } from '../../core/universe-types.js';
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*$/;
 

@@ -1,5 +1,5 @@
-import { BadRequestError, ConflictError, NotFoundError } from '../core/errors.js';
-import { KNOWN_MODELS } from '../core/models.js';
+import { BadRequestError, ConflictError, NotFoundError } from '../../core/errors.js';
+import { KNOWN_MODELS } from '../../core/models.js';
 
 /**
  * The rules of the OpenAI-compatible facade (SPEC section 8), without HTTP: which target a

@@ -1,4 +1,4 @@
-import type { EntityCompletion, TurnEvent } from '../core/entity-types.js';
+import type { EntityCompletion, TurnEvent } from '../../core/entity-types.js';
 import {
   BadRequestError,
   CancelledError,
@@ -7,19 +7,19 @@ import {
   ContextOverflowError,
   NotFoundError,
   isAbortError,
-} from '../core/errors.js';
-import { largeWork } from '../core/lane.js';
-import { costUsd } from '../core/models.js';
-import { loadTokenEstimator } from '../core/tokens.js';
-import type { StreamPart } from '../providers/spec.js';
-import type { BlockRow, EntityImport, EntityRow, EntityTurnWrite, LeaseClaim, LeaseRow } from '../store/types.js';
-import type { EngineDeps } from './deps.js';
-import { type Reply, absorb, emptyReply } from './generation/reply.js';
-import { type HeldLease, type LeaseRequest, entitySubject, withLease } from './lease.js';
-import { isMetered, requireFunds } from './billing.js';
-import { MessageCount, type PreparedWindow, type WindowTurn, promptMessages, rotate } from './turn-window.js';
-import { windowVersion } from './versioned-cache.js';
-import { WindowState } from './window-state.js';
+} from '../../core/errors.js';
+import { largeWork } from '../../core/lane.js';
+import { costUsd } from '../../core/models.js';
+import { loadTokenEstimator } from '../../core/tokens.js';
+import type { StreamPart } from '../../providers/spec.js';
+import type { BlockRow, EntityImport, EntityRow, EntityTurnWrite, LeaseClaim, LeaseRow } from '../../store/types.js';
+import type { EngineDeps } from '../deps.js';
+import { type Reply, absorb, emptyReply } from '../generation/reply.js';
+import { type HeldLease, type LeaseRequest, entitySubject, withLease } from '../lease.js';
+import { isMetered, requireFunds } from '../platform/billing.js';
+import { MessageCount, type PreparedWindow, type WindowTurn, promptMessages, rotate } from './window/turn-window.js';
+import { windowVersion } from '../versioned-cache.js';
+import { WindowState } from './window/window-state.js';
 
 interface TurnInput {
   content: string;

@@ -1,9 +1,9 @@
-import type { TokenEstimator } from '../core/tokens.js';
-import type { ChatMessage, ChatModel } from '../providers/spec.js';
-import type { BlockRow } from '../store/types.js';
-import { ContextOverflowError } from '../core/errors.js';
-import { readReply } from './generation/reply.js';
-import { CONTEXT_MARGIN, PER_MESSAGE_TOKENS, PER_PROMPT_TOKENS, type RouteCalibration, type RouteFit, promptEstimate } from './calibration.js';
+import type { TokenEstimator } from '../../../core/tokens.js';
+import type { ChatMessage, ChatModel } from '../../../providers/spec.js';
+import type { BlockRow } from '../../../store/types.js';
+import { ContextOverflowError } from '../../../core/errors.js';
+import { readReply } from '../../generation/reply.js';
+import { CONTEXT_MARGIN, PER_MESSAGE_TOKENS, PER_PROMPT_TOKENS, type RouteCalibration, type RouteFit, promptEstimate } from '../../generation/calibration.js';
 
 export const SUMMARY_INSTRUCTIONS =
   'You maintain the long-term memory of a conversation. Summarize the conversation below so that ' +

@@ -1,12 +1,12 @@
-import { windowTokens } from '../core/window-plan.js';
-import type { ChatMessage } from '../providers/spec.js';
-import type { BlockRow } from '../store/types.js';
+import { windowTokens } from '../../../core/window-plan.js';
+import type { ChatMessage } from '../../../providers/spec.js';
+import type { BlockRow } from '../../../store/types.js';
 
 /**
  * An entity's window as turns plan from it, kept between turns by a long-lived process: its
  * token sum and its prompt messages are kept with the blocks, and a turn without a rotation
  * appends its two blocks in place, so a turn's cost does not grow with the window's size.
- * Only the holder of the entity's lease changes it, and only after its commit (engine/turn.ts).
+ * Only the holder of the entity's lease changes it, and only after its commit (engine/entities/turn.ts).
  */
 export class WindowState {
   private messages: ChatMessage[] | undefined;

@@ -1,9 +1,9 @@
-import { BadRequestError, NotFoundError } from '../core/errors.js';
-import { LOCAL_USER_ID, LOG_PAGE_SIZE_MAX, type LogDetail, type LogList, type LogQuery, type LogRecord } from '../core/universe-types.js';
-import type { LogRow } from '../store/types.js';
-import type { EngineDeps } from './deps.js';
-import { MIN_ID_PREFIX, pickByRef } from '../core/ref.js';
-import { UUID } from '../core/ids.js';
+import { BadRequestError, NotFoundError } from '../../core/errors.js';
+import { LOCAL_USER_ID, LOG_PAGE_SIZE_MAX, type LogDetail, type LogList, type LogQuery, type LogRecord } from '../../core/universe-types.js';
+import type { LogRow } from '../../store/types.js';
+import type { EngineDeps } from '../deps.js';
+import { MIN_ID_PREFIX, pickByRef } from '../../core/ref.js';
+import { UUID } from '../../core/ids.js';
 
 /** What a generation reports to its log; the record's id, owner and time are added here. */
 export interface LogEntry extends Omit<LogRecord, 'id' | 'ownerUserId' | 'createdAt'> {

@@ -1,4 +1,4 @@
-import { BadRequestError, ForbiddenError, NotFoundError } from '../core/errors.js';
+import { BadRequestError, ForbiddenError, NotFoundError } from '../../core/errors.js';
 import {
   type ConversationTurn,
   type CreateUniverseInput,
@@ -7,13 +7,13 @@ import {
   type RuntimeMessage,
   type UniverseDoc,
   type UniverseSummary,
-} from '../core/universe-types.js';
-import type { UniverseMessageRow, UniverseRow } from '../store/types.js';
-import type { EngineDeps } from './deps.js';
+} from '../../core/universe-types.js';
+import type { UniverseMessageRow, UniverseRow } from '../../store/types.js';
+import type { EngineDeps } from '../deps.js';
 import { checkFields } from './respond-validate.js';
-import { sha256 } from '../core/hash.js';
-import { UUID } from '../core/ids.js';
-import { MIN_ID_PREFIX, pickByRef } from '../core/ref.js';
+import { sha256 } from '../../core/hash.js';
+import { UUID } from '../../core/ids.js';
+import { MIN_ID_PREFIX, pickByRef } from '../../core/ref.js';
 
 export const DISPLAY_NAME_MAX = 200;
 

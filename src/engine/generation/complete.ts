@@ -1,14 +1,14 @@
-import type { ChunkEvent } from '../core/completion-stream.js';
-import { IDEMPOTENCY_KEY_MAX } from '../core/entity-types.js';
-import { BadRequestError, CancelledError, ConflictError, TURN_CANCELLED, isAbortError } from '../core/errors.js';
-import { sha256 } from '../core/hash.js';
-import { costUsd } from '../core/models.js';
-import { loadTokenEstimator } from '../core/tokens.js';
-import type { ChatMessage } from '../providers/spec.js';
-import type { EngineDeps } from './deps.js';
-import { absorb, emptyReply } from './generation/reply.js';
-import { isMetered, requireFunds } from './billing.js';
-import { type LogEntry, logRow, writeLog } from './logs.js';
+import type { ChunkEvent } from '../../core/completion-stream.js';
+import { IDEMPOTENCY_KEY_MAX } from '../../core/entity-types.js';
+import { BadRequestError, CancelledError, ConflictError, TURN_CANCELLED, isAbortError } from '../../core/errors.js';
+import { sha256 } from '../../core/hash.js';
+import { costUsd } from '../../core/models.js';
+import { loadTokenEstimator } from '../../core/tokens.js';
+import type { ChatMessage } from '../../providers/spec.js';
+import type { EngineDeps } from '../deps.js';
+import { absorb, emptyReply } from './reply.js';
+import { isMetered, requireFunds } from '../platform/billing.js';
+import { type LogEntry, logRow, writeLog } from '../platform/logs.js';
 
 export interface StatelessInput {
   /** A platform id or text alias. */

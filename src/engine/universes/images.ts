@@ -1,8 +1,8 @@
-import { BadRequestError, type FieldError, ProviderError } from '../core/errors.js';
-import { IMAGE_ALIAS, type ImageRequest, type ImageResponse, LOCAL_USER_ID } from '../core/universe-types.js';
-import type { ChatContentPart, ChatMessage } from '../providers/spec.js';
-import type { EngineDeps } from './deps.js';
-import { writeLog } from './logs.js';
+import { BadRequestError, type FieldError, ProviderError } from '../../core/errors.js';
+import { IMAGE_ALIAS, type ImageRequest, type ImageResponse, LOCAL_USER_ID } from '../../core/universe-types.js';
+import type { ChatContentPart, ChatMessage } from '../../providers/spec.js';
+import type { EngineDeps } from '../deps.js';
+import { writeLog } from '../platform/logs.js';
 import { checkFields } from './respond-validate.js';
 
 const SIZES = ['1K', '2K', '4K'] as const;

@@ -1,10 +1,10 @@
-import { ContextOverflowError } from '../core/errors.js';
-import { type TokenEstimator, loadTokenEstimator, loadedTokenEstimator, tokenUpperBound } from '../core/tokens.js';
-import { type RotationPlan, planRotation } from '../core/window-plan.js';
-import type { ChatMessage, ChatModel } from '../providers/spec.js';
-import type { BlockRow, EntityRow } from '../store/types.js';
-import { PER_MESSAGE_TOKENS, type RouteFit, promptEstimateOf } from './calibration.js';
-import type { EngineDeps } from './deps.js';
+import { ContextOverflowError } from '../../../core/errors.js';
+import { type TokenEstimator, loadTokenEstimator, loadedTokenEstimator, tokenUpperBound } from '../../../core/tokens.js';
+import { type RotationPlan, planRotation } from '../../../core/window-plan.js';
+import type { ChatMessage, ChatModel } from '../../../providers/spec.js';
+import type { BlockRow, EntityRow } from '../../../store/types.js';
+import { PER_MESSAGE_TOKENS, type RouteFit, promptEstimateOf } from '../../generation/calibration.js';
+import type { EngineDeps } from '../../deps.js';
 import { summarizeSpan } from './summarize.js';
 import { WindowState } from './window-state.js';
 

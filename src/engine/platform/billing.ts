@@ -1,6 +1,6 @@
-import { PaymentRequiredError } from '../core/errors.js';
-import { roundUsd } from '../core/models.js';
-import type { AccountRow } from '../store/types.js';
+import { PaymentRequiredError } from '../../core/errors.js';
+import { roundUsd } from '../../core/models.js';
+import type { AccountRow } from '../../store/types.js';
 
 /** Whether the account has a balance to check (a metered account); null means unmetered. */
 export function isMetered(account: AccountRow | undefined): account is AccountRow & { balanceUsd: number } {
