@@ -78,7 +78,7 @@ export async function benchBatch(root: string, work: string, n: number): Promise
   const providerUrl = await new Promise<string>((resolve) => provider.stdout!.once('data', (d) => resolve(String(d).trim())));
   const engine = openEngineSync({ db: env.MGPT_DB });
   const ids: string[] = [];
-  for (let i = 0; i < 50; i++) ids.push((await engine.entities.create({ model: 'mgpt-1-27b', name: `b${i}` })).id);
+  for (let i = 0; i < 50; i++) ids.push((await engine.entities.create({ model: 'mgpt-1-27b', name: `b${i}` }, 'local')).id);
   engine.close();
   const file = join(dir, 'jobs.jsonl');
   writeFileSync(file, Array.from({ length: n }, (_, i) => JSON.stringify({ id: `j${i}`, entity: ids[i % 50], input: `job ${i}` })).join('\n') + '\n');

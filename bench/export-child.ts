@@ -9,7 +9,7 @@ const baseline = process.memoryUsage().rss;
 const out = createWriteStream(outPath);
 const t0 = performance.now();
 let bytes = 0;
-for await (const piece of await engine.entities.export(entityId, format as 'tar' | 'json')) {
+for await (const piece of await engine.entities.export(entityId, format as 'tar' | 'json', 'local')) {
   bytes += piece.length;
   if (!out.write(piece)) await new Promise<void>((r) => out.once('drain', r));
 }

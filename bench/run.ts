@@ -68,15 +68,15 @@ function newEngine(db: string, windowBudget?: number) {
 if (section('startup')) {
   const db = join(work, 'startup.db');
   const engine = newEngine(db);
-  for (let i = 0; i < 100; i++) await engine.entities.create({ model: 'mgpt-1-27b', name: `entity ${i}` });
+  for (let i = 0; i < 100; i++) await engine.entities.create({ model: 'mgpt-1-27b', name: `entity ${i}` }, 'local');
   await engine.close();
   const env = { ...process.env, MGPT_DB: db, MGPT_CONFIG_DIR: join(work, 'cfg'), NO_COLOR: '1' };
   // A one-shot send with the built-in echo provider (no model configured), and one to an
   // OpenAI-compatible server on loopback, timed to the first byte of the reply on stdout.
   const sendDb = join(work, 'send.db');
   const sendEngine = newEngine(sendDb);
-  const echoEntity = (await sendEngine.entities.create({ model: 'mgpt-1-27b', name: 'echo' })).id;
-  const realEntity = (await sendEngine.entities.create({ model: 'mgpt-1-27b', name: 'real' })).id;
+  const echoEntity = (await sendEngine.entities.create({ model: 'mgpt-1-27b', name: 'echo' }, 'local')).id;
+  const realEntity = (await sendEngine.entities.create({ model: 'mgpt-1-27b', name: 'real' }, 'local')).id;
   sendEngine.close();
   const fake = await startFakeOpenAI();
   const sendEnv = { ...env, MGPT_DB: sendDb };
@@ -115,13 +115,13 @@ if (section('startup')) {
 // 2. Engine turn overhead with the echo provider, at 100 and at 20,000 transcript messages.
 async function turnOverhead(messages: number): Promise<number[]> {
   const engine = newEngine(join(work, `turns-${messages}.db`));
-  const e = await engine.entities.create({ model: 'mgpt-1-27b', instructions: 'You are a benchmark.' });
+  const e = await engine.entities.create({ model: 'mgpt-1-27b', instructions: 'You are a benchmark.' }, 'local');
   await seedTranscript(engine, e.id, messages, 40); // 20k x 40 = 800k tokens, under the 1M cap
   const times: number[] = [];
   const turns = quick ? 100 : 300;
   for (let i = 0; i < turns + 20; i++) {
     const t0 = performance.now();
-    for await (const _ of engine.entities.send(e.id, { content: `turn ${i}: how are the tomatoes doing this week?` }));
+    for await (const _ of engine.entities.send(e.id, { content: `turn ${i}: how are the tomatoes doing this week?` }, 'local'));
     if (i >= 20) times.push(performance.now() - t0); // the first turns warm the JIT and the tokenizer
   }
   await engine.close();
@@ -150,15 +150,15 @@ if (section('window')) {
 /** Two entities in one engine, one with no window and one with 8,000 blocks; their turns alternate so load noise hits both. */
 async function windowFlatness(): Promise<{ empty: number[]; large: number[] }> {
   const engine = newEngine(join(work, 'window.db'), 1_000_000);
-  const empty = await engine.entities.create({ model: 'mgpt-1-27b' });
-  const large = await engine.entities.create({ model: 'mgpt-1-27b' });
+  const empty = await engine.entities.create({ model: 'mgpt-1-27b' }, 'local');
+  const large = await engine.entities.create({ model: 'mgpt-1-27b' }, 'local');
   await seedTranscript(engine, large.id, 8000, 8, 8000);
   const out = { empty: [] as number[], large: [] as number[] };
   const turns = quick ? 100 : 300;
   for (let i = 0; i < turns + 20; i++) {
     for (const [id, into] of [[empty.id, out.empty], [large.id, out.large]] as const) {
       const t0 = performance.now();
-      for await (const _ of engine.entities.send(id, { content: `turn ${i}: how are the tomatoes doing this week?` }));
+      for await (const _ of engine.entities.send(id, { content: `turn ${i}: how are the tomatoes doing this week?` }, 'local'));
       if (i >= 20) into.push(performance.now() - t0);
     }
   }
@@ -170,7 +170,7 @@ async function windowFlatness(): Promise<{ empty: number[]; large: number[] }> {
 if (section('export')) {
   const db = join(work, 'export.db');
   const engine = newEngine(db);
-  const e = await engine.entities.create({ model: 'mgpt-1-27b' });
+  const e = await engine.entities.create({ model: 'mgpt-1-27b' }, 'local');
   const { transcriptTokens } = await seedTranscript(engine, e.id, 5000, 200);
   await engine.close();
   for (const format of ['tar', 'json'] as const) {

@@ -44,6 +44,6 @@ export class EngineAdmin implements LocalAdmin {
     return this.engine.universes.doc(id);
   }
   async importEntity(bytes: Uint8Array, format: ExportFormat, opts?: ImportOptions): Promise<Entity> {
-    return this.engine.entities.import(bytes, format, opts, this.accountId);
+    return this.engine.entities.import(bytes, format, opts ?? {}, this.accountId);
   }
 }

@@ -21,6 +21,8 @@ import type {
   LogDetail,
   LogList,
   LogQuery,
+  ImageRequest,
+  RespondInput,
 } from '../core/universe-types.js';
 import type { Engine } from '../engine/engine.js';
 import { EngineAdmin } from './local-admin.js';
@@ -64,7 +66,7 @@ export class LocalBackend implements Backend {
     })();
   }
   async listMessages(id: string, input?: ListMessagesInput): Promise<MessageList> {
-    return this.engine.entities.messages(id, input, this.accountId);
+    return this.engine.entities.messages(id, input ?? {}, this.accountId);
   }
   async getWindow(id: string): Promise<EntityWindow> {
     return this.engine.entities.window(id, this.accountId);
@@ -82,11 +84,11 @@ export class LocalBackend implements Backend {
   async resolveUniverse(ref: string): Promise<string> {
     return this.engine.universes.resolve(ref);
   }
-  respond(body: unknown, opts?: RespondOptions): Promise<GenerationResponse> {
-    return this.engine.respond(body, opts);
+  respond(input: RespondInput, opts?: RespondOptions): Promise<GenerationResponse> {
+    return this.engine.respond(input, opts);
   }
-  generateImage(body: unknown, opts?: { signal?: AbortSignal }): Promise<ImageResponse> {
-    return this.engine.generateImage(body, opts);
+  generateImage(input: ImageRequest, opts?: { signal?: AbortSignal }): Promise<ImageResponse> {
+    return this.engine.generateImage(input, opts);
   }
   async listLogs(query: LogQuery): Promise<LogList> {
     return this.engine.logs.list(query);

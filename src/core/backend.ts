@@ -24,6 +24,8 @@ import type {
   StoredPromptInfo,
   UniverseDoc,
   UniverseSummary,
+  RespondInput,
+  ImageRequest,
 } from './universe-types.js';
 
 export interface EntityPage {
@@ -80,9 +82,10 @@ export interface Backend {
   createUniverse(input: CreateUniverseInput): Promise<CreatedUniverse>;
   /** A UNIVERSE argument: an id, a unique id prefix of 4+ characters, or a display name (remotely: the id only). */
   resolveUniverse(ref: string): Promise<string>;
-  /** POST /responses; `body` is validated by the backend. */
-  respond(body: unknown, opts?: RespondOptions): Promise<GenerationResponse>;
-  generateImage(body: unknown, opts?: { signal?: AbortSignal }): Promise<ImageResponse>;
+  /** POST /responses; `input` comes from parseRespond (core/universe-input.ts), which both backends' engine applies. */
+  respond(input: RespondInput, opts?: RespondOptions): Promise<GenerationResponse>;
+  /** POST /images; `input` comes from parseImage. */
+  generateImage(input: ImageRequest, opts?: { signal?: AbortSignal }): Promise<ImageResponse>;
   listLogs(query: LogQuery): Promise<LogList>;
   getLog(id: string): Promise<LogDetail>;
   close(): Promise<void>;

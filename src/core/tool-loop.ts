@@ -1,5 +1,5 @@
 import { BadRequestError, CancelledError, TURN_CANCELLED } from './errors.js';
-import { type GenerationResponse, MAX_TOOL_ROUNDS, type ToolCallOut, type ToolResultInput } from './universe-types.js';
+import { type GenerationResponse, MAX_TOOL_ROUNDS, type RespondInput, type ToolCallOut, type ToolResultInput } from './universe-types.js';
 
 /**
  * A tool's answer (what a `--tool-exec` command printed, or what a person typed) as the `output`
@@ -19,9 +19,9 @@ export function toolOutput(answer: string): Record<string, unknown> {
 
 export interface ToolLoop {
   /** POST /responses: `Backend.respond`. */
-  respond(body: Record<string, unknown>, opts: { signal?: AbortSignal }): Promise<GenerationResponse>;
+  respond(input: RespondInput, opts: { signal?: AbortSignal }): Promise<GenerationResponse>;
   /** The request, sent again with the cumulative `toolResults` after each round. */
-  body: Record<string, unknown>;
+  body: RespondInput;
   /** Results already given for the pending turn (`--tool-results`, answers the person typed). */
   results?: readonly ToolResultInput[];
   /** Runs one call; without it the loop stops at the first tool calls and leaves the turn pending. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DEFAULT_TRANSCRIPT_CAP, DEFAULT_WINDOW_BUDGET } from '../core/entity-types.js';
 import { BadRequestError } from '../core/errors.js';
-import type { GenerationResponse, ImageResponse } from '../core/universe-types.js';
+import type { GenerationResponse, ImageRequest, ImageResponse, RespondInput } from '../core/universe-types.js';
 import { DEFAULT_PRICES, type ModelPrice, type ModelRoute } from '../core/models.js';
 import { createChatModel } from '../providers/registry.js';
 import type { Store } from '../store/types.js';
@@ -81,22 +81,22 @@ export class Engine {
     this.openai = new ChatService(this, this.deps);
   }
 
-  /** POST /responses (seed 000): validates `body` itself, so the server can pass JSON straight in. */
-  respond(body: unknown, opts: { userId?: string; signal?: AbortSignal; xRequestId?: string; onDelta?: (text: string) => void } = {}): Promise<GenerationResponse> {
-    const res = respond(this.deps, this.universes, body, opts);
+  /** POST /responses (seed 000). `input` comes from parseRespond (core/universe-input.ts); the engine checks it again. */
+  respond(input: RespondInput, opts: { userId?: string; signal?: AbortSignal; xRequestId?: string; onDelta?: (text: string) => void } = {}): Promise<GenerationResponse> {
+    const res = respond(this.deps, this.universes, input, opts);
     // Mirrored per call (seed 000 section 4.2), also on a replayed stored response.
     const x = opts.xRequestId;
     return x === undefined ? res : res.then((r) => ({ ...r, diagnostics: { ...r.diagnostics, xRequestId: x } }));
   }
 
   /** The same turn as events (the reply's text as it comes, then the response), for callers that stream it. */
-  respondEvents(body: unknown, opts: { userId?: string; signal?: AbortSignal } = {}): AsyncGenerator<ResponseDelta, GenerationResponse> {
-    return respondEvents(this.deps, this.universes, body, opts);
+  respondEvents(input: RespondInput, opts: { userId?: string; signal?: AbortSignal } = {}): AsyncGenerator<ResponseDelta, GenerationResponse> {
+    return respondEvents(this.deps, this.universes, input, opts);
   }
 
   /** POST /images (seed 000). */
-  generateImage(body: unknown, opts: { userId?: string; signal?: AbortSignal } = {}): Promise<ImageResponse> {
-    return generateImage(this.deps, body, opts);
+  generateImage(input: ImageRequest, opts: { userId?: string; signal?: AbortSignal } = {}): Promise<ImageResponse> {
+    return generateImage(this.deps, input, opts);
   }
 
   close(): Promise<void> {

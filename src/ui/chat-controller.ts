@@ -2,7 +2,7 @@ import { homedir } from 'node:os';
 import { cutNotice } from '../core/finish-notice.js';
 import { TURN_CANCELLED } from '../core/errors.js';
 import { runToolLoop, toolOutput } from '../core/tool-loop.js';
-import type { ToolResultInput } from '../core/universe-types.js';
+import type { RespondInput, ToolResultInput } from '../core/universe-types.js';
 import { HELP, exportItem, historyItem, windowText } from './chat-commands.js';
 import { describeError, isCancel } from './chat-errors.js';
 import { loadStatus } from './chat-status.js';
@@ -182,7 +182,7 @@ export class ChatController extends ChatStore {
     }
     this.set({ busy: true, streaming: '' });
     try {
-      const body: Record<string, unknown> = { model: this.opts.model ?? UNIVERSE_MODEL, universe: this.target.id, userInput: this.toolInput };
+      const body: RespondInput = { model: this.opts.model ?? UNIVERSE_MODEL, universe: this.target.id, userInput: this.toolInput };
       if (this.opts.tools) body.tools = this.opts.tools;
       const { backend } = this.opts;
       const outcome = await runToolLoop({

@@ -11,9 +11,9 @@ const testContext = (tty: boolean) => sharedContext(engine, tty);
 
 describe('runUpdate', () => {
   it('on a terminal, says what changed and that the next turn rotates a window over the new budget', async () => {
-    const { id } = await engine.entities.create({ model: 'mgpt-1-27b', name: 'ada' });
-    for (let i = 0; i < 3; i++) await collect(engine.entities.send(id, { content: `message ${i} with a few more words in it` }));
-    const tokens = (await engine.entities.get(id)).window.tokens!;
+    const { id } = await engine.entities.create({ model: 'mgpt-1-27b', name: 'ada' }, 'local');
+    for (let i = 0; i < 3; i++) await collect(engine.entities.send(id, { content: `message ${i} with a few more words in it` }, 'local'));
+    const tokens = (await engine.entities.get(id, 'local')).window.tokens!;
     const ctx = testContext(true);
     await runUpdate(ctx, 'ada', { budget: String(tokens - 1) });
     expect(ctx.out()).toBe(`${id}\n`);
@@ -27,11 +27,11 @@ describe('runUpdate', () => {
   });
 
   it('piped: the id alone, or the entity with --json; nothing on stderr', async () => {
-    const { id } = await engine.entities.create({ model: 'mgpt-1-27b', name: 'bea' });
+    const { id } = await engine.entities.create({ model: 'mgpt-1-27b', name: 'bea' }, 'local');
     const ctx = testContext(false);
     await runUpdate(ctx, id, { instructions: 'Be brief.', json: true });
-    expect(JSON.parse(ctx.out())).toEqual(await engine.entities.get(id));
-    expect((await engine.entities.get(id)).instructions).toBe('Be brief.');
+    expect(JSON.parse(ctx.out())).toEqual(await engine.entities.get(id, 'local'));
+    expect((await engine.entities.get(id, 'local')).instructions).toBe('Be brief.');
     expect(ctx.err()).toBe('');
   });
 

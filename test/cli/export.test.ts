@@ -11,8 +11,8 @@ afterAll(() => engine.close());
 
 describe('mgpt export without -o', () => {
   it('writes the tar archive to stdout when it is not a terminal, JSON with --format json', async () => {
-    const { id } = await engine.entities.create({ model: 'mgpt-1-27b', name: 'ada' });
-    await collect(engine.entities.send(id, { content: 'hello' }));
+    const { id } = await engine.entities.create({ model: 'mgpt-1-27b', name: 'ada' }, 'local');
+    await collect(engine.entities.send(id, { content: 'hello' }, 'local'));
     const piped = testContext(engine, false);
     await runExport(piped, 'ada', {});
     const files = readTar(piped.outBytes()).map((f) => f.name);

@@ -166,7 +166,7 @@ export function contractSuite(name: string, make: (dir: string, fake: FakeOpenAI
         const other = await t.otherEngine(() => ({ provider: 'openai', baseUrl: fake.url, model: 'fake-model', maxRetries: 0 }));
         try {
           fake.script({ text: 'from the other process', chunkDelayMs: 100 });
-          const running = collect(other.entities.send(id, { content: 'elsewhere' }));
+          const running = collect(other.entities.send(id, { content: 'elsewhere' }, 'local'));
           await new Promise((r) => setTimeout(r, 150));
           await expect(send(id, 'here')).rejects.toBeInstanceOf(ConflictError);
           await running;
@@ -360,7 +360,7 @@ export function contractSuite(name: string, make: (dir: string, fake: FakeOpenAI
     });
 
     describe('universes', () => {
-      const ask = (body: Record<string, unknown>) => b().respond({ model: 'game-1-lite-frozen', ...body });
+      const ask = (body: Record<string, unknown>) => b().respond({ model: 'game-1-lite-frozen', ...body } as never);
       const universe = async () => (await b().createUniverse({ storedPrompt: 'narrator' })).universe;
 
       it('creates a universe and answers turns with the full response shape', async () => {
@@ -487,7 +487,7 @@ export function contractSuite(name: string, make: (dir: string, fake: FakeOpenAI
         });
         expect(img).toMatchObject({ sceneUid: 'sc', model: 'image-1', images: [{ mimeType: 'image/png', data: expect.any(String) }] });
         expect(fake.requests.at(-1)!.body.messages[1].content.map((p: any) => p.text)).toEqual(['bg', 'ref', 'Desc', 'Add']);
-        await expect(b().generateImage({ sceneUid: 'sc', systemPrompt: 'x', description: 'y', imageConfig: { imageSize: '9K' } })).rejects.toBeInstanceOf(BadRequestError);
+        await expect(b().generateImage({ sceneUid: 'sc', systemPrompt: 'x', description: 'y', imageConfig: { imageSize: '9K' } } as never)).rejects.toBeInstanceOf(BadRequestError);
         const logs = await b().listLogs({ kind: 'image', pageSize: 100 });
         expect(logs.data.some((l) => l.id === img.requestLog.id)).toBe(true);
         expect(logs.data.every((l) => l.kind === 'image')).toBe(true);

@@ -28,7 +28,7 @@ describe.skipIf(!parts)('the OpenAI facade against the real llama-server', () =>
 
   it('streams two client turns with resent history; the transcript holds each message once', async () => {
     const key = (await engine.keys.create('local', ['mgpt.responses:create'])).key!;
-    const e = await engine.entities.create({ model: 'mgpt-1-27b', name: 'lily', instructions: 'Tell short stories about Lily.' });
+    const e = await engine.entities.create({ model: 'mgpt-1-27b', name: 'lily', instructions: 'Tell short stories about Lily.' }, 'local');
     const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: key, maxRetries: 0 });
     const history: Array<{ role: 'user' | 'assistant'; content: string }> = [];
     for (const prompt of ['Once upon a time, Lily', 'Then Lily went to the park']) {
@@ -43,7 +43,7 @@ describe.skipIf(!parts)('the OpenAI facade against the real llama-server', () =>
       expect(usage?.completion_tokens).toBeGreaterThan(0);
       history.push({ role: 'assistant', content: text });
     }
-    const stored = (await engine.entities.messages(e.id)).data.map((m) => ({ role: m.role, content: m.content }));
+    const stored = (await engine.entities.messages(e.id, {}, 'local')).data.map((m) => ({ role: m.role, content: m.content }));
     expect(stored).toEqual(history);
   });
 });

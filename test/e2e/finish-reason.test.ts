@@ -42,7 +42,7 @@ afterAll(async () => {
 
 describe('finish_reason length, end to end', () => {
   it('over HTTP: the SSE final chunk, the buffered completion and the remote backend', async () => {
-    const e = await engine.entities.create({ model: 'mgpt-1-27b' });
+    const e = await engine.entities.create({ model: 'mgpt-1-27b' }, 'local');
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     const sse = await fetch(`${server.url}/v1/entities/${e.id}/messages`, {
       method: 'POST', headers, body: JSON.stringify({ content: 'one two three four', stream: true }),

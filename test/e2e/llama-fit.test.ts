@@ -20,7 +20,7 @@ describe.skipIf(!gguf)('a 512-token llama model with the default budget (real mo
   afterAll(() => engine.close());
 
   it('holds 30 turns without a failure, every prompt and reply within the context', async () => {
-    const e = await engine.entities.create({ model: 'mgpt-1-27b', instructions: 'Tell short stories about Lily.' });
+    const e = await engine.entities.create({ model: 'mgpt-1-27b', instructions: 'Tell short stories about Lily.' }, 'local');
     expect(e.window.budget_tokens).toBe(32_000);
     // Overflow answers the engine had to learn from (the model counts far more tokens than o200k).
     const learn = engine.deps.calibration.learn.bind(engine.deps.calibration);
@@ -31,7 +31,7 @@ describe.skipIf(!gguf)('a 512-token llama model with the default budget (real mo
     };
     let rotations = 0;
     for (let i = 0; i < 30; i++) {
-      const events = await collect(engine.entities.send(e.id, { content: `${STORY_PROMPTS[i % STORY_PROMPTS.length]} (${i})` }));
+      const events = await collect(engine.entities.send(e.id, { content: `${STORY_PROMPTS[i % STORY_PROMPTS.length]} (${i})` }, 'local'));
       rotations += events.filter((x) => x.type === 'rotation').length;
       const c = done(events).completion;
       // The provider counts with the model's own tokenizer; prompt and reply share the context.
@@ -42,7 +42,7 @@ describe.skipIf(!gguf)('a 512-token llama model with the default budget (real mo
     const calibration = (await engine.store.calibration.get(`llama:${gguf}`))!;
     console.log(`llama 512: ${refused} refused prompts, factor ${calibration.factor.toFixed(2)} after ${calibration.samples} samples, ${rotations} rotations`);
     expect(calibration.factor).toBeGreaterThan(1);
-    const w = await engine.entities.window(e.id);
+    const w = await engine.entities.window(e.id, 'local');
     expect(checkWindowInvariant(w.blocks.map((b) => ({ kind: b.kind, covers: b.covers })), 60)).toBeNull();
   });
 

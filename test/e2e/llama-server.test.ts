@@ -65,7 +65,7 @@ describe.skipIf(!parts)('the openai provider against the real llama-server', () 
   it('holds 30 turns with the default budget and no configuration; usage is what the server reported', async () => {
     const recorder = await usageRecorder(server.url);
     const engine = openEngineSync({ db: `${dir}/thirty.db`, route: () => ({ provider: 'openai', baseUrl: recorder.url, model: 'stories', maxRetries: 0 }) });
-    const e = await engine.entities.create({ model: 'mgpt-1-27b', instructions: 'Tell short stories about Lily.' });
+    const e = await engine.entities.create({ model: 'mgpt-1-27b', instructions: 'Tell short stories about Lily.' }, 'local');
     expect(e.window.budget_tokens).toBe(32_000);
     const refusedAt: number[] = [];
     const learn = engine.deps.calibration.learn.bind(engine.deps.calibration);
@@ -76,7 +76,7 @@ describe.skipIf(!parts)('the openai provider against the real llama-server', () 
     };
     let rotations = 0;
     for (turn = 0; turn < 30; turn++) {
-      const events = await collect(engine.entities.send(e.id, { content: `${STORY_PROMPTS[turn % STORY_PROMPTS.length]} (${turn})` }));
+      const events = await collect(engine.entities.send(e.id, { content: `${STORY_PROMPTS[turn % STORY_PROMPTS.length]} (${turn})` }, 'local'));
       rotations += events.filter((x) => x.type === 'rotation').length;
       const c = done(events).completion;
       const reported = recorder.usages.at(-1)!;
@@ -91,7 +91,7 @@ describe.skipIf(!parts)('the openai provider against the real llama-server', () 
     const row = (await engine.store.calibration.get(`openai:${recorder.url}#stories`))!;
     console.log(`llama-server 2048: refused at turns [${refusedAt}], factor ${row.factor.toFixed(2)} after ${row.samples} samples, ${rotations} rotations`);
     expect(row.contextTokens).toBe(2048);
-    const w = await engine.entities.window(e.id);
+    const w = await engine.entities.window(e.id, 'local');
     expect(checkWindowInvariant(w.blocks.map((b) => ({ kind: b.kind, covers: b.covers })), 60)).toBeNull();
     engine.close();
     await recorder.close();
@@ -99,8 +99,8 @@ describe.skipIf(!parts)('the openai provider against the real llama-server', () 
 
   it('reports finish_reason length for a reply cut at the route maxTokens', async () => {
     const engine = openEngineSync({ db: `${dir}/length.db`, route: () => ({ provider: 'openai', baseUrl: server.url, model: 'stories', maxTokens: 5 }) });
-    const e = await engine.entities.create({ model: 'mgpt-1-27b' });
-    const c = done(await collect(engine.entities.send(e.id, { content: 'Once upon a time' }))).completion;
+    const e = await engine.entities.create({ model: 'mgpt-1-27b' }, 'local');
+    const c = done(await collect(engine.entities.send(e.id, { content: 'Once upon a time' }, 'local'))).completion;
     expect(c.choices[0].finish_reason).toBe('length');
     expect(c.usage.completion_tokens).toBe(5);
     const res = await engine.respond({ model: 'game-1-lite-frozen', userInput: 'Once upon a time' });
@@ -113,7 +113,7 @@ describe.skipIf(!parts)('the openai provider against the real llama-server', () 
     const engine = openEngineSync({ db: `${dir}/tools.db`, route: () => ({ provider: 'openai', baseUrl: server.url, model: 'stories', maxTokens: 8 }) });
     const tools = [{ type: 'function', name: 'roll', parameters: { type: 'object', properties: { sides: { type: 'integer' } } } }];
     for (const toolChoice of ['auto', 'none', 'required', { type: 'function', name: 'roll' }, { type: 'function', function: { name: 'roll' } }]) {
-      const res = await engine.respond({ model: 'game-1-lite-frozen', userInput: 'Roll a die.', tools, toolChoice });
+      const res = await engine.respond({ model: 'game-1-lite-frozen', userInput: 'Roll a die.', tools, toolChoice } as never);
       const forced = toolChoice !== 'auto' && toolChoice !== 'none';
       // The tiny story model cannot call tools; a forced choice it answered with text is said plainly.
       if (res.toolCalls === undefined && forced) expect(res.diagnostics.warnings?.join(' ')).toMatch(/answered with text/);

@@ -153,7 +153,7 @@ describe.skipIf(!gguf)('the llama provider on stories260K.gguf (real model)', ()
       const userId = (await u.accounts.find('local')).userId;
       const { universe } = await u.universes.create({ storedPrompt: 'moods' }, userId);
       const tools = [
-        { type: 'function', name: 'look', description: 'Look at a thing', parameters: { type: 'object', properties: { thing: { type: 'string', enum: ['ball', 'tree'] } } } },
+        { type: 'function' as const, name: 'look', description: 'Look at a thing', parameters: { type: 'object', properties: { thing: { type: 'string', enum: ['ball', 'tree'] } } } },
       ];
       const model = 'game-1-lite-frozen';
       const call = await u.respond({ model, universe, userInput: 'Lily sees something.', tools, toolChoice: { type: 'function', name: 'look' } }, { userId });

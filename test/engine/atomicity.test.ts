@@ -17,9 +17,9 @@ afterAll(() => fake.close());
 
 /** An entity with a few turns and a summary block already, on a metered account. */
 async function seeded(engine: Engine) {
-  const e = await engine.entities.create({ model: 'mgpt-1-27b', instructions: 'Stay calm.' });
+  const e = await engine.entities.create({ model: 'mgpt-1-27b', instructions: 'Stay calm.' }, 'local');
   await engine.accounts.topup('local', 100);
-  for (let i = 0; i < 8; i++) await collect(engine.entities.send(e.id, { content: `turn ${i}: ${'words and more words '.repeat(4)}` }));
+  for (let i = 0; i < 8; i++) await collect(engine.entities.send(e.id, { content: `turn ${i}: ${'words and more words '.repeat(4)}` }, 'local'));
   return e;
 }
 
@@ -32,7 +32,7 @@ describe('a failed or cancelled turn leaves no trace', () => {
     fake.script({ text: 'partial reply that will be cut off', failAfterChunks: 3 });
     const seen: string[] = [];
     const err = await (async () => {
-      for await (const ev of engine.entities.send(e.id, { content: 'will fail', idempotencyKey: 'k1' })) {
+      for await (const ev of engine.entities.send(e.id, { content: 'will fail', idempotencyKey: 'k1' }, 'local')) {
         if (ev.type === 'delta') seen.push(ev.text);
       }
     })().catch((x) => x);
@@ -42,9 +42,9 @@ describe('a failed or cancelled turn leaves no trace', () => {
     expect(integrity(path)).toBe('ok');
 
     // The retry with the same key completes exactly once.
-    const ok = await collect(engine.entities.send(e.id, { content: 'will fail', idempotencyKey: 'k1' }));
+    const ok = await collect(engine.entities.send(e.id, { content: 'will fail', idempotencyKey: 'k1' }, 'local'));
     expect(ok.at(-1)).toMatchObject({ type: 'done', replayed: false });
-    expect((await engine.entities.get(e.id)).transcript.messages).toBe(18);
+    expect((await engine.entities.get(e.id, 'local')).transcript.messages).toBe(18);
     engine.close();
   });
 
@@ -58,7 +58,7 @@ describe('a failed or cancelled turn leaves no trace', () => {
     const big = 'this message is long enough to push the window over its budget '.repeat(3);
     const events: string[] = [];
     const err = await (async () => {
-      for await (const ev of engine.entities.send(e.id, { content: big })) events.push(ev.type);
+      for await (const ev of engine.entities.send(e.id, { content: big }, 'local')) events.push(ev.type);
     })().catch((x) => x);
     expect(err).toBeInstanceOf(ProviderError);
     // The rotation is announced with the reply (a refused prompt may be planned again), so a turn
@@ -79,7 +79,7 @@ describe('a failed or cancelled turn leaves no trace', () => {
     const abortedBefore = fake.aborted;
 
     fake.script({ text: 'one two three four five six', chunkDelayMs: 30 });
-    for await (const ev of engine.entities.send(e.id, { content: 'hello' })) {
+    for await (const ev of engine.entities.send(e.id, { content: 'hello' }, 'local')) {
       if (ev.type === 'delta') break;
     }
     expect(snapshot(path, e.id)).toEqual(before);
@@ -87,7 +87,7 @@ describe('a failed or cancelled turn leaves no trace', () => {
     const ac = new AbortController();
     fake.script({ text: 'one two three four five six', chunkDelayMs: 30 });
     const err = await (async () => {
-      for await (const ev of engine.entities.send(e.id, { content: 'hello', signal: ac.signal })) {
+      for await (const ev of engine.entities.send(e.id, { content: 'hello', signal: ac.signal }, 'local')) {
         if (ev.type === 'delta') ac.abort();
       }
     })().catch((x) => x);
@@ -97,7 +97,7 @@ describe('a failed or cancelled turn leaves no trace', () => {
     await new Promise((r) => setTimeout(r, 50));
     expect(fake.aborted - abortedBefore).toBe(2);
     // And the lease was released: the next turn goes through at once.
-    await expect(collect(engine.entities.send(e.id, { content: 'after' }))).resolves.toBeTruthy();
+    await expect(collect(engine.entities.send(e.id, { content: 'after' }, 'local'))).resolves.toBeTruthy();
     expect(integrity(path)).toBe('ok');
     engine.close();
   });

@@ -15,9 +15,9 @@ const sha = (b: Uint8Array | string) => createHash('sha256').update(b).digest('h
 
 /** An entity with a summary block and unicode content. */
 async function rich(engine: Engine) {
-  const e = await engine.entities.create({ model: 'mgpt-1-27b', name: 'Zoë', instructions: 'Speak softly. ✨' });
-  for (let i = 0; i < 15; i++) await collect(engine.entities.send(e.id, { content: `note ${i}: café, naïve, 日本語 ${'x '.repeat(10)}` }));
-  expect((await engine.entities.window(e.id)).blocks[0].kind).toBe('summary');
+  const e = await engine.entities.create({ model: 'mgpt-1-27b', name: 'Zoë', instructions: 'Speak softly. ✨' }, 'local');
+  for (let i = 0; i < 15; i++) await collect(engine.entities.send(e.id, { content: `note ${i}: café, naïve, 日本語 ${'x '.repeat(10)}` }, 'local'));
+  expect((await engine.entities.window(e.id, 'local')).blocks[0].kind).toBe('summary');
   return e;
 }
 
@@ -25,7 +25,7 @@ describe('export', () => {
   it('writes a tar with exactly manifest.json, transcript.json, window.json whose sha256 values match', async () => {
     const engine = makeEngine(dir, { windowBudget: 120 });
     const e = await rich(engine);
-    const tar = await bytes(await engine.entities.export(e.id, 'tar'));
+    const tar = await bytes(await engine.entities.export(e.id, 'tar', 'local'));
     const path = join(dir, 'e.tar');
     writeFileSync(path, tar);
     expect(execFileSync('tar', ['-tf', path], { encoding: 'utf8' }).trim().split('\n')).toEqual([
@@ -50,8 +50,8 @@ describe('export', () => {
     expect(manifest.window.sha256).toBe(sha(read('window.json')));
     const transcript = JSON.parse(read('transcript.json').toString());
     expect(transcript).toHaveLength(30);
-    expect(transcript[0]).toEqual((await engine.entities.messages(e.id, { limit: 1 })).data[0]);
-    expect(JSON.parse(read('window.json').toString()).blocks).toEqual((await engine.entities.window(e.id)).blocks);
+    expect(transcript[0]).toEqual((await engine.entities.messages(e.id, { limit: 1 }, 'local')).data[0]);
+    expect(JSON.parse(read('window.json').toString()).blocks).toEqual((await engine.entities.window(e.id, 'local')).blocks);
     engine.close();
   });
 
@@ -59,11 +59,11 @@ describe('export', () => {
     const engine = makeEngine(dir, { windowBudget: 120 });
     const e = await rich(engine);
     for (const format of ['tar', 'json'] as const) {
-      const first = await bytes(await engine.entities.export(e.id, format));
-      const copy = await engine.entities.import(first, format);
+      const first = await bytes(await engine.entities.export(e.id, format, 'local'));
+      const copy = await engine.entities.import(first, format, {}, 'local');
       expect(copy.id).not.toBe(e.id);
-      expect(copy.transcript).toEqual((await engine.entities.get(e.id)).transcript);
-      const again = await bytes(await engine.entities.export(copy.id, format));
+      expect(copy.transcript).toEqual((await engine.entities.get(e.id, 'local')).transcript);
+      const again = await bytes(await engine.entities.export(copy.id, format, 'local'));
       const files = (b: Buffer) =>
         format === 'tar'
           ? Object.fromEntries(readTar(b).map((x) => [x.name, Buffer.from(x.body).toString()]))
@@ -78,26 +78,26 @@ describe('export', () => {
       expect(stripIds(b['window.json'])).toEqual(stripIds(a['window.json']));
     }
     // With --keep-id after a delete, even block ids and the manifest's hashes come back identical.
-    const tar = await bytes(await engine.entities.export(e.id, 'tar'));
-    await expect(engine.entities.import(tar, 'tar', { keepId: true })).rejects.toBeInstanceOf(ConflictError);
-    await engine.entities.delete(e.id);
-    const restored = await engine.entities.import(tar, 'tar', { keepId: true });
+    const tar = await bytes(await engine.entities.export(e.id, 'tar', 'local'));
+    await expect(engine.entities.import(tar, 'tar', { keepId: true }, 'local')).rejects.toBeInstanceOf(ConflictError);
+    await engine.entities.delete(e.id, 'local');
+    const restored = await engine.entities.import(tar, 'tar', { keepId: true }, 'local');
     expect(restored.id).toBe(e.id);
     const m1 = JSON.parse(Buffer.from(readTar(tar)[0].body).toString());
-    const m2 = JSON.parse(Buffer.from(readTar(await bytes(await engine.entities.export(e.id, 'tar')))[0].body).toString());
+    const m2 = JSON.parse(Buffer.from(readTar(await bytes(await engine.entities.export(e.id, 'tar', 'local')))[0].body).toString());
     expect(m2.transcript).toEqual(m1.transcript);
     expect(m2.window).toEqual(m1.window);
     // The restored entity keeps working.
-    await collect(engine.entities.send(e.id, { content: 'still there?' }));
-    expect((await engine.entities.get(e.id)).transcript.messages).toBe(32);
+    await collect(engine.entities.send(e.id, { content: 'still there?' }, 'local'));
+    expect((await engine.entities.get(e.id, 'local')).transcript.messages).toBe(32);
     engine.close();
   });
 
   it('rejects bad, truncated, tampered and path-traversing archives, writing nothing', async () => {
     const engine = makeEngine(dir);
-    const e = await engine.entities.create({ model: 'mgpt-1-27b' });
-    await collect(engine.entities.send(e.id, { content: 'hello' }));
-    const good = await bytes(await engine.entities.export(e.id, 'tar'));
+    const e = await engine.entities.create({ model: 'mgpt-1-27b' }, 'local');
+    await collect(engine.entities.send(e.id, { content: 'hello' }, 'local'));
+    const good = await bytes(await engine.entities.export(e.id, 'tar', 'local'));
     const entries = readTar(good);
     const build = (files: Array<[string, Uint8Array]>) =>
       Buffer.concat([...files.flatMap(([n, b]) => [tarHeader(n, b.length, 0), b, tarPadding(b.length)]), tarTrailer()]);
@@ -114,14 +114,14 @@ describe('export', () => {
     const count = () => sqliteOf(engine).db.prepare('SELECT count(*) AS n FROM entities').get();
     const before = count();
     for (const [name, archive, message] of cases) {
-      const err = await engine.entities.import(archive, 'tar').catch((x) => x);
+      const err = await engine.entities.import(archive, 'tar', {}, 'local').catch((x) => x);
       expect(err, name).toBeInstanceOf(BadRequestError);
       expect(err.message, name).toMatch(message);
     }
-    const json = JSON.parse((await bytes(await engine.entities.export(e.id, 'json'))).toString());
+    const json = JSON.parse((await bytes(await engine.entities.export(e.id, 'json', 'local'))).toString());
     json.transcript[0].content = 'edited';
-    await expect(engine.entities.import(Buffer.from(JSON.stringify(json)), 'json')).rejects.toThrow(/transcript sha256/);
-    await expect(engine.entities.import(Buffer.from('{nope'), 'json')).rejects.toThrow(/not valid JSON/);
+    await expect(engine.entities.import(Buffer.from(JSON.stringify(json)), 'json', {}, 'local')).rejects.toThrow(/transcript sha256/);
+    await expect(engine.entities.import(Buffer.from('{nope'), 'json', {}, 'local')).rejects.toThrow(/not valid JSON/);
     expect(count()).toEqual(before);
     engine.close();
   });
@@ -132,17 +132,17 @@ describe('export is one snapshot', () => {
     const engine = makeEngine(dir, { windowBudget: 120 });
     const e = await rich(engine);
     for (const format of ['json', 'tar'] as const) {
-      const windowBefore = (await engine.entities.window(e.id)).blocks.map((b) => [b.content, b.covers]);
-      const pieces = await engine.entities.export(e.id, format);
+      const windowBefore = (await engine.entities.window(e.id, 'local')).blocks.map((b) => [b.content, b.covers]);
+      const pieces = await engine.entities.export(e.id, format, 'local');
       // The turn lands after the export was asked for and before its first byte was read.
-      await collect(engine.entities.send(e.id, { content: `landed during the ${format} export` }));
+      await collect(engine.entities.send(e.id, { content: `landed during the ${format} export` }, 'local'));
       const out = await bytes(pieces);
-      const copy = await engine.entities.import(out, format);
-      const original = await engine.entities.get(e.id);
+      const copy = await engine.entities.import(out, format, {}, 'local');
+      const original = await engine.entities.get(e.id, 'local');
       expect(copy.transcript.messages).toBe(original.transcript.messages - 2);
-      const copied = (await engine.entities.messages(copy.id, { limit: 100 })).data.map((m) => m.content);
+      const copied = (await engine.entities.messages(copy.id, { limit: 100 }, 'local')).data.map((m) => m.content);
       expect(copied).not.toContain(`landed during the ${format} export`);
-      expect((await engine.entities.window(copy.id)).blocks.map((b) => [b.content, b.covers])).toEqual(windowBefore);
+      expect((await engine.entities.window(copy.id, 'local')).blocks.map((b) => [b.content, b.covers])).toEqual(windowBefore);
     }
     engine.close();
   });

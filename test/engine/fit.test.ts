@@ -30,13 +30,13 @@ describe('a turn always fits the model behind its route', () => {
     fake.prompts = [];
     const db = `${dir}/learn.db`;
     const engine = openEngineSync({ db, route: route(fake) });
-    const e = await engine.entities.create({ model: 'mgpt-1-27b', instructions: 'You are a patient storyteller.' });
+    const e = await engine.entities.create({ model: 'mgpt-1-27b', instructions: 'You are a patient storyteller.' }, 'local');
     expect(e.window.budget_tokens).toBe(32_000);
     const perTurn: Array<Array<{ tokens: number; refused: boolean }>> = [];
     let rotations = 0;
     for (let i = 0; i < 25; i++) {
       const seen = fake.prompts.length;
-      const events = await collect(engine.entities.send(e.id, { content: message(i) }));
+      const events = await collect(engine.entities.send(e.id, { content: message(i) }, 'local'));
       rotations += events.filter((x) => x.type === 'rotation').length;
       expect(done(events).completion.choices[0].message.content).toBe(`reply: ${message(i)}`);
       perTurn.push(fake.prompts.slice(seen));
@@ -46,15 +46,15 @@ describe('a turn always fits the model behind its route', () => {
     expect(refused).toBeLessThanOrEqual(3);
     expect(perTurn.slice(-10).flat().every((p) => !p.refused)).toBe(true);
     expect(rotations).toBeGreaterThanOrEqual(2);
-    const w = await engine.entities.window(e.id);
+    const w = await engine.entities.window(e.id, 'local');
     expect(checkWindowInvariant(w.blocks.map((b) => ({ kind: b.kind, covers: b.covers })), 50)).toBeNull();
-    expect((await engine.entities.get(e.id)).transcript.messages).toBe(50);
+    expect((await engine.entities.get(e.id, 'local')).transcript.messages).toBe(50);
     engine.close();
 
     // A new engine on the same file (as a new process would) fits the first time.
     fake.prompts = [];
     const again = openEngineSync({ db, route: route(fake) });
-    for (let i = 25; i < 30; i++) await collect(again.entities.send(e.id, { content: message(i) }));
+    for (let i = 25; i < 30; i++) await collect(again.entities.send(e.id, { content: message(i) }, 'local'));
     expect(fake.prompts.length).toBeGreaterThanOrEqual(5);
     expect(fake.prompts.filter((p) => p.refused)).toEqual([]);
     again.close();
@@ -65,8 +65,8 @@ describe('a turn always fits the model behind its route', () => {
     fake.limit = { nCtx: 400, ...HALF_CHAR_TOKENS };
     fake.prompts = [];
     const engine = makeEngine(dir, { route: route(fake, { contextSize: 400, maxTokens: 60 }) });
-    const e = await engine.entities.create({ model: 'mgpt-1-27b', instructions: 'Be brief.' });
-    for (let i = 0; i < 12; i++) await collect(engine.entities.send(e.id, { content: message(i) }));
+    const e = await engine.entities.create({ model: 'mgpt-1-27b', instructions: 'Be brief.' }, 'local');
+    for (let i = 0; i < 12; i++) await collect(engine.entities.send(e.id, { content: message(i) }, 'local'));
     expect(fake.prompts.filter((p) => p.refused)).toEqual([]);
     // Prompt and reply room together stay within the context.
     expect(Math.max(...fake.prompts.map((p) => p.tokens))).toBeLessThanOrEqual(400 - 60);
@@ -79,23 +79,23 @@ describe('a turn always fits the model behind its route', () => {
     // reports calibrate the route meanwhile, so the pieces are sized right the first time.
     fake.limit = { nCtx: 100_000, ...HALF_CHAR_TOKENS };
     const engine = makeEngine(dir, { route: route(fake), windowBudget: 2_000 });
-    const e = await engine.entities.create({ model: 'mgpt-1-27b' });
-    for (let i = 0; i < 12; i++) await collect(engine.entities.send(e.id, { content: message(i) }));
-    const before = (await engine.entities.window(e.id)).tokens;
+    const e = await engine.entities.create({ model: 'mgpt-1-27b' }, 'local');
+    for (let i = 0; i < 12; i++) await collect(engine.entities.send(e.id, { content: message(i) }, 'local'));
+    const before = (await engine.entities.window(e.id, 'local')).tokens;
     expect(before).toBeGreaterThan(500);
     fake.limit = { nCtx: 300, ...HALF_CHAR_TOKENS };
     fake.prompts = [];
     const seen = fake.requests.length;
     // The route now says what the model holds (as after `mgpt models add ... --context 300`).
     const small = openEngineSync({ db: engine.store, route: route(fake, { contextSize: 300, maxTokens: 40 }) });
-    const events = await collect(small.entities.send(e.id, { content: 'And now?' }));
+    const events = await collect(small.entities.send(e.id, { content: 'And now?' }, 'local'));
     expect(events.some((x) => x.type === 'rotation')).toBe(true);
     const summaries = fake.requests.slice(seen).filter((r) => /long-term memory/.test(r.body.messages[0].content));
     expect(summaries.length).toBeGreaterThan(1);
     // Each piece after the first folds in the summary so far.
     expect(summaries[1].body.messages[1].content).toMatch(/^Earlier summary: /);
     expect(fake.prompts.every((p) => !p.refused && p.tokens <= 300)).toBe(true);
-    const w = await small.entities.window(e.id);
+    const w = await small.entities.window(e.id, 'local');
     expect(checkWindowInvariant(w.blocks.map((b) => ({ kind: b.kind, covers: b.covers })), 26)).toBeNull();
     engine.close();
     fake.limit = undefined;
@@ -104,31 +104,31 @@ describe('a turn always fits the model behind its route', () => {
   it('refuses, with a hint and no trace, a message the model cannot hold at all', async () => {
     fake.limit = { nCtx: 200, ...HALF_CHAR_TOKENS };
     const engine = makeEngine(dir, { route: route(fake, { contextSize: 200, maxTokens: 20 }) });
-    const e = await engine.entities.create({ model: 'mgpt-1-27b' });
-    await collect(engine.entities.send(e.id, { content: 'hello there' }));
+    const e = await engine.entities.create({ model: 'mgpt-1-27b' }, 'local');
+    await collect(engine.entities.send(e.id, { content: 'hello there' }, 'local'));
     const calls = fake.requests.length;
-    const err = await collect(engine.entities.send(e.id, { content: 'word '.repeat(400) })).catch((x) => x);
+    const err = await collect(engine.entities.send(e.id, { content: 'word '.repeat(400) }, 'local')).catch((x) => x);
     expect(err).toBeInstanceOf(ContextOverflowError);
     expect(err.exitCode).toBe(2);
     expect(err.message).toMatch(/context \(200 tokens/);
     expect(err.hint).toMatch(/split the message/);
     expect(fake.requests.length).toBe(calls);
-    expect((await engine.entities.get(e.id)).transcript.messages).toBe(2);
+    expect((await engine.entities.get(e.id, 'local')).transcript.messages).toBe(2);
     engine.close();
     fake.limit = undefined;
   });
 
   it('learns from a refused rotation summary and plans the turn again', async () => {
     const engine = makeEngine(dir, { fake, windowBudget: 200 });
-    const e = await engine.entities.create({ model: 'mgpt-1-27b' });
+    const e = await engine.entities.create({ model: 'mgpt-1-27b' }, 'local');
     let turns = 0;
-    while ((await engine.entities.window(e.id)).tokens < 150) {
-      await collect(engine.entities.send(e.id, { content: message(turns++) }));
+    while ((await engine.entities.window(e.id, 'local')).tokens < 150) {
+      await collect(engine.entities.send(e.id, { content: message(turns++) }, 'local'));
     }
     const seen = fake.requests.length;
     const overflow = { status: 400, body: JSON.stringify({ error: { code: 400, type: 'exceed_context_size_error', message: 'too long', n_prompt_tokens: 900, n_ctx: 4096 } }) };
     fake.script(overflow);
-    const events = await collect(engine.entities.send(e.id, { content: `${message(turns)} ${'Details matter to me. '.repeat(8)}` }));
+    const events = await collect(engine.entities.send(e.id, { content: `${message(turns)} ${'Details matter to me. '.repeat(8)}` }, 'local'));
     expect(events.some((x) => x.type === 'rotation')).toBe(true);
     const sent = fake.requests.slice(seen).map((r) => (/long-term memory/.test(r.body.messages[0].content) ? 'summary' : 'reply'));
     expect(sent).toEqual(['summary', 'summary', 'reply']);
@@ -140,13 +140,13 @@ describe('a turn always fits the model behind its route', () => {
 
   it('a refusal that persists after the retry fails the turn clearly and stores nothing', async () => {
     const engine = makeEngine(dir, { fake });
-    const e = await engine.entities.create({ model: 'mgpt-1-27b' });
+    const e = await engine.entities.create({ model: 'mgpt-1-27b' }, 'local');
     const overflow = { status: 400, body: JSON.stringify({ error: { code: 400, type: 'exceed_context_size_error', message: 'too long', n_prompt_tokens: 900, n_ctx: 512 } }) };
     fake.script(overflow, overflow);
-    const err = await collect(engine.entities.send(e.id, { content: 'hi' })).catch((x) => x);
+    const err = await collect(engine.entities.send(e.id, { content: 'hi' }, 'local')).catch((x) => x);
     expect(err).toBeInstanceOf(ContextOverflowError);
     expect(err.message).toMatch(/does not fit the model's context/);
-    expect((await engine.entities.get(e.id)).transcript.messages).toBe(0);
+    expect((await engine.entities.get(e.id, 'local')).transcript.messages).toBe(0);
     engine.close();
   });
 });
@@ -154,13 +154,13 @@ describe('a turn always fits the model behind its route', () => {
 describe('route limits reach the provider', () => {
   it('sends max_tokens and temperature when the route sets them, and neither when it does not', async () => {
     const set = makeEngine(dir, { route: route(fake, { maxTokens: 77, temperature: 0.2 }) });
-    const e = await set.entities.create({ model: 'mgpt-1-27b' });
-    await collect(set.entities.send(e.id, { content: 'hi' }));
+    const e = await set.entities.create({ model: 'mgpt-1-27b' }, 'local');
+    await collect(set.entities.send(e.id, { content: 'hi' }, 'local'));
     expect(fake.requests.at(-1)!.body).toMatchObject({ max_tokens: 77, temperature: 0.2 });
     set.close();
     const unset = makeEngine(dir, { route: route(fake) });
-    const u = await unset.entities.create({ model: 'mgpt-1-27b' });
-    await collect(unset.entities.send(u.id, { content: 'hi' }));
+    const u = await unset.entities.create({ model: 'mgpt-1-27b' }, 'local');
+    await collect(unset.entities.send(u.id, { content: 'hi' }, 'local'));
     expect(fake.requests.at(-1)!.body).not.toHaveProperty('max_tokens');
     expect(fake.requests.at(-1)!.body).not.toHaveProperty('temperature');
     unset.close();
@@ -169,12 +169,12 @@ describe('route limits reach the provider', () => {
   it('keeps finish_reason length for a reply cut at maxTokens, in the completion and its replay', async () => {
     fake.limit = { nCtx: 100_000, ...HALF_CHAR_TOKENS };
     const engine = makeEngine(dir, { route: route(fake, { maxTokens: 3 }) });
-    const e = await engine.entities.create({ model: 'mgpt-1-27b' });
-    const c = done(await collect(engine.entities.send(e.id, { content: 'one two three four five', idempotencyKey: 'k' }))).completion;
+    const e = await engine.entities.create({ model: 'mgpt-1-27b' }, 'local');
+    const c = done(await collect(engine.entities.send(e.id, { content: 'one two three four five', idempotencyKey: 'k' }, 'local'))).completion;
     expect(c.choices[0].finish_reason).toBe('length');
     expect(c.choices[0].message.content).toBe('reply: one two');
     expect(c.usage.completion_tokens).toBe(3);
-    const again = done(await collect(engine.entities.send(e.id, { content: 'one two three four five', idempotencyKey: 'k' })));
+    const again = done(await collect(engine.entities.send(e.id, { content: 'one two three four five', idempotencyKey: 'k' }, 'local')));
     expect(again.replayed).toBe(true);
     expect(again.completion.choices[0].finish_reason).toBe('length');
     engine.close();

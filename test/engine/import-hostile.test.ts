@@ -21,7 +21,7 @@ interface Files {
 }
 
 async function exported(engine: Engine, id: string): Promise<Files> {
-  const entries = readTar(await bytes(await engine.entities.export(id, 'tar')));
+  const entries = readTar(await bytes(await engine.entities.export(id, 'tar', 'local')));
   const parsed = (name: string) => JSON.parse(Buffer.from(entries.find((e) => e.name === name)!.body).toString());
   return { manifest: parsed('manifest.json'), transcript: parsed('transcript.json'), window: parsed('window.json') };
 }
@@ -45,9 +45,9 @@ function rehashed(f: Files): Buffer {
 
 async function setup() {
   const engine = makeEngine(dir);
-  const e = await engine.entities.create({ model: 'mgpt-1-27b', name: 'src' });
-  await collect(engine.entities.send(e.id, { content: 'hello there' }));
-  await collect(engine.entities.send(e.id, { content: 'second message' }));
+  const e = await engine.entities.create({ model: 'mgpt-1-27b', name: 'src' }, 'local');
+  await collect(engine.entities.send(e.id, { content: 'hello there' }, 'local'));
+  await collect(engine.entities.send(e.id, { content: 'second message' }, 'local'));
   const count = () => sqliteOf(engine).db.prepare('SELECT (SELECT count(*) FROM entities) AS e, (SELECT count(*) FROM blocks) AS b').get();
   return { engine, e, count };
 }
@@ -81,7 +81,7 @@ describe('import of rehashed hostile archives', () => {
     for (const [name, edit, message] of cases) {
       const f = await exported(engine, e.id);
       edit(f);
-      const err = await engine.entities.import(rehashed(f), 'tar').catch((x) => x);
+      const err = await engine.entities.import(rehashed(f), 'tar', {}, 'local').catch((x) => x);
       expect(err, name).toBeInstanceOf(BadRequestError);
       expect(err.message, name).toMatch(message);
     }
@@ -91,23 +91,23 @@ describe('import of rehashed hostile archives', () => {
 
   it("recounts tokens with the engine's estimator instead of trusting the archive's counts", async () => {
     const { engine, e } = await setup();
-    const original = await engine.entities.get(e.id);
+    const original = await engine.entities.get(e.id, 'local');
     const f = await exported(engine, e.id);
     for (const m of f.transcript) m.tokens = 0;
     for (const b of f.window.blocks) b.tokens = 0;
-    const copy = await engine.entities.import(rehashed(f), 'tar');
+    const copy = await engine.entities.import(rehashed(f), 'tar', {}, 'local');
     expect(copy.transcript.tokens).toBe(original.transcript.tokens);
     expect(copy.transcript.tokens).toBeGreaterThan(0);
     expect(copy.window.tokens).toBe(original.window.tokens);
-    expect((await engine.entities.window(copy.id)).blocks.map((b) => b.tokens)).toEqual((await engine.entities.window(e.id)).blocks.map((b) => b.tokens));
-    expect((await engine.entities.messages(copy.id, {})).data.map((m) => m.tokens)).toEqual((await engine.entities.messages(e.id, {})).data.map((m) => m.tokens));
+    expect((await engine.entities.window(copy.id, 'local')).blocks.map((b) => b.tokens)).toEqual((await engine.entities.window(e.id, 'local')).blocks.map((b) => b.tokens));
+    expect((await engine.entities.messages(copy.id, {}, 'local')).data.map((m) => m.tokens)).toEqual((await engine.entities.messages(e.id, {}, 'local')).data.map((m) => m.tokens));
     engine.close();
   });
 
   it('--keep-id: a taken entity id or block id is a conflict with a hint, not a raw SQLite error', async () => {
     const { engine, e, count } = await setup();
-    const tar = await bytes(await engine.entities.export(e.id, 'tar'));
-    const taken = await engine.entities.import(tar, 'tar', { keepId: true }).catch((x) => x);
+    const tar = await bytes(await engine.entities.export(e.id, 'tar', 'local'));
+    const taken = await engine.entities.import(tar, 'tar', { keepId: true }, 'local').catch((x) => x);
     expect(taken).toBeInstanceOf(ConflictError);
     expect(taken.message).toMatch(`an entity with id ${e.id} already exists`);
     expect(taken.hint).toMatch(/without --keep-id/);
@@ -115,13 +115,13 @@ describe('import of rehashed hostile archives', () => {
     const f = await exported(engine, e.id);
     f.manifest.entity.id = 'another-id';
     const before = count();
-    const err = await engine.entities.import(rehashed(f), 'tar', { keepId: true }).catch((x) => x);
+    const err = await engine.entities.import(rehashed(f), 'tar', { keepId: true }, 'local').catch((x) => x);
     expect(err).toBeInstanceOf(ConflictError);
     expect(err.message).toMatch(/a window block with id .* already exists/);
     expect(err.hint).toMatch(/without --keep-id/);
     expect(count()).toEqual(before);
     // Without --keep-id the same archive imports with fresh ids.
-    const copy = await engine.entities.import(rehashed(f), 'tar');
+    const copy = await engine.entities.import(rehashed(f), 'tar', {}, 'local');
     expect(copy.id).not.toBe('another-id');
     engine.close();
   });

@@ -49,15 +49,15 @@ describe('entity leases past their expiry', () => {
   it('a turn whose lease expired but was not taken still commits', async () => {
     const clock = movableClock();
     const engine = makeEngine(dir, { fake, clock, leaseTtlMs: 60_000 });
-    const e = await engine.entities.create({ model: 'mgpt-1-27b' });
+    const e = await engine.entities.create({ model: 'mgpt-1-27b' }, 'local');
     const before = fake.requests.length;
     fake.script({ text: 'slow reply', delayMs: 300 });
-    const turn = collect(engine.entities.send(e.id, { content: 'hello' }));
+    const turn = collect(engine.entities.send(e.id, { content: 'hello' }, 'local'));
     await until(() => fake.requests.length > before);
     clock.advance(120_000);
     const events = await turn;
     expect(events.at(-1)).toMatchObject({ type: 'done' });
-    const log = await engine.entities.messages(e.id, { limit: 10 });
+    const log = await engine.entities.messages(e.id, { limit: 10 }, 'local');
     expect(log.data.map((m) => m.content)).toEqual(['hello', 'slow reply']);
     expect(sqliteOf(engine).db.prepare(`SELECT COUNT(*) AS n FROM turn_leases`).get()).toEqual({ n: 0 });
     engine.close();
@@ -67,17 +67,17 @@ describe('entity leases past their expiry', () => {
     const clock = movableClock();
     const engine = makeEngine(dir, { fake, clock, leaseTtlMs: 60_000 });
     const other = twin(engine, { clock, leaseTtlMs: 60_000 });
-    const e = await engine.entities.create({ model: 'mgpt-1-27b' });
+    const e = await engine.entities.create({ model: 'mgpt-1-27b' }, 'local');
     const before = fake.requests.length;
     fake.script({ text: 'lost reply', delayMs: 400 });
-    const turn = collect(engine.entities.send(e.id, { content: 'first' })).catch((x) => x);
+    const turn = collect(engine.entities.send(e.id, { content: 'first' }, 'local')).catch((x) => x);
     await until(() => fake.requests.length > before);
     clock.advance(120_000);
-    const taken = collect(other.entities.send(e.id, { content: 'second' }));
+    const taken = collect(other.entities.send(e.id, { content: 'second' }, 'local'));
     const err = await turn;
     expect(err).toBeInstanceOf(ConflictError);
     await taken;
-    const log = await engine.entities.messages(e.id, { limit: 10 });
+    const log = await engine.entities.messages(e.id, { limit: 10 }, 'local');
     expect(log.data.map((m) => m.content)).toEqual(['second', 'reply: second']);
     other.close();
     engine.close();
@@ -89,13 +89,13 @@ describe('an entity deleted mid-turn', () => {
     'ends the turn saying it was deleted, %s, and stores nothing',
     async (_, leaseTtlMs) => {
       const engine = makeEngine(dir, { fake, leaseTtlMs });
-      const e = await engine.entities.create({ model: 'mgpt-1-27b' });
+      const e = await engine.entities.create({ model: 'mgpt-1-27b' }, 'local');
       let release!: () => void;
       const before = fake.requests.length;
       fake.script({ text: ['first ', 'second'], holdAfterFirst: new Promise<void>((r) => (release = r)) });
-      const turn = collect(engine.entities.send(e.id, { content: 'hello' })).catch((x) => x);
+      const turn = collect(engine.entities.send(e.id, { content: 'hello' }, 'local')).catch((x) => x);
       await until(() => fake.requests.length > before);
-      await engine.entities.delete(e.id);
+      await engine.entities.delete(e.id, 'local');
       // A short lease is refreshed (and found gone) while the reply is held; a long one only fails at the commit.
       await new Promise((r) => setTimeout(r, leaseTtlMs < 1000 ? 400 : 10));
       release();

@@ -8,33 +8,33 @@ const dir = tempDir('mgpt-resolve-');
 describe('finding entities locally', () => {
   it('resolves names and id prefixes over all entities, past the newest 200, and pages the list', async () => {
     const engine = makeEngine(dir);
-    const first = await engine.entities.create({ model: 'mgpt-1-27b', name: 'delme' });
-    for (let i = 0; i < 240; i++) await engine.entities.create({ model: 'mgpt-1-27b', name: `entity-${i}` });
-    expect((await engine.entities.list()).data).toHaveLength(200);
-    expect((await engine.entities.list()).data.some((e) => e.id === first.id)).toBe(false);
-    expect((await engine.entities.resolve('delme')).id).toBe(first.id);
-    expect((await engine.entities.resolve(first.id.slice(0, 8))).id).toBe(first.id);
+    const first = await engine.entities.create({ model: 'mgpt-1-27b', name: 'delme' }, 'local');
+    for (let i = 0; i < 240; i++) await engine.entities.create({ model: 'mgpt-1-27b', name: `entity-${i}` }, 'local');
+    expect((await engine.entities.list('local')).data).toHaveLength(200);
+    expect((await engine.entities.list('local')).data.some((e) => e.id === first.id)).toBe(false);
+    expect((await engine.entities.resolve('delme', 'local')).id).toBe(first.id);
+    expect((await engine.entities.resolve(first.id.slice(0, 8), 'local')).id).toBe(first.id);
     const pages = await Promise.all([0, 100, 200].map(async (offset) => (await engine.entities.list('local', { limit: 100, offset })).data));
     expect(pages.map((p) => p.length)).toEqual([100, 100, 41]);
     expect(new Set(pages.flat().map((e) => e.id)).size).toBe(241);
     expect(pages[2].at(-1)!.id).toBe(first.id); // most recently active first: the oldest comes last
     // Fewer than 4 characters are never taken as an id prefix.
-    await expect(() => engine.entities.resolve(first.id.slice(0, 3))).rejects.toThrow(NotFoundError);
-    await expect(() => engine.entities.resolve('zzzz')).rejects.toThrow(NotFoundError);
+    await expect(() => engine.entities.resolve(first.id.slice(0, 3), 'local')).rejects.toThrow(NotFoundError);
+    await expect(() => engine.entities.resolve('zzzz', 'local')).rejects.toThrow(NotFoundError);
     engine.close();
   });
 
   it('an id prefix two entities share lists both; one more character picks one', async () => {
     const ids = ['abcd1111-0000-4000-8000-000000000001', 'abcd2222-0000-4000-8000-000000000002'];
     const engine = makeEngine(dir, { newId: () => ids.shift() ?? crypto.randomUUID() });
-    await engine.entities.create({ model: 'mgpt-1-27b', name: 'one' });
-    await engine.entities.create({ model: 'mgpt-1-27b', name: 'two' });
-    const err = (await engine.entities.resolve('abcd').catch((e) => e)) as BadRequestError;
+    await engine.entities.create({ model: 'mgpt-1-27b', name: 'one' }, 'local');
+    await engine.entities.create({ model: 'mgpt-1-27b', name: 'two' }, 'local');
+    const err = (await engine.entities.resolve('abcd', 'local').catch((e) => e)) as BadRequestError;
     expect(err).toBeInstanceOf(BadRequestError);
     expect(err.message).toBe('"abcd" names 2 entities');
     expect(err.hint).toBe('use a longer id prefix or the full id:\n  abcd2222  two\n  abcd1111  one');
-    expect((await engine.entities.resolve('abcd2')).name).toBe('two');
-    expect((await engine.entities.resolve('ABCD1')).name).toBe('one');
+    expect((await engine.entities.resolve('abcd2', 'local')).name).toBe('two');
+    expect((await engine.entities.resolve('ABCD1', 'local')).name).toBe('one');
     engine.close();
   });
 });

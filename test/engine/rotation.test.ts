@@ -31,7 +31,7 @@ describe('rotation (property, 500 turns)', () => {
     const budget = 400;
     const engine = makeEngine(dir, { fake, windowBudget: budget });
     const tok = await loadTokenEstimator();
-    const e = await engine.entities.create({ model: 'mgpt-1-27b', instructions: 'You are a careful companion.' });
+    const e = await engine.entities.create({ model: 'mgpt-1-27b', instructions: 'You are a careful companion.' }, 'local');
     const rand = rng(20261122);
     const text = (maxWords: number) => Array.from({ length: 1 + Math.floor(rand() * maxWords) }, () => WORDS[Math.floor(rand() * WORDS.length)]).join(' ');
     const expected: Array<{ role: string; content: string }> = [];
@@ -52,13 +52,13 @@ describe('rotation (property, 500 turns)', () => {
       for (let turn = 1; turn <= 500; turn++) {
         const message = text(rand() < 0.05 ? 300 : 60);
         const before = fake.requests.length;
-        const events = await collect(engine.entities.send(e.id, { content: message }));
+        const events = await collect(engine.entities.send(e.id, { content: message }, 'local'));
         const done = events.find((x) => x.type === 'done');
         if (done?.type !== 'done') throw new Error('no done event');
         const reply = done.completion.choices[0].message.content;
         expected.push({ role: 'user', content: message }, { role: 'assistant', content: reply });
 
-        const w = await engine.entities.window(e.id);
+        const w = await engine.entities.window(e.id, 'local');
         const n = expected.length;
         // 1. The blocks cover 1..N exactly once, in order.
         expect(checkWindowInvariant(w.blocks, n), `turn ${turn}`).toBeNull();
@@ -88,12 +88,12 @@ describe('rotation (property, 500 turns)', () => {
         }
         if (summary) previousSummary = summary.covers;
         // 5. The transcript is untouched by rotation.
-        const entity = await engine.entities.get(e.id);
+        const entity = await engine.entities.get(e.id, 'local');
         expect(entity.transcript.messages).toBe(n);
         if (turn % 50 === 0 || turn === 500) {
           const all = [];
           for (let after = 0; ; ) {
-            const page = await engine.entities.messages(e.id, { after, limit: 500 });
+            const page = await engine.entities.messages(e.id, { after, limit: 500 }, 'local');
             all.push(...page.data);
             if (!page.has_more) break;
             after = page.next_after;

@@ -27,7 +27,7 @@ const engine = () => makeEngine(dir, { fake, promptsDir: prompts });
 async function universe(e: Engine, prompt = 'narrator') {
   return (await e.universes.create({ storedPrompt: prompt })).universe;
 }
-const ask = (e: Engine, body: Record<string, unknown>) => e.respond({ model: 'game-1-lite-frozen', ...body });
+const ask = (e: Engine, body: Record<string, unknown>) => e.respond({ model: 'game-1-lite-frozen', ...body } as never);
 const runtime = async (e: Engine, id: string) => (await e.universes.doc(id)).runtime.conversation;
 const errorsOf = async (p: Promise<unknown>) => {
   const err = await p.catch((x) => x);
@@ -233,10 +233,10 @@ describe('responses: validation, modes and options', () => {
       [{ model: 'game-1-lite-frozen', userInput: 'x', universeDoc: { conversation: [] } }, 'universeDoc.runtime.conversation'],
     ];
     for (const [body, field] of cases) {
-      const errors = await errorsOf(e.respond(body));
+      const errors = await errorsOf(e.respond(body as never));
       expect(errors?.map((x) => x.field), JSON.stringify(body)).toContain(field);
     }
-    await expect(e.respond('nope')).rejects.toThrow(BadRequestError);
+    await expect(e.respond('nope' as never)).rejects.toThrow(BadRequestError);
     await expect(ask(e, { universe: 'bad-id', userInput: 'x' })).rejects.toThrow(BadRequestError);
     await expect(ask(e, { universe: '00000000-0000-4000-8000-00000000abcd', userInput: 'x' })).rejects.toThrow('Universe not found');
     e.close();
@@ -378,7 +378,7 @@ describe('images', () => {
       { sceneUid: 's', systemPrompt: 'x', description: 'y', imageConfig: { aspectRatio: 'wide' } },
       { sceneUid: 's', systemPrompt: 'x', description: 'y', referenceImages: [{ type: 'audio' }] },
     ]) {
-      await expect(e.generateImage(bad)).rejects.toBeInstanceOf(BadRequestError);
+      await expect(e.generateImage(bad as never)).rejects.toBeInstanceOf(BadRequestError);
     }
     e.close();
   });

@@ -37,30 +37,30 @@ describe('the kept window', () => {
   it('a turn does not walk the window: after the first, no stored block is read again', async () => {
     const path = join(dir, 'flat.db');
     const seeding = openEngineSync({ db: path, windowBudget: 1_000_000 });
-    const e = await seeding.entities.create({ model: 'mgpt-1-27b', instructions: 'Be brief.' });
-    for (let i = 0; i < 150; i++) await collect(seeding.entities.send(e.id, { content: `message ${i}` }));
+    const e = await seeding.entities.create({ model: 'mgpt-1-27b', instructions: 'Be brief.' }, 'local');
+    for (let i = 0; i < 150; i++) await collect(seeding.entities.send(e.id, { content: `message ${i}` }, 'local'));
     await seeding.close();
 
     const { store, reads } = countingStore(path);
     const engine = openEngineSync({ db: store, windowBudget: 1_000_000 });
-    await collect(engine.entities.send(e.id, { content: 'first turn of this process' }));
+    await collect(engine.entities.send(e.id, { content: 'first turn of this process' }, 'local'));
     const afterFirst = reads();
     expect(afterFirst).toBeGreaterThan(0); // the window was read (and summed) once
-    for (let i = 0; i < 5; i++) await collect(engine.entities.send(e.id, { content: `later ${i}` }));
+    for (let i = 0; i < 5; i++) await collect(engine.entities.send(e.id, { content: `later ${i}` }, 'local'));
     expect(reads()).toBe(afterFirst);
-    expect((await engine.entities.window(e.id)).blocks).toHaveLength(300 + 12);
+    expect((await engine.entities.window(e.id, 'local')).blocks).toHaveLength(300 + 12);
     await engine.close();
   });
 
   it('the prompt from the kept window equals the one built from the stored window, across rotations', async () => {
     const engine = makeEngine(dir, { fake, windowBudget: 300 });
-    const e = await engine.entities.create({ model: 'mgpt-1-27b', instructions: 'You are a careful companion.' });
+    const e = await engine.entities.create({ model: 'mgpt-1-27b', instructions: 'You are a careful companion.' }, 'local');
     let rotations = 0;
     for (let i = 0; i < 40; i++) {
       fake.fallback = () => ({ text: `reply ${i}: ${'words of a reply '.repeat(1 + (i % 5))}` });
-      const stored = (await engine.entities.window(e.id)).blocks;
+      const stored = (await engine.entities.window(e.id, 'local')).blocks;
       const before = fake.requests.length;
-      const events = await collect(engine.entities.send(e.id, { content: `message ${i} ${'about the garden '.repeat(1 + (i % 7))}` }));
+      const events = await collect(engine.entities.send(e.id, { content: `message ${i} ${'about the garden '.repeat(1 + (i % 7))}` }, 'local'));
       if (events.some((ev) => ev.type === 'rotation')) {
         rotations++;
         continue; // the prompt then starts from the new summary

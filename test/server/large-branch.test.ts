@@ -45,8 +45,8 @@ function forgedHistory(messages: number) {
 
 describe('a large branch', () => {
   it('lets /healthz be answered while a 25,000-message branch is counted, planned and stored', async () => {
-    const e = await engine.entities.create({ model: 'mgpt-1-27b', name: 'trunk' });
-    for await (const _ of engine.entities.send(e.id, { content: 'the first message' }));
+    const e = await engine.entities.create({ model: 'mgpt-1-27b', name: 'trunk' }, 'local');
+    for await (const _ of engine.entities.send(e.id, { content: 'the first message' }, 'local'));
     let uploaded = false;
     let branched = false;
     const branch = post(`${server.url}/v1/chat/completions`, JSON.stringify({ model: 'entity:trunk', messages: forgedHistory(25_000) }), () => (uploaded = true))
@@ -63,8 +63,8 @@ describe('a large branch', () => {
     expect(r.body.choices[0].message.content).toBe('and now?');
     // Held in one piece (before), the loop answered no ping until the branch's reply was written.
     expect(answeredDuring).toBeGreaterThanOrEqual(5);
-    const branchRow = await engine.entities.get(r.id!);
+    const branchRow = await engine.entities.get(r.id!, 'local');
     expect(branchRow.transcript.messages).toBe(25_002);
-    expect((await engine.entities.window(r.id!)).tokens).toBeLessThanOrEqual(branchRow.window.budget_tokens);
+    expect((await engine.entities.window(r.id!, 'local')).tokens).toBeLessThanOrEqual(branchRow.window.budget_tokens);
   });
 });

@@ -34,7 +34,7 @@ afterAll(async () => {
 type Msg = { role: 'user' | 'assistant' | 'system'; content: string };
 
 async function transcript(id: string, account?: string): Promise<Msg[]> {
-  return (await engine.entities.messages(id, { limit: 500 }, account)).data.map((m) => ({ role: m.role, content: m.content }));
+  return (await engine.entities.messages(id, { limit: 500 }, account ?? 'local')).data.map((m) => ({ role: m.role, content: m.content }));
 }
 
 async function streamed(model: string, messages: Msg[], headers: Record<string, string> = {}) {
@@ -59,9 +59,9 @@ async function streamedWith(client: OpenAI, model: string, messages: Msg[], head
 
 describe('OpenAI-compatible facade: /v1/models', () => {
   it('lists platform ids, aliases and the entity by unique name and by id, owned by the account', async () => {
-    const e = await engine.entities.create({ model: 'mgpt-1-27b', name: 'listed' });
-    await engine.entities.create({ model: 'mgpt-1-27b', name: 'twin' });
-    const twin2 = await engine.entities.create({ model: 'mgpt-1-27b', name: 'twin' });
+    const e = await engine.entities.create({ model: 'mgpt-1-27b', name: 'listed' }, 'local');
+    await engine.entities.create({ model: 'mgpt-1-27b', name: 'twin' }, 'local');
+    const twin2 = await engine.entities.create({ model: 'mgpt-1-27b', name: 'twin' }, 'local');
     const ids: string[] = [];
     const owners = new Map<string, string>();
     for await (const m of client.models.list()) {
@@ -105,7 +105,7 @@ describe('OpenAI-compatible facade: /v1/models', () => {
 
 describe('OpenAI-compatible facade: entity turns', () => {
   it('streams and buffers by name, id and prefix; resent history is stored once', async () => {
-    const e = await engine.entities.create({ model: 'mgpt-1-27b', name: 'chatty', instructions: 'Be brief.' });
+    const e = await engine.entities.create({ model: 'mgpt-1-27b', name: 'chatty', instructions: 'Be brief.' }, 'local');
     const history: Msg[] = [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'one' }];
     const first = await streamed('entity:chatty', history);
     expect(first.text).toBe('reply: one');
@@ -131,7 +131,7 @@ describe('OpenAI-compatible facade: entity turns', () => {
   });
 
   it('answers a contradicting history with a 409 naming the first differing message, and branches on request', async () => {
-    const e = await engine.entities.create({ model: 'mgpt-1-27b', name: 'forky' });
+    const e = await engine.entities.create({ model: 'mgpt-1-27b', name: 'forky' }, 'local');
     await streamed('entity:forky', [{ role: 'user', content: 'a' }]);
     await streamed('entity:forky', [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'reply: a' }, { role: 'user', content: 'b' }]);
     const edited: Msg[] = [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'reply: a' }, { role: 'user', content: 'B!' }, { role: 'assistant', content: 'reply: B!' }, { role: 'user', content: 'c' }];
@@ -153,12 +153,12 @@ describe('OpenAI-compatible facade: entity turns', () => {
     expect(branchId).not.toBe(e.id);
     expect(response.headers.get('mgpt-branched-from')).toBe(e.id);
     expect(await transcript(branchId)).toEqual([...edited, { role: 'assistant', content: 'reply: c' }]);
-    const w = await engine.entities.window(branchId);
+    const w = await engine.entities.window(branchId, 'local');
     expect(checkWindowInvariant(w.blocks, 6)).toBeNull();
     expect(await transcript(e.id)).toHaveLength(4);
 
     // With an Idempotency-Key, a retry of the branching request replays on the same branch.
-    const count = async () => (await engine.entities.list()).data.length;
+    const count = async () => (await engine.entities.list('local')).data.length;
     const keyed = { headers: { 'Mgpt-On-Conflict': 'branch', 'Idempotency-Key': 'fork-1' } };
     const k1 = await client.chat.completions.create({ model: 'entity:forky', messages: edited }, keyed).withResponse();
     const entities = await count();
@@ -202,7 +202,7 @@ describe('OpenAI-compatible facade: entity turns', () => {
   });
 
   it('replays a reply for its Idempotency-Key, storing nothing twice', async () => {
-    const e = await engine.entities.create({ model: 'mgpt-1-27b', name: 'idem' });
+    const e = await engine.entities.create({ model: 'mgpt-1-27b', name: 'idem' }, 'local');
     const body = { model: 'entity:idem', messages: [{ role: 'user' as const, content: 'once' }] };
     const a = await client.chat.completions.create(body, { headers: { 'Idempotency-Key': 'k-1' } });
     const { data: b, response } = await client.chat.completions.create(body, { headers: { 'Idempotency-Key': 'k-1' } }).withResponse();
@@ -214,7 +214,7 @@ describe('OpenAI-compatible facade: entity turns', () => {
   });
 
   it('refuses a system message that differs from the instructions (400), and 402 on an empty balance', async () => {
-    await engine.entities.create({ model: 'mgpt-1-27b', name: 'sys', instructions: 'Stay calm.' });
+    await engine.entities.create({ model: 'mgpt-1-27b', name: 'sys', instructions: 'Stay calm.' }, 'local');
     const err = await client.chat.completions.create({ model: 'entity:sys', messages: [{ role: 'system', content: 'Be loud.' }, { role: 'user', content: 'x' }] }).catch((x) => x);
     expect(err.status).toBe(400);
     expect(err.error.message).toContain('instructions');
@@ -230,18 +230,18 @@ describe('OpenAI-compatible facade: entity turns', () => {
   });
 
   it('rotates behind the facade: a small budget, many client turns, the window invariant holds', async () => {
-    const e = await engine.entities.create({ model: 'mgpt-1-27b', name: 'rotor' });
-    await engine.entities.update(e.id, { budget_tokens: 300 });
+    const e = await engine.entities.create({ model: 'mgpt-1-27b', name: 'rotor' }, 'local');
+    await engine.entities.update(e.id, { budget_tokens: 300 }, 'local');
     const history: Msg[] = [];
     for (let turn = 1; turn <= 25; turn++) {
       history.push({ role: 'user', content: `turn ${turn}: ${'words and more words '.repeat(4)}` });
       const r = turn % 2 ? await streamed('entity:rotor', history) : { text: (await client.chat.completions.create({ model: 'entity:rotor', messages: history })).choices[0].message.content! };
       history.push({ role: 'assistant', content: r.text });
-      const w = await engine.entities.window(e.id);
+      const w = await engine.entities.window(e.id, 'local');
       expect(checkWindowInvariant(w.blocks, history.length), `turn ${turn}`).toBeNull();
       expect(w.blocks.slice(0, -1).reduce((t, b) => t + b.tokens, 0), `turn ${turn}`).toBeLessThanOrEqual(300);
     }
-    const w = await engine.entities.window(e.id);
+    const w = await engine.entities.window(e.id, 'local');
     expect(w.blocks[0].kind).toBe('summary');
     expect(await transcript(e.id)).toEqual(history);
   });

@@ -28,6 +28,8 @@ import type {
   LogDetail,
   LogList,
   LogQuery,
+  ImageRequest,
+  RespondInput,
 } from '../../core/universe-types.js';
 import { HttpClient, type HttpOptions } from './http.js';
 import { errorFromResponse } from './errors.js';
@@ -152,17 +154,24 @@ export class RemoteBackend implements Backend {
   createUniverse(input: CreateUniverseInput): Promise<CreatedUniverse> {
     return this.http.json('POST', this.api('/universes'), { json: input });
   }
-  async respond(body: unknown, opts: RespondOptions = {}): Promise<GenerationResponse> {
-    // A requestId on every call makes the client's own retries after a 5xx safe.
-    const b = typeof body === 'object' && body !== null && !('requestId' in body) ? { ...body, requestId: `mgpt-${randomUUID()}` } : body;
-    // The server deduplicates by requestId: repeating this one is safe.
-    const keyed = typeof b === 'object' && b !== null && typeof (b as { requestId?: unknown }).requestId === 'string';
-    const res = await this.http.json<GenerationResponse>('POST', this.api('/responses'), { json: b, signal: opts.signal, idempotent: keyed });
+  async respond(input: RespondInput, opts: RespondOptions = {}): Promise<GenerationResponse> {
+    // A requestId on every call makes the client's own retries after a 5xx safe: the server deduplicates by it.
+    const body = input.requestId === undefined ? { ...input, requestId: `mgpt-${randomUUID()}` } : input;
+    const res = await this.http.json<GenerationResponse>('POST', this.api('/responses'), { json: body, signal: opts.signal, idempotent: true });
     if (opts.onDelta && res.assistantRaw) opts.onDelta(res.assistantRaw);
     return res;
   }
-  generateImage(body: unknown, opts: { signal?: AbortSignal } = {}): Promise<ImageResponse> {
-    return this.http.json('POST', this.api('/images'), { json: body, signal: opts.signal });
+  generateImage(input: ImageRequest, opts: { signal?: AbortSignal } = {}): Promise<ImageResponse> {
+    return this.http.json('POST', this.api('/images'), { json: input, signal: opts.signal });
+  }
+  /**
+   * Whether the key may call the universe contract: an empty POST /responses, which a server that
+   * accepts the key refuses with 400 before it does anything (`mgpt login` checks a key this way).
+   */
+  async checkUniverseAccess(): Promise<void> {
+    await this.http.json('POST', this.api('/responses'), { json: {} }).catch((err) => {
+      if (!(err instanceof BadRequestError)) throw err;
+    });
   }
   listLogs(query: LogQuery): Promise<LogList> {
     const q = this.logQuery();

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import type { GenerationResponse } from '../../core/universe-types.js';
+import type { GenerationResponse, RespondInput } from '../../core/universe-types.js';
+import { parseRespond } from '../../core/universe-input.js';
 import { NotFoundError } from '../../core/errors.js';
 import type { CliContext } from '../context.js';
 import { examples } from '../help.js';
@@ -54,10 +55,10 @@ export async function runAsk(ctx: CliContext, text: string | undefined, o: AskOp
 }
 
 /** Standalone mode; a system prompt makes it inline mode with an empty conversation (still nothing stored). */
-function askBody(prompt: string, o: AskOptions): Record<string, unknown> {
+function askBody(prompt: string, o: AskOptions): RespondInput {
   const body: Record<string, unknown> = { model: o.model, userInput: prompt };
   if (o.system !== undefined) body.universeDoc = { prompt: { text: o.system }, conversation: [], runtime: { conversation: [] } };
-  return body;
+  return parseRespond(body);
 }
 
 function warnings(res: GenerationResponse): string[] {

@@ -4,6 +4,7 @@ import { extname } from 'node:path';
 import type { Command } from 'commander';
 import { BadRequestError } from '../../core/errors.js';
 import type { ImagePart } from '../../core/universe-types.js';
+import { parseImage } from '../../core/universe-input.js';
 import type { CliContext } from '../context.js';
 import { examples } from '../help.js';
 import { printJson } from '../output.js';
@@ -67,7 +68,7 @@ export async function runImage(ctx: CliContext, o: ImageOptions): Promise<void> 
   if (o.background) body.backgroundReference = await part(o.background);
   if (o.size || o.aspect) body.imageConfig = { ...(o.size ? { imageSize: o.size } : {}), ...(o.aspect ? { aspectRatio: o.aspect } : {}) };
   if (o.model) body.model = o.model;
-  const res = await (await ctx.backend()).generateImage(body, { signal: ctx.signal });
+  const res = await (await ctx.backend()).generateImage(parseImage(body), { signal: ctx.signal });
   const files: string[] = [];
   for (const [i, img] of res.images.entries()) {
     const ext = Object.entries(MIME).find(([, m]) => m === img.mimeType)?.[0] ?? '.bin';

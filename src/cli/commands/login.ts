@@ -61,9 +61,7 @@ export async function runLogin(ctx: CliContext, o: LoginOptions): Promise<void> 
       checks.push('entities');
     }
     if (baseUrl) {
-      await remote.respond({}).catch((err) => {
-        if (!(err instanceof BadRequestError)) throw err;
-      });
+      await remote.checkUniverseAccess();
       checks.push('universes');
     }
   } catch (err) {

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { BadRequestError } from '../../core/errors.js';
+import { parseRespond } from '../../core/universe-input.js';
 import { runToolLoop } from '../../core/tool-loop.js';
 import { type GenerationResponse, TEXT_ALIASES, type ToolResultInput, UNIVERSE_MODEL, type UniverseDoc, toolResultContent } from '../../core/universe-types.js';
 import { execTool } from '../tool-exec.js';
@@ -90,7 +91,7 @@ export async function runRespond(ctx: CliContext, a: string | undefined, b: stri
   const given = (body.toolResults as ToolResultInput[] | undefined) ?? [];
   const { response: res } = await runToolLoop({
     respond: (b, opts) => backend.respond(b, opts),
-    body,
+    body: parseRespond(body),
     results: given,
     runTool: o.toolExec ? (call) => execTool(o.toolExec!, call) : undefined,
     signal: ctx.signal,

@@ -37,7 +37,7 @@ export const DEFAULT_ACCOUNT = 'local';
 export class EntityService {
   constructor(private readonly deps: EngineDeps) {}
 
-  async create(input: CreateEntityInput, accountId = DEFAULT_ACCOUNT): Promise<CreatedEntity> {
+  async create(input: CreateEntityInput, accountId: string): Promise<CreatedEntity> {
     checkCreateFields(input);
     const model = input?.model;
     if (model === undefined || model === null || model === '') {
@@ -73,13 +73,13 @@ export class EntityService {
   }
 
   /** Most recently active first: the wire's 200 by default; locally any page (`limit`, `offset`). */
-  async list(accountId = DEFAULT_ACCOUNT, page: EntityPage = {}): Promise<EntityList> {
+  async list(accountId: string, page: EntityPage = {}): Promise<EntityList> {
     const rows = await this.deps.store.entities.list(accountId, page.limit ?? LIST_ENTITIES_MAX, page.offset ?? 0);
     return { object: 'list', data: rows.map((r) => toEntity(r, false)) };
   }
 
   /** An ENTITY argument: an id, a unique id prefix (4+ characters) or a name, over all the account's entities. */
-  async resolve(ref: string, accountId = DEFAULT_ACCOUNT): Promise<Entity> {
+  async resolve(ref: string, accountId: string): Promise<Entity> {
     if (UUID.test(ref)) return this.get(ref, accountId);
     const prefix = ref.length >= MIN_ID_PREFIX ? ref.toLowerCase() : null;
     const rows = await this.deps.store.entities.matching(accountId, ref, prefix, 11);
@@ -87,7 +87,7 @@ export class EntityService {
     return toEntity(hit, true);
   }
 
-  async get(id: string, accountId = DEFAULT_ACCOUNT): Promise<Entity> {
+  async get(id: string, accountId: string): Promise<Entity> {
     return toEntity(await this.row(id, accountId), true);
   }
 
@@ -97,7 +97,7 @@ export class EntityService {
    * so it finishes on the old values; the next turn reads the new ones, and a smaller budget is
    * met by that turn's rotation. The window is untouched, so its cached blocks stay valid.
    */
-  async update(id: string, input: UpdateEntityInput, accountId = DEFAULT_ACCOUNT): Promise<Entity> {
+  async update(id: string, input: UpdateEntityInput, accountId: string): Promise<Entity> {
     const update = checkUpdate(input);
     await this.row(id, accountId);
     const instructionsTokens =
@@ -114,7 +114,7 @@ export class EntityService {
     return toEntity(row, true);
   }
 
-  async delete(id: string, accountId = DEFAULT_ACCOUNT): Promise<DeletedEntity> {
+  async delete(id: string, accountId: string): Promise<DeletedEntity> {
     if (!(await this.deps.store.entities.delete(accountId, id))) throw notFound(id);
     this.deps.windows.delete(id);
     // Deleted pages are zeroed (secure_delete); also empty the WAL, which still holds old page images.
@@ -122,7 +122,7 @@ export class EntityService {
     return { id, object: 'entity', deleted: true };
   }
 
-  async messages(id: string, input: ListMessagesInput = {}, accountId = DEFAULT_ACCOUNT): Promise<MessageList> {
+  async messages(id: string, input: ListMessagesInput, accountId: string): Promise<MessageList> {
     const after = input.after ?? 0;
     const limit = input.limit ?? LIST_MESSAGES_DEFAULT;
     if (!Number.isSafeInteger(after) || after < 0) throw new BadRequestError('after must be an integer >= 0');
@@ -141,7 +141,7 @@ export class EntityService {
     };
   }
 
-  async window(id: string, accountId = DEFAULT_ACCOUNT): Promise<EntityWindow> {
+  async window(id: string, accountId: string): Promise<EntityWindow> {
     const row = await this.row(id, accountId);
     return {
       entity_id: id,
@@ -153,7 +153,7 @@ export class EntityService {
   }
 
   /** One turn, streamed. See turn.ts for the atomicity, lease and idempotency rules. */
-  send(id: string, input: SendInput, accountId = DEFAULT_ACCOUNT): AsyncGenerator<TurnEvent> {
+  send(id: string, input: SendInput, accountId: string): AsyncGenerator<TurnEvent> {
     return this.turn({ id, accountId }, input);
   }
 
@@ -178,7 +178,7 @@ export class EntityService {
   }
 
   /** Streams the export (JSON or tar); see export.ts. */
-  async export(id: string, format: ExportFormat, accountId = DEFAULT_ACCOUNT): Promise<AsyncGenerator<Uint8Array>> {
+  async export(id: string, format: ExportFormat, accountId: string): Promise<AsyncGenerator<Uint8Array>> {
     if (format !== 'json' && format !== 'tar') throw new BadRequestError('export format must be json or tar');
     // The head and the window are read in one snapshot, now: a turn that lands before the first
     // byte is read must not pair this head with a newer window.
@@ -187,7 +187,7 @@ export class EntityService {
     return exportEntity(this.deps, snapshot, format);
   }
 
-  import(bytes: Uint8Array, format: ExportFormat, opts: ImportOptions = {}, accountId = DEFAULT_ACCOUNT): Promise<Entity> {
+  import(bytes: Uint8Array, format: ExportFormat, opts: ImportOptions, accountId: string): Promise<Entity> {
     return importEntity(this.deps, bytes, format, opts, accountId);
   }
 

@@ -1,13 +1,10 @@
-import { BadRequestError, type FieldError, ProviderError } from '../../core/errors.js';
+import { ProviderError } from '../../core/errors.js';
 import { IMAGE_ALIAS, type ImageRequest, type ImageResponse, LOCAL_USER_ID } from '../../core/universe-types.js';
 import type { ChatContentPart, ChatMessage } from '../../providers/spec.js';
 import type { EngineDeps } from '../deps.js';
 import { writeLog } from '../platform/logs.js';
-import { checkFields } from './respond-validate.js';
+import { parseImage } from '../../core/universe-input.js';
 
-const SIZES = ['1K', '2K', '4K'] as const;
-const FIELDS = new Set(['sceneUid', 'systemPrompt', 'description', 'additionalPrompt', 'referenceImages', 'backgroundReference', 'imageConfig', 'model']);
-const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
 
 /**
  * The provider message of POST /images, in the seed's order: the system prompt, then one user
@@ -26,47 +23,10 @@ export function imageMessages(r: ImageRequest): ChatMessage[] {
   ];
 }
 
-export function validateImage(body: unknown): ImageRequest {
-  if (!isObject(body)) throw new BadRequestError('the request body must be a JSON object');
-  const errors: FieldError[] = [];
-  const err = (field: string, message: string) => errors.push({ field, message });
-  checkFields(body, FIELDS, err);
-  for (const f of ['sceneUid', 'systemPrompt', 'description']) {
-    if (typeof body[f] !== 'string' || (body[f] as string).trim() === '') err(f, 'required: a non-empty string');
-  }
-  if (body.additionalPrompt !== undefined && typeof body.additionalPrompt !== 'string') err('additionalPrompt', 'must be a string');
-  if (body.model !== undefined && (typeof body.model !== 'string' || body.model === '')) err('model', 'must be a non-empty string');
-  if (body.referenceImages !== undefined) {
-    if (!Array.isArray(body.referenceImages)) err('referenceImages', 'must be an array of text and image parts');
-    else body.referenceImages.forEach((p, i) => checkPart(p, `referenceImages[${i}]`, err));
-  }
-  if (body.backgroundReference !== undefined) checkPart(body.backgroundReference, 'backgroundReference', err);
-  if (body.imageConfig !== undefined) {
-    const c = body.imageConfig;
-    if (!isObject(c)) err('imageConfig', 'must be an object');
-    else {
-      if (c.imageSize !== undefined && !(SIZES as readonly unknown[]).includes(c.imageSize)) err('imageConfig.imageSize', `one of ${SIZES.join(', ')}`);
-      if (c.aspectRatio !== undefined && (typeof c.aspectRatio !== 'string' || !/^[1-9]\d{0,2}:[1-9]\d{0,2}$/.test(c.aspectRatio))) {
-        err('imageConfig.aspectRatio', 'W:H, such as 16:9');
-      }
-      for (const k of Object.keys(c)) if (k !== 'imageSize' && k !== 'aspectRatio') err(`imageConfig.${k}`, 'unknown field');
-    }
-  }
-  if (errors.length) throw new BadRequestError(errors.map((e) => `${e.field}: ${e.message}`).join('; '), { errors });
-  return body as unknown as ImageRequest;
-}
-
-function checkPart(p: unknown, at: string, err: (f: string, m: string) => void): void {
-  if (!isObject(p)) return err(at, 'must be a part object');
-  if (p.type === 'text' && typeof p.text === 'string') return;
-  if (p.type === 'image_url' && isObject(p.image_url) && typeof p.image_url.url === 'string' && /^(https?:|data:image\/)/.test(p.image_url.url)) return;
-  err(at, '{ type: "text", text } or { type: "image_url", image_url: { url } } (http(s) or data:image/...)');
-}
-
-export async function generateImage(deps: EngineDeps, body: unknown, opts: { userId?: string; signal?: AbortSignal } = {}): Promise<ImageResponse> {
+export async function generateImage(deps: EngineDeps, input: ImageRequest, opts: { userId?: string; signal?: AbortSignal } = {}): Promise<ImageResponse> {
   const userId = opts.userId ?? LOCAL_USER_ID;
   const t0 = deps.clock.now();
-  const r = validateImage(body);
+  const r = parseImage(input);
   const alias = r.model ?? IMAGE_ALIAS;
   const model = await deps.chatModel(alias);
   const request = { sceneUid: r.sceneUid, parts: (r.referenceImages?.length ?? 0) + (r.backgroundReference ? 1 : 0), imageConfig: r.imageConfig ?? {} };

@@ -19,7 +19,7 @@ import type { EngineDeps } from '../deps.js';
 import { sha256 } from '../../core/hash.js';
 import { type HeldLease, type LeaseRequest, universeSubject, withLease } from '../lease.js';
 import { type LogEntry, logRow } from '../platform/logs.js';
-import { validateRespond } from './respond-validate.js';
+import { parseRespond } from '../../core/universe-input.js';
 import { toRuntime, type UniverseService } from './universes.js';
 
 type Mode = 'stored' | 'inline' | 'standalone';
@@ -43,10 +43,10 @@ interface Loaded {
 export async function respond(
   deps: EngineDeps,
   universes: UniverseService,
-  body: unknown,
+  request: RespondInput,
   opts: { userId?: string; signal?: AbortSignal; onDelta?: (text: string) => void } = {},
 ): Promise<GenerationResponse> {
-  const turn = respondEvents(deps, universes, body, opts);
+  const turn = respondEvents(deps, universes, request, opts);
   try {
     for (;;) {
       const next = await turn.next();
@@ -71,12 +71,13 @@ export interface ResponseDelta {
 export async function* respondEvents(
   deps: EngineDeps,
   universes: UniverseService,
-  body: unknown,
+  request: RespondInput,
   opts: { userId?: string; signal?: AbortSignal } = {},
 ): AsyncGenerator<ResponseDelta, GenerationResponse> {
   const userId = opts.userId ?? LOCAL_USER_ID;
   const t0 = deps.clock.now();
-  const input = validateRespond(body);
+  // Parsed at the edge already; checked again for an embedder whose input did not come through one.
+  const input = parseRespond(request);
   const stages = { auth: deps.clock.now() - t0, load: 0, truncate: 0, promptBuild: 0, provider: 0 };
   const first = await requestRecord(deps, userId, input);
   if (first?.status === 'done' && first.response) return replayed(JSON.parse(first.response) as GenerationResponse);

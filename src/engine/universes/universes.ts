@@ -10,30 +10,18 @@ import {
 } from '../../core/universe-types.js';
 import type { UniverseMessageRow, UniverseRow } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';
-import { checkFields } from './respond-validate.js';
+import { parseCreateUniverse } from '../../core/universe-input.js';
 import { sha256 } from '../../core/hash.js';
 import { UUID } from '../../core/ids.js';
 import { MIN_ID_PREFIX, pickByRef } from '../../core/ref.js';
 
-export const DISPLAY_NAME_MAX = 200;
-
 /** Universes of seed 000: a frozen prompt snapshot plus a runtime conversation. */
-const CREATE_FIELDS = new Set(['storedPrompt', 'displayName']);
 
 export class UniverseService {
   constructor(private readonly deps: EngineDeps) {}
 
   async create(input: CreateUniverseInput, userId = LOCAL_USER_ID): Promise<CreatedUniverse> {
-    const errors = [];
-    if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new BadRequestError('the request body must be a JSON object');
-    checkFields(input as unknown as Record<string, unknown>, CREATE_FIELDS, (field, message) => errors.push({ field, message }));
-    if (typeof input?.storedPrompt !== 'string' || input.storedPrompt === '') {
-      errors.push({ field: 'storedPrompt', message: 'required: the name of a stored prompt' });
-    }
-    if (input?.displayName !== undefined && (typeof input.displayName !== 'string' || input.displayName.length > DISPLAY_NAME_MAX)) {
-      errors.push({ field: 'displayName', message: `a string of at most ${DISPLAY_NAME_MAX} characters` });
-    }
-    if (errors.length) throw new BadRequestError('invalid universe', { errors });
+    parseCreateUniverse(input);
     const prompt = await this.deps.prompts.get(input.storedPrompt);
     const now = this.deps.clock.iso();
     const row: UniverseRow = {

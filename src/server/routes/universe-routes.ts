@@ -1,5 +1,6 @@
 import { Hono } from 'hono';
 import { BadRequestError, ForbiddenError } from '../../core/errors.js';
+import { parseCreateUniverse, parseImage, parseRespond } from '../../core/universe-input.js';
 import type { Engine } from '../../engine/engine.js';
 import { type Env, type RouteDeps, queryInt } from '../route-deps.js';
 
@@ -10,11 +11,11 @@ export function universeRoutes(engine: Engine, { auth, body }: RouteDeps): Hono<
   const app = new Hono<Env>();
   for (const prefix of UNIVERSE_PREFIXES) {
     app.post(`${prefix}/universes`, auth('mgpt.responses:create'), async (c) => {
-      const created = await engine.universes.create((await body(c)) as never, c.get('principal').userId);
+      const created = await engine.universes.create(parseCreateUniverse(await body(c)), c.get('principal').userId);
       return c.json(created, 201);
     });
     app.post(`${prefix}/responses`, auth('mgpt.responses:create'), async (c) => {
-      const res = await engine.respond(await body(c), {
+      const res = await engine.respond(parseRespond(await body(c)), {
         userId: c.get('principal').userId,
         signal: c.get('signal'),
         xRequestId: c.get('callerRequestId'),
@@ -22,7 +23,7 @@ export function universeRoutes(engine: Engine, { auth, body }: RouteDeps): Hono<
       return c.json(res, 200);
     });
     app.post(`${prefix}/images`, auth('mgpt.images:create'), async (c) => {
-      return c.json(await engine.generateImage(await body(c), { userId: c.get('principal').userId, signal: c.get('signal') }), 200);
+      return c.json(await engine.generateImage(parseImage(await body(c)), { userId: c.get('principal').userId, signal: c.get('signal') }), 200);
     });
     app.get(`${prefix}/logs`, auth('mgpt.logs:read'), async (c) => {
       const q = c.req.query();

@@ -74,7 +74,7 @@ describe('remote backend: what is retried', () => {
     expect(s.hits).toEqual(['POST /v1/entities']);
     const u = await tiny((req) => req.socket.destroy());
     await backend(u.url).createUniverse({ storedPrompt: 'p' } as never).catch(() => undefined);
-    await backend(u.url).generateImage({ sceneUid: 's' }).catch(() => undefined);
+    await backend(u.url).generateImage({ sceneUid: 's' } as never).catch(() => undefined);
     expect(u.hits).toEqual(['POST /api/mgpt/universes', 'POST /api/mgpt/images']);
   });
 

@@ -1,5 +1,13 @@
-import { BadRequestError, type FieldError } from '../../core/errors.js';
-import { OVERRIDABLE_ALIAS, type RespondInput, TEXT_ALIASES } from '../../core/universe-types.js';
+import { BadRequestError, type FieldError } from './errors.js';
+import { type CreateUniverseInput, type ImageRequest, OVERRIDABLE_ALIAS, type RespondInput, TEXT_ALIASES } from './universe-types.js';
+
+/**
+ * The one validator of the universe contract's request bodies (seed 000): POST /universes,
+ * /responses and /images. The server's routes and the CLI parse a body here once, into the typed
+ * input the Backend takes; the engine runs the same check on what an embedder hands it, so the
+ * local and remote backends refuse exactly the same input. Every problem becomes one
+ * `{ field, message }` of a single 400.
+ */
 
 const FIELDS = new Set([
   'model',
@@ -29,15 +37,15 @@ const GATEWAY_FIELDS = new Set(['userId', 'usageForward']);
 type Report = (field: string, message: string) => void;
 
 /** The one rule for the fields of a universe request body (responses, universes, images): known ones only, none the gateway sets. */
-export function checkFields(body: Record<string, unknown>, known: ReadonlySet<string>, err: Report): void {
+function checkFields(body: Record<string, unknown>, known: ReadonlySet<string>, err: Report): void {
   for (const key of Object.keys(body)) {
     if (GATEWAY_FIELDS.has(key)) err(key, 'is set by the gateway; clients must not send it');
     else if (!known.has(key)) err(key, 'unknown field');
   }
 }
 
-/** Checks a POST /responses body; every problem becomes one `{ field, message }` of a single 400. */
-export function validateRespond(body: unknown): RespondInput {
+/** A POST /responses body, checked. */
+export function parseRespond(body: unknown): RespondInput {
   if (!isObject(body)) throw new BadRequestError('the request body must be a JSON object');
   const errors: FieldError[] = [];
   const err: Report = (field, message) => errors.push({ field, message });
@@ -49,7 +57,7 @@ export function validateRespond(body: unknown): RespondInput {
   checkTools(b, err);
   if (b.toolChoice !== undefined) b.toolChoice = checkToolChoice(b.toolChoice, b.tools, err);
   checkToolResults(b, err);
-  if (errors.length) throw new BadRequestError(errors.map((e) => `${e.field}: ${e.message}`).join('; '), { errors });
+  refuse(errors);
   return b as unknown as RespondInput;
 }
 
@@ -154,4 +162,65 @@ function checkDoc(doc: unknown, err: (field: string, message: string) => void): 
     }
     err(at, 'not a user, assistant or tool message in OpenAI chat shape');
   });
+}
+
+function refuse(errors: FieldError[], message?: string): void {
+  if (errors.length) throw new BadRequestError(message ?? errors.map((e) => `${e.field}: ${e.message}`).join('; '), { errors });
+}
+
+export const DISPLAY_NAME_MAX = 200;
+const CREATE_FIELDS = new Set(['storedPrompt', 'displayName']);
+
+/** A POST /universes body, checked. */
+export function parseCreateUniverse(body: unknown): CreateUniverseInput {
+  if (!isObject(body)) throw new BadRequestError('the request body must be a JSON object');
+  const errors: FieldError[] = [];
+  const err: Report = (field, message) => errors.push({ field, message });
+  checkFields(body, CREATE_FIELDS, err);
+  if (typeof body.storedPrompt !== 'string' || body.storedPrompt === '') err('storedPrompt', 'required: the name of a stored prompt');
+  if (body.displayName !== undefined && (typeof body.displayName !== 'string' || body.displayName.length > DISPLAY_NAME_MAX)) {
+    err('displayName', `a string of at most ${DISPLAY_NAME_MAX} characters`);
+  }
+  refuse(errors, 'invalid universe');
+  return body as unknown as CreateUniverseInput;
+}
+
+const IMAGE_SIZES = ['1K', '2K', '4K'] as const;
+const IMAGE_FIELDS = new Set(['sceneUid', 'systemPrompt', 'description', 'additionalPrompt', 'referenceImages', 'backgroundReference', 'imageConfig', 'model']);
+
+/** A POST /images body, checked. */
+export function parseImage(body: unknown): ImageRequest {
+  if (!isObject(body)) throw new BadRequestError('the request body must be a JSON object');
+  const errors: FieldError[] = [];
+  const err: Report = (field, message) => errors.push({ field, message });
+  checkFields(body, IMAGE_FIELDS, err);
+  for (const f of ['sceneUid', 'systemPrompt', 'description']) {
+    if (typeof body[f] !== 'string' || (body[f] as string).trim() === '') err(f, 'required: a non-empty string');
+  }
+  if (body.additionalPrompt !== undefined && typeof body.additionalPrompt !== 'string') err('additionalPrompt', 'must be a string');
+  if (body.model !== undefined && (typeof body.model !== 'string' || body.model === '')) err('model', 'must be a non-empty string');
+  if (body.referenceImages !== undefined) {
+    if (!Array.isArray(body.referenceImages)) err('referenceImages', 'must be an array of text and image parts');
+    else body.referenceImages.forEach((p, i) => checkPart(p, `referenceImages[${i}]`, err));
+  }
+  if (body.backgroundReference !== undefined) checkPart(body.backgroundReference, 'backgroundReference', err);
+  if (body.imageConfig !== undefined) checkImageConfig(body.imageConfig, err);
+  refuse(errors);
+  return body as unknown as ImageRequest;
+}
+
+function checkImageConfig(c: unknown, err: Report): void {
+  if (!isObject(c)) return err('imageConfig', 'must be an object');
+  if (c.imageSize !== undefined && !(IMAGE_SIZES as readonly unknown[]).includes(c.imageSize)) err('imageConfig.imageSize', `one of ${IMAGE_SIZES.join(', ')}`);
+  if (c.aspectRatio !== undefined && (typeof c.aspectRatio !== 'string' || !/^[1-9]\d{0,2}:[1-9]\d{0,2}$/.test(c.aspectRatio))) {
+    err('imageConfig.aspectRatio', 'W:H, such as 16:9');
+  }
+  for (const k of Object.keys(c)) if (k !== 'imageSize' && k !== 'aspectRatio') err(`imageConfig.${k}`, 'unknown field');
+}
+
+function checkPart(p: unknown, at: string, err: Report): void {
+  if (!isObject(p)) return err(at, 'must be a part object');
+  if (p.type === 'text' && typeof p.text === 'string') return;
+  if (p.type === 'image_url' && isObject(p.image_url) && typeof p.image_url.url === 'string' && /^(https?:|data:image\/)/.test(p.image_url.url)) return;
+  err(at, '{ type: "text", text } or { type: "image_url", image_url: { url } } (http(s) or data:image/...)');
 }
