@@ -34,6 +34,8 @@ export class CompletionChunker {
         const out: CompletionChunk[] = [];
         // A reply with no text still opens with the assistant role.
         if (this.first) out.push(this.chunk({ role: 'assistant', content: '' }, null));
+        const calls = ev.completion.choices[0]?.message.tool_calls;
+        if (calls?.length) out.push(this.chunk({ tool_calls: calls.map((c, index) => ({ index, ...c })) }, null));
         out.push(this.chunk({}, ev.completion.choices[0]?.finish_reason ?? 'stop'));
         out.push({ ...this.base(ev.completion), choices: [], usage: ev.completion.usage });
         return out;

@@ -110,6 +110,13 @@ export interface Usage {
 export type FinishReason = 'stop' | 'length' | 'content_filter' | 'tool_calls';
 
 /** Buffered reply (`stream: false`): a chat.completion plus `entity_id`. */
+/** A tool call in OpenAI's wire shape: `arguments` is the model's JSON text. */
+export interface OpenAIToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
 export interface EntityCompletion {
   id: string;
   object: 'chat.completion';
@@ -117,7 +124,7 @@ export interface EntityCompletion {
   model: string;
   choices: Array<{
     index: 0;
-    message: { role: 'assistant'; content: string };
+    message: { role: 'assistant'; content: string; tool_calls?: OpenAIToolCall[] };
     finish_reason: FinishReason;
   }>;
   usage: Usage;
@@ -131,7 +138,7 @@ export interface CompletionChunk {
   model: string;
   choices: Array<{
     index: 0;
-    delta: { role?: 'assistant'; content?: string };
+    delta: { role?: 'assistant'; content?: string; tool_calls?: Array<OpenAIToolCall & { index: number }> };
     finish_reason: FinishReason | null;
   }>;
   usage?: Usage;

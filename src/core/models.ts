@@ -61,3 +61,9 @@ export interface ModelRoute {
   temperature?: number;
   maxTokens?: number;
 }
+
+/** What a request asked for, at most the route's configured value; the route's when it asked nothing. */
+export function ceiling(asked: number | undefined, route: number | undefined): number | undefined {
+  if (asked === undefined) return route;
+  return route === undefined ? asked : Math.min(asked, route);
+}

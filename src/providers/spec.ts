@@ -29,8 +29,27 @@ export interface ToolDefinition {
 /** `required`: the model must call some tool; an object names the one it must call. */
 export type ToolChoice = 'auto' | 'none' | 'required' | { type: 'function'; name: string };
 
+/**
+ * Sampling a caller asked for on one request (OpenAI's chat-completions fields, camel-cased). A
+ * provider sends what it supports; a route's configured `maxTokens` is a ceiling a request can
+ * lower but not raise.
+ */
+export interface Sampling {
+  temperature?: number;
+  topP?: number;
+  maxTokens?: number;
+  stop?: string[];
+  seed?: number;
+  presencePenalty?: number;
+  frequencyPenalty?: number;
+  /** Other fields for the provider's request body (`-o KEY VALUE`), sent as they are by the OpenAI-compatible provider. */
+  extra?: Record<string, unknown>;
+}
+
 export interface ChatRequest {
   messages: ChatMessage[];
+  /** Per-request sampling; `maxTokens`/`temperature` below are the engine's own (summaries). */
+  sampling?: Sampling;
   tools?: ToolDefinition[];
   toolChoice?: ToolChoice;
   /** OpenAI `response_format` shape, passed through. */

@@ -5,6 +5,7 @@ import { requestIdFrom } from './request-id.js';
 import { type Env, authFor, closeIfBodyUnread, jsonBody } from './route-deps.js';
 import { entityRoutes } from './routes/entity-routes.js';
 import { healthRoutes } from './routes/health.js';
+import type { ChatPolicyOptions } from '../engine/openai/chat-service.js';
 import { facadeRouteNotFound, isFacadePath, openAICompatRoutes } from './routes/openai-compat.js';
 import { universeRoutes } from './routes/universe-routes.js';
 
@@ -13,6 +14,8 @@ export interface AppOptions {
   bodyLimit?: number;
   /** Told about errors that are not the client's fault (they answer 500). */
   onUnexpectedError?: (err: unknown) => void;
+  /** How the OpenAI facade treats clients' system messages and side requests (serve --strict-system, --side-pattern). */
+  chatPolicy?: ChatPolicyOptions;
 }
 
 /**
@@ -53,7 +56,7 @@ export function createApp(engine: Engine, opts: AppOptions = {}): Hono<Env> {
   const deps = { auth: authFor(engine), body: jsonBody(limit), onUnexpectedError: opts.onUnexpectedError };
   // One module per contract; routes only translate HTTP to engine calls.
   app.route('/', healthRoutes(engine));
-  app.route('/', openAICompatRoutes(engine, deps));
+  app.route('/', openAICompatRoutes(engine, deps, opts.chatPolicy));
   app.route('/', universeRoutes(engine, deps));
   app.route('/', entityRoutes(engine, deps));
 

@@ -130,25 +130,28 @@ describe('OpenAI-compatible facade: entity turns', () => {
     expect(fake.requests.at(-1)!.body.messages[0]).toEqual({ role: 'system', content: 'Be brief.' });
   });
 
-  it('answers a contradicting history with a 409 naming the first differing message, and branches on request', async () => {
+  it('answers an edited history statelessly, a regenerate without storing, and branches on request (the edited chat keeps its branch)', async () => {
     const e = await engine.entities.create({ model: 'mgpt-1-27b', name: 'forky' }, 'local');
     await streamed('entity:forky', [{ role: 'user', content: 'a' }]);
     await streamed('entity:forky', [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'reply: a' }, { role: 'user', content: 'b' }]);
     const edited: Msg[] = [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'reply: a' }, { role: 'user', content: 'B!' }, { role: 'assistant', content: 'reply: B!' }, { role: 'user', content: 'c' }];
-    const err = await client.chat.completions.create({ model: 'entity:forky', messages: edited }).catch((x) => x);
-    expect(err).toBeInstanceOf(OpenAI.APIError);
-    expect(err.status).toBe(409);
-    expect(err.error).toMatchObject({ type: 'conflict_error', message: expect.stringContaining('message 2 (user) differs from the entity\'s transcript message 3') });
-    // A regenerated reply (the last user message resent) is a contradiction too.
-    const regen = await client.chat.completions.create({ model: 'entity:forky', messages: edited.slice(0, 3).map((m, i) => (i === 2 ? { role: 'user', content: 'b' } : m)) }).catch((x) => x);
-    expect(regen.status).toBe(409);
-    expect(regen.error.message).toContain('already answered');
+    const plain = await client.chat.completions.create({ model: 'entity:forky', messages: edited }).withResponse();
+    expect(plain.response.headers.get('mgpt-turn')).toBe('stateless');
+    expect(plain.data.choices[0].message.content).toBe('reply: c');
+    expect(fake.requests.at(-1)!.body.messages.map((m: Msg) => m.content)).toEqual(edited.map((m) => m.content));
+    // A regenerate (the history without its last reply): answered again, the message not stored twice.
+    const regen = await client.chat.completions.create({ model: 'entity:forky', messages: edited.slice(0, 3).map((m, i) => (i === 2 ? { role: 'user', content: 'b' } : m)) }).withResponse();
+    expect(regen.response.headers.get('mgpt-turn')).toBe('regenerated');
+    expect(regen.data.choices[0].message.content).toBe('reply: b');
+    // Its prompt is the window without the turn it answers again.
+    expect(fake.requests.at(-1)!.body.messages.map((m: Msg) => m.content)).toEqual(['a', 'reply: a', 'b']);
     expect(await transcript(e.id)).toHaveLength(4);
 
     const { data, response } = await client.chat.completions
       .create({ model: 'entity:forky', messages: edited }, { headers: { 'Mgpt-On-Conflict': 'branch' } })
       .withResponse();
     expect(data.choices[0].message.content).toBe('reply: c');
+    expect(response.headers.get('mgpt-turn')).toBe('branched');
     const branchId = response.headers.get('x-entity-id')!;
     expect(branchId).not.toBe(e.id);
     expect(response.headers.get('mgpt-branched-from')).toBe(e.id);
@@ -156,9 +159,16 @@ describe('OpenAI-compatible facade: entity turns', () => {
     const w = await engine.entities.window(branchId, 'local');
     expect(checkWindowInvariant(w.blocks, 6)).toBeNull();
     expect(await transcript(e.id)).toHaveLength(4);
+    // The header sent on every request: the edited chat's next message continues the same branch.
+    const count = async () => (await engine.entities.list('local')).data.length;
+    const before = await count();
+    const next = [...edited, { role: 'assistant' as const, content: 'reply: c' }, { role: 'user' as const, content: 'd' }];
+    const cont = await client.chat.completions.create({ model: 'entity:forky', messages: next }, { headers: { 'Mgpt-On-Conflict': 'branch' } }).withResponse();
+    expect(cont.response.headers.get('x-entity-id')).toBe(branchId);
+    expect(await count()).toBe(before);
+    expect(await transcript(branchId)).toHaveLength(8);
 
     // With an Idempotency-Key, a retry of the branching request replays on the same branch.
-    const count = async () => (await engine.entities.list('local')).data.length;
     const keyed = { headers: { 'Mgpt-On-Conflict': 'branch', 'Idempotency-Key': 'fork-1' } };
     const k1 = await client.chat.completions.create({ model: 'entity:forky', messages: edited }, keyed).withResponse();
     const entities = await count();
@@ -213,11 +223,22 @@ describe('OpenAI-compatible facade: entity turns', () => {
     expect(await transcript(e.id)).toHaveLength(2);
   });
 
-  it('refuses a system message that differs from the instructions (400), and 402 on an empty balance', async () => {
-    await engine.entities.create({ model: 'mgpt-1-27b', name: 'sys', instructions: 'Stay calm.' }, 'local');
-    const err = await client.chat.completions.create({ model: 'entity:sys', messages: [{ role: 'system', content: 'Be loud.' }, { role: 'user', content: 'x' }] }).catch((x) => x);
-    expect(err.status).toBe(400);
-    expect(err.error.message).toContain('instructions');
+  it('applies a client system message to that request only (400 with --strict-system), and 402 on an empty balance', async () => {
+    const sys = await engine.entities.create({ model: 'mgpt-1-27b', name: 'sys', instructions: 'Stay calm.' }, 'local');
+    const ok = await client.chat.completions.create({ model: 'entity:sys', messages: [{ role: 'system', content: 'Be loud.' }, { role: 'user', content: 'x' }] }).withResponse();
+    expect(ok.response.headers.get('mgpt-turn')).toBe('stored');
+    expect(fake.requests.at(-1)!.body.messages[0]).toEqual({ role: 'system', content: 'Stay calm.\n\nBe loud.' });
+    expect(await transcript(sys.id)).toEqual([{ role: 'user', content: 'x' }, { role: 'assistant', content: 'reply: x' }]);
+    expect((await engine.entities.get(sys.id, 'local')).instructions).toBe('Stay calm.');
+    const strict = await listen(engine, '127.0.0.1', 0, { chatPolicy: { strictSystem: true } });
+    try {
+      const c = new OpenAI({ baseURL: `${strict.url}/v1`, apiKey: key, maxRetries: 0 });
+      const err = await c.chat.completions.create({ model: 'entity:sys', messages: [{ role: 'system', content: 'Be loud.' }, { role: 'user', content: 'y' }] }).catch((x) => x);
+      expect(err.status).toBe(400);
+      expect(err.error.message).toContain('strict-system');
+    } finally {
+      await strict.close();
+    }
     await engine.accounts.create('broke');
     const bk = (await engine.keys.create('broke', ['mgpt.responses:create'])).key!;
     await engine.accounts.topup('broke', 0.000001);

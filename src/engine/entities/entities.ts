@@ -29,7 +29,9 @@ import { checkCreateFields, checkInstructions, checkName, checkUpdate } from './
 import { toBlock, toEntity, toMessage } from './entity-wire.js';
 import { exportEntity } from './export.js';
 import { importEntity } from './import.js';
-import { type EntityRef, runTurn } from './turn.js';
+import { type EntityRef, type TurnExtras, runTurn } from './turn.js';
+import { windowMessages } from './window/window-state.js';
+import type { ChatMessage } from '../../providers/spec.js';
 
 export const DEFAULT_ACCOUNT = 'local';
 
@@ -152,17 +154,23 @@ export class EntityService {
     };
   }
 
+  /** The prompt the entity's next turn starts from (instructions, then the window), for replies that are not stored. */
+  async context(id: string, accountId: string): Promise<ChatMessage[]> {
+    const row = await this.row(id, accountId);
+    return windowMessages(row.instructions, await this.deps.store.entities.window(row.id));
+  }
+
   /** One turn, streamed. See turn.ts for the atomicity, lease and idempotency rules. */
-  send(id: string, input: SendInput, accountId: string): AsyncGenerator<TurnEvent> {
+  send(id: string, input: SendInput & { extras?: TurnExtras }, accountId: string): AsyncGenerator<TurnEvent> {
     return this.turn({ id, accountId }, input);
   }
 
   /** A turn on an entity it creates (a branch): the entity is stored by the turn's commit, or not at all. */
-  sendCreating(create: EntityImport, input: SendInput): AsyncGenerator<TurnEvent> {
+  sendCreating(create: EntityImport, input: SendInput & { extras?: TurnExtras }): AsyncGenerator<TurnEvent> {
     return this.turn({ id: create.entity.id, accountId: create.entity.accountId, create }, input);
   }
 
-  private turn(ref: EntityRef, input: SendInput): AsyncGenerator<TurnEvent> {
+  private turn(ref: EntityRef, input: SendInput & { extras?: TurnExtras }): AsyncGenerator<TurnEvent> {
     const content = input?.content;
     if (content === undefined || content === null) throw new BadRequestError('content is required');
     if (typeof content !== 'string') throw new BadRequestError('content must be a string');
@@ -174,7 +182,7 @@ export class EntityService {
         throw new BadRequestError(`idempotency key is ${key.length} characters; the limit is ${IDEMPOTENCY_KEY_MAX}`);
       }
     }
-    return runTurn(this.deps, ref, { content, key, contentSha256: sha256(content), signal: input.signal });
+    return runTurn(this.deps, ref, { content, key, contentSha256: sha256(content), signal: input.signal, extras: input.extras });
   }
 
   /** Streams the export (JSON or tar); see export.ts. */

@@ -11,10 +11,10 @@ import {
 import { largeWork } from '../../core/lane.js';
 import { costUsd } from '../../core/models.js';
 import { loadTokenEstimator } from '../../core/tokens.js';
-import type { StreamPart } from '../../providers/spec.js';
+import type { ChatMessage, Sampling, StreamPart, ToolChoice, ToolDefinition } from '../../providers/spec.js';
 import type { BlockRow, EntityImport, EntityRow, EntityTurnWrite, LeaseClaim, LeaseRow } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';
-import { type Reply, absorb, emptyReply } from '../generation/reply.js';
+import { type Reply, absorb, emptyReply, replyMessage } from '../generation/reply.js';
 import { type HeldLease, type LeaseRequest, entitySubject, withLease } from '../lease.js';
 import { isMetered, requireFunds } from '../platform/billing.js';
 import { MessageCount, type PreparedWindow, type WindowTurn, promptMessages, rotate } from './window/turn-window.js';
@@ -26,6 +26,21 @@ interface TurnInput {
   key?: string;
   contentSha256: string;
   signal?: AbortSignal;
+  extras?: TurnExtras;
+}
+
+/**
+ * What one request adds to a turn and never stores (the OpenAI facade's clients): a system text
+ * applied after the entity's instructions, sampling, tools, and the tool round the model is
+ * answering (its calls and their results, after the user message). A reply that calls tools is
+ * returned, not stored: the turn is stored when the model gives its final reply.
+ */
+export interface TurnExtras {
+  system?: string;
+  sampling?: Sampling;
+  tools?: ToolDefinition[];
+  toolChoice?: ToolChoice;
+  round?: ChatMessage[];
 }
 
 /** Which entity a turn is for: the account's, or a 404. */
@@ -78,9 +93,10 @@ async function* leasedTurn(
     const stored = await replayable(deps, now.entity.id, input);
     if (stored) return yield* replay(stored);
     await checkBudget(deps, now.entity, count);
-    const turn = await openTurn(deps, now, count, signal);
+    const turn = await openTurn(deps, now, count, signal, input.extras);
     const { prepared, reply } = yield* rotateAndGenerate(turn);
     if (signal.aborted) throw cancelled(input.signal);
+    if (reply.toolCalls.length) return yield* toolRound(turn, prepared, reply);
     const completion = await commit(turn, prepared, reply, lease, input);
     if (!turn.started) yield* announce(turn, prepared);
     yield { type: 'done', completion, replayed: false };
@@ -175,15 +191,40 @@ interface TurnState extends WindowTurn {
   created: number;
   /** The caller has seen the start of the reply: from then on nothing is retried. */
   started: boolean;
+  extras: TurnExtras;
 }
 
-async function openTurn(deps: EngineDeps, { entity, create }: Current, count: MessageCount, signal: AbortSignal): Promise<TurnState> {
+/** The entity as this turn's prompt sees it: the request's system text after its instructions (the row keeps its own). */
+async function withSystem(entity: EntityRow, system: string): Promise<EntityRow> {
+  const instructions = entity.instructions ? `${entity.instructions}\n\n${system}` : system;
+  return { ...entity, instructions, instructionsTokens: (await loadTokenEstimator()).count(instructions) };
+}
+
+/**
+ * A reply that calls tools: returned to the caller and not stored. The client runs the tools and
+ * sends the results; the request that gets the final reply stores the turn.
+ */
+async function* toolRound(turn: TurnState, prepared: PreparedWindow, reply: Reply): AsyncGenerator<TurnEvent> {
+  if (!turn.started) yield* announce(turn, prepared);
+  const tokens = (await loadTokenEstimator()).count(reply.text);
+  const completion: EntityCompletion = {
+    id: turn.replyId, object: 'chat.completion', created: turn.created, model: turn.entity.model,
+    choices: [{ index: 0, message: replyMessage(reply), finish_reason: 'tool_calls' }],
+    usage: usage(reply.usage?.inputTokens ?? prepared.estimate, reply.usage?.outputTokens ?? tokens),
+    entity_id: turn.entity.id,
+  };
+  yield { type: 'done', completion, replayed: false };
+}
+
+async function openTurn(deps: EngineDeps, current: Current, count: MessageCount, signal: AbortSignal, extras: TurnExtras = {}): Promise<TurnState> {
+  const { create } = current;
+  const entity = extras.system ? await withSystem(current.entity, extras.system) : current.entity;
   const model = await deps.chatModel(entity.model);
   const window = create
     ? WindowState.of(create.blocks.slice())
     : deps.windows.get(entity.id, windowVersion(entity))?.value ?? WindowState.of(await deps.store.entities.window(entity.id));
   return {
-    deps, entity, create, model, window, content: count.content, count, signal,
+    deps, entity, create, model, window, content: count.content, count, signal, extras,
     replyId: `chatcmpl-${deps.newId()}`, created: Math.floor(deps.clock.now() / 1000), started: false,
   };
 }
@@ -221,8 +262,9 @@ async function* rotateAndGenerate(turn: TurnState): AsyncGenerator<TurnEvent, { 
 
 /** Starts the provider's stream for the prepared window. */
 function generate(turn: TurnState, prepared: PreparedWindow): AsyncIterable<StreamPart> {
-  const messages = promptMessages(turn.entity.instructions, prepared);
-  return turn.model.stream({ messages, purpose: 'reply', signal: turn.signal });
+  const { round = [], sampling, tools, toolChoice } = turn.extras;
+  const messages = [...promptMessages(turn.entity.instructions, prepared), ...round];
+  return turn.model.stream({ messages, sampling, tools, toolChoice, purpose: 'reply', signal: turn.signal });
 }
 
 /** The turn's start, and its rotation if it had one: sent once, with the first output. */

@@ -4,16 +4,25 @@ import { BadRequestError, CancelledError, ConflictError, TURN_CANCELLED, isAbort
 import { sha256 } from '../../core/hash.js';
 import { costUsd } from '../../core/models.js';
 import { loadTokenEstimator } from '../../core/tokens.js';
-import type { ChatMessage } from '../../providers/spec.js';
+import type { ChatMessage, Sampling, ToolChoice, ToolDefinition } from '../../providers/spec.js';
 import type { EngineDeps } from '../deps.js';
-import { absorb, emptyReply } from './reply.js';
+import { absorb, emptyReply, replyMessage } from './reply.js';
 import { isMetered, requireFunds } from '../platform/billing.js';
 import { type LogEntry, logRow, writeLog } from '../platform/logs.js';
 
 export interface StatelessInput {
-  /** A platform id or text alias. */
+  /** A platform id or text alias: the model that answers, priced and logged. */
   model: string;
-  messages: Array<ChatMessage & { content: string }>;
+  /** The model the completion names, when not `model` (an `entity:` model's side request). */
+  shownModel?: string;
+  messages: ChatMessage[];
+  sampling?: Sampling;
+  tools?: ToolDefinition[];
+  toolChoice?: ToolChoice;
+  /** What the log calls the request: a plain stateless completion, or what the facade made of a request to an entity. */
+  mode?: 'stateless' | 'side' | 'regenerated' | 'unstored';
+  /** The entity whose voice answered (side requests, regenerates). */
+  entityId?: string;
   accountId: string;
   /** The acting user: owns the generation log. */
   userId: string;
@@ -31,24 +40,26 @@ type Completion = Extract<ChunkEvent, { type: 'done' }>['completion'];
  * left gets a 402 before the provider is called.
  */
 export async function* completeStateless(deps: EngineDeps, input: StatelessInput): AsyncGenerator<ChunkEvent> {
-  const requestSha = input.key === undefined ? '' : sha256(JSON.stringify([input.model, input.messages]));
+  const requestSha = input.key === undefined ? '' : sha256(JSON.stringify([input.model, input.messages, input.tools ?? null]));
   const stored = await storedReply(deps, input, requestSha);
   if (stored) return yield* replay(stored);
   const { clock } = deps;
   const t0 = clock.now();
   const tok = await loadTokenEstimator();
-  const promptTokens = input.messages.reduce((n, m) => n + tok.count(m.content), 0);
+  const promptTokens = input.messages.reduce((n, m) => n + tok.count(textOf(m)), 0);
   await checkBalance(deps, input, promptTokens);
   const model = await deps.chatModel(input.model);
   const id = `chatcmpl-${deps.newId()}`;
   const created = Math.floor(clock.now() / 1000);
+  const shown = input.shownModel ?? input.model;
   let started = false;
   const out = emptyReply();
   try {
-    for await (const part of model.stream({ messages: input.messages, purpose: 'reply', signal: input.signal })) {
+    const request = { messages: input.messages, sampling: input.sampling, tools: input.tools, toolChoice: input.toolChoice, purpose: 'reply' as const, signal: input.signal };
+    for await (const part of model.stream(request)) {
       const text = absorb(out, part);
       if (!text) continue;
-      if (!started) yield { type: 'start', id, model: input.model, created };
+      if (!started) yield { type: 'start', id, model: shown, created };
       started = true;
       yield { type: 'delta', text };
     }
@@ -63,8 +74,8 @@ export async function* completeStateless(deps: EngineDeps, input: StatelessInput
   const outputTokens = out.usage?.outputTokens ?? tok.count(out.text);
   const cost = costUsd(deps.prices[input.model], inputTokens, outputTokens);
   const completion: Completion = {
-    id, object: 'chat.completion', created, model: input.model,
-    choices: [{ index: 0, message: { role: 'assistant', content: out.text }, finish_reason: out.finish }],
+    id, object: 'chat.completion', created, model: shown,
+    choices: [{ index: 0, message: replyMessage(out), finish_reason: out.finish }],
     usage: { prompt_tokens: inputTokens, completion_tokens: outputTokens, total_tokens: inputTokens + outputTokens },
   };
   const key = input.key === undefined ? undefined : { key: input.key, row: { contentSha256: requestSha, completion: JSON.stringify(completion) }, createdAt: clock.iso() };
@@ -74,7 +85,7 @@ export async function* completeStateless(deps: EngineDeps, input: StatelessInput
     key,
   );
   if (!written) throw answeredMeanwhile(input.key!);
-  if (!started) yield { type: 'start', id, model: input.model, created };
+  if (!started) yield { type: 'start', id, model: shown, created };
   yield { type: 'done', completion };
 }
 
@@ -119,10 +130,11 @@ function logEntry(
   r: { status: string; error: string | null; inputTokens?: number; outputTokens?: number; costUsd?: number; chars?: number },
 ): LogEntry {
   return {
-    kind: 'text', userId: input.userId, gameId: null, universeId: null, requestId: null, model: input.model, providerModel,
+    kind: 'text', userId: input.userId, gameId: null, universeId: null, requestId: null, model: input.shownModel ?? input.model, providerModel,
     status: r.status, error: r.error, inputTokens: r.inputTokens ?? 0, outputTokens: r.outputTokens ?? 0, costUsd: r.costUsd ?? 0,
     totalMs: deps.clock.now() - t0, providerMs: deps.clock.now() - t0,
-    request: { mode: 'stateless', messages: input.messages.length }, response: { chars: r.chars ?? 0 },
+    request: { mode: input.mode ?? 'stateless', messages: input.messages.length, ...(input.entityId ? { entityId: input.entityId } : {}) },
+    response: { chars: r.chars ?? 0 },
   };
 }
 
@@ -130,4 +142,9 @@ function logEntry(
 async function checkBalance(deps: EngineDeps, input: StatelessInput, promptTokens: number): Promise<void> {
   const account = await deps.store.accounts.get(input.accountId);
   if (isMetered(account)) requireFunds(account, costUsd(deps.prices[input.model], promptTokens, 0), 'this request');
+}
+
+function textOf(m: ChatMessage): string {
+  const text = typeof m.content === 'string' ? m.content : (m.content ?? []).map((p) => (p.type === 'text' ? p.text : '')).join('');
+  return m.role === 'assistant' && m.tool_calls ? text + JSON.stringify(m.tool_calls) : text;
 }

@@ -1,4 +1,4 @@
-import type { FinishReason } from '../../core/entity-types.js';
+import type { EntityCompletion, FinishReason } from '../../core/entity-types.js';
 import type { ProviderUsage, StreamPart } from '../../providers/spec.js';
 
 /** A tool call as the provider streamed it: its arguments are the model's raw JSON text. */
@@ -58,4 +58,11 @@ export async function readReply(stream: AsyncIterable<StreamPart>, onDelta?: (te
 function finishReason(reason: string, calledTools: boolean): FinishReason {
   if (reason === 'length' || reason === 'content_filter') return reason;
   return reason === 'tool_calls' || calledTools ? 'tool_calls' : 'stop';
+}
+
+/** The reply as the completion's message: its text, and its tool calls in OpenAI's shape. */
+export function replyMessage(out: Reply): EntityCompletion['choices'][0]['message'] {
+  if (!out.toolCalls.length) return { role: 'assistant', content: out.text };
+  const calls = out.toolCalls.map((c) => ({ id: c.callId, type: 'function' as const, function: { name: c.name, arguments: c.arguments } }));
+  return { role: 'assistant', content: out.text, tool_calls: calls };
 }

@@ -1,5 +1,6 @@
 import { BadRequestError, ConflictError, NotFoundError } from '../../core/errors.js';
 import { KNOWN_MODELS } from '../../core/models.js';
+import type { ChatMessage, ChatToolCall } from '../../providers/spec.js';
 
 /**
  * The rules of the OpenAI-compatible facade (SPEC section 8), without HTTP: which target a
@@ -15,9 +16,15 @@ export type FacadeTarget =
   | { kind: 'universe'; ref: string }
   | { kind: 'platform'; id: string };
 
+/**
+ * A message as an OpenAI client sends it, its text joined. A tool round is an assistant message
+ * with `toolCalls` (its content often empty) and `tool` messages answering them.
+ */
 export interface ClientMessage {
-  role: 'system' | 'user' | 'assistant';
+  role: 'system' | 'user' | 'assistant' | 'tool';
   content: string;
+  toolCalls?: ChatToolCall[];
+  toolCallId?: string;
 }
 
 /** The models a stateless completion can use: platform ids and text aliases (not the image alias). */
@@ -40,18 +47,47 @@ function nonEmpty(ref: string, model: string): string {
   return ref;
 }
 
-/** `messages` as OpenAI clients send it: roles system|developer|user|assistant, text content (a string or text parts). */
+/** `messages` as OpenAI clients send it: roles system|developer|user|assistant|tool, text content (a string or text parts). */
 export function checkMessages(raw: unknown): ClientMessage[] {
   if (!Array.isArray(raw) || raw.length === 0) throw new BadRequestError('messages must be a non-empty array');
   return raw.map((m, i) => {
     if (typeof m !== 'object' || m === null) throw new BadRequestError(`messages[${i}] must be an object`);
     const { role, content } = m as { role?: unknown; content?: unknown };
     const r = role === 'developer' ? 'system' : role;
-    if (r !== 'system' && r !== 'user' && r !== 'assistant') {
-      throw new BadRequestError(`messages[${i}].role ${JSON.stringify(role)} is not supported (system, developer, user, assistant)`);
+    if (r === 'assistant') return assistantMessage(m as Record<string, unknown>, i);
+    if (r === 'tool') return toolMessage(m as Record<string, unknown>, i);
+    if (r !== 'system' && r !== 'user') {
+      throw new BadRequestError(`messages[${i}].role ${JSON.stringify(role)} is not supported (system, developer, user, assistant, tool)`);
     }
     return { role: r, content: textOf(content, i) };
   });
+}
+
+function assistantMessage(m: Record<string, unknown>, i: number): ClientMessage {
+  const content = m.content === null || m.content === undefined ? '' : textOf(m.content, i);
+  if (m.tool_calls === undefined || m.tool_calls === null || (Array.isArray(m.tool_calls) && m.tool_calls.length === 0)) return { role: 'assistant', content };
+  if (!Array.isArray(m.tool_calls)) throw new BadRequestError(`messages[${i}].tool_calls must be an array`);
+  const toolCalls = m.tool_calls.map((c, j): ChatToolCall => {
+    const call = c as { id?: unknown; function?: { name?: unknown; arguments?: unknown } };
+    if (typeof call?.id !== 'string' || typeof call.function?.name !== 'string') {
+      throw new BadRequestError(`messages[${i}].tool_calls[${j}] needs an id and function.name`);
+    }
+    const args = call.function.arguments;
+    return { id: call.id, type: 'function', function: { name: call.function.name, arguments: typeof args === 'string' ? args : JSON.stringify(args ?? {}) } };
+  });
+  return { role: 'assistant', content, toolCalls };
+}
+
+function toolMessage(m: Record<string, unknown>, i: number): ClientMessage {
+  if (typeof m.tool_call_id !== 'string' || m.tool_call_id === '') throw new BadRequestError(`messages[${i}].tool_call_id is required for a tool message`);
+  return { role: 'tool', content: textOf(m.content ?? '', i), toolCallId: m.tool_call_id };
+}
+
+/** A client message as the provider takes it. */
+export function chatMessage(m: ClientMessage): ChatMessage & { content: string } {
+  if (m.role === 'tool') return { role: 'tool', content: m.content, tool_call_id: m.toolCallId! };
+  if (m.role === 'assistant' && m.toolCalls) return { role: 'assistant', content: m.content, tool_calls: m.toolCalls };
+  return { role: m.role, content: m.content } as ChatMessage & { content: string };
 }
 
 function textOf(content: unknown, i: number): string {
@@ -62,7 +98,7 @@ function textOf(content: unknown, i: number): string {
         if (typeof p === 'object' && p !== null && (p as { type?: unknown }).type === 'text' && typeof (p as { text?: unknown }).text === 'string') {
           return (p as { text: string }).text;
         }
-        throw new BadRequestError(`messages[${i}].content: only text parts are supported`);
+        throw new BadRequestError(`messages[${i}].content: only text parts are supported`, { hint: 'images and files cannot be sent to an entity or a text model' });
       })
       .join('');
   }
@@ -70,88 +106,32 @@ function textOf(content: unknown, i: number): string {
 }
 
 /**
- * The system-message rule for entities: a client's system messages are never stored. They are
- * accepted (and ignored) when empty or equal to the entity's instructions; any other text is a
- * 400, because the entity's standing instructions are its system prompt and a per-client prompt
- * would be silently lost on the next request. Returns the conversation without them.
+ * The client's system messages, and the rest. By default they are joined and applied to this one
+ * request, after the entity's instructions, and never stored; with `strict` (serve
+ * --strict-system) a text other than the instructions is refused as before. Empty ones and copies
+ * of the instructions are dropped.
  */
-export function dropSystemMessages(messages: ClientMessage[], instructions: string, entityRef: string): ClientMessage[] {
-  for (const m of messages) {
-    if (m.role !== 'system' || m.content.trim() === '' || m.content.trim() === instructions.trim()) continue;
+export function splitSystem(messages: ClientMessage[], instructions: string, entityRef: string, strict: boolean): { system?: string; rest: ClientMessage[] } {
+  const own = messages.filter((m) => m.role === 'system' && m.content.trim() !== '' && m.content.trim() !== instructions.trim());
+  if (own.length && strict) {
     throw new BadRequestError(
-      'a system message that differs from the entity\'s instructions is not accepted: the entity keeps its own instructions',
+      'a system message that differs from the entity\'s instructions is not accepted (this server runs with --strict-system)',
       { hint: `remove the client's system prompt, or make it the entity's: mgpt entities update ${entityRef} --instructions ...` },
     );
   }
-  return messages.filter((m) => m.role !== 'system');
+  const rest = messages.filter((m) => m.role !== 'system');
+  return own.length ? { system: own.map((m) => m.content).join('\n\n'), rest } : { rest };
 }
-
-/** One transcript message, as reconciliation needs it. */
-export interface SeenMessage {
-  seq: number;
-  role: 'user' | 'assistant';
-  content: string;
-}
-
-export type Reconciled =
-  | { kind: 'new'; content: string }
-  /** `index` is the client's (system messages not counted); `seq` the transcript message it stands against. */
-  | { kind: 'conflict'; index: number; seq: number; message: string };
 
 /**
- * Reconciles a client's conversation (system messages removed) with the transcript. The client's
- * messages are aligned with the transcript from seq 1: all but the last must equal the whole
- * transcript, and the last is the one new user message. One exception: a lone user message is
- * always new (a client that starts a fresh chat on an entity continues it, as the entity route does).
- * `transcript` holds at least the first `messages.length` messages (or all of them).
+ * The conversation and the current turn's tool round: the client's messages without tool rounds
+ * (assistant messages that call tools, and tool results), and those that come after the last user
+ * message (the round the model is answering now), which the prompt carries but the transcript never.
  */
-export function reconcile(messages: ClientMessage[], transcript: SeenMessage[], transcriptLength: number): Reconciled {
-  const last = messages[messages.length - 1];
-  if (!last || last.role !== 'user') throw new BadRequestError('the last message must be a user message');
-  if (last.content.trim() === '') throw new BadRequestError('the last user message is empty');
-  if (messages.length === 1) return { kind: 'new', content: last.content };
-  for (const [i, m] of messages.entries()) {
-    const want = i % 2 === 0 ? 'user' : 'assistant';
-    if (m.role !== want) throw new BadRequestError(`messages must alternate user and assistant, starting with user; message ${i} is ${m.role}`);
-  }
-  const shared = Math.min(messages.length, transcriptLength);
-  for (let i = 0; i < shared; i++) {
-    const t = transcript[i];
-    if (messages[i].content === t.content) continue;
-    return {
-      kind: 'conflict',
-      index: i,
-      seq: t.seq,
-      message: `message ${i} (${messages[i].role}) differs from the entity's transcript message ${t.seq}: ${preview(messages[i].content)} vs ${preview(t.content)}`,
-    };
-  }
-  if (messages.length <= transcriptLength) {
-    const i = messages.length - 1;
-    return {
-      kind: 'conflict',
-      index: i,
-      seq: transcript[i].seq,
-      message: `message ${i} (user) is the entity's transcript message ${transcript[i].seq}, which was already answered (the transcript has ${transcriptLength} messages); a regenerated reply is a branch`,
-    };
-  }
-  if (messages.length > transcriptLength + 1) {
-    return {
-      kind: 'conflict',
-      index: transcriptLength,
-      seq: transcriptLength + 1,
-      message: `message ${transcriptLength} (${messages[transcriptLength].role}) is not in the entity's transcript, which has ${transcriptLength} messages`,
-    };
-  }
-  return { kind: 'new', content: last.content };
-}
-
-/** The 409 for a contradicting history, with the way out. */
-export function historyConflict(r: Extract<Reconciled, { kind: 'conflict' }>, header: string): ConflictError {
-  return new ConflictError(`the conversation contradicts the entity's transcript: ${r.message}`, {
-    hint: `send ${header}: branch to continue on a new entity forked at that message`,
-  });
-}
-
-function preview(s: string): string {
-  return JSON.stringify(s.length > 40 ? `${s.slice(0, 40)}...` : s);
+export function splitToolRounds(messages: ClientMessage[]): { conversation: ClientMessage[]; round: ClientMessage[] } {
+  const lastUser = messages.map((m) => m.role).lastIndexOf('user');
+  const plumbing = (m: ClientMessage) => m.role === 'tool' || (m.role === 'assistant' && m.toolCalls !== undefined);
+  const round = messages.slice(lastUser + 1).filter(plumbing);
+  const conversation = messages.slice(0, lastUser + 1).filter((m) => !plumbing(m));
+  return { conversation, round };
 }

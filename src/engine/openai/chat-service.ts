@@ -1,29 +1,19 @@
 import type { ChunkEvent } from '../../core/completion-stream.js';
-import { BadRequestError, ConflictError, MgptError, NotFoundError } from '../../core/errors.js';
+import { BadRequestError, MgptError } from '../../core/errors.js';
 import type { Entity } from '../../core/entity-types.js';
 import { type GenerationResponse, UNIVERSE_MODEL } from '../../core/universe-types.js';
 import type { ResponseDelta } from '../universes/respond.js';
-import { branchIdFor, planBranch } from './chat-branch.js';
-import {
-  COMPLETION_MODELS,
-  ENTITY_PREFIX,
-  type ClientMessage,
-  type SeenMessage,
-  checkMessages,
-  dropSystemMessages,
-  historyConflict,
-  parseFacadeModel,
-  reconcile,
-  unknownModel,
-} from './chat-facade.js';
+import { COMPLETION_MODELS, ENTITY_PREFIX, type ClientMessage, chatMessage, checkMessages, parseFacadeModel, unknownModel } from './chat-facade.js';
+import { parseChatOptions } from './chat-options.js';
+import type { TurnKind } from './chat-policy.js';
+import { EntityChat } from './entity-chat.js';
 import { completeStateless } from '../generation/complete.js';
 import { primed } from '../../core/primed.js';
 import type { EngineDeps } from '../deps.js';
 import type { Engine } from '../engine.js';
 
-/** The opt-in request header that branches on a contradicting history instead of answering 409. */
+/** The opt-in request header that branches on a contradicting history instead of answering statelessly. */
 export const BRANCH_HEADER = 'Mgpt-On-Conflict';
-/** The text model a `universe:<id>` turn uses. */
 
 export interface FacadeModel {
   id: string;
@@ -33,14 +23,25 @@ export interface FacadeModel {
 }
 
 export interface ChatRequest {
-  model: unknown;
-  messages: unknown;
+  /** The request body: model, messages, sampling fields, tools. */
+  body: Record<string, unknown>;
   idempotencyKey?: string;
-  /** Branch (a new entity) instead of a 409 when the history contradicts the transcript. */
+  /** Branch (a new entity) instead of a stateless answer when the history contradicts the transcript. */
   branch: boolean;
+  /** `Mgpt-Request: side`: the client says this is a side request (a title, tags...). */
+  side?: string;
+  /** The server's policy (mgpt serve --strict-system, --side-pattern). */
+  policy?: ChatPolicyOptions;
   accountId: string;
   userId: string;
   signal?: AbortSignal;
+}
+
+export interface ChatPolicyOptions {
+  /** Refuse a client system message that differs from the entity's instructions (the old 400). */
+  strictSystem?: boolean;
+  /** Side requests beyond the known clients': a last user message matching one is not a turn. */
+  sidePatterns?: RegExp[];
 }
 
 export interface ChatReply {
@@ -48,6 +49,8 @@ export interface ChatReply {
   entityId?: string;
   /** Set when the turn branched: the entity it was forked from. */
   branchedFrom?: string;
+  /** What the request became (the Mgpt-Turn header). */
+  turn: TurnKind;
   events: AsyncGenerator<ChunkEvent>;
 }
 
@@ -84,64 +87,19 @@ export class ChatService {
   }
 
   async chat(req: ChatRequest): Promise<ChatReply> {
-    const target = parseFacadeModel(req.model);
-    const messages = checkMessages(req.messages);
+    const target = parseFacadeModel(req.body.model);
+    const messages = checkMessages(req.body.messages);
+    const options = parseChatOptions(req.body);
     if (target.kind === 'platform') {
       const events = completeStateless(this.deps, {
-        model: target.id, messages, accountId: req.accountId, userId: req.userId, key: req.idempotencyKey, signal: req.signal,
+        model: target.id, messages: messages.map(chatMessage), ...options,
+        accountId: req.accountId, userId: req.userId, key: req.idempotencyKey, signal: req.signal,
       });
-      return { events: await primed(events) };
+      return { turn: 'stateless', events: await primed(events) };
     }
     if (target.kind === 'universe') return this.universeTurn(target.ref, messages, req);
-    return this.entityTurn(req.model as string, target.ref, messages, req);
-  }
-
-  private async entityTurn(model: string, ref: string, all: ClientMessage[], req: ChatRequest): Promise<ChatReply> {
-    const entity = await this.resolveEntity(model, ref, req.accountId);
-    const messages = dropSystemMessages(all, entity.instructions, ref);
-    const last = messages[messages.length - 1];
-    // A retry with the key of an answered message replays that reply, however the history now compares.
-    const key = req.idempotencyKey;
-    if (key !== undefined && last?.role === 'user' && (await this.deps.store.idempotency.get(entity.id, key))) {
-      return this.send(entity.id, last.content, req);
-    }
-    const length = entity.transcript.messages;
-    const r = reconcile(messages, await this.transcriptHead(entity.id, Math.min(messages.length, length), req.accountId), length);
-    if (r.kind === 'new') return this.send(entity.id, r.content, req);
-    if (!req.branch) throw historyConflict(r, BRANCH_HEADER);
-    // The fork keeps the complete turns both sides share, then the client's own history.
-    const turn = await this.branchTurn(entity, messages.slice(0, -1), r.index, last.content, req);
-    return { entityId: turn.id, branchedFrom: entity.id, events: await primed(turn.events) };
-  }
-
-  /**
-   * The turn on the branch: planned now and stored only by that turn's commit, or (for a retry
-   * with the same Idempotency-Key) the branch an earlier request stored, which replays its reply.
-   */
-  private async branchTurn(original: Entity, history: ClientMessage[], shared: number, content: string, req: ChatRequest) {
-    const { deps, entities } = this.engine;
-    const key = req.idempotencyKey;
-    const id = key === undefined ? undefined : branchIdFor(original.id, key);
-    const input = { content, idempotencyKey: key, signal: req.signal };
-    if (id !== undefined && (await this.exists(id, req.accountId))) return { id, events: entities.send(id, input, req.accountId) };
-    const row = await entities.row(original.id, req.accountId);
-    const create = await planBranch(deps, { original: row, history, sharedMessages: shared, id });
-    return { id: create.entity.id, events: entities.sendCreating(create, input) };
-  }
-
-  private async exists(id: string, accountId: string): Promise<boolean> {
-    try {
-      await this.engine.entities.get(id, accountId);
-      return true;
-    } catch (err) {
-      if (err instanceof NotFoundError) return false;
-      throw err;
-    }
-  }
-
-  private async send(entityId: string, content: string, req: ChatRequest): Promise<ChatReply> {
-    const turn = this.engine.entities.send(entityId, { content, idempotencyKey: req.idempotencyKey, signal: req.signal }, req.accountId);
-    return { entityId, events: await primed(turn) };
+    const entity = await this.resolveEntity(req.body.model as string, target.ref, req.accountId);
+    return new EntityChat(this.engine, this.deps, req, options).reply(entity, target.ref, messages);
   }
 
   /** A universe turn: the universe keeps its own history, so only the client's last user message is sent. */
@@ -152,7 +110,7 @@ export class ChatService {
     const head = { id: `chatcmpl-${this.deps.newId()}`, model: `universe:${universe}`, created: Math.floor(this.deps.clock.now() / 1000) };
     const body = { model: UNIVERSE_MODEL, universe, userInput: last.content, ...(req.idempotencyKey ? { requestId: req.idempotencyKey } : {}) };
     const turn = this.engine.respondEvents(body, { userId: req.userId, signal: req.signal });
-    return { events: await primed(universeChunks(turn, head)) };
+    return { turn: 'stored', events: await primed(universeChunks(turn, head)) };
   }
 
   private async resolveEntity(model: string, ref: string, accountId: string): Promise<Entity> {
@@ -162,17 +120,6 @@ export class ChatService {
       if (err instanceof MgptError && err.status === 404) throw unknownModel(model);
       throw err;
     }
-  }
-
-  /** The transcript's first `n` messages, in pages. */
-  private async transcriptHead(id: string, n: number, accountId: string): Promise<SeenMessage[]> {
-    const out: SeenMessage[] = [];
-    while (out.length < n) {
-      const page = await this.engine.entities.messages(id, { after: out.length, limit: Math.min(500, n - out.length) }, accountId);
-      out.push(...page.data.map((m) => ({ seq: m.seq, role: m.role, content: m.content })));
-      if (!page.has_more) break;
-    }
-    return out;
   }
 }
 

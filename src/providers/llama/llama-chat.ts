@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { CancelledError, ContextOverflowError, MgptError, ProviderError } from '../../core/errors.js';
 import type { ChatModel, ChatRequest, RouteLimits, StreamPart } from '../spec.js';
+import { ceiling } from '../../core/models.js';
 import { callTokens, finishReason, type GenerateOptions, generate, type Phase } from './llama-generate.js';
 import { GrammarCache, outputContract } from './llama-grammar.js';
 import { llamaGpu, llamaInstallCommand } from './llama-install.js';
@@ -191,8 +192,9 @@ export class LlamaChatModel implements ChatModel {
       assertFits(m, largest);
       const usage = { inputTokens: 0, outputTokens: 0 };
       const o: GenerateOptions = {
-        maxTokens: Math.min(req.maxTokens ?? this.opts.maxTokens ?? LLAMA_DEFAULTS.maxTokens, m.contextSize - largest - 1),
-        temperature: req.temperature ?? this.opts.temperature ?? LLAMA_DEFAULTS.temperature,
+        ...sampling(req),
+        maxTokens: Math.min(req.maxTokens ?? ceiling(req.sampling?.maxTokens, this.opts.maxTokens) ?? LLAMA_DEFAULTS.maxTokens, m.contextSize - largest - 1),
+        temperature: req.temperature ?? req.sampling?.temperature ?? this.opts.temperature ?? LLAMA_DEFAULTS.temperature,
         signal: stop.signal,
         onTokens: (n) => (usage.outputTokens += n),
       };
@@ -212,4 +214,10 @@ export class LlamaChatModel implements ChatModel {
       release();
     }
   }
+}
+
+/** The request's sampling node-llama-cpp takes (`extra` fields are for OpenAI-compatible servers). */
+function sampling(req: ChatRequest): Pick<GenerateOptions, 'topP' | 'seed' | 'stop' | 'presencePenalty' | 'frequencyPenalty'> {
+  const s = req.sampling ?? {};
+  return { topP: s.topP, seed: s.seed, stop: s.stop, presencePenalty: s.presencePenalty, frequencyPenalty: s.frequencyPenalty };
 }

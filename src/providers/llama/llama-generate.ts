@@ -18,6 +18,11 @@ export interface Phase {
 export interface GenerateOptions {
   maxTokens: number;
   temperature: number;
+  topP?: number;
+  seed?: number;
+  stop?: string[];
+  presencePenalty?: number;
+  frequencyPenalty?: number;
   signal: AbortSignal;
   /** Every token the model generates, text or call. */
   onTokens: (n: number) => void;
@@ -45,6 +50,7 @@ export async function* generate(history: ChatHistoryItem[], phase: Phase, o: Gen
     .generateResponse(history, {
       maxTokens: o.maxTokens,
       temperature: o.temperature,
+      ...samplingOptions(o),
       signal,
       stopOnAbortSignal: phase.probe,
       onTextChunk,
@@ -87,4 +93,16 @@ export function callTokens(lib: Lib, tokenizer: import('node-llama-cpp').Tokeniz
   let n = 0;
   for (const call of result.functionCalls ?? []) n += lib.LlamaText.fromJSON(call.raw).tokenize(tokenizer).length;
   return n;
+}
+
+/** The request's optional sampling, in node-llama-cpp's terms (penalties through its repeat penalty). */
+function samplingOptions(o: GenerateOptions): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (o.topP !== undefined) out.topP = o.topP;
+  if (o.seed !== undefined) out.seed = o.seed;
+  if (o.stop?.length) out.customStopTriggers = o.stop;
+  if (o.presencePenalty !== undefined || o.frequencyPenalty !== undefined) {
+    out.repeatPenalty = { presencePenalty: o.presencePenalty ?? 0, frequencyPenalty: o.frequencyPenalty ?? 0 };
+  }
+  return out;
 }

@@ -1,4 +1,5 @@
 import { CancelledError, ProviderError } from '../../core/errors.js';
+import { ceiling } from '../../core/models.js';
 import { retrying, shouldRetry } from '../../core/retry.js';
 import type { ChatModel, ChatRequest, GeneratedImage, ImageGenerationRequest, ProviderUsage, RouteLimits, StreamPart } from '../spec.js';
 import { SseDecoder } from '../../core/sse.js';
@@ -83,10 +84,7 @@ export class OpenAIChatModel implements ChatModel {
       stream: true,
       stream_options: { include_usage: true },
     };
-    const maxTokens = req.maxTokens ?? this.limits.maxTokens;
-    const temperature = req.temperature ?? this.limits.temperature;
-    if (maxTokens !== undefined) b.max_tokens = maxTokens;
-    if (temperature !== undefined) b.temperature = temperature;
+    Object.assign(b, samplingFields(req, this.limits));
     if (req.responseFormat) b.response_format = req.responseFormat;
     if (req.tools?.length) {
       b.tools = req.tools.map((t) => ({
@@ -229,3 +227,26 @@ function* handlePayloads(payloads: string[], state: ChunkState): Generator<Strea
   }
   return false;
 }
+
+/** Fields of the request body the caller may not set through `extra`: the provider owns them. */
+const OWN_FIELDS = new Set(['model', 'messages', 'stream', 'stream_options', 'tools', 'tool_choice', 'n']);
+
+/** The sampling fields of the request body: the request's, within the route's ceiling and defaults. */
+export function samplingFields(req: ChatRequest, limits: RouteLimits): Record<string, unknown> {
+  const s = req.sampling ?? {};
+  const b: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(s.extra ?? {})) if (!OWN_FIELDS.has(k)) b[k] = v;
+  const maxTokens = req.maxTokens ?? ceiling(s.maxTokens, limits.maxTokens);
+  const fields: Record<string, unknown> = {
+    max_tokens: maxTokens,
+    temperature: req.temperature ?? s.temperature ?? limits.temperature,
+    top_p: s.topP,
+    stop: s.stop,
+    seed: s.seed,
+    presence_penalty: s.presencePenalty,
+    frequency_penalty: s.frequencyPenalty,
+  };
+  for (const [k, v] of Object.entries(fields)) if (v !== undefined) b[k] = v;
+  return b;
+}
+

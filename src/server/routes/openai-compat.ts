@@ -1,6 +1,7 @@
 import { type Context, Hono } from 'hono';
 import { BadRequestError, MgptError, PaymentRequiredError, isAbortError } from '../../core/errors.js';
-import { BRANCH_HEADER, type ChatReply } from '../../engine/openai/chat-service.js';
+import { BRANCH_HEADER, type ChatPolicyOptions, type ChatReply } from '../../engine/openai/chat-service.js';
+import { REQUEST_HEADER, TURN_HEADER } from '../../engine/openai/chat-policy.js';
 import type { Engine } from '../../engine/engine.js';
 import { type Env, type RouteDeps, closeIfBodyUnread } from '../route-deps.js';
 import { sseReply } from '../sse.js';
@@ -10,7 +11,7 @@ import { sseReply } from '../sse.js';
  * POST /v1/chat/completions, answering errors in OpenAI's shape. Routes only translate; the
  * rules (targets, reconciliation, branches, stateless completions) are in engine/openai/chat-service.ts.
  */
-export function openAICompatRoutes(engine: Engine, deps: RouteDeps): Hono<Env> {
+export function openAICompatRoutes(engine: Engine, deps: RouteDeps, policy: ChatPolicyOptions = {}): Hono<Env> {
   const chat = engine.openai;
   const app = new Hono<Env>();
   const auth = deps.auth('mgpt.responses:create');
@@ -25,14 +26,15 @@ export function openAICompatRoutes(engine: Engine, deps: RouteDeps): Hono<Env> {
   app.post('/v1/chat/completions', auth, async (c) => {
     const b = await deps.body(c);
     if (typeof b !== 'object' || b === null || Array.isArray(b)) throw new BadRequestError('the request body must be a JSON object');
-    const req = b as { model?: unknown; messages?: unknown; stream?: unknown; stream_options?: { include_usage?: unknown } | null };
+    const req = b as Record<string, unknown> & { stream?: unknown; stream_options?: { include_usage?: unknown } | null };
     if (req.stream !== undefined && req.stream !== null && typeof req.stream !== 'boolean') throw new BadRequestError('stream must be a boolean');
     const principal = c.get('principal');
     const reply = await chat.chat({
-      model: req.model,
-      messages: req.messages,
+      body: req,
       idempotencyKey: c.req.header('idempotency-key'),
       branch: (c.req.header(BRANCH_HEADER) ?? '').toLowerCase() === 'branch',
+      side: c.req.header(REQUEST_HEADER),
+      policy,
       accountId: principal.accountId,
       userId: principal.userId,
       signal: c.get('signal'),
@@ -53,7 +55,7 @@ export function openAICompatRoutes(engine: Engine, deps: RouteDeps): Hono<Env> {
 }
 
 function replyHeaders(reply: ChatReply): Record<string, string> {
-  const h: Record<string, string> = {};
+  const h: Record<string, string> = { [TURN_HEADER]: reply.turn };
   if (reply.entityId) h['X-Entity-Id'] = reply.entityId;
   if (reply.branchedFrom) h['Mgpt-Branched-From'] = reply.branchedFrom;
   return h;

@@ -34,8 +34,7 @@ export class WindowState {
   /** Instructions first (never rotated, not a block), then the blocks in order, then the new message: a fresh array. */
   prompt(instructions: string, content: string): ChatMessage[] {
     if (!this.messages || this.messagesFor !== instructions) {
-      this.messages = instructions ? [{ role: 'system', content: instructions }] : [];
-      for (const b of this.rows) this.messages.push(blockMessage(b));
+      this.messages = windowMessages(instructions, this.rows);
       this.messagesFor = instructions;
     }
     const out = this.messages.slice();
@@ -52,6 +51,13 @@ export class WindowState {
     }
     return this;
   }
+}
+
+/** The prompt a window makes: the instructions (a system message), then each block as a message. */
+export function windowMessages(instructions: string, blocks: readonly BlockRow[]): ChatMessage[] {
+  const out: ChatMessage[] = instructions ? [{ role: 'system', content: instructions }] : [];
+  for (const b of blocks) out.push(blockMessage(b));
+  return out;
 }
 
 function blockMessage(b: BlockRow): ChatMessage {
