@@ -166,6 +166,8 @@ export interface ImageResponse {
 export interface LogRecord {
   id: string;
   kind: 'text' | 'image';
+  /** An extension: what the OpenAI facade made of the request (stateless, side, regenerated); absent on the seed's own records. */
+  facade?: string;
   ownerUserId: string;
   userId: string;
   gameId: string | null;

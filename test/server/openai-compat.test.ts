@@ -320,3 +320,68 @@ describe('OpenAI-compatible facade: stateless and universe', () => {
     expect(JSON.stringify(fake.requests.at(-1)!.body.messages)).toContain('look around');
   });
 });
+
+describe('OpenAI-compatible facade: sampling and tools reach the model', () => {
+  const tools = [{ type: 'function' as const, function: { name: 'roll', parameters: { type: 'object', properties: { sides: { type: 'integer' } } } } }];
+
+  it('passes sampling fields to the provider and refuses n > 1 and wrong types', async () => {
+    await engine.entities.create({ model: 'mgpt-1-27b', name: 'knobs' }, 'local');
+    await client.chat.completions.create({
+      model: 'entity:knobs', messages: [{ role: 'user', content: 'x' }],
+      temperature: 0.3, top_p: 0.5, max_completion_tokens: 9, stop: ['END'], seed: 7, presence_penalty: 0.1, frequency_penalty: 0.2,
+    });
+    expect(fake.requests.at(-1)!.body).toMatchObject({ temperature: 0.3, top_p: 0.5, max_tokens: 9, stop: ['END'], seed: 7, presence_penalty: 0.1, frequency_penalty: 0.2 });
+    const n = await client.chat.completions.create({ model: 'mgpt-1-27b', messages: [{ role: 'user', content: 'x' }], n: 2 }).catch((x) => x);
+    expect(n.status).toBe(400);
+    expect(n.error.message).toMatch(/n must be 1/);
+    const hot = await client.chat.completions.create({ model: 'mgpt-1-27b', messages: [{ role: 'user', content: 'x' }], temperature: 'hot' as never }).catch((x) => x);
+    expect(hot.status).toBe(400);
+  });
+
+  it('a stateless completion with tools returns the tool calls, streamed and not', async () => {
+    fake.script({ toolCalls: [{ id: 'call_1', name: 'roll', arguments: '{"sides":6}' }] });
+    const r = await client.chat.completions.create({ model: 'mgpt-1-27b', messages: [{ role: 'user', content: 'roll' }], tools, tool_choice: 'required' });
+    expect(fake.requests.at(-1)!.body).toMatchObject({ tools: [{ type: 'function', function: { name: 'roll' } }], tool_choice: 'required' });
+    expect(r.choices[0].finish_reason).toBe('tool_calls');
+    expect(r.choices[0].message.tool_calls).toEqual([{ id: 'call_1', type: 'function', function: { name: 'roll', arguments: '{"sides":6}' } }]);
+    fake.script({ toolCalls: [{ id: 'call_2', name: 'roll', arguments: '{}' }] });
+    const stream = await client.chat.completions.create({ model: 'mgpt-1-27b', messages: [{ role: 'user', content: 'roll' }], tools, stream: true });
+    const calls: unknown[] = [];
+    let finish: string | null = null;
+    for await (const ch of stream) {
+      calls.push(...(ch.choices[0]?.delta.tool_calls ?? []));
+      finish = ch.choices[0]?.finish_reason ?? finish;
+    }
+    expect(calls).toEqual([{ index: 0, id: 'call_2', type: 'function', function: { name: 'roll', arguments: '{}' } }]);
+    expect(finish).toBe('tool_calls');
+  });
+
+  it('an entity turn with tools stores the user message and the final reply, not the tool round', async () => {
+    const e = await engine.entities.create({ model: 'mgpt-1-27b', name: 'agent' }, 'local');
+    fake.script({ toolCalls: [{ id: 'call_9', name: 'roll', arguments: '{"sides":20}' }] });
+    const first = await client.chat.completions.create({ model: 'entity:agent', messages: [{ role: 'user', content: 'roll a d20' }], tools }).withResponse();
+    expect(first.data.choices[0].message.tool_calls?.[0].id).toBe('call_9');
+    expect(await transcript(e.id)).toEqual([]);
+    const round = [
+      { role: 'user' as const, content: 'roll a d20' },
+      { role: 'assistant' as const, content: null, tool_calls: first.data.choices[0].message.tool_calls },
+      { role: 'tool' as const, tool_call_id: 'call_9', content: '17' },
+    ];
+    fake.script({ text: 'You rolled 17.' });
+    const done = await client.chat.completions.create({ model: 'entity:agent', messages: round, tools }).withResponse();
+    expect(done.response.headers.get('mgpt-turn')).toBe('stored');
+    expect(fake.requests.at(-1)!.body.messages.slice(-3).map((m: { role: string }) => m.role)).toEqual(['user', 'assistant', 'tool']);
+    expect(await transcript(e.id)).toEqual([{ role: 'user', content: 'roll a d20' }, { role: 'assistant', content: 'You rolled 17.' }]);
+    // The next message of that chat lines up: the tool round is not part of the conversation.
+    await client.chat.completions.create({ model: 'entity:agent', messages: [...round, { role: 'assistant', content: 'You rolled 17.' }, { role: 'user', content: 'again' }] });
+    expect(await transcript(e.id)).toHaveLength(4);
+  });
+
+  it('logs a stateless completion with the characters it generated', async () => {
+    fake.script({ text: 'twelve chars' });
+    await client.chat.completions.create({ model: 'mgpt-1-27b', messages: [{ role: 'user', content: 'x' }] });
+    const logs = await engine.logs.list({}, (await engine.accounts.find('local')).userId);
+    const detail = await engine.logs.get(logs.data[0].id, (await engine.accounts.find('local')).userId);
+    expect(detail).toMatchObject({ facade: 'stateless', response: { chars: 12 } });
+  });
+});

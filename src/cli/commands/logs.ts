@@ -49,7 +49,7 @@ export async function runLogs(ctx: CliContext, o: LogsOptions): Promise<void> {
     ctx,
     [
       { header: 'ID', value: (l) => l.id },
-      { header: 'KIND', value: (l) => l.kind },
+      { header: 'KIND', value: (l) => (l.facade ? `${l.kind}/${l.facade}` : l.kind) },
       { header: 'MODEL', value: (l) => l.model },
       { header: 'STATUS', value: (l) => l.status },
       { header: 'TOKENS', value: (l) => `${l.inputTokens}+${l.outputTokens}`, right: true },

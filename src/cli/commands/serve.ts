@@ -16,6 +16,8 @@ export interface ServeOptions {
   keepAliveTimeout: string;
   maxConnections: string;
   poolSize?: string;
+  strictSystem?: boolean;
+  sidePattern: string[];
 }
 
 export function registerServe(program: Command, ctx: CliContext): void {
@@ -30,12 +32,15 @@ export function registerServe(program: Command, ctx: CliContext): void {
       .option('--request-timeout <duration>', 'longest wait for a whole request, body included (408 and close after); streamed replies are not bound by it', '60s')
       .option('--keep-alive-timeout <duration>', 'how long an idle keep-alive connection stays open', '5s')
       .option('--max-connections <n>', 'open connections at most; more are closed on arrival', '1000')
-      .option('--pool-size <n>', 'PostgreSQL: database connections at most (env MGPT_POOL_SIZE; default 10)'),
+      .option('--pool-size <n>', 'PostgreSQL: database connections at most (env MGPT_POOL_SIZE; default 10)')
+      .option('--strict-system', 'OpenAI facade: refuse a client system message that differs from the entity\'s instructions (400) instead of applying it to the request')
+      .option('--side-pattern <regex>', 'OpenAI facade: a request to an entity whose last user message matches is a side request (answered, not stored); repeatable', collect, []),
     [
       'mgpt serve',
       'mgpt serve --port 9000 --db /srv/mgpt/mgpt.db',
       'mgpt serve --request-timeout 2m --max-connections 200',
       'mgpt serve --db postgres://mgpt:secret@db.internal:5432/mgpt --pool-size 20',
+      "mgpt serve --side-pattern '^Summarize this chat' --side-pattern '^Suggest a title'",
       'mgpt keys create --account local --scopes mgpt.responses:create,mgpt.images:create,mgpt.logs:read',
     ],
   ).action((o: ServeOptions) => runServe(ctx, o));
@@ -50,6 +55,7 @@ export async function runServe(ctx: CliContext, o: ServeOptions): Promise<void> 
   const keepAliveTimeoutMs = durationOption('--keep-alive-timeout', o.keepAliveTimeout)!;
   const maxConnections = intOption('--max-connections', o.maxConnections, 1)!;
   const poolSize = intOption('--pool-size', o.poolSize, 1);
+  const chatPolicy = { strictSystem: o.strictSystem === true, sidePatterns: o.sidePattern.map(sidePattern) };
   // The server framework is loaded only by this command.
   const { listen } = await import('../../server/listen.js');
   const { describeDb } = await import('../../store/open.js');
@@ -61,6 +67,7 @@ export async function runServe(ctx: CliContext, o: ServeOptions): Promise<void> 
     headersTimeoutMs,
     keepAliveTimeoutMs,
     maxConnections,
+    chatPolicy,
     onUnexpectedError: (err) => ctx.io.stderr.write(`mgpt serve: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`),
   }).catch((err: unknown) => Promise.reject(listenError(err, o.host, port)));
   ctx.io.stderr.write(`mgpt serve: listening on ${server.url} (db ${describeDb(settings.db)})\n`);
@@ -74,6 +81,18 @@ export async function runServe(ctx: CliContext, o: ServeOptions): Promise<void> 
   ctx.io.stderr.write('mgpt serve: stopping; letting turns in flight finish\n');
   await server.close(SERVE_DRAIN_MS);
   ctx.io.stderr.write('mgpt serve: stopped\n');
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+function sidePattern(source: string): RegExp {
+  try {
+    return new RegExp(source);
+  } catch (err) {
+    throw new BadRequestError(`--side-pattern ${JSON.stringify(source)} is not a regular expression: ${(err as Error).message}`, { hint: "for example --side-pattern '^### Task:'" });
+  }
 }
 
 /** The socket's refusal in words a person can act on. */

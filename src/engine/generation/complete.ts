@@ -133,7 +133,7 @@ function logEntry(
     kind: 'text', userId: input.userId, gameId: null, universeId: null, requestId: null, model: input.shownModel ?? input.model, providerModel,
     status: r.status, error: r.error, inputTokens: r.inputTokens ?? 0, outputTokens: r.outputTokens ?? 0, costUsd: r.costUsd ?? 0,
     totalMs: deps.clock.now() - t0, providerMs: deps.clock.now() - t0,
-    request: { mode: input.mode ?? 'stateless', messages: input.messages.length, ...(input.entityId ? { entityId: input.entityId } : {}) },
+    request: { facade: input.mode ?? 'stateless', messages: input.messages.length, ...(input.entityId ? { entityId: input.entityId } : {}) },
     response: { chars: r.chars ?? 0 },
   };
 }

@@ -68,6 +68,17 @@ export class LogService {
   }
 }
 
-function toRecord({ requestSummary: _req, responseSummary: _res, ...record }: LogRow): LogRecord {
-  return record;
+function toRecord({ requestSummary, responseSummary: _res, ...record }: LogRow): LogRecord {
+  const facade = facadeOf(requestSummary);
+  return facade ? { ...record, facade } : record;
+}
+
+/** What the OpenAI facade made of a request (stateless, side, regenerated), kept in its request summary. */
+function facadeOf(summary: string): string | undefined {
+  try {
+    const facade = (JSON.parse(summary) as { facade?: unknown }).facade;
+    return typeof facade === 'string' ? facade : undefined;
+  } catch {
+    return undefined;
+  }
 }
