@@ -35,7 +35,7 @@ const screen = async (session = 'chat') => (await tmux('capture-pane', '-p', '-t
 async function until(what: string, check: (s: string) => boolean, ms = 15_000, session = 'chat'): Promise<string> {
   const end = Date.now() + ms;
   for (;;) {
-    const s = await screen(session).catch(() => '');
+    const s = await screen(session).catch((err: Error) => `(no screen: ${err.message})`);
     if (check(s)) return s;
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}; the screen:\n${s}`);
     await new Promise((r) => setTimeout(r, 50));
@@ -93,7 +93,7 @@ describe.skipIf(!withTmux)('mgpt chat in a real pseudo-terminal (tmux)', () => {
     expect(statSync(kept).mode & 0o777).toBe(0o600);
     rmSync(exitFile);
     await tmux('new-session', '-d', '-s', 'again', '-x', '120', '-y', '40', `bash ${script}`);
-    await until('the second session', (s) => s.includes('transcript 2 msgs'), 15_000, 'again');
+    await until('the second session', (s) => s.includes('transcript 2 msgs'), 30_000, 'again');
     await tmux('send-keys', '-t', 'again', 'Up');
     await until('the recalled input', (s) => /› cancel this one\s*$/m.test(s), 15_000, 'again');
     await tmux('send-keys', '-t', 'again', 'C-c');

@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliEnv, mgpt, spawnMgpt } from '../helpers/cli.js';
+import { cliEnv, firstOutput, mgpt, spawnMgpt } from '../helpers/cli.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../helpers/fake-openai.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -26,7 +26,7 @@ describe('mgpt send over the remote backend', () => {
     const abortedBefore = fake.aborted;
     fake.script({ text: ['a ', 'long ', 'reply ', 'nobody ', 'waits ', 'for'], chunkDelayMs: 300 });
     const child = spawnMgpt(['send', id, 'never mind'], client);
-    await new Promise<void>((resolve) => child.stdout!.once('data', () => resolve()));
+    await firstOutput(child);
     child.kill('SIGINT');
     const r = await child.result;
     expect(r.code).toBe(130);

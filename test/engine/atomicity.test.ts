@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CancelledError, ProviderError } from '../../src/core/errors.js';
 import type { Engine } from '../../src/engine/engine.js';
-import { cliEnv, mgpt, spawnMgpt } from '../helpers/cli.js';
+import { cliEnv, firstOutput, mgpt, spawnMgpt } from '../helpers/cli.js';
 import { collect, makeEngine, sqliteOf } from '../helpers/engine.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../helpers/fake-openai.js';
 import { integrity, snapshot } from '../helpers/snapshot.js';
@@ -111,7 +111,7 @@ describe('a failed or cancelled turn leaves no trace', () => {
     const before = snapshot(env.MGPT_DB, id);
     fake.script({ text: 'a slow reply that never finishes because the process dies', chunkDelayMs: 100 });
     const child = spawnMgpt(['send', id, 'doomed'], env);
-    await new Promise<void>((resolve) => child.stdout!.once('data', () => resolve()));
+    await firstOutput(child);
     child.kill('SIGKILL');
     const r = await child.result;
     expect(r.signal).toBe('SIGKILL');
@@ -127,7 +127,7 @@ describe('a failed or cancelled turn leaves no trace', () => {
     const abortedBefore = fake.aborted;
     fake.script({ text: 'a long reply the person does not want to wait for', chunkDelayMs: 100 });
     const child = spawnMgpt(['send', id, 'never mind'], env);
-    await new Promise<void>((resolve) => child.stdout!.once('data', () => resolve()));
+    await firstOutput(child);
     child.kill('SIGINT');
     const r = await child.result;
     expect(r.code).toBe(130);

@@ -48,6 +48,17 @@ export function spawnMgpt(args: string[], env: Record<string, string>, input?: s
   return Object.assign(child, { result });
 }
 
+/**
+ * Resolves at the child's first output on stdout; a child that exits before it fails the test
+ * with what it printed, instead of leaving the test to wait for its timeout.
+ */
+export function firstOutput(child: ReturnType<typeof spawnMgpt>): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    child.stdout!.once('data', () => resolve());
+    void child.result.then((r) => reject(new Error(`mgpt exited (code ${r.code}, signal ${r.signal}) before any output; stderr: ${r.stderr}`)));
+  });
+}
+
 /** Runs the real bin/mgpt to completion, in its own process. */
 export function mgptBinary(args: string[], env: Record<string, string>, input?: string, cwd?: string): Promise<CliResult> {
   return spawnMgpt(args, env, input, cwd).result;
