@@ -46,4 +46,32 @@ describe.skipIf(!parts)('the OpenAI facade against the real llama-server', () =>
     const stored = (await engine.entities.messages(e.id, {}, 'local')).data.map((m) => ({ role: m.role, content: m.content }));
     expect(stored).toEqual(history);
   });
+
+  it('a default system prompt, a title request, a regenerate, sampling fields and a second chat, as a client sends them', async () => {
+    const key = (await engine.keys.create('local', ['mgpt.responses:create'])).key!;
+    const e = await engine.entities.create({ model: 'mgpt-1-27b', name: 'tom', instructions: 'Tell short stories about Tom.' }, 'local');
+    const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: key, maxRetries: 0 });
+    const system = { role: 'system' as const, content: 'You are a helpful assistant.' };
+    const ask = (messages: OpenAI.ChatCompletionMessageParam[], extra: Partial<OpenAI.ChatCompletionCreateParamsNonStreaming> = {}) =>
+      client.chat.completions.create({ model: 'entity:tom', messages: [system, ...messages], temperature: 0, max_completion_tokens: 12, seed: 1, ...extra }).withResponse();
+    const first = await ask([{ role: 'user', content: 'Tom had a ball' }]);
+    const reply1 = first.data.choices[0].message.content!;
+    expect(first.data.usage!.completion_tokens).toBeLessThanOrEqual(12);
+    // Open WebUI's title request (its template starts with "### Task:"): answered, not stored.
+    const title = await ask([{ role: 'user', content: '### Task:\nGenerate a concise, 3-5 word title with an emoji summarizing the chat history.\n<chat_history>\nUSER: Tom had a ball\n</chat_history>' }], { stream: false });
+    expect(title.response.headers.get('mgpt-turn')).toBe('side');
+    const second = await ask([{ role: 'user', content: 'Tom had a ball' }, { role: 'assistant', content: reply1 }, { role: 'user', content: 'Then Tom ran' }]);
+    expect(second.response.headers.get('mgpt-turn')).toBe('stored');
+    const regen = await ask([{ role: 'user', content: 'Tom had a ball' }, { role: 'assistant', content: reply1 }, { role: 'user', content: 'Then Tom ran' }]).then(() =>
+      ask([{ role: 'user', content: 'Tom had a ball' }, { role: 'assistant', content: reply1 }, { role: 'user', content: 'Then Tom ran' }, { role: 'assistant', content: 'x' }, { role: 'user', content: 'Tom slept' }]),
+    );
+    expect(regen.response.headers.get('mgpt-turn')).toBe('stored');
+    const again = await ask([{ role: 'user', content: 'Tom slept' }]);
+    expect(again.response.headers.get('mgpt-turn')).toBe('regenerated');
+    // A second chat on the same entity.
+    const other = await ask([{ role: 'user', content: 'Tom woke up' }]);
+    await ask([{ role: 'user', content: 'Tom woke up' }, { role: 'assistant', content: other.data.choices[0].message.content! }, { role: 'user', content: 'Tom ate' }]);
+    const users = (await engine.entities.messages(e.id, {}, 'local')).data.filter((m) => m.role === 'user').map((m) => m.content);
+    expect(users).toEqual(['Tom had a ball', 'Then Tom ran', 'Tom slept', 'Tom woke up', 'Tom ate']);
+  });
 });
