@@ -40,12 +40,17 @@ function errorFrame(err: unknown): string {
   return sseFrame(streamErrorFrame(err instanceof MgptError ? err.message : 'internal error', status));
 }
 
-/** Writes every event's frames to node's response, waiting when the socket's buffer is full; stops if the client left. */
+/**
+ * Writes every event's frames to node's response, waiting when the socket's buffer is full. When
+ * the client leaves, the events are still read to their end, unwritten: the request's signal has
+ * aborted, so a turn ends as that signal says (cancelled without a trace, or, for a facade client
+ * that stopped a stream, stored as far as it went) rather than being cut off mid-step.
+ */
 async function pump(events: AsyncGenerator<ChunkEvent>, keep: KeepChunk, out: ServerResponse): Promise<void> {
   const chunker = new CompletionChunker();
   try {
     for await (const ev of events) {
-      if (out.destroyed) break; // the client went away: `for await` returns the turn, which leaves no trace
+      if (out.destroyed) continue;
       const s = framesOf(chunker, ev, keep);
       if (s && !out.write(s)) await drained(out);
     }

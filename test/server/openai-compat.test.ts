@@ -268,6 +268,55 @@ describe('OpenAI-compatible facade: entity turns', () => {
   });
 });
 
+describe('OpenAI-compatible facade: a client that stops a stream', () => {
+  /** Streams a request and aborts once the first text has arrived; returns that text. */
+  async function stopAfterFirst(model: string, messages: Msg[], stream = true): Promise<string> {
+    const abort = new AbortController();
+    const res = await fetch(`${server.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model, messages, stream }),
+      signal: abort.signal,
+    });
+    if (!stream) return '';
+    const reader = res.body!.getReader();
+    const { value } = await reader.read();
+    abort.abort();
+    return JSON.parse(new TextDecoder().decode(value).split('\n')[0].replace(/^data: /, '')).choices[0].delta.content;
+  }
+  const settle = () => new Promise((r) => setTimeout(r, 400));
+
+  it('keeps the turn as far as it streamed, as the client keeps it, and the chat goes on', async () => {
+    const e = await engine.entities.create({ model: 'mgpt-1-27b', name: 'stopper' }, 'local');
+    fake.script({ text: ['Half ', 'of ', 'a ', 'long ', 'reply'], chunkDelayMs: 60 });
+    const shown = await stopAfterFirst('entity:stopper', [{ role: 'user', content: 'go on' }]);
+    await settle();
+    // Stored as far as it was sent: at least what the client read, never the part not generated.
+    const [said, kept] = await transcript(e.id);
+    expect(said).toEqual({ role: 'user', content: 'go on' });
+    expect(kept.content.startsWith(shown) && 'Half of a long reply'.startsWith(kept.content) && kept.content !== 'Half of a long reply').toBe(true);
+    const next = await streamed('entity:stopper', [{ role: 'user', content: 'go on' }, { role: 'assistant', content: shown }, { role: 'user', content: 'and then' }]);
+    expect(next.text).toBe('reply: and then');
+    expect((await transcript(e.id)).map((m) => m.content)).toEqual(['go on', kept.content, 'and then', 'reply: and then']);
+  });
+
+  it('a request that does not stream, dropped by its client, leaves no trace', async () => {
+    const e = await engine.entities.create({ model: 'mgpt-1-27b', name: 'dropper' }, 'local');
+    fake.script({ text: ['never ', 'seen'], delayMs: 200 });
+    const abort = new AbortController();
+    const res = fetch(`${server.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'entity:dropper', messages: [{ role: 'user', content: 'hello' }] }),
+      signal: abort.signal,
+    });
+    setTimeout(() => abort.abort(), 50);
+    await expect(res).rejects.toThrow();
+    await settle();
+    expect(await transcript(e.id)).toEqual([]);
+  });
+});
+
 describe('OpenAI-compatible facade: stateless and universe', () => {
   it('a platform id is a stateless completion: the whole list goes to the model, counted, billed and logged', async () => {
     const before = fake.requests.length;

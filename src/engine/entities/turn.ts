@@ -41,6 +41,12 @@ export interface TurnExtras {
   tools?: ToolDefinition[];
   toolChoice?: ToolChoice;
   round?: ChatMessage[];
+  /**
+   * A client that stops a stream keeps what it was shown (the facade's chat clients), so the
+   * entity keeps it too: once text has been streamed, this signal ends the reply where it is and
+   * the turn is stored with it. Before any text it cancels, as `signal` does.
+   */
+  stop?: AbortSignal;
 }
 
 /** Which entity a turn is for: the account's, or a 404. */
@@ -95,7 +101,7 @@ async function* leasedTurn(
     await checkBudget(deps, now.entity, count);
     const turn = await openTurn(deps, now, count, signal, input.extras);
     const { prepared, reply } = yield* rotateAndGenerate(turn);
-    if (signal.aborted) throw cancelled(input.signal);
+    if (signal.aborted || (stopped(turn) && !turn.started)) throw cancelled(callerSignal(input));
     if (reply.toolCalls.length) return yield* toolRound(turn, prepared, reply);
     const completion = await commit(turn, prepared, reply, lease, input);
     if (!turn.started) yield* announce(turn, prepared);
@@ -104,7 +110,7 @@ async function* leasedTurn(
     const lost = isAbortError(err) || signal.aborted || err instanceof ConflictError;
     // A lease that vanished with its entity: say so, not that the process stalled or another turn won.
     if (lost && !input.signal?.aborted && (await deletedMeanwhile(deps, ref))) throw deleted(ref.id);
-    if (isAbortError(err) || signal.aborted) throw cancelled(input.signal);
+    if (isAbortError(err) || signal.aborted) throw cancelled(callerSignal(input));
     throw err;
   }
 }
@@ -223,8 +229,10 @@ async function openTurn(deps: EngineDeps, current: Current, count: MessageCount,
   const window = create
     ? WindowState.of(create.blocks.slice())
     : deps.windows.get(entity.id, windowVersion(entity))?.value ?? WindowState.of(await deps.store.entities.window(entity.id));
+  // The provider's stream and the rotation end on a cancel, a lost lease, or a stop.
+  const generation = extras.stop ? AbortSignal.any([signal, extras.stop]) : signal;
   return {
-    deps, entity, create, model, window, content: count.content, count, signal, extras,
+    deps, entity, create, model, window, content: count.content, count, signal: generation, extras,
     replyId: `chatcmpl-${deps.newId()}`, created: Math.floor(deps.clock.now() / 1000), started: false,
   };
 }
@@ -237,9 +245,9 @@ async function openTurn(deps: EngineDeps, current: Current, count: MessageCount,
 async function* rotateAndGenerate(turn: TurnState): AsyncGenerator<TurnEvent, { prepared: PreparedWindow; reply: Reply }> {
   for (let attempt = 0; ; attempt++) {
     let prepared: PreparedWindow | undefined;
+    const reply = emptyReply();
     try {
       prepared = await rotate(turn);
-      const reply = emptyReply();
       // Inline rather than a generator of its own: every event would pay one more level of delegation.
       for await (const part of generate(turn, prepared)) {
         if (turn.signal.aborted) break;
@@ -253,6 +261,8 @@ async function* rotateAndGenerate(turn: TurnState): AsyncGenerator<TurnEvent, { 
       }
       return { prepared, reply };
     } catch (err) {
+      // Stopped after text: the provider's stream ends with an abort; what was streamed is the reply.
+      if (prepared && turn.started && stopped(turn)) return { prepared, reply };
       if (!(err instanceof ContextOverflowError) || turn.started || attempt > 0) throw tooLarge(err, turn);
       // A refused summary request was learned from where it was made.
       if (prepared) await turn.deps.calibration.learn(turn.model.routeKey, err, prepared.estimate, prepared.fit.reserveTokens);
@@ -391,6 +401,16 @@ function leaseTakenOver(id: string): ConflictError {
   return new ConflictError(`entity ${id}: another turn took over the lease before this one could be stored`, {
     hint: 'retry; with an idempotency key the retry is safe',
   });
+}
+
+/** Whether the client stopped the stream (see TurnExtras.stop). */
+function stopped(turn: TurnState): boolean {
+  return turn.extras.stop?.aborted === true;
+}
+
+/** The caller's signal that ended the turn, if one did: a cancel, or a stop before any text. */
+function callerSignal(input: TurnInput): AbortSignal | undefined {
+  return input.extras?.stop?.aborted ? input.extras.stop : input.signal;
 }
 
 function cancelled(signal?: AbortSignal): CancelledError {

@@ -6,6 +6,8 @@ export interface ChatOptions {
   sampling: Sampling;
   tools?: ToolDefinition[];
   toolChoice?: ToolChoice;
+  /** The reply streams to the client (`stream: true`): a client that stops it keeps what it was shown. */
+  streamed: boolean;
 }
 
 type Body = Record<string, unknown>;
@@ -31,7 +33,7 @@ export function parseChatOptions(b: Body): ChatOptions {
     sampling.extra = { response_format: b.response_format };
   }
   const tools = parseTools(b.tools);
-  return { sampling: defined(sampling), tools, toolChoice: parseToolChoice(b.tool_choice, tools) };
+  return { sampling: defined(sampling), tools, toolChoice: parseToolChoice(b.tool_choice, tools), streamed: b.stream === true };
 }
 
 function num(b: Body, field: string, min: number, max: number): number | undefined {

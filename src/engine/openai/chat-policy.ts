@@ -21,10 +21,19 @@ export const REQUEST_HEADER = 'Mgpt-Request';
 
 /**
  * The side requests of the clients we know, by the text their templates start with (each from the
- * client's own source; see test/fixtures/clients/). Open WebUI starts every task prompt (title,
- * tags, follow-ups, queries, autocomplete, emoji) with "### Task:".
+ * client's own source, recorded in test/fixtures/clients/ with its version and file).
  */
-export const KNOWN_SIDE_PATTERNS: readonly RegExp[] = [/^\s*### Task:/];
+export const KNOWN_SIDE_PATTERNS: readonly RegExp[] = [
+  // Open WebUI: every task prompt (title, tags, follow-ups, queries, autocomplete, emoji).
+  /^\s*### Task:/,
+  // Chatbox: the chat's name.
+  /^\s*Based on the chat history, give this conversation a name\./,
+  // Continue: the chat's title (ChatDescriber).
+  /^\s*Given the following\.\.\. please reply with a title for the chat/,
+  // LibreChat (@librechat/agents): the title, by the completion and the structured method.
+  /^\s*Provide a concise, 5-word-or-less title for the conversation/,
+  /^\s*Analyze this conversation and provide:\s*1\. The detected language of the conversation/,
+];
 
 /** Whether the request is a side request: the header says so, or its last user message matches a pattern. */
 export function isSideRequest(messages: readonly ClientMessage[], patterns: readonly RegExp[], header?: string): boolean {

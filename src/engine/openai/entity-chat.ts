@@ -63,9 +63,18 @@ export class EntityChat {
 
   /** A stored turn: the user message and the final reply join the transcript. */
   private async stored(entityId: string, r: Read, turn: TurnKind = 'stored'): Promise<ChatReply> {
-    const input = { content: r.content, idempotencyKey: this.req.idempotencyKey, signal: this.req.signal, extras: r.extras };
-    const events = this.engine.entities.send(entityId, input, this.req.accountId);
+    const events = this.engine.entities.send(entityId, this.turnInput(r), this.req.accountId);
     return { entityId, turn, events: await primed(events) };
+  }
+
+  /**
+   * The stored turn's input. A streamed reply the client stops (it closes the stream) is stored as
+   * far as it went, as the client keeps it; a reply that does not stream is cancelled instead.
+   */
+  private turnInput(r: Read) {
+    const { idempotencyKey, signal } = this.req;
+    if (!this.options.streamed) return { content: r.content, idempotencyKey, signal, extras: r.extras };
+    return { content: r.content, idempotencyKey, extras: { ...r.extras, stop: signal } };
   }
 
   /** A reply in the entity's voice that nothing remembers: logged and billed as a generation, not a turn. */
@@ -116,8 +125,7 @@ export class EntityChat {
     const row = await entities.row(original.id, this.req.accountId);
     const shared = await this.sharedFromStart(original.id, history, original.transcript.messages);
     const create = await planBranch(this.deps, { original: row, history, sharedMessages: shared, id });
-    const input = { content: r.content, idempotencyKey: this.req.idempotencyKey, signal: this.req.signal, extras: r.extras };
-    return { entityId: id, branchedFrom: original.id, turn: 'branched', events: await primed(entities.sendCreating(create, input)) };
+    return { entityId: id, branchedFrom: original.id, turn: 'branched', events: await primed(entities.sendCreating(create, this.turnInput(r))) };
   }
 
   /** The request's messages again, as the branch reads them. */
