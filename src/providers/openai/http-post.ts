@@ -49,8 +49,25 @@ function agentFor(protocol: string): { request: typeof import('node:http').reque
   return { request: mod.request, agent };
 }
 
-/** POSTs `body` to `url`; resolves with the response as soon as its headers arrive. */
+/**
+ * POSTs `body` to `url`; resolves with the response as soon as its headers arrive. A kept-alive
+ * connection the server closed while it sat idle (llama-server closes them after 5 s) fails as a
+ * reset before any response: that request never reached the server, so it is sent once more on a
+ * new connection (the pattern Node's documentation gives for `request.reusedSocket`).
+ */
 export async function post(url: string, o: PostOptions): Promise<PostResponse> {
+  try {
+    return await postOnce(url, o);
+  } catch (err) {
+    if (!(err instanceof StaleSocketError)) throw err;
+    return postOnce(url, o);
+  }
+}
+
+/** A reused keep-alive socket that turned out to be closed by the server. */
+class StaleSocketError extends Error {}
+
+function postOnce(url: string, o: PostOptions): Promise<PostResponse> {
   const target = new URL(url);
   const { request, agent } = agentFor(target.protocol);
   return new Promise<PostResponse>((resolve, reject) => {
@@ -65,7 +82,10 @@ export async function post(url: string, o: PostOptions): Promise<PostResponse> {
       req.destroy(err);
       response?.destroy(err);
     });
-    req.on('error', reject);
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      const stale = req.reusedSocket && !response && err.code === 'ECONNRESET' && !o.signal?.aborted;
+      reject(stale ? new StaleSocketError(err.message) : err);
+    });
     req.on('response', (res) => {
       response = res;
       resolve({ statusCode: res.statusCode ?? 0, headers: res.headers, body: res });
