@@ -1,9 +1,11 @@
-import type { Backend, EntityPage, LocalAdmin, RespondOptions } from '../core/backend.js';
+import type { Backend, ChatCompletion, CompleteOptions, EntityPage, LocalAdmin, RespondOptions } from '../core/backend.js';
+import { MgptError } from '../core/errors.js';
 import type {
   CreateEntityInput,
   CreatedEntity,
   DeletedEntity,
   Entity,
+  EntityCompletion,
   EntityList,
   EntityWindow,
   ExportFormat,
@@ -83,6 +85,15 @@ export class LocalBackend implements Backend {
   }
   async resolveUniverse(ref: string): Promise<string> {
     return this.engine.universes.resolve(ref);
+  }
+  async complete(body: Record<string, unknown>, opts: CompleteOptions = {}): Promise<ChatCompletion> {
+    const { userId } = await this.engine.accounts.find(this.accountId);
+    const reply = await this.engine.openai.chat({ body: { ...body, stream: true }, branch: false, accountId: this.accountId, userId, signal: opts.signal });
+    for await (const ev of reply.events) {
+      if (ev.type === 'delta') opts.onDelta?.(ev.text);
+      else if (ev.type === 'done') return ev.completion;
+    }
+    throw new MgptError('the completion ended without a reply');
   }
   respond(input: RespondInput, opts?: RespondOptions): Promise<GenerationResponse> {
     return this.engine.respond(input, opts);

@@ -14,6 +14,7 @@ export interface EngineSettings {
   prices: Settings['prices'];
   version: string;
   route: (id: string) => ModelRoute;
+  namedModels: string[];
   promptsDir: string;
 }
 
@@ -113,6 +114,7 @@ export function createContext(opts: ContextOptions): CliContext {
         prices: s.prices,
         version: opts.version,
         route: s.route,
+        namedModels: s.namedModels,
         promptsDir: s.promptsDir,
       };
     },

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, MgptError } from '../core/errors.js';
-import type { ModelPrice, ModelRoute } from '../core/models.js';
+import { KNOWN_MODELS, type ModelPrice, type ModelRoute } from '../core/models.js';
 import { type ConfigFile, type ProfileSettings } from './schema.js';
 import { layeredSettings } from './settings-table.js';
 
@@ -72,6 +72,8 @@ export interface Settings {
   route(modelId: string): ModelRoute;
   /** True when `modelId` falls back to the built-in echo provider because nothing routes it. */
   usesDefaultEcho(modelId: string): boolean;
+  /** The models added with `mgpt models add` (entries of the profile that are not platform ids). */
+  namedModels: string[];
 }
 
 export function activeProfileName(file: ConfigFile, env: Env, flags: GlobalFlags): string {
@@ -106,6 +108,7 @@ export function resolveSettings(env: Env, flags: GlobalFlags = {}, file: ConfigF
     poolSize: value('poolSize'),
     prices: pricesOf(p),
     route,
+    namedModels: Object.keys(p.models ?? {}).filter((id) => !KNOWN_MODELS.some((m) => m.id === id) && !p.models?.[id]?.use),
     usesDefaultEcho: (modelId) => !env.MGPT_PROVIDER && route(modelId).provider === 'echo' && !p.models?.[p.models?.[modelId]?.use ?? modelId]?.provider,
   };
 }

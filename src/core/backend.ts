@@ -4,6 +4,7 @@ import type {
   CreatedEntity,
   DeletedEntity,
   Entity,
+  EntityCompletion,
   EntityList,
   EntityWindow,
   ExportFormat,
@@ -58,6 +59,14 @@ export interface AccountInfo {
   createdAt: string;
 }
 
+/** A chat.completion that belongs to no entity. */
+export type ChatCompletion = Omit<EntityCompletion, 'entity_id'>;
+
+export interface CompleteOptions {
+  signal?: AbortSignal;
+  onDelta?: (text: string) => void;
+}
+
 /**
  * The wire API: what every CLI command that talks to entities and universes runs against, served
  * by `local` (embedded engine) and `remote` (HTTP) alike.
@@ -82,6 +91,12 @@ export interface Backend {
   createUniverse(input: CreateUniverseInput): Promise<CreatedUniverse>;
   /** A UNIVERSE argument: an id, a unique id prefix of 4+ characters, or a display name (remotely: the id only). */
   resolveUniverse(ref: string): Promise<string>;
+  /**
+   * A chat completion nothing remembers (the facade's POST /v1/chat/completions): `body` in its
+   * wire shape (model: a platform id, alias or named model; messages; sampling), checked by the
+   * engine. Streams text to `onDelta`; answers the chat.completion.
+   */
+  complete(body: Record<string, unknown>, opts?: CompleteOptions): Promise<ChatCompletion>;
   /** POST /responses; `input` comes from parseRespond (core/universe-input.ts), which both backends' engine applies. */
   respond(input: RespondInput, opts?: RespondOptions): Promise<GenerationResponse>;
   /** POST /images; `input` comes from parseImage. */

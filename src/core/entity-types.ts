@@ -171,6 +171,8 @@ export interface SendInput {
   content: string;
   idempotencyKey?: string;
   signal?: AbortSignal;
+  /** Sampling for this turn only, in the wire names of core/sampling.ts (checked by the engine). */
+  sampling?: Record<string, unknown>;
 }
 
 export interface ListMessagesInput {

@@ -1,7 +1,7 @@
 import type { EntityCompletion } from './entity-types.js';
 
 /** What to tell a person when a reply ended short ("reply cut at N tokens"); undefined when it is whole. */
-export function cutNotice(c: EntityCompletion): string | undefined {
+export function cutNotice(c: Omit<EntityCompletion, 'entity_id'>): string | undefined {
   const reason = c.choices[0]?.finish_reason;
   if (reason === 'length') {
     return `reply cut at ${c.usage.completion_tokens} tokens (the route's maxTokens or the model's context); raise it with: mgpt config set models.${c.model}.maxTokens N`;

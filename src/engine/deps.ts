@@ -27,6 +27,8 @@ export interface EngineDeps {
   prices: Readonly<Record<string, ModelPrice>>;
   /** The model a platform id or alias routes to; `modelOverride` replaces the provider model. */
   chatModel(platformId: string, modelOverride?: string): Promise<ChatModel>;
+  /** The names of models added with `mgpt models add`, which a chat completion may name. */
+  namedModels: ReadonlySet<string>;
   prompts: PromptStore;
   /** What each route's model revealed about its tokens and context. */
   calibration: RouteCalibration;

@@ -27,6 +27,8 @@ export interface EngineOptions {
   store: Store;
   /** Where each platform model id goes; default: the built-in echo provider. */
   route?: (platformId: string) => ModelRoute;
+  /** Models added with `mgpt models add`: a chat completion (the facade, `mgpt ask -m`) may name one. */
+  namedModels?: readonly string[];
   /** Directory of stored prompts (universes). */
   promptsDir?: string;
   windowBudget?: number;
@@ -66,6 +68,7 @@ export class Engine {
         const route = opts.route?.(id) ?? { provider: 'echo' };
         return createChatModel(id, modelOverride ? { ...route, model: modelOverride } : route);
       },
+      namedModels: new Set(opts.namedModels ?? []),
       prompts: new PromptStore(opts.promptsDir ?? null),
       calibration: new RouteCalibration(this.store, clock),
       clock,

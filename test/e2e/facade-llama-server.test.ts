@@ -74,4 +74,34 @@ describe.skipIf(!parts)('the OpenAI facade against the real llama-server', () =>
     const users = (await engine.entities.messages(e.id, {}, 'local')).data.filter((m) => m.role === 'user').map((m) => m.content);
     expect(users).toEqual(['Tom had a ball', 'Then Tom ran', 'Tom slept', 'Tom woke up', 'Tom ate']);
   });
+
+  it('an edit answered statelessly, and a stream stopped after its first words kept as far as it was sent', async () => {
+    const key = (await engine.keys.create('local', ['mgpt.responses:create'])).key!;
+    const e = await engine.entities.create({ model: 'mgpt-1-27b', name: 'sue', instructions: 'Tell short stories about Sue.' }, 'local');
+    const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: key, maxRetries: 0 });
+    const first = await client.chat.completions.create({ model: 'entity:sue', messages: [{ role: 'user', content: 'Sue had a cat' }] });
+    const reply = first.choices[0].message.content!;
+    const edit = await client.chat.completions.create({ model: 'entity:sue', messages: [{ role: 'user', content: 'Sue had a dog' }, { role: 'assistant', content: reply }, { role: 'user', content: 'Then?' }] }).withResponse();
+    expect(edit.response.headers.get('mgpt-turn')).toBe('stateless');
+    const abort = new AbortController();
+    const stream = await client.chat.completions.create({ model: 'entity:sue', stream: true, messages: [{ role: 'user', content: 'Sue had a cat' }, { role: 'assistant', content: reply }, { role: 'user', content: 'Sue ran home' }] }, { signal: abort.signal });
+    let shown = '';
+    try {
+      for await (const ch of stream) {
+        shown += ch.choices[0]?.delta.content ?? '';
+        if (shown) abort.abort();
+      }
+    } catch (err) {
+      if (!abort.signal.aborted) throw err;
+    }
+    let stored: Array<{ role: string; content: string }> = [];
+    for (let i = 0; i < 100 && stored.length < 4; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      stored = (await engine.entities.messages(e.id, {}, 'local')).data;
+    }
+    expect(stored.map((m) => m.role === 'user' ? m.content : 'reply')).toEqual(['Sue had a cat', 'reply', 'Sue ran home', 'reply']);
+    expect(stored[3].content.startsWith(shown.trimEnd().slice(0, 1))).toBe(true);
+    const next = await client.chat.completions.create({ model: 'entity:sue', messages: [{ role: 'user', content: 'Sue ran home' }, { role: 'assistant', content: shown }, { role: 'user', content: 'Sue slept' }] }).withResponse();
+    expect(next.response.headers.get('mgpt-turn')).toBe('stored');
+  });
 });

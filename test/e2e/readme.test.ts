@@ -41,6 +41,6 @@ describe("the README's Everyday commands", () => {
     const names = JSON.parse((await mgpt(['entities', 'list', '--json'], env)).stdout).data.map((e: { name: string }) => e.name);
     expect(names.sort()).toEqual(['ada-copy', 'bob']);
     const copy = JSON.parse((await mgpt(['entities', 'show', 'ada-copy', '--json'], env)).stdout);
-    expect(copy.transcript.messages).toBe(12); // five sends and ask -c, each a message and its reply
+    expect(copy.transcript.messages).toBe(14); // six sends and ask -c, each a message and its reply
   });
 });

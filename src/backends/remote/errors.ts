@@ -14,11 +14,13 @@ import {
 /**
  * One factory from an HTTP status and body to the typed errors the engine throws (openai-node's
  * APIError.generate), so callers never branch on the transport. Reads both seeds' shapes:
- * `{ error }` (entities) and `{ detail, errors? }` (universes).
+ * `{ error }` (entities) and `{ detail, errors? }` (universes), and OpenAI's `{ error: { message } }`
+ * (the facade's chat completions).
  */
 export function errorFromResponse(status: number, body: unknown, requestId?: string): MgptError {
   const b = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
-  const message = (typeof b.error === 'string' && b.error) || (typeof b.detail === 'string' && b.detail) || `HTTP ${status}`;
+  const openai = (typeof b.error === 'object' && b.error !== null ? b.error : {}) as { message?: unknown };
+  const message = (typeof b.error === 'string' && b.error) || (typeof b.detail === 'string' && b.detail) || (typeof openai.message === 'string' && openai.message) || `HTTP ${status}`;
   const hint = requestId ? `request id ${requestId}` : undefined;
   switch (status) {
     case 400:

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Backend, RespondOptions } from '../../core/backend.js';
+import type { Backend, ChatCompletion, CompleteOptions, RespondOptions } from '../../core/backend.js';
 import type {
   CompletionChunk,
   FinishReason,
@@ -122,7 +122,7 @@ export class RemoteBackend implements Backend {
     const key = input.idempotencyKey ?? `mgpt-${randomUUID()}`;
     const res = await this.http
       .send('POST', this.ent(`/entities/${encodeURIComponent(id)}/messages`), {
-        json: { content: input.content, stream: true },
+        json: { content: input.content, stream: true, ...input.sampling },
         headers: { 'idempotency-key': key, accept: 'text/event-stream' },
         signal: input.signal,
       })
@@ -139,6 +139,29 @@ export class RemoteBackend implements Backend {
       // A connection cut mid-stream (the server died) is a server failure, as an early [DONE]-less end is.
       if (err instanceof MgptError) throw err;
       throw brokenStream(err);
+    } finally {
+      res.body.destroy();
+    }
+  }
+
+  /** POST /v1/chat/completions (the facade, beside /v1/entities), streamed. */
+  async complete(body: Record<string, unknown>, opts: CompleteOptions = {}): Promise<ChatCompletion> {
+    const res = await this.http
+      .send('POST', this.ent('/chat/completions'), { json: { ...body, stream: true }, headers: { accept: 'text/event-stream' }, signal: opts.signal })
+      .catch((err: unknown) => {
+        throw cancelledTurn(err, opts.signal) ?? err;
+      });
+    try {
+      for await (const ev of turnEvents(res.body, '', false)) {
+        if (ev.type === 'delta') opts.onDelta?.(ev.text);
+        else if (ev.type === 'done') {
+          const { entity_id: _none, ...completion } = ev.completion;
+          return completion;
+        }
+      }
+      throw brokenStream();
+    } catch (err) {
+      throw cancelledTurn(err, opts.signal) ?? err;
     } finally {
       res.body.destroy();
     }

@@ -7,8 +7,9 @@ import { resolveEntity } from '../entity-ref.js';
 import { examples } from '../help.js';
 import { readPromptInput } from '../input.js';
 import { note, printJson, sanitizeForTerminal, warn } from '../output.js';
+import { type SamplingFlags, addSamplingOptions, samplingFields } from '../sampling-options.js';
 
-export interface SendOptions {
+export interface SendOptions extends SamplingFlags {
   file?: string;
   stream: boolean;
   idempotencyKey?: string;
@@ -17,7 +18,8 @@ export interface SendOptions {
 
 export function registerSend(program: Command, ctx: CliContext): void {
   examples(
-    program
+    addSamplingOptions(
+      program
       .command('send')
       .description('send a message to an entity and print the reply as it streams')
       .argument('<entity>', 'entity id or exact name')
@@ -26,24 +28,32 @@ export function registerSend(program: Command, ctx: CliContext): void {
       .option('--no-stream', 'wait for the whole reply, then print it')
       .option('--idempotency-key <key>', 'a retry with the same key returns the same reply and appends nothing')
       .option('--json', 'print the chat.completion object (implies --no-stream)'),
+    ),
     [
       'mgpt send ada "What did we decide yesterday?"',
       'echo hi | mgpt send ada -',
       'cat notes.md | mgpt send ada "What should I do first?"',
       'mgpt send ada -f question.txt --idempotency-key q-2026-11-22-1',
+      'mgpt send ada --temperature 0.2 --max-tokens 200 "Summarise our plan"',
       "mgpt send ada hi --json | jq -r '.choices[0].message.content'",
     ],
   ).action((ref: string, text: string | undefined, o: SendOptions) => runSend(ctx, ref, text, o));
 }
 
 export async function runSend(ctx: CliContext, ref: string, text: string | undefined, o: SendOptions): Promise<void> {
-  const content = await readPromptInput(ctx, 'message', text, o.file);
+  const sampling = samplingFields(o, text);
+  const content = await readPromptInput(ctx, 'message', sampling.text, o.file);
   const entity = await resolveEntity(ctx, ref);
-  await sendAndPrint(ctx, entity.id, content, o);
+  await sendAndPrint(ctx, entity.id, content, { ...o, sampling: sampling.fields });
 }
 
 /** Sends one message and prints the reply: streamed, buffered or as JSON, with the notices a person needs. */
-export async function sendAndPrint(ctx: CliContext, entityId: string, content: string, o: Omit<SendOptions, 'file'>): Promise<void> {
+export async function sendAndPrint(
+  ctx: CliContext,
+  entityId: string,
+  content: string,
+  o: { stream: boolean; json?: boolean; idempotencyKey?: string; sampling?: Record<string, unknown> },
+): Promise<void> {
   const backend = await ctx.backend();
   if (backend.kind === 'local' && ctx.settings().usesDefaultEcho(ENTITY_MODEL)) {
     note(ctx, 'using the built-in echo provider (no model configured); set one with: mgpt config set models.mgpt-1-27b.baseUrl http://127.0.0.1:11434/v1');
@@ -60,12 +70,12 @@ async function streamTurn(
   backend: Backend,
   entityId: string,
   content: string,
-  o: { idempotencyKey?: string; streaming: boolean },
+  o: { idempotencyKey?: string; streaming: boolean; sampling?: Record<string, unknown> },
 ): Promise<{ completion?: EntityCompletion; printed: string }> {
   let completion: EntityCompletion | undefined;
   let printed = '';
   try {
-    for await (const ev of backend.sendMessage(entityId, { content, idempotencyKey: o.idempotencyKey, signal: ctx.signal })) {
+    for await (const ev of backend.sendMessage(entityId, { content, idempotencyKey: o.idempotencyKey, signal: ctx.signal, sampling: o.sampling })) {
       if (ev.type === 'delta' && o.streaming) {
         // A model's text, not the terminal's: no escape sequence of it reaches the screen.
         const text = sanitizeForTerminal(ev.text);

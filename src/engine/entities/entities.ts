@@ -1,3 +1,4 @@
+import { parseSampling } from '../../core/sampling.js';
 import {
   type CreateEntityInput,
   type CreatedEntity,
@@ -182,7 +183,8 @@ export class EntityService {
         throw new BadRequestError(`idempotency key is ${key.length} characters; the limit is ${IDEMPOTENCY_KEY_MAX}`);
       }
     }
-    return runTurn(this.deps, ref, { content, key, contentSha256: sha256(content), signal: input.signal, extras: input.extras });
+    const extras = input.sampling ? { ...input.extras, sampling: parseSampling(input.sampling) } : input.extras;
+    return runTurn(this.deps, ref, { content, key, contentSha256: sha256(content), signal: input.signal, extras });
   }
 
   /** Streams the export (JSON or tar); see export.ts. */

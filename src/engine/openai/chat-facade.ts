@@ -30,16 +30,17 @@ export interface ClientMessage {
 /** The models a stateless completion can use: platform ids and text aliases (not the image alias). */
 export const COMPLETION_MODELS = KNOWN_MODELS.filter((m) => m.kind !== 'image');
 
-export function parseFacadeModel(model: unknown): FacadeTarget {
+/** What a request's `model` names; `named` are the models added with `mgpt models add`. */
+export function parseFacadeModel(model: unknown, named: ReadonlySet<string> = new Set()): FacadeTarget {
   if (typeof model !== 'string' || model === '') throw new BadRequestError('model is required (a string)');
   if (model.startsWith(ENTITY_PREFIX)) return { kind: 'entity', ref: nonEmpty(model.slice(ENTITY_PREFIX.length), model) };
   if (model.startsWith(UNIVERSE_PREFIX)) return { kind: 'universe', ref: nonEmpty(model.slice(UNIVERSE_PREFIX.length), model) };
-  if (COMPLETION_MODELS.some((m) => m.id === model)) return { kind: 'platform', id: model };
+  if (COMPLETION_MODELS.some((m) => m.id === model) || named.has(model)) return { kind: 'platform', id: model };
   throw unknownModel(model);
 }
 
 export function unknownModel(model: string): NotFoundError {
-  return new NotFoundError(`The model \`${model}\` does not exist`, { hint: 'list models with GET /v1/models' });
+  return new NotFoundError(`The model \`${model}\` does not exist`, { hint: 'list models with: mgpt models (GET /v1/models over HTTP)' });
 }
 
 function nonEmpty(ref: string, model: string): string {

@@ -63,7 +63,8 @@ export class ChatService {
 
   /** Platform ids and text aliases, then the account's entities (`entity:<name>` when unique, always `entity:<id>`). */
   async models(accountId: string): Promise<{ object: 'list'; data: FacadeModel[] }> {
-    const platform = COMPLETION_MODELS.map((m) => ({ id: m.id, object: 'model' as const, created: 0, owned_by: 'mgpt' }));
+    const ids = [...COMPLETION_MODELS.map((m) => m.id), ...this.deps.namedModels];
+    const platform = ids.map((id) => ({ id, object: 'model' as const, created: 0, owned_by: 'mgpt' }));
     const { data } = await this.engine.entities.list(accountId);
     const names = new Map<string, number>();
     for (const e of data) if (e.name) names.set(e.name, (names.get(e.name) ?? 0) + 1);
@@ -76,7 +77,7 @@ export class ChatService {
 
   /** One model by id: any id the list shows, and any entity reference that resolves (a prefix too). */
   async model(id: string, accountId: string): Promise<FacadeModel> {
-    const target = parseFacadeModel(id);
+    const target = parseFacadeModel(id, this.deps.namedModels);
     if (target.kind === 'platform') return { id, object: 'model', created: 0, owned_by: 'mgpt' };
     if (target.kind === 'universe') {
       const u = await this.engine.universes.resolve(target.ref, (await this.engine.accounts.find(accountId)).userId);
@@ -87,7 +88,7 @@ export class ChatService {
   }
 
   async chat(req: ChatRequest): Promise<ChatReply> {
-    const target = parseFacadeModel(req.body.model);
+    const target = parseFacadeModel(req.body.model, this.deps.namedModels);
     const messages = checkMessages(req.body.messages);
     const options = parseChatOptions(req.body);
     if (target.kind === 'platform') {

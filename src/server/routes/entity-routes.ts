@@ -1,3 +1,4 @@
+import { SAMPLING_FIELDS, samplingFieldsOf } from '../../core/sampling.js';
 import { Hono } from 'hono';
 import { BadRequestError, MgptError } from '../../core/errors.js';
 import type { Engine } from '../../engine/engine.js';
@@ -35,14 +36,14 @@ export function entityRoutes(engine: Engine, { auth, body }: RouteDeps): Hono<En
   });
   app.post('/v1/entities/:id/messages', ent, async (c) => {
     const b = await body(c);
-    checkFields(b, ['content', 'stream', 'idempotency_key']);
+    checkFields(b, ['content', 'stream', 'idempotency_key', ...SAMPLING_FIELDS]);
     const m = b as { content?: unknown; stream?: unknown; idempotency_key?: unknown };
     if (m.stream !== undefined && typeof m.stream !== 'boolean') throw new BadRequestError('stream must be a boolean');
     const key = c.req.header('idempotency-key') ?? (m.idempotency_key as string | undefined);
     const id = c.req.param('id');
     const turn = engine.entities.send(
       id,
-      { content: m.content as string, idempotencyKey: key, signal: c.get('signal') },
+      { content: m.content as string, idempotencyKey: key, signal: c.get('signal'), sampling: samplingFieldsOf(b as Record<string, unknown>) },
       c.get('principal').accountId,
     );
     if (m.stream === false) {
