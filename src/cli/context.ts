@@ -9,6 +9,8 @@ export interface EngineSettings {
   windowBudget: number;
   transcriptCap: number;
   leaseTtlMs?: number;
+  rotateTargetPercent: number;
+  summaryPercent: number;
   /** PostgreSQL only: connections per process. */
   poolSize?: number;
   prices: Settings['prices'];
@@ -110,6 +112,8 @@ export function createContext(opts: ContextOptions): CliContext {
         windowBudget: s.windowBudget,
         transcriptCap: s.transcriptCap,
         leaseTtlMs: s.leaseTtlMs,
+        rotateTargetPercent: s.rotateTargetPercent,
+        summaryPercent: s.summaryPercent,
         poolSize: s.poolSize,
         prices: s.prices,
         version: opts.version,

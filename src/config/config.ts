@@ -65,6 +65,8 @@ export interface Settings {
   windowBudget: number;
   transcriptCap: number;
   leaseTtlMs?: number;
+  rotateTargetPercent: number;
+  summaryPercent: number;
   /** PostgreSQL: connections per process (MGPT_POOL_SIZE, the profile's poolSize); unset = the store's default. */
   poolSize?: number;
   prices: Record<string, ModelPrice>;
@@ -105,6 +107,8 @@ export function resolveSettings(env: Env, flags: GlobalFlags = {}, file: ConfigF
     windowBudget: value('engine.windowBudget'),
     transcriptCap: value('engine.transcriptCap'),
     leaseTtlMs: value('engine.leaseTtlMs'),
+    rotateTargetPercent: value('engine.rotateTargetPercent'),
+    summaryPercent: value('engine.summaryPercent'),
     poolSize: value('poolSize'),
     prices: pricesOf(p),
     route,

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { DEFAULT_LEASE_TTL_MS, DEFAULT_POOL_SIZE, DEFAULT_TRANSCRIPT_CAP, DEFAULT_WINDOW_BUDGET } from '../core/entity-types.js';
 import { ConfigError } from '../core/errors.js';
+import { DEFAULT_ROTATE_TARGET, DEFAULT_SUMMARY_SHARE } from '../core/window-plan.js';
 import { type ProfileSettings, parseValue } from './schema.js';
 
 type Env = Record<string, string | undefined>;
@@ -41,6 +42,8 @@ export const SETTINGS: readonly SettingSpec[] = [
   { key: 'engine.windowBudget', env: 'MGPT_WINDOW_BUDGET', int: true, profile: (p) => p.engine?.windowBudget, fallback: () => DEFAULT_WINDOW_BUDGET },
   { key: 'engine.transcriptCap', env: 'MGPT_TRANSCRIPT_CAP', int: true, profile: (p) => p.engine?.transcriptCap, fallback: () => DEFAULT_TRANSCRIPT_CAP },
   { key: 'engine.leaseTtlMs', env: 'MGPT_LEASE_TTL_MS', int: true, profile: (p) => p.engine?.leaseTtlMs, fallback: () => DEFAULT_LEASE_TTL_MS },
+  { key: 'engine.rotateTargetPercent', env: 'MGPT_ROTATE_TARGET_PERCENT', int: true, profile: (p) => p.engine?.rotateTargetPercent, fallback: () => DEFAULT_ROTATE_TARGET * 100 },
+  { key: 'engine.summaryPercent', env: 'MGPT_SUMMARY_PERCENT', int: true, profile: (p) => p.engine?.summaryPercent, fallback: () => DEFAULT_SUMMARY_SHARE * 100 },
 ];
 
 /** A setting's value in effect and where it came from: `flag --db`, `env MGPT_DB`, `profile work`, or `default`. */

@@ -1,3 +1,4 @@
+import type { RotationShares } from '../core/window-plan.js';
 import type { ModelPrice } from '../core/models.js';
 import type { RouteCalibration } from './generation/calibration.js';
 import type { ChatModel } from '../providers/spec.js';
@@ -11,6 +12,8 @@ export interface EngineLimits {
   transcriptCap: number;
   /** How long a turn's lease lives without a refresh; a crashed holder's lease expires after it. */
   leaseTtlMs: number;
+  /** What a rotation brings the whole window to, and what one summary may take, as shares of the budget and the model's limit. */
+  rotation: RotationShares;
 }
 
 export interface Clock {

@@ -3,6 +3,7 @@ import { DEFAULT_TRANSCRIPT_CAP, DEFAULT_WINDOW_BUDGET } from '../core/entity-ty
 import { BadRequestError } from '../core/errors.js';
 import type { GenerationResponse, ImageRequest, ImageResponse, RespondInput } from '../core/universe-types.js';
 import { DEFAULT_PRICES, type ModelPrice, type ModelRoute } from '../core/models.js';
+import { DEFAULT_ROTATE_TARGET, DEFAULT_SUMMARY_SHARE, type RotationShares } from '../core/window-plan.js';
 import { createChatModel } from '../providers/registry.js';
 import type { Store } from '../store/types.js';
 import { AccountService } from './platform/accounts.js';
@@ -34,6 +35,10 @@ export interface EngineOptions {
   windowBudget?: number;
   transcriptCap?: number;
   leaseTtlMs?: number;
+  /** What a rotation brings the whole window to, in percent of the budget and the model's limit (default 50). */
+  rotateTargetPercent?: number;
+  /** The most one summary may take, in percent of the same (default 15). */
+  summaryPercent?: number;
   prices?: Record<string, ModelPrice>;
   clock?: Clock;
   newId?: () => string;
@@ -108,12 +113,24 @@ export class Engine {
 }
 
 /** The limits `opts` asks for, checked: openEngine checks them before it opens a store. */
-export function engineLimits(opts: Pick<EngineOptions, 'windowBudget' | 'transcriptCap' | 'leaseTtlMs'>): EngineLimits {
+export function engineLimits(opts: Pick<EngineOptions, 'windowBudget' | 'transcriptCap' | 'leaseTtlMs' | 'rotateTargetPercent' | 'summaryPercent'>): EngineLimits {
   return {
     windowBudget: checkBudget(opts.windowBudget ?? DEFAULT_WINDOW_BUDGET, 'window budget'),
     transcriptCap: positive(opts.transcriptCap ?? DEFAULT_TRANSCRIPT_CAP, 'transcript cap'),
     leaseTtlMs: positive(opts.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS, 'lease TTL'),
+    rotation: rotationShares(opts.rotateTargetPercent ?? DEFAULT_ROTATE_TARGET * 100, opts.summaryPercent ?? DEFAULT_SUMMARY_SHARE * 100),
   };
+}
+
+/** The rotation's shares from percents: a target from 20 to 90, a summary from 5 up to half the target. */
+function rotationShares(targetPercent: number, summaryPercent: number): RotationShares {
+  if (!Number.isSafeInteger(targetPercent) || targetPercent < 20 || targetPercent > 90) {
+    throw new BadRequestError(`the rotation target must be a percent from 20 to 90, got ${targetPercent}`, { hint: 'mgpt config set engine.rotateTargetPercent 50' });
+  }
+  if (!Number.isSafeInteger(summaryPercent) || summaryPercent < 5 || summaryPercent > targetPercent / 2) {
+    throw new BadRequestError(`the summary share must be a percent from 5 to half the rotation target (${Math.floor(targetPercent / 2)}), got ${summaryPercent}`, { hint: 'mgpt config set engine.summaryPercent 15' });
+  }
+  return { target: targetPercent / 100, summary: summaryPercent / 100 };
 }
 
 function positive(n: number, what: string): number {

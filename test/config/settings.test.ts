@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { resolveSettings } from '../../src/config/config.js';
 import { effectiveSettings } from '../../src/config/effective.js';
 import { DEFAULT_LEASE_TTL_MS } from '../../src/core/entity-types.js';
+import { engineLimits } from '../../src/engine/engine.js';
 
 const env = { MGPT_CONFIG_DIR: '/nonexistent-mgpt-config', XDG_DATA_HOME: '/data' };
 
@@ -37,5 +38,15 @@ describe('settings: one table for what a command uses and what config list shows
 
   it('refuses a bad number in the environment where a command would use it', () => {
     expect(() => resolveSettings({ ...env, MGPT_LEASE_TTL_MS: 'soon' }, {}, {})).toThrow('MGPT_LEASE_TTL_MS must be a positive integer, got "soon"');
+  });
+
+  it('takes the rotation target and summary share from the environment or a profile, and refuses shares that leave no headroom', () => {
+    const s = resolveSettings({ ...env, MGPT_ROTATE_TARGET_PERCENT: '60' }, {}, { profile: 'w', profiles: { w: { engine: { summaryPercent: 10 } } } });
+    expect([s.rotateTargetPercent, s.summaryPercent]).toEqual([60, 10]);
+    expect(engineLimits(s).rotation).toEqual({ target: 0.6, summary: 0.1 });
+    expect(engineLimits({}).rotation).toEqual({ target: 0.5, summary: 0.15 });
+    expect(effectiveSettings(env, {}, {})).toContainEqual({ key: 'engine.rotateTargetPercent', value: 50, source: 'default' });
+    expect(() => engineLimits({ rotateTargetPercent: 95 })).toThrow('the rotation target must be a percent from 20 to 90, got 95');
+    expect(() => engineLimits({ rotateTargetPercent: 40, summaryPercent: 25 })).toThrow('the summary share must be a percent from 5 to half the rotation target (20), got 25');
   });
 });

@@ -8,13 +8,35 @@ describe('planRotation', () => {
     expect(planRotation(blocks(30, 30), 40, 100)).toBeNull();
   });
 
-  it('takes the oldest blocks until the rest is at most 60% of the budget', () => {
-    const plan = planRotation(blocks(30, 30, 30), 20, 100)!;
-    // 110 -> drop 30 -> 80 -> drop 30 -> 50 <= 60
+  it('folds the oldest blocks until the whole window, summary room included, is at most the target', () => {
+    // Defaults: target 50%, summary 15%, so the kept blocks and the new message get 50 - 15 = 35.
+    const plan = planRotation(blocks(30, 30, 30, 10), 20, 100)!;
+    // 120 -> 90 -> 60 -> 30 <= 35
+    expect(plan.take).toBe(3);
+    expect(plan.covers).toEqual([1, 3]);
+    expect(plan.remainingTokens).toBe(30);
+    expect(plan.maxSummaryTokens).toBe(15);
+    // So the whole window after the rotation is at most half the budget.
+    expect(plan.remainingTokens + plan.maxSummaryTokens).toBeLessThanOrEqual(50);
+  });
+
+  it('takes its target and summary share from the settings', () => {
+    const plan = planRotation(blocks(30, 30, 30), 20, 100, undefined, undefined, { target: 0.6, summary: 0.1 })!;
+    // 110 -> 80 -> 50 <= 60 - 10
     expect(plan.take).toBe(2);
-    expect(plan.covers).toEqual([1, 2]);
     expect(plan.remainingTokens).toBe(50);
-    expect(plan.maxSummaryTokens).toBe(25);
+    expect(plan.maxSummaryTokens).toBe(10);
+  });
+
+  it('never folds a summary block alone: a summary request carries something new', () => {
+    const b = [
+      { tokens: 80, coversFrom: 1, coversTo: 10, kind: 'summary' as const },
+      { tokens: 10, coversFrom: 11, coversTo: 11, kind: 'message' as const },
+    ];
+    // Folding the summary alone would be enough (105 -> 25), but it takes the message with it.
+    const plan = planRotation(b, 15, 100)!;
+    expect(plan.take).toBe(2);
+    expect(plan.covers).toEqual([1, 11]);
   });
 
   it('caps the summary so the window stays within budget when the new message is huge', () => {
@@ -26,11 +48,11 @@ describe('planRotation', () => {
   it('rotates for the model limit when the budget is far larger, counting each block with its framing', () => {
     // 3 blocks + the new one: 30*3 + 20 = 110 tokens, + 4 framing each = 126 > cap 120.
     const plan = planRotation(blocks(30, 30, 30), 20, 32_000, { cap: 120, perBlock: 4 })!;
-    // Fold until cost <= 72: 126 -> 92 -> 58.
-    expect(plan.take).toBe(2);
-    expect(plan.remainingTokens).toBe(50);
-    // min(0.25 * 120, 120 - 58 - 4) = 30
-    expect(plan.maxSummaryTokens).toBe(30);
+    // Fold until cost <= 60 - 18 - 4 = 38: 126 -> 92 -> 58 -> 24.
+    expect(plan.take).toBe(3);
+    expect(plan.remainingTokens).toBe(20);
+    // min(0.15 * 120, 120 - 24 - 4) = 18
+    expect(plan.maxSummaryTokens).toBe(18);
     expect(planRotation(blocks(30, 30, 30), 20, 32_000, { cap: 126, perBlock: 4 })).toBeNull();
   });
 

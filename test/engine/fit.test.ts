@@ -4,7 +4,7 @@ import { ContextOverflowError } from '../../src/core/errors.js';
 import { checkWindowInvariant } from '../../src/core/window-plan.js';
 import { openEngineSync } from '../../src/engine/open-engine.js';
 import { collect, makeEngine } from '../helpers/engine.js';
-import { type FakeOpenAI, HALF_CHAR_TOKENS, echoLastUser, ownPromptTokens, startFakeOpenAI } from '../helpers/fake-openai.js';
+import { type FakeOpenAI, HALF_CHAR_TOKENS, echoLastUser, ownPromptTokens, startFakeOpenAI, isSummaryRequest } from '../helpers/fake-openai.js';
 import { tempDir } from '../helpers/temp.js';
 
 const dir = tempDir('mgpt-fit-');
@@ -90,7 +90,7 @@ describe('a turn always fits the model behind its route', () => {
     const small = openEngineSync({ db: engine.store, route: route(fake, { contextSize: 300, maxTokens: 40 }) });
     const events = await collect(small.entities.send(e.id, { content: 'And now?' }, 'local'));
     expect(events.some((x) => x.type === 'rotation')).toBe(true);
-    const summaries = fake.requests.slice(seen).filter((r) => /long-term memory/.test(r.body.messages[0].content));
+    const summaries = fake.requests.slice(seen).filter((r) => isSummaryRequest(r.body));
     expect(summaries.length).toBeGreaterThan(1);
     // Each piece after the first folds in the summary so far.
     expect(summaries[1].body.messages[1].content).toMatch(/^Earlier summary: /);
@@ -130,7 +130,7 @@ describe('a turn always fits the model behind its route', () => {
     fake.script(overflow);
     const events = await collect(engine.entities.send(e.id, { content: `${message(turns)} ${'Details matter to me. '.repeat(8)}` }, 'local'));
     expect(events.some((x) => x.type === 'rotation')).toBe(true);
-    const sent = fake.requests.slice(seen).map((r) => (/long-term memory/.test(r.body.messages[0].content) ? 'summary' : 'reply'));
+    const sent = fake.requests.slice(seen).map((r) => (isSummaryRequest(r.body) ? 'summary' : 'reply'));
     expect(sent).toEqual(['summary', 'summary', 'reply']);
     const row = (await engine.store.calibration.get(`openai:${fake.url}#fake-model`))!;
     expect(row.contextTokens).toBe(4096);

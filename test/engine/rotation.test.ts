@@ -3,7 +3,7 @@ import type { WindowBlock } from '../../src/core/entity-types.js';
 import { loadTokenEstimator } from '../../src/core/tokens.js';
 import { checkWindowInvariant } from '../../src/core/window-plan.js';
 import { collect, makeEngine } from '../helpers/engine.js';
-import { type FakeOpenAI, startFakeOpenAI } from '../helpers/fake-openai.js';
+import { type FakeOpenAI, startFakeOpenAI, isSummaryRequest } from '../helpers/fake-openai.js';
 import { tempDir } from '../helpers/temp.js';
 
 const dir = tempDir();
@@ -38,9 +38,10 @@ describe('rotation (property, 500 turns)', () => {
     let previousSummary: [number, number] | null = null;
     let rotations = 0;
     let summaryRequests = 0;
+    let previousReplyRequest: any = null;
 
     fake.fallback = (body) => {
-      const isSummary = /long-term memory/.test(body.messages[0]?.content ?? '');
+      const isSummary = isSummaryRequest(body);
       if (isSummary) {
         summaryRequests++;
         // Sometimes far too long: the engine must cut it to a quarter of the budget.
@@ -80,13 +81,26 @@ describe('rotation (property, 500 turns)', () => {
         if (rotated) {
           rotations++;
           expect(summary).toBeDefined();
-          expect(summary!.tokens).toBeLessThanOrEqual(budget / 4);
+          expect(summary!.tokens).toBeLessThanOrEqual(budget * 0.15);
+          // 4a. After a rotation the whole window is at most half the budget (unless the new message alone is big).
+          const newTokens = tok.count(message);
+          if (newTokens <= budget * 0.35) expect(w.tokens - w.blocks.at(-1)!.tokens, `turn ${turn}`).toBeLessThanOrEqual(budget / 2);
+          // 4b. The summary request starts with what the previous turn sent, so a prompt cache serves the span,
+          // and it folds at least one message, never a summary alone.
+          const summaryRequest = fake.requests.at(-2)!.body;
+          const prefix = summaryRequest.messages.slice(0, -1);
+          expect(summaryRequest.messages.at(-1).content).toMatch(/long-term memory/);
+          // (The previous turn's prompt and its reply: a server's cache holds both.)
+          const sentBefore = [...previousReplyRequest.messages, { role: 'assistant', content: expected.at(-3)!.content }];
+          expect(sentBefore.slice(0, prefix.length)).toEqual(prefix);
+          expect(prefix.some((m: any) => m.role !== 'system')).toBe(true);
           if (previousSummary) {
             expect(summary!.covers[0]).toBeLessThanOrEqual(previousSummary[0]);
             expect(summary!.covers[1]).toBeGreaterThan(previousSummary[1]);
           }
         }
         if (summary) previousSummary = summary.covers;
+        previousReplyRequest = replyRequest;
         // 5. The transcript is untouched by rotation.
         const entity = await engine.entities.get(e.id, 'local');
         expect(entity.transcript.messages).toBe(n);

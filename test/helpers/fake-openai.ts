@@ -74,8 +74,21 @@ export interface FakeOpenAI {
 export function echoLastUser(body: any): ScriptedReply {
   const last = [...(body.messages ?? [])].reverse().find((m: any) => m.role === 'user');
   const text = typeof last?.content === 'string' ? last.content : 'ok';
-  const isSummary = body.messages?.[0]?.role === 'system' && /long-term memory/.test(body.messages[0].content);
-  return { text: isSummary ? `summary: ${text.slice(0, 40)}` : `reply: ${text}` };
+  return { text: isSummaryRequest(body) ? `summary: ${summarySource(body).slice(0, 40)}` : `reply: ${text}` };
+}
+
+/** A rotation's summary request, in either form: the conversation then a fold request, or a transcript under summary instructions. */
+export function isSummaryRequest(body: any): boolean {
+  const first = body.messages?.[0];
+  const last = body.messages?.at(-1);
+  return (first?.role === 'system' && /long-term memory/.test(first.content)) || (last?.role === 'user' && /long-term memory/.test(last.content));
+}
+
+/** The text a summary request folds: the transcript message, or the first message of the conversation form. */
+function summarySource(body: any): string {
+  const messages = body.messages.filter((m: any) => !/long-term memory/.test(m.content));
+  const first = messages.find((m: any) => m.role !== 'system') ?? messages[0];
+  return typeof first?.content === 'string' ? first.content : 'ok';
 }
 
 export async function startFakeOpenAI(): Promise<FakeOpenAI> {

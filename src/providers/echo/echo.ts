@@ -28,7 +28,7 @@ export class EchoChatModel implements ChatModel {
       return;
     }
     let text: string;
-    if (request.purpose === 'summary') text = summarize(userText, request.maxTokens);
+    if (request.purpose === 'summary') text = summarize(summarySource(request.messages), request.maxTokens);
     else if (last?.role === 'tool') text = `tool results: ${toolResults(request.messages).join('; ')}`;
     else text = userText;
     for (const piece of text.match(/\s*\S+/g) ?? []) {
@@ -49,9 +49,7 @@ export class EchoChatModel implements ChatModel {
 function lastUserText(messages: ChatMessage[]): string {
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i];
-    if (m.role !== 'user') continue;
-    if (typeof m.content === 'string') return m.content;
-    return m.content.map((p) => (p.type === 'text' ? p.text : '')).join(' ');
+    if (m.role === 'user') return textOf(m);
   }
   return '';
 }
@@ -69,6 +67,21 @@ function toolResults(messages: ChatMessage[]): string[] {
   const out: string[] = [];
   for (let i = messages.length - 1; i >= 0 && messages[i].role === 'tool'; i--) out.unshift(messages[i].content as string);
   return out;
+}
+
+/**
+ * What a summary request asks to fold: the conversation before its last message (the request in
+ * the conversation's own form), or, for a transcript sent as one message, that message.
+ */
+function summarySource(messages: ChatMessage[]): string {
+  const body = messages[0]?.role === 'system' ? messages.slice(1) : messages;
+  const before = body.slice(0, -1);
+  if (before.length === 0) return lastUserText(messages);
+  return before.map((m) => `${m.role === 'system' ? 'Earlier summary' : m.role}: ${textOf(m)}`).join('\n');
+}
+
+function textOf(m: ChatMessage): string {
+  return typeof m.content === 'string' ? m.content : (m.content ?? []).map((p) => (p.type === 'text' ? p.text : '')).join(' ');
 }
 
 function summarize(text: string, maxTokens = 256): string {

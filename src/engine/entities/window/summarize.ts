@@ -3,12 +3,24 @@ import type { ChatMessage, ChatModel } from '../../../providers/spec.js';
 import type { BlockRow } from '../../../store/types.js';
 import { ContextOverflowError } from '../../../core/errors.js';
 import { readReply } from '../../generation/reply.js';
+import { windowMessages } from './window-state.js';
 import { CONTEXT_MARGIN, PER_MESSAGE_TOKENS, PER_PROMPT_TOKENS, type RouteCalibration, type RouteFit, promptEstimate } from '../../generation/calibration.js';
 
 export const SUMMARY_INSTRUCTIONS =
   'You maintain the long-term memory of a conversation. Summarize the conversation below so that ' +
   'the speaker can continue it: keep names, facts, decisions, open questions and the tone. If it ' +
   'starts with an earlier summary, fold that summary in. Write plain prose, no preamble.';
+
+/**
+ * The last message of a summary request in the conversation's own form: the instructions and the
+ * span's blocks come first, exactly as the entity's last turn sent them, so a provider's prompt
+ * cache (llama.cpp, OpenAI, Anthropic: all by prefix) serves the whole span; this message asks
+ * the entity to fold it.
+ */
+export const FOLD_REQUEST =
+  'Pause the conversation. Write your long-term memory of everything above (after the standing ' +
+  'instructions): keep names, facts, decisions, open questions and the tone, so you can continue ' +
+  'from it alone. Fold any earlier summary in. Plain prose, no preamble; do not reply to the last message.';
 
 /** Tokens a transcript line adds besides its text (`user: `, the newline). */
 const LINE_TOKENS = 3;
@@ -26,30 +38,59 @@ export async function summarizeSpan(
   fit: RouteFit,
   calibration: RouteCalibration,
   signal: AbortSignal,
+  instructions: { text: string; tokens: number } = { text: '', tokens: 0 },
 ): Promise<string> {
   if (maxTokens <= 0) return '';
   const replyTokens = Math.ceil(maxTokens * fit.factor);
+  const asPrefix = prefixRequest(tok, span, instructions, fit, replyTokens, signal);
+  if (asPrefix) return tok.truncate(await summarizeOnce(model, calibration, asPrefix), maxTokens);
   let summary = '';
   for (const piece of pieces(span, tok, pieceCapacity(tok, fit, replyTokens, maxTokens))) {
     const earlier = summary ? `Earlier summary: ${summary}` : undefined;
     const lines = earlier ? [earlier, ...piece.lines] : piece.lines;
     const tokens = piece.tokens + (earlier ? tok.count(earlier) + LINE_TOKENS : 0);
-    const request: SummaryRequest = { transcript: lines.join('\n'), transcriptTokens: tokens, replyTokens, signal };
-    summary = await summarizeOnce(model, calibration, tok, request);
+    const request = transcriptRequest(tok, lines.join('\n'), tokens, replyTokens, signal);
+    summary = await summarizeOnce(model, calibration, request);
     if (tok.count(summary) > maxTokens) summary = tok.truncate(summary, maxTokens);
   }
   return summary;
 }
 
+/** One request for a summary, and its prompt's estimate (summed from stored counts, never recounted). */
 interface SummaryRequest {
-  transcript: string;
-  /**
-   * The transcript's estimate, summed from its lines' stored counts: counting the joined text
-   * again would hold the thread for as long as the span is big (a branch folds thousands).
-   */
-  transcriptTokens: number;
+  messages: ChatMessage[];
+  estimate: number;
   replyTokens: number;
   signal: AbortSignal;
+}
+
+/**
+ * The span as the conversation sent it (instructions, then its blocks), then FOLD_REQUEST; null
+ * when that does not fit one request to the model, or when the span holds nothing but a summary.
+ */
+function prefixRequest(
+  tok: TokenEstimator,
+  span: readonly BlockRow[],
+  instructions: { text: string; tokens: number },
+  fit: RouteFit,
+  replyTokens: number,
+  signal: AbortSignal,
+): SummaryRequest | null {
+  if (!span.some((b) => b.kind === 'message')) return null;
+  const counts = [...(instructions.text ? [instructions.tokens] : []), ...span.map((b) => b.tokens), tok.count(FOLD_REQUEST)];
+  const estimate = promptEstimate(counts);
+  if (fit.contextTokens !== undefined && estimate * fit.factor + replyTokens > fit.contextTokens * CONTEXT_MARGIN) return null;
+  const messages = [...windowMessages(instructions.text, span), { role: 'user' as const, content: FOLD_REQUEST }];
+  return { messages, estimate, replyTokens, signal };
+}
+
+/** A span too big for one request, one piece of it as a transcript under SUMMARY_INSTRUCTIONS. */
+function transcriptRequest(tok: TokenEstimator, transcript: string, transcriptTokens: number, replyTokens: number, signal: AbortSignal): SummaryRequest {
+  const messages: ChatMessage[] = [
+    { role: 'system', content: SUMMARY_INSTRUCTIONS },
+    { role: 'user', content: transcript },
+  ];
+  return { messages, estimate: promptEstimate([tok.count(SUMMARY_INSTRUCTIONS), transcriptTokens]), replyTokens, signal };
 }
 
 /** The transcript lines one summary request may carry, in estimated tokens; unbounded while the context is unknown. */
@@ -96,12 +137,8 @@ function pieces(span: readonly BlockRow[], tok: TokenEstimator, capacity: number
  * instructions and a transcript count differently from chat, and a refusal must be learned from
  * before the turn is planned again.
  */
-async function summarizeOnce(model: ChatModel, calibration: RouteCalibration, tok: TokenEstimator, req: SummaryRequest): Promise<string> {
-  const estimate = promptEstimate([tok.count(SUMMARY_INSTRUCTIONS), req.transcriptTokens]);
-  const messages: ChatMessage[] = [
-    { role: 'system', content: SUMMARY_INSTRUCTIONS },
-    { role: 'user', content: req.transcript },
-  ];
+async function summarizeOnce(model: ChatModel, calibration: RouteCalibration, req: SummaryRequest): Promise<string> {
+  const { messages, estimate } = req;
   try {
     const reply = await readReply(model.stream({ messages, maxTokens: req.replyTokens, purpose: 'summary', signal: req.signal }));
     if (reply.usage) await calibration.observe(model.routeKey, estimate, reply.usage.inputTokens);

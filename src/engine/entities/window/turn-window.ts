@@ -77,8 +77,9 @@ export async function rotate(turn: WindowTurn): Promise<PreparedWindow> {
   const fixedMessages = entity.instructions ? 1 : 0;
   const fit = await deps.calibration.fit(model, entity.instructionsTokens, fixedMessages);
   // Rotation is monotonic in the new message's size: if the bound needs none, neither does the exact count.
-  let plan = planRotation(blocks, count.bound, entity.budgetTokens, fit.limit, window.tokens);
-  if (plan) plan = planRotation(blocks, await count.exact(), entity.budgetTokens, fit.limit, window.tokens);
+  const shares = deps.limits.rotation;
+  let plan = planRotation(blocks, count.bound, entity.budgetTokens, fit.limit, window.tokens, shares);
+  if (plan) plan = planRotation(blocks, await count.exact(), entity.budgetTokens, fit.limit, window.tokens, shares);
   const summary = plan ? await summarize(turn, plan, fit) : undefined;
   const head = plan && summary ? WindowState.of([summary, ...blocks.slice(plan.take)]) : window;
   const lastPosition = blocks.length ? blocks[blocks.length - 1].position : 0;
@@ -103,7 +104,9 @@ async function summarize(turn: WindowTurn, plan: RotationPlan, fit: RouteFit): P
   const { deps, model, window } = turn;
   const tok = await loadTokenEstimator();
   const span = window.blocks.slice(0, plan.take);
-  const text = await summarizeSpan(model, tok, span, plan.maxSummaryTokens, fit, deps.calibration, turn.signal);
+  // The instructions as the entity's turns send them: the summary request then starts with their prefix.
+  const instructions = { text: turn.entity.instructions, tokens: turn.entity.instructionsTokens };
+  const text = await summarizeSpan(model, tok, span, plan.maxSummaryTokens, fit, deps.calibration, turn.signal, instructions);
   return {
     id: deps.newId(),
     position: span[0].position,
