@@ -14,12 +14,13 @@ import { benchSenders } from './senders.js';
 import { sqlTurnsPerSecond } from './sql-floor.js';
 import { seedTranscript } from './seed.js';
 import { benchTokens } from './tokens.js';
+import { benchRotationCost } from './rotation-cache.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = join(root, 'bin', 'mgpt');
 const work = mkdtempSync(join(tmpdir(), 'mgpt-bench-'));
 const quick = process.argv.includes('--quick');
-// `--only=turns,window,serve` runs just those sections (startup, turns, window, export, serve, branch, chat, senders, llama, tokens).
+// `--only=turns,window,serve` runs just those sections (startup, turns, window, export, serve, branch, chat, senders, llama, tokens, rotation).
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
 const section = (name: string) => !only || only.includes(name);
 
@@ -294,6 +295,25 @@ if (section('tokens')) {
   rows.push({ name: 'count prose / o200k unsplit', value: prose, unit: 'x', target: '<= 1.1', met: prose <= 1.1 });
   rows.push({ name: 'count 400k one-letter run / prose', value: run, unit: 'x', target: '<= 2', met: run <= 2, note: `${t.letterRunMs.toFixed(1)} ms` });
   rows.push({ name: 'count 400k random-letter run / prose', value: t.randomRunMs / t.proseMs, unit: 'x', note: `${t.randomRunMs.toFixed(0)} ms: linear, but no merge is cached` });
+}
+
+// 8. Rotation against the real llama-server: what a long conversation makes the server process,
+// from its own timings (issue 21). 200 turns on one entity, the default budget, nothing configured.
+if (section('rotation')) {
+  for (const [context, processedTarget] of [[2048, 2.5], [8192, 1.5]] as const) {
+    if (quick && context > 2048) continue;
+    const r = await benchRotationCost(work, context, quick ? 100 : 200);
+    if (!r) {
+      console.warn('rotation: no llama-server (MGPT_TEST_LLAMA_SERVER) or model (MGPT_TEST_GGUF): its rows were not measured');
+      break;
+    }
+    const ratio = r.processedPerTurn / r.newPerTurn;
+    const at = `@${context}`;
+    rows.push({ name: `rotation ${at}: processed / new prompt tokens`, value: ratio, unit: 'x', target: `<= ${processedTarget}`, met: ratio <= processedTarget, note: `${r.processedPerTurn.toFixed(0)} vs ${r.newPerTurn} a turn; ${r.turns} turns, ${r.failures} failed` });
+    const summaries = context === 2048 ? { target: '<= 15', met: r.summariesPer100 <= 15 } : {};
+    rows.push({ name: `rotation ${at}: summary calls per 100 turns`, value: r.summariesPer100, unit: 'n', ...summaries, note: `summaries took ${(r.summaryShare * 100).toFixed(0)}% of the tokens processed` });
+    rows.push({ name: `rotation ${at}: prompt tokens from the cache`, value: r.cacheReuse * 100, unit: '%' });
+  }
 }
 
 rmSync(work, { recursive: true, force: true });

@@ -1,4 +1,4 @@
-import type { AccountInfo, ImportOptions, KeyInfo, LocalAdmin, NewPrompt } from '../core/backend.js';
+import type { AccountInfo, ImportOptions, KeyInfo, LearnedLimits, LocalAdmin, NewPrompt } from '../core/backend.js';
 import type { Entity, ExportFormat } from '../core/entity-types.js';
 import type { StoredPromptInfo, UniverseDoc, UniverseSummary } from '../core/universe-types.js';
 import type { Engine } from '../engine/engine.js';
@@ -45,5 +45,19 @@ export class EngineAdmin implements LocalAdmin {
   }
   async importEntity(bytes: Uint8Array, format: ExportFormat, opts?: ImportOptions): Promise<Entity> {
     return this.engine.entities.import(bytes, format, opts ?? {}, this.accountId);
+  }
+
+  async learnedLimits(modelIds: string[]): Promise<Record<string, LearnedLimits | null>> {
+    const rows = new Map((await this.engine.deps.calibration.list()).map((r) => [r.routeKey, r]));
+    const out: Record<string, LearnedLimits | null> = {};
+    for (const id of modelIds) {
+      const r = rows.get((await this.engine.deps.chatModel(id)).routeKey);
+      out[id] = r ? { contextTokens: r.contextTokens, contextSource: r.contextSource, factor: r.factor, samples: r.samples } : null;
+    }
+    return out;
+  }
+  async resetCalibration(modelId?: string): Promise<number> {
+    const key = modelId === undefined ? undefined : (await this.engine.deps.chatModel(modelId)).routeKey;
+    return this.engine.deps.calibration.reset(key);
   }
 }

@@ -72,6 +72,8 @@ export interface Settings {
   prices: Record<string, ModelPrice>;
   /** The provider route of a platform model id (flag > environment > profile > echo). */
   route(modelId: string): ModelRoute;
+  /** The model entry whose settings a model id's route uses: the named model it is routed to, else itself. */
+  routeName(modelId: string): string;
   /** True when `modelId` falls back to the built-in echo provider because nothing routes it. */
   usesDefaultEcho(modelId: string): boolean;
   /** The models added with `mgpt models add` (entries of the profile that are not platform ids). */
@@ -113,6 +115,7 @@ export function resolveSettings(env: Env, flags: GlobalFlags = {}, file: ConfigF
     prices: pricesOf(p),
     route,
     namedModels: Object.keys(p.models ?? {}).filter((id) => !KNOWN_MODELS.some((m) => m.id === id) && !p.models?.[id]?.use),
+    routeName: (modelId) => p.models?.[modelId]?.use ?? modelId,
     usesDefaultEcho: (modelId) => !env.MGPT_PROVIDER && route(modelId).provider === 'echo' && !p.models?.[p.models?.[modelId]?.use ?? modelId]?.provider,
   };
 }

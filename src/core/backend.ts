@@ -127,6 +127,19 @@ export interface LocalAdmin {
   /** The universe in `universeDoc` shape (never with the prompt text). */
   getUniverseDoc(id: string): Promise<UniverseDoc>;
   importEntity(bytes: Uint8Array, format: ExportFormat, opts?: ImportOptions): Promise<Entity>;
+  /** What the engine learned about the model behind each id's route (null: nothing yet). */
+  learnedLimits(modelIds: string[]): Promise<Record<string, LearnedLimits | null>>;
+  /** Forgets what was learned about the model behind `modelId`'s route (all routes when undefined); how many were known. */
+  resetCalibration(modelId?: string): Promise<number>;
+}
+
+/** What turns taught the engine about a model (SPEC 3): its context, how that was learned, and its token factor. */
+export interface LearnedLimits {
+  contextTokens: number | null;
+  /** 'server' (named in an overflow answer), 'estimate' (a refusal without numbers), 'shared' (parallel requests ran out of a shared context). */
+  contextSource: string | null;
+  factor: number;
+  samples: number;
 }
 
 /** The error for a local-administration command (`what`: e.g. "keys list", "import") run against a remote server. */

@@ -102,10 +102,13 @@ export class ContextOverflowError extends MgptError {
   readonly contextTokens?: number;
   /** The prompt's size in the model's own tokens, when the answer named it. */
   readonly promptTokens?: number;
-  constructor(message: string, opts: { contextTokens?: number; promptTokens?: number; hint?: string; cause?: unknown } = {}) {
+  /** The server ran out of a context it shares between parallel requests (mid-stream, not at the start). */
+  readonly shared: boolean;
+  constructor(message: string, opts: { contextTokens?: number; promptTokens?: number; shared?: boolean; hint?: string; cause?: unknown } = {}) {
     super(message, opts);
     this.contextTokens = opts.contextTokens;
     this.promptTokens = opts.promptTokens;
+    this.shared = opts.shared ?? false;
   }
 }
 

@@ -1,11 +1,31 @@
 import type { EntityCompletion } from './entity-types.js';
 
-/** What to tell a person when a reply ended short ("reply cut at N tokens"); undefined when it is whole. */
-export function cutNotice(c: Omit<EntityCompletion, 'entity_id'>): string | undefined {
+/**
+ * The reply-length limit mgpt sent, as the command knows it: the `--max-tokens` asked for, or the
+ * route's `maxTokens` and the setting that holds it; `maxTokens` undefined when none was sent.
+ */
+export interface CutLimit {
+  maxTokens?: number;
+  /** What set it: "--max-tokens", or "models.NAME.maxTokens". */
+  source?: string;
+  /** How to raise it. */
+  raise?: string;
+}
+
+/**
+ * What to tell a person when a reply ended short ("reply cut at N tokens"); undefined when it is
+ * whole. With `limit` (the local backend knows its routes) it names the limit that cut it: mgpt's,
+ * or the model server's own; without it (a remote server's routes), both.
+ */
+export function cutNotice(c: Omit<EntityCompletion, 'entity_id'>, limit?: CutLimit): string | undefined {
   const reason = c.choices[0]?.finish_reason;
-  if (reason === 'length') {
-    return `reply cut at ${c.usage.completion_tokens} tokens (the route's maxTokens or the model's context); raise it with: mgpt config set models.${c.model}.maxTokens N`;
-  }
   if (reason === 'content_filter') return "reply cut short by the provider's content filter";
-  return undefined;
+  if (reason !== 'length') return undefined;
+  const n = c.usage.completion_tokens;
+  if (!limit) return `reply cut at ${n} tokens (the server's maxTokens for ${c.model}, or the model's context)`;
+  if (limit.maxTokens !== undefined && n >= limit.maxTokens) {
+    return `reply cut at ${n} tokens: the ${limit.source} limit (${limit.maxTokens})${limit.raise ? `; raise it with: ${limit.raise}` : ''}`;
+  }
+  const sent = limit.maxTokens === undefined ? 'mgpt sent no max_tokens' : `mgpt allowed ${limit.maxTokens}`;
+  return `reply cut at ${n} tokens by the model server itself (${sent}): its own reply limit (llama-server -n) or its context; raise those where the server runs`;
 }

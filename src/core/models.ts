@@ -46,6 +46,9 @@ export interface RouteLimits {
 }
 
 /** Where a platform model id is routed. */
+/** What the llama provider uses for what a route leaves unset. */
+export const LLAMA_DEFAULTS = { contextSize: 2048, temperature: 0.8, maxTokens: 256 } as const;
+
 export interface ModelRoute {
   /** `echo`, `openai`, ... */
   provider: string;

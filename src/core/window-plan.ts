@@ -10,9 +10,9 @@
  */
 
 /** The share of the budget (and of the model's limit) the whole window is brought to by a rotation. */
-export const DEFAULT_ROTATE_TARGET = 0.5;
+export const DEFAULT_ROTATE_TARGET = 0.25;
 /** The share of the budget (and of the model's limit) one summary may take. */
-export const DEFAULT_SUMMARY_SHARE = 0.15;
+export const DEFAULT_SUMMARY_SHARE = 0.1;
 
 export interface RotationShares {
   target: number;

@@ -35,9 +35,9 @@ export interface EngineOptions {
   windowBudget?: number;
   transcriptCap?: number;
   leaseTtlMs?: number;
-  /** What a rotation brings the whole window to, in percent of the budget and the model's limit (default 50). */
+  /** What a rotation brings the whole window to, in percent of the budget and the model's limit (default 25). */
   rotateTargetPercent?: number;
-  /** The most one summary may take, in percent of the same (default 15). */
+  /** The most one summary may take, in percent of the same (default 10). */
   summaryPercent?: number;
   prices?: Record<string, ModelPrice>;
   clock?: Clock;
@@ -125,10 +125,10 @@ export function engineLimits(opts: Pick<EngineOptions, 'windowBudget' | 'transcr
 /** The rotation's shares from percents: a target from 20 to 90, a summary from 5 up to half the target. */
 function rotationShares(targetPercent: number, summaryPercent: number): RotationShares {
   if (!Number.isSafeInteger(targetPercent) || targetPercent < 20 || targetPercent > 90) {
-    throw new BadRequestError(`the rotation target must be a percent from 20 to 90, got ${targetPercent}`, { hint: 'mgpt config set engine.rotateTargetPercent 50' });
+    throw new BadRequestError(`the rotation target must be a percent from 20 to 90, got ${targetPercent}`, { hint: 'mgpt config set engine.rotateTargetPercent 25' });
   }
   if (!Number.isSafeInteger(summaryPercent) || summaryPercent < 5 || summaryPercent > targetPercent / 2) {
-    throw new BadRequestError(`the summary share must be a percent from 5 to half the rotation target (${Math.floor(targetPercent / 2)}), got ${summaryPercent}`, { hint: 'mgpt config set engine.summaryPercent 15' });
+    throw new BadRequestError(`the summary share must be a percent from 5 to half the rotation target (${Math.floor(targetPercent / 2)}), got ${summaryPercent}`, { hint: 'mgpt config set engine.summaryPercent 10' });
   }
   return { target: targetPercent / 100, summary: summaryPercent / 100 };
 }

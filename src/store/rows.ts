@@ -27,6 +27,8 @@ export interface CalibrationRow {
   samples: number;
   /** The context the model revealed (an overflow answer); null until one did. */
   contextTokens: number | null;
+  /** How it was learned: named by the server, estimated from a refusal, or a context shared between parallel requests. */
+  contextSource: 'server' | 'estimate' | 'shared' | null;
   updatedAt: string;
 }
 

@@ -171,6 +171,9 @@ export interface UniverseStore {
 export interface CalibrationStore {
   get(routeKey: string): Promise<CalibrationRow | undefined>;
   save(row: CalibrationRow): Promise<void>;
+  list(): Promise<CalibrationRow[]>;
+  /** Forgets what was learned about one route, or about all when `routeKey` is undefined; how many rows went. */
+  delete(routeKey?: string): Promise<number>;
 }
 
 /** The database behind one engine: `sqlite` (a file, the default) or `postgres` (a URL). */

@@ -150,7 +150,7 @@ export class ChatController extends ChatStore {
           this.set({ streaming: reply });
         } else if (ev.type === 'done') {
           reply = ev.completion.choices[0]?.message.content ?? reply;
-          cut = cutNotice(ev.completion);
+          cut = cutNotice(ev.completion, this.opts.cutLimit?.(ev.completion.model));
         }
       }
       if (abort.signal.aborted) throw cancelled();

@@ -1,3 +1,4 @@
+import type { CutLimit } from '../core/finish-notice.js';
 import type { Backend, LocalAdmin } from '../core/backend.js';
 import type { ToolCallOut, ToolDefinitionInput, ToolResultInput } from '../core/universe-types.js';
 
@@ -65,6 +66,8 @@ export interface ChatOptions extends ChatSources {
   now?: () => number;
   /** What `~` in a path means (default: the user's home directory). */
   home?: string;
+  /** The reply-length limit turns on a model run under, to say which limit cut a reply (the local backend knows it). */
+  cutLimit?: (model: string) => CutLimit | undefined;
   /** Shown under the greeting (e.g. that no real model is configured). */
   notices?: string[];
 }

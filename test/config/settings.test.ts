@@ -44,8 +44,8 @@ describe('settings: one table for what a command uses and what config list shows
     const s = resolveSettings({ ...env, MGPT_ROTATE_TARGET_PERCENT: '60' }, {}, { profile: 'w', profiles: { w: { engine: { summaryPercent: 10 } } } });
     expect([s.rotateTargetPercent, s.summaryPercent]).toEqual([60, 10]);
     expect(engineLimits(s).rotation).toEqual({ target: 0.6, summary: 0.1 });
-    expect(engineLimits({}).rotation).toEqual({ target: 0.5, summary: 0.15 });
-    expect(effectiveSettings(env, {}, {})).toContainEqual({ key: 'engine.rotateTargetPercent', value: 50, source: 'default' });
+    expect(engineLimits({}).rotation).toEqual({ target: 0.25, summary: 0.1 });
+    expect(effectiveSettings(env, {}, {})).toContainEqual({ key: 'engine.rotateTargetPercent', value: 25, source: 'default' });
     expect(() => engineLimits({ rotateTargetPercent: 95 })).toThrow('the rotation target must be a percent from 20 to 90, got 95');
     expect(() => engineLimits({ rotateTargetPercent: 40, summaryPercent: 25 })).toThrow('the summary share must be a percent from 5 to half the rotation target (20), got 25');
   });

@@ -9,15 +9,15 @@ describe('planRotation', () => {
   });
 
   it('folds the oldest blocks until the whole window, summary room included, is at most the target', () => {
-    // Defaults: target 50%, summary 15%, so the kept blocks and the new message get 50 - 15 = 35.
-    const plan = planRotation(blocks(30, 30, 30, 10), 20, 100)!;
-    // 120 -> 90 -> 60 -> 30 <= 35
-    expect(plan.take).toBe(3);
-    expect(plan.covers).toEqual([1, 3]);
-    expect(plan.remainingTokens).toBe(30);
-    expect(plan.maxSummaryTokens).toBe(15);
-    // So the whole window after the rotation is at most half the budget.
-    expect(plan.remainingTokens + plan.maxSummaryTokens).toBeLessThanOrEqual(50);
+    // Defaults: target 25%, summary 10%, so the kept blocks and the new message get 25 - 10 = 15.
+    const plan = planRotation(blocks(10, 30, 30, 30, 5), 10, 100)!;
+    // 115 -> 105 -> 75 -> 45 -> 15 <= 15
+    expect(plan.take).toBe(4);
+    expect(plan.covers).toEqual([1, 4]);
+    expect(plan.remainingTokens).toBe(15);
+    expect(plan.maxSummaryTokens).toBe(10);
+    // So the whole window after the rotation is at most a quarter of the budget.
+    expect(plan.remainingTokens + plan.maxSummaryTokens).toBeLessThanOrEqual(25);
   });
 
   it('takes its target and summary share from the settings', () => {
@@ -33,8 +33,8 @@ describe('planRotation', () => {
       { tokens: 80, coversFrom: 1, coversTo: 10, kind: 'summary' as const },
       { tokens: 10, coversFrom: 11, coversTo: 11, kind: 'message' as const },
     ];
-    // Folding the summary alone would be enough (105 -> 25), but it takes the message with it.
-    const plan = planRotation(b, 15, 100)!;
+    // Folding the summary alone would be enough (105 -> 25 <= 50 - 15), but it takes the message with it.
+    const plan = planRotation(b, 15, 100, undefined, undefined, { target: 0.5, summary: 0.15 })!;
     expect(plan.take).toBe(2);
     expect(plan.covers).toEqual([1, 11]);
   });
@@ -48,11 +48,11 @@ describe('planRotation', () => {
   it('rotates for the model limit when the budget is far larger, counting each block with its framing', () => {
     // 3 blocks + the new one: 30*3 + 20 = 110 tokens, + 4 framing each = 126 > cap 120.
     const plan = planRotation(blocks(30, 30, 30), 20, 32_000, { cap: 120, perBlock: 4 })!;
-    // Fold until cost <= 60 - 18 - 4 = 38: 126 -> 92 -> 58 -> 24.
+    // Fold until cost <= 30 - 12 - 4 = 14: 126 -> 92 -> 58 -> 24, and then there is nothing more to fold.
     expect(plan.take).toBe(3);
     expect(plan.remainingTokens).toBe(20);
-    // min(0.15 * 120, 120 - 24 - 4) = 18
-    expect(plan.maxSummaryTokens).toBe(18);
+    // min(0.1 * 120, 120 - 24 - 4) = 12
+    expect(plan.maxSummaryTokens).toBe(12);
     expect(planRotation(blocks(30, 30, 30), 20, 32_000, { cap: 126, perBlock: 4 })).toBeNull();
   });
 

@@ -2,6 +2,8 @@ import { execFile, execFileSync } from 'node:child_process';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ContextOverflowError } from '../../src/core/errors.js';
+import { openEngineSync } from '../../src/engine/open-engine.js';
 import { cliEnv, mgpt } from '../helpers/cli.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../helpers/fake-openai.js';
 import { tempDir } from '../helpers/temp.js';
@@ -73,7 +75,23 @@ describe('config and models', () => {
     const m = json(r.stdout).data.find((x: any) => x.id === 'mgpt-1-27b');
     expect(m).toMatchObject({ kind: 'entity', provider: 'openai', model: 'fake-model', baseUrl: fake.url });
     const plain = await mgpt(['models'], cliEnv(join(dir, 'plain')));
-    expect(plain.stdout).toMatch(/^mgpt-1-27b\tentity\techo\tmgpt-1-27b\t-$/m);
+    expect(plain.stdout).toMatch(/^mgpt-1-27b\tentity\techo\tmgpt-1-27b\t-\t-\t-$/m);
+  });
+
+  it('shows what turns learned about a model, and forgets it on reset-calibration', async () => {
+    const engine = openEngineSync({ db: env.MGPT_DB, route: () => ({ provider: 'openai', baseUrl: fake.url, model: 'fake-model' }) });
+    await engine.deps.calibration.learn(`openai:${fake.url}#fake-model`, new ContextOverflowError('too long', { contextTokens: 1024, promptTokens: 1500 }), 1000, 0);
+    await engine.close();
+    const learned = json((await mgpt(['models', '--json'], env)).stdout).data.find((x: any) => x.id === 'mgpt-1-27b');
+    expect(learned).toMatchObject({ contextSize: null, learned: { contextTokens: 1024, contextSource: 'server', factor: 1.5 } });
+    expect((await mgpt(['models'], env)).stdout).toMatch(/^mgpt-1-27b\tentity\topenai\tfake-model\t\S+\t1024 \(learned\)\t1\.50$/m);
+    const reset = await mgpt(['models', 'reset-calibration', 'mgpt-1-27b'], env);
+    expect([reset.code, reset.stderr]).toEqual([0, 'forgot what turns had learned about the model behind mgpt-1-27b; the next turns learn it again\n']);
+    expect(json((await mgpt(['models', '--json'], env)).stdout).data.find((x: any) => x.id === 'mgpt-1-27b').learned).toBeNull();
+    const again = await mgpt(['models', 'reset-calibration', 'mgpt-1-27b'], env);
+    expect(again.stderr).toBe('nothing was learned about the model behind mgpt-1-27b\n');
+    const neither = await mgpt(['models', 'reset-calibration'], env);
+    expect([neither.code, neither.stderr]).toEqual([2, 'error: name one model, or pass --all\nhint: mgpt models reset-calibration mgpt-1-27b\n']);
   });
 });
 

@@ -79,6 +79,31 @@ describe('finish_reason length, end to end', () => {
     expect(whole.stderr).not.toMatch(/cut/);
   });
 
+  it('names the limit that cut the reply: the route setting that holds it, --max-tokens, or the server itself', async () => {
+    const id = (await mgpt(['entities', 'create'], env)).stdout.trim();
+    const route = await mgpt(['send', id, 'one two three four'], env);
+    expect(route.stderr).toContain('reply cut at 3 tokens: the models.mgpt-1-27b.maxTokens limit (3); raise it with: mgpt config set models.mgpt-1-27b.maxTokens N');
+    const asked = await mgpt(['send', id, '--max-tokens', '2', 'one two three four'], env);
+    expect(asked.stderr).toContain('reply cut at 2 tokens: the --max-tokens limit (2); raise it with: a larger --max-tokens');
+
+    // Routed to a named model: its entry holds the setting (the id's own maxTokens would be ignored).
+    const named = cliEnv(join(dir, 'named'));
+    const add = ['models', 'add', 'big', '--provider', 'openai', '--base-url', fake.url, '--model', 'm', '--max-tokens', '3', '--route', 'mgpt-1-27b'];
+    expect((await mgpt(add, named)).code).toBe(0);
+    const nid = (await mgpt(['entities', 'create'], named)).stdout.trim();
+    const viaNamed = await mgpt(['send', nid, 'one two three four'], named);
+    expect(viaNamed.stderr).toContain('the models.big.maxTokens limit (3); raise it with: mgpt config set models.big.maxTokens N');
+
+    // No maxTokens anywhere: the server's own limit cut it, and no mgpt setting would help.
+    const bare = cliEnv(join(dir, 'bare'));
+    expect((await mgpt(['config', 'set', 'models.mgpt-1-27b.baseUrl', fake.url], bare)).code).toBe(0);
+    const bid = (await mgpt(['entities', 'create'], bare)).stdout.trim();
+    fake.script({ text: 'cut by the server', finishReason: 'length' });
+    const server = await mgpt(['send', bid, 'hello'], bare);
+    expect(server.stderr).toMatch(/reply cut at \d+ tokens by the model server itself \(mgpt sent no max_tokens\): its own reply limit \(llama-server -n\) or its context/);
+    expect(server.stderr).not.toMatch(/config set/);
+  });
+
   it('in a universe: the response diagnostics, a structured reply reported invalid, and the log', async () => {
     writeFileSync(join(dir, 'contract.json'), JSON.stringify({ type: 'json_object' }));
     expect((await mgpt(['prompts', 'add', 'quest', 'You run quests.', '--response-format', join(dir, 'contract.json')], env)).code).toBe(0);

@@ -32,7 +32,7 @@ describe('a turn always fits the model behind its route', () => {
     const engine = openEngineSync({ db, route: route(fake) });
     const e = await engine.entities.create({ model: 'mgpt-1-27b', instructions: 'You are a patient storyteller.' }, 'local');
     expect(e.window.budget_tokens).toBe(32_000);
-    const perTurn: Array<Array<{ tokens: number; refused: boolean }>> = [];
+    const perTurn: Array<FakeOpenAI['prompts']> = [];
     let rotations = 0;
     for (let i = 0; i < 25; i++) {
       const seen = fake.prompts.length;
@@ -41,10 +41,12 @@ describe('a turn always fits the model behind its route', () => {
       expect(done(events).completion.choices[0].message.content).toBe(`reply: ${message(i)}`);
       perTurn.push(fake.prompts.slice(seen));
     }
-    const refused = perTurn.flat().filter((p) => p.refused).length;
+    // Probes ask, at a rotation, whether the context has grown; a turn's own prompts fit.
+    const refused = perTurn.flat().filter((p) => p.refused && !p.probe).length;
     expect(refused).toBeGreaterThanOrEqual(1); // it had to learn: nothing told it the context
     expect(refused).toBeLessThanOrEqual(3);
-    expect(perTurn.slice(-10).flat().every((p) => !p.refused)).toBe(true);
+    expect(perTurn.slice(-10).flat().every((p) => !p.refused || p.probe)).toBe(true);
+    expect(perTurn.flat().every((p) => !p.probe || p.refused)).toBe(true);
     expect(rotations).toBeGreaterThanOrEqual(2);
     const w = await engine.entities.window(e.id, 'local');
     expect(checkWindowInvariant(w.blocks.map((b) => ({ kind: b.kind, covers: b.covers })), 50)).toBeNull();
@@ -56,7 +58,7 @@ describe('a turn always fits the model behind its route', () => {
     const again = openEngineSync({ db, route: route(fake) });
     for (let i = 25; i < 30; i++) await collect(again.entities.send(e.id, { content: message(i) }, 'local'));
     expect(fake.prompts.length).toBeGreaterThanOrEqual(5);
-    expect(fake.prompts.filter((p) => p.refused)).toEqual([]);
+    expect(fake.prompts.filter((p) => p.refused && !p.probe)).toEqual([]);
     again.close();
     fake.limit = undefined;
   });
@@ -68,8 +70,10 @@ describe('a turn always fits the model behind its route', () => {
     const e = await engine.entities.create({ model: 'mgpt-1-27b', instructions: 'Be brief.' }, 'local');
     for (let i = 0; i < 12; i++) await collect(engine.entities.send(e.id, { content: message(i) }, 'local'));
     expect(fake.prompts.filter((p) => p.refused)).toEqual([]);
-    // Prompt and reply room together stay within the context.
-    expect(Math.max(...fake.prompts.map((p) => p.tokens))).toBeLessThanOrEqual(400 - 60);
+    // A configured context is never probed; prompt and reply room together stay within it: a
+    // reply's 60, a summary's own max_tokens.
+    expect(fake.prompts.some((p) => p.probe)).toBe(false);
+    for (const p of fake.prompts) expect(p.tokens + (p.maxTokens ?? 60)).toBeLessThanOrEqual(400);
     engine.close();
     fake.limit = undefined;
   });
@@ -92,6 +96,10 @@ describe('a turn always fits the model behind its route', () => {
     expect(events.some((x) => x.type === 'rotation')).toBe(true);
     const summaries = fake.requests.slice(seen).filter((r) => isSummaryRequest(r.body));
     expect(summaries.length).toBeGreaterThan(1);
+    // The first piece is the span's start as the conversation sent it (a prefix cache serves it),
+    // asking for the entity's long-term memory; the rest go as a transcript.
+    expect(summaries[0].body.messages.at(-1).content).toMatch(/long-term memory/);
+    expect(summaries[0].body.messages[0].content).toBe(fake.requests[seen - 1].body.messages[0].content);
     // Each piece after the first folds in the summary so far.
     expect(summaries[1].body.messages[1].content).toMatch(/^Earlier summary: /);
     expect(fake.prompts.every((p) => !p.refused && p.tokens <= 300)).toBe(true);
@@ -147,6 +155,69 @@ describe('a turn always fits the model behind its route', () => {
     expect(err).toBeInstanceOf(ContextOverflowError);
     expect(err.message).toMatch(/does not fit the model's context/);
     expect((await engine.entities.get(e.id, 'local')).transcript.messages).toBe(0);
+    engine.close();
+  });
+});
+
+describe('a context shared by parallel requests (llama-server without -np)', () => {
+  const SHARED = 'Context size has been exceeded.';
+
+  it('is learned when it runs out before the reply starts, and the turn goes through on a smaller prompt', async () => {
+    const engine = makeEngine(dir, { fake });
+    const e = await engine.entities.create({ model: 'mgpt-1-27b' }, 'local');
+    for (let i = 0; i < 7; i++) await collect(engine.entities.send(e.id, { content: message(i) }, 'local'));
+    fake.script({ text: 'never seen', streamError: { afterChunks: 0, message: SHARED } });
+    const events = await collect(engine.entities.send(e.id, { content: message(7) }, 'local'));
+    expect(done(events).completion.choices[0].message.content).toBe(`reply: ${message(7)}`);
+    const row = (await engine.store.calibration.get(`openai:${fake.url}#fake-model`))!;
+    expect(row).toMatchObject({ contextSource: 'shared' });
+    expect(row.contextTokens).toBeGreaterThan(0);
+    expect((await engine.entities.get(e.id, 'local')).transcript.messages).toBe(16);
+    engine.close();
+  });
+
+  it('mid-reply fails the turn with a hint naming the shared context, stores nothing, and the next turn fits what was learned', async () => {
+    const engine = makeEngine(dir, { fake });
+    const e = await engine.entities.create({ model: 'mgpt-1-27b' }, 'local');
+    for (let i = 0; i < 6; i++) await collect(engine.entities.send(e.id, { content: message(i) }, 'local'));
+    fake.script({ text: 'one two three four', streamError: { afterChunks: 2, message: SHARED } });
+    const err = await collect(engine.entities.send(e.id, { content: message(6) }, 'local')).catch((x) => x);
+    expect(err).toBeInstanceOf(ContextOverflowError);
+    expect(err.hint).toMatch(/shared between its parallel requests.*-np/);
+    expect((await engine.entities.get(e.id, 'local')).transcript.messages).toBe(12);
+    const row = (await engine.store.calibration.get(`openai:${fake.url}#fake-model`))!;
+    expect(row.contextSource).toBe('shared');
+    const learned = row.contextTokens!;
+    // The next turn rotates to fit it.
+    const events = await collect(engine.entities.send(e.id, { content: message(7) }, 'local'));
+    expect(events.some((x) => x.type === 'rotation')).toBe(true);
+    expect(done(events).completion.usage.prompt_tokens).toBeLessThan(learned);
+    engine.close();
+  });
+});
+
+describe('what a route learned', () => {
+  const key = () => `openai:${fake.url}#fake-model`;
+  const named = (n: number) => new ContextOverflowError('too long', { contextTokens: n });
+
+  it('a context the server names replaces what was learned, even upwards; a shared one stays lower; a configured one wins', async () => {
+    const engine = makeEngine(dir, { fake });
+    const cal = engine.deps.calibration;
+    await cal.learn(key(), named(1024), 2000, 0);
+    expect(await engine.store.calibration.get(key())).toMatchObject({ contextTokens: 1024, contextSource: 'server' });
+    await cal.learn(key(), named(4096), 5000, 0);
+    expect(await engine.store.calibration.get(key())).toMatchObject({ contextTokens: 4096, contextSource: 'server' });
+    await cal.learn(key(), new ContextOverflowError('ran out', { shared: true }), 1000, 0);
+    const shared = (await engine.store.calibration.get(key()))!;
+    expect(shared).toMatchObject({ contextTokens: 800, contextSource: 'shared' });
+    await cal.learn(key(), named(4096), 5000, 0);
+    expect(await engine.store.calibration.get(key())).toMatchObject({ contextTokens: 800, contextSource: 'shared' });
+    const model = await engine.deps.chatModel('mgpt-1-27b');
+    expect((await cal.fit(model, 0, 0)).contextTokens).toBe(800);
+    const configured = openEngineSync({ db: engine.store, route: route(fake, { contextSize: 8192 }) });
+    expect((await configured.deps.calibration.fit(await configured.deps.chatModel('mgpt-1-27b'), 0, 0)).contextTokens).toBe(8192);
+    expect(await cal.reset(key())).toBe(1);
+    expect(await engine.store.calibration.get(key())).toBeUndefined();
     engine.close();
   });
 });

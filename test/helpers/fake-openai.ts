@@ -18,6 +18,8 @@ export interface ScriptedReply {
   holdAfterFirst?: Promise<unknown>;
   /** Destroy the connection after this many content chunks (a mid-stream failure). */
   failAfterChunks?: number;
+  /** After this many content chunks, an error chunk in the stream (llama-server's way), then the end. */
+  streamError?: { afterChunks: number; message: string };
   /** Drop the connection before answering (a connect-level failure). */
   dropConnection?: boolean;
   /** For image requests (`modalities` with "image"): data URLs to return. */
@@ -66,7 +68,8 @@ export interface FakeOpenAI {
   /** Enforce a context limit counted the model's own way; undefined: no limit. */
   limit?: FakeModelLimit;
   /** The prompt size (own count) of every chat request, and whether it was refused. */
-  prompts: Array<{ tokens: number; refused: boolean }>;
+  /** Each prompt the model saw: its size, whether it was refused, its max_tokens, and whether it was a context probe (digits after the turn). */
+  prompts: Array<{ tokens: number; refused: boolean; maxTokens?: number; probe: boolean }>;
   close(): Promise<void>;
 }
 
@@ -151,7 +154,8 @@ function limited(fake: FakeOpenAI, limit: FakeModelLimit, body: any, reply: Scri
   if (reply.status || reply.dropConnection) return reply;
   const tokens = ownPromptTokens(limit, body);
   const refused = tokens > limit.nCtx;
-  fake.prompts.push({ tokens, refused });
+  const probe = /^0 1 2 3/.test(String(body?.messages?.at(-1)?.content ?? ''));
+  fake.prompts.push({ tokens, refused, maxTokens: body?.max_tokens, probe });
   if (refused) {
     const message = `request (${tokens} tokens) exceeds the available context size (${limit.nCtx} tokens), try increasing it`;
     return {
@@ -205,6 +209,7 @@ async function serve(reply: ScriptedReply, req: IncomingMessage, res: ServerResp
   for (const [i, p] of pieces.entries()) {
     if (closed) return;
     if (reply.failAfterChunks !== undefined && i >= reply.failAfterChunks) return cut();
+    if (reply.streamError && i >= reply.streamError.afterChunks) return streamError(res, reply.streamError.message);
     if (reply.chunkDelayMs) await sleep(reply.chunkDelayMs);
     if (closed) return;
     send({ ...base, choices: [{ index: 0, delta: { content: p }, finish_reason: null }] });
@@ -222,5 +227,11 @@ async function serve(reply: ScriptedReply, req: IncomingMessage, res: ServerResp
   send({ ...base, choices: [{ index: 0, delta: {}, finish_reason: finish }] });
   if (reply.usage) send({ ...base, choices: [], usage: { ...reply.usage, total_tokens: reply.usage.prompt_tokens + reply.usage.completion_tokens } });
   res.write('data: [DONE]\n\n');
+  res.end();
+}
+
+/** An error chunk, as llama-server sends one when it cannot go on (a context shared by parallel requests ran out). */
+function streamError(res: ServerResponse, message: string): void {
+  res.write(`data: ${JSON.stringify({ error: { code: 500, message, type: 'server_error' } })}\n\n`);
   res.end();
 }

@@ -37,9 +37,9 @@ export interface LlamaServer {
   stop(): Promise<void>;
 }
 
-/** Starts llama-server on a free loopback port with the tiny model and waits for /health. */
-export async function startLlamaServer(parts: { binary: string; gguf: string }, args: string[] = []): Promise<LlamaServer> {
-  const port = await freePort();
+/** Starts llama-server on a free loopback port (or `port`: a restart) with the tiny model and waits for /health. */
+export async function startLlamaServer(parts: { binary: string; gguf: string }, args: string[] = [], port?: number): Promise<LlamaServer> {
+  port ??= await freePort();
   const child = spawn(parts.binary, ['-m', parts.gguf, '--host', '127.0.0.1', '--port', String(port), '-t', '1', '--no-webui', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });

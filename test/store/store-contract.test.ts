@@ -628,12 +628,22 @@ describe.each(factories)('store contract: $name', (factory) => {
     it('saves and replaces a route calibration', async () => {
       const key = `route-${hexId()}`;
       expect(await s.calibration.get(key)).toBeUndefined();
-      const row = { routeKey: key, factor: 1.25, samples: 3, contextTokens: null, updatedAt: at(1) };
+      const row = { routeKey: key, factor: 1.25, samples: 3, contextTokens: null, contextSource: null, updatedAt: at(1) };
       await s.calibration.save(row);
       expect(await s.calibration.get(key)).toStrictEqual(row);
-      const next = { ...row, factor: 0.875, samples: 4, contextTokens: 8192, updatedAt: at(2) };
+      const next = { ...row, factor: 0.875, samples: 4, contextTokens: 8192, contextSource: 'server' as const, updatedAt: at(2) };
       await s.calibration.save(next);
       expect(await s2.calibration.get(key)).toStrictEqual(next);
+    });
+
+    it('lists routes and forgets one of them', async () => {
+      const base = `reset-${hexId()}`;
+      const row = (k: string) => ({ routeKey: k, factor: 1, samples: 1, contextTokens: 512, contextSource: 'estimate' as const, updatedAt: at(1) });
+      for (const k of [`${base}#a`, `${base}#ab`]) await s.calibration.save(row(k));
+      expect((await s.calibration.list()).filter((r) => r.routeKey.startsWith(base)).map((r) => r.routeKey)).toEqual([`${base}#a`, `${base}#ab`]);
+      expect(await s.calibration.delete(`${base}#a`)).toBe(1);
+      expect(await s2.calibration.get(`${base}#a`)).toBeUndefined();
+      expect(await s2.calibration.get(`${base}#ab`)).toStrictEqual(row(`${base}#ab`));
     });
   });
 

@@ -6,7 +6,8 @@ import type { CliContext } from '../context.js';
 import { examples } from '../help.js';
 import { readPromptInput } from '../input.js';
 import { note, printJson, sanitizeForTerminal, warn } from '../output.js';
-import { sendAndPrint } from './send.js';
+import { requestedMaxTokens, sendAndPrint } from './send.js';
+import { cutLimit } from '../cut-limit.js';
 import { KNOWN_MODELS } from '../../core/models.js';
 import { cutNotice } from '../../core/finish-notice.js';
 import { type SamplingFlags, addSamplingOptions, samplingFields } from '../sampling-options.js';
@@ -62,7 +63,7 @@ export async function runAsk(ctx: CliContext, text: string | undefined, o: AskOp
   }
   const messages = [...(o.system !== undefined ? [{ role: 'system', content: o.system }] : []), { role: 'user', content: prompt }];
   const res = await backend.complete({ model: o.model, messages, ...sampling.fields }, { signal: ctx.signal, onDelta: printer.onDelta });
-  const cut = cutNotice(res);
+  const cut = cutNotice(res, cutLimit(ctx, o.model, requestedMaxTokens(sampling.fields)));
   finish(ctx, o, printer, res, res.choices[0]?.message.content ?? '', cut ? [cut] : []);
 }
 

@@ -1,4 +1,5 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { cutLimit } from '../cut-limit.js';
 import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { dataDir } from '../../config/config.js';
@@ -92,6 +93,7 @@ export async function runChat(ctx: CliContext, ref: string | undefined, o: ChatC
       backend.kind === 'local' && !o.universe && ctx.settings().usesDefaultEcho(ENTITY_MODEL)
         ? ['no model is configured: replies come from the built-in echo provider (mgpt config set models.mgpt-1-27b.baseUrl URL)']
         : [],
+    cutLimit: (model) => cutLimit(ctx, model),
     balance: admin ? async () => (await admin.listAccounts()).find((a) => a.id === 'local' || a.name === 'local')?.balanceUsd ?? null : undefined,
   };
   if (ui) {

@@ -6,6 +6,7 @@ import type { ConfigFile, ModelRouteSetting } from '../../config/schema.js';
 import { parseValue } from '../../config/schema.js';
 import { openConfigStore } from '../../config/store.js';
 import { BadRequestError, NotFoundError } from '../../core/errors.js';
+import type { LearnedLimits } from '../../core/backend.js';
 import { KNOWN_MODELS } from '../../core/models.js';
 import type { CliContext } from '../context.js';
 import { examples } from '../help.js';
@@ -35,6 +36,14 @@ export function registerModels(program: Command, ctx: CliContext): void {
     models.command('list', { isDefault: true }).description('list model ids and named models with their routes').option('--json', 'JSON output'),
     ['mgpt models', 'MGPT_PROVIDER=openai MGPT_PROVIDER_URL=http://127.0.0.1:11434/v1 mgpt models --json'],
   ).action((o: { json?: boolean }) => runModels(ctx, o));
+  examples(
+    models
+      .command('reset-calibration')
+      .description("forget what turns learned about a model's context and token count (after changing the server, or when a learned value is wrong)")
+      .argument('[name]', 'a model id or named model (its route)')
+      .option('--all', 'every model'),
+    ['mgpt models reset-calibration mgpt-1-27b', 'mgpt models reset-calibration --all'],
+  ).action((name: string | undefined, o: { all?: boolean }) => runResetCalibration(ctx, name, o));
   examples(
     models
       .command('add')
@@ -133,7 +142,21 @@ export async function runModelsRemove(ctx: CliContext, name: string): Promise<vo
   ctx.io.stderr.write(`removed ${name} from profile ${profile}\n`);
 }
 
-export function runModels(ctx: CliContext, o: { json?: boolean }): void {
+export async function runResetCalibration(ctx: CliContext, name: string | undefined, o: { all?: boolean }): Promise<void> {
+  if (!name === !o.all) throw new BadRequestError('name one model, or pass --all', { hint: 'mgpt models reset-calibration mgpt-1-27b' });
+  const admin = await ctx.admin('models reset-calibration');
+  const n = await admin.resetCalibration(name);
+  const what = name ? `the model behind ${name}` : 'every model';
+  ctx.io.stderr.write(n ? `forgot what turns had learned about ${what}; the next turns learn it again\n` : `nothing was learned about ${what}\n`);
+}
+
+/** The learned limits of each id, when the backend is the local engine (a remote server keeps its own). */
+async function learned(ctx: CliContext, ids: string[]): Promise<Record<string, LearnedLimits | null>> {
+  if (ctx.settings().backend !== 'local') return {};
+  return (await ctx.admin('models')).learnedLimits(ids);
+}
+
+export async function runModels(ctx: CliContext, o: { json?: boolean }): Promise<void> {
   const s = ctx.settings();
   const file = readConfigFile(ctx.env);
   const configured = file.profiles?.[activeProfileName(file, ctx.env, ctx.flags)]?.models ?? {};
@@ -144,6 +167,7 @@ export function runModels(ctx: CliContext, o: { json?: boolean }): void {
       .filter((id) => !known.has(id))
       .map((id) => ({ id, kind: 'named', description: 'a named model (mgpt models add)' })),
   ];
+  const limits = await learned(ctx, entries.map((m) => m.id));
   const rows = entries.map((m) => {
     const r = s.route(m.id);
     return {
@@ -156,6 +180,7 @@ export function runModels(ctx: CliContext, o: { json?: boolean }): void {
       contextSize: r.contextSize ?? null,
       maxTokens: r.maxTokens ?? null,
       temperature: r.temperature ?? null,
+      learned: limits[m.id] ?? null,
     };
   });
   if (o.json) {
@@ -170,7 +195,16 @@ export function runModels(ctx: CliContext, o: { json?: boolean }): void {
       { header: 'PROVIDER', value: (r) => (r.uses ? `${r.provider} (via ${r.uses})` : r.provider) },
       { header: 'MODEL', value: (r) => r.model ?? '-' },
       { header: 'BASE URL', value: (r) => r.baseUrl ?? '-' },
+      { header: 'CONTEXT', value: (r) => contextOf(r.contextSize, r.learned), right: true },
+      { header: 'FACTOR', value: (r) => (r.learned?.samples ? r.learned.factor.toFixed(2) : '-'), right: true },
     ],
     rows,
   );
+}
+
+/** The context a route's turns fit: the configured one wins; else what was learned, and how. */
+function contextOf(configured: number | null, learnedLimits: LearnedLimits | null): string {
+  if (configured !== null) return String(configured);
+  if (learnedLimits?.contextTokens == null) return '-';
+  return `${learnedLimits.contextTokens} (${learnedLimits.contextSource === 'shared' ? 'learned, shared' : 'learned'})`;
 }

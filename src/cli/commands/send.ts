@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { Backend } from '../../core/backend.js';
 import { ENTITY_MODEL, type EntityCompletion } from '../../core/entity-types.js';
 import { cutNotice } from '../../core/finish-notice.js';
+import { cutLimit } from '../cut-limit.js';
 import type { CliContext } from '../context.js';
 import { resolveEntity } from '../entity-ref.js';
 import { examples } from '../help.js';
@@ -61,7 +62,12 @@ export async function sendAndPrint(
   const started = performance.now();
   const streaming = o.stream && !o.json;
   const { completion, printed } = await streamTurn(ctx, backend, entityId, content, { ...o, streaming });
-  if (completion) printCompletion(ctx, completion, { json: o.json, streaming, printed, started });
+  if (completion) printCompletion(ctx, completion, { json: o.json, streaming, printed, started, maxTokens: requestedMaxTokens(o.sampling) });
+}
+
+/** The reply length a command asked for (--max-tokens), to say which limit cut a reply. */
+export function requestedMaxTokens(sampling?: Record<string, unknown>): number | undefined {
+  return typeof sampling?.max_tokens === 'number' ? sampling.max_tokens : undefined;
 }
 
 /** The turn's events: text to stdout as it streams, rotation and replay notices to stderr. */
@@ -97,8 +103,8 @@ async function streamTurn(
 }
 
 /** The finished reply: the rest of it (or JSON), its line ended, a notice when it was cut. */
-function printCompletion(ctx: CliContext, completion: EntityCompletion, o: { json?: boolean; streaming: boolean; printed: string; started: number }): void {
-  const cut = cutNotice(completion);
+function printCompletion(ctx: CliContext, completion: EntityCompletion, o: { json?: boolean; streaming: boolean; printed: string; started: number; maxTokens?: number }): void {
+  const cut = cutNotice(completion, cutLimit(ctx, completion.model, o.maxTokens));
   if (o.json) {
     printJson(ctx.io, completion);
     if (cut) warn(ctx, cut);

@@ -239,15 +239,15 @@ async function openTurn(deps: EngineDeps, current: Current, count: MessageCount,
 
 /**
  * Rotates (if needed) and streams the reply, announcing the turn with its first text. A prompt the
- * model refuses as too long teaches the route its limits; the turn is then planned again, once,
- * before anything reached the caller.
+ * model refuses as too long teaches the route its limits, even mid-reply; the turn is then planned
+ * again (see retriesFor) if nothing reached the caller yet.
  */
 async function* rotateAndGenerate(turn: TurnState): AsyncGenerator<TurnEvent, { prepared: PreparedWindow; reply: Reply }> {
   for (let attempt = 0; ; attempt++) {
     let prepared: PreparedWindow | undefined;
     const reply = emptyReply();
     try {
-      prepared = await rotate(turn);
+      prepared = await rotate(turn, attempt === 0);
       // Inline rather than a generator of its own: every event would pay one more level of delegation.
       for await (const part of generate(turn, prepared)) {
         if (turn.signal.aborted) break;
@@ -263,11 +263,21 @@ async function* rotateAndGenerate(turn: TurnState): AsyncGenerator<TurnEvent, { 
     } catch (err) {
       // Stopped after text: the provider's stream ends with an abort; what was streamed is the reply.
       if (prepared && turn.started && stopped(turn)) return { prepared, reply };
-      if (!(err instanceof ContextOverflowError) || turn.started || attempt > 0) throw tooLarge(err, turn);
+      if (!(err instanceof ContextOverflowError)) throw err;
       // A refused summary request was learned from where it was made.
       if (prepared) await turn.deps.calibration.learn(turn.model.routeKey, err, prepared.estimate, prepared.fit.reserveTokens);
+      if (turn.started || attempt >= retriesFor(err)) throw tooLarge(err, turn);
     }
   }
+}
+
+/**
+ * How often an overflow is planned again: once, as what the server said settles it; a context
+ * shared with other requests may still run out while they run, so up to three times, each
+ * learning a smaller share of it.
+ */
+function retriesFor(err: ContextOverflowError): number {
+  return err.shared ? 3 : 1;
 }
 
 /** Starts the provider's stream for the prepared window. */

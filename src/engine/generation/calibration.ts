@@ -25,6 +25,12 @@ export interface RouteFit {
   reserveTokens: number;
   /** The window's limit in estimated tokens for this prompt's other parts; none while the context is unknown. */
   limit?: ModelLimit;
+  /**
+   * The context was learned from a server that named it (not configured): a turn that would
+   * rotate only for it first tries the server once more, so a server restarted with a larger
+   * context is used (a refusal costs the server a tokenization, and teaches the same value again).
+   */
+  retest?: boolean;
 }
 
 /** The estimate of a prompt: its messages' counts plus the template's framing. */
@@ -58,14 +64,17 @@ export class RouteCalibration {
    */
   async fit(model: ChatModel, fixedTokens: number, fixedMessages: number): Promise<RouteFit> {
     const row = await this.row(model.routeKey);
-    const contextTokens = minDefined(model.limits.contextSize, row.contextTokens ?? undefined);
+    // A configured context wins: the person said what the model holds.
+    const configured = model.limits.contextSize;
+    const contextTokens = configured ?? row.contextTokens ?? undefined;
     const factor = row.factor;
     if (contextTokens === undefined) return { factor, reserveTokens: model.limits.maxTokens ?? 0 };
+    const retest = configured === undefined && row.contextSource === 'server';
     const reserveTokens = Math.min(model.limits.maxTokens ?? Math.floor(contextTokens / 4), Math.floor(contextTokens / 2));
     const usable = Math.floor(contextTokens * CONTEXT_MARGIN) - reserveTokens;
     const fixed = fixedMessages > 0 ? fixedTokens + PER_MESSAGE_TOKENS * fixedMessages : 0;
     const cap = Math.floor(usable / factor) - fixed - PER_PROMPT_TOKENS;
-    return { factor, contextTokens, reserveTokens, limit: { cap, perBlock: PER_MESSAGE_TOKENS } };
+    return { factor, contextTokens, reserveTokens, limit: { cap, perBlock: PER_MESSAGE_TOKENS }, retest };
   }
 
   /** The provider counted `observed` tokens for a prompt estimated at `estimate`. */
@@ -74,8 +83,15 @@ export class RouteCalibration {
     const row = await this.row(routeKey);
     const ratio = clamp(observed / estimate);
     const factor = row.samples === 0 || ratio > row.factor ? ratio : row.factor * (1 - SMOOTHING) + ratio * SMOOTHING;
-    const moved = Math.abs(factor - row.factor) / row.factor > 0.01;
+    let moved = Math.abs(factor - row.factor) / row.factor > 0.01;
     row.factor = factor;
+    // The server took a prompt larger than the context learned from it: it has grown (a restart
+    // with a larger -c). Forget the old value; the next refusal names the new one.
+    if (row.contextTokens !== null && observed > row.contextTokens) {
+      row.contextTokens = null;
+      row.contextSource = null;
+      moved = true;
+    }
     row.samples++;
     if (moved || row.samples <= 3) await this.save(row);
   }
@@ -91,13 +107,43 @@ export class RouteCalibration {
       row.samples++;
     }
     const sent = Math.ceil(row.factor * estimate) + reserveTokens;
-    const context = err.contextTokens ?? Math.floor(sent * 0.8);
-    row.contextTokens = minDefined(row.contextTokens ?? undefined, context) ?? null;
+    const learned = learnedContext(row, err, sent);
+    row.contextTokens = learned.tokens;
+    row.contextSource = learned.source;
     // A context that is known but refused this prompt: the estimate ran low, so raise it.
     if (!err.promptTokens && err.contextTokens !== undefined && sent <= err.contextTokens) {
       row.factor = clamp((row.factor * err.contextTokens) / Math.max(1, sent - reserveTokens) * 1.05);
     }
     await this.save(row);
+  }
+
+  /** A probe past the learned context was refused, naming the server's context: keep it (it may have changed). */
+  async confirmContext(routeKey: string, contextTokens: number): Promise<void> {
+    const row = await this.row(routeKey);
+    if (row.contextTokens === contextTokens && row.contextSource === 'server') return;
+    row.contextTokens = contextTokens;
+    row.contextSource = 'server';
+    await this.save(row);
+  }
+
+  /** The server took more than the context learned from it: forget that value (the next refusal names the new one). */
+  async forgetContext(routeKey: string): Promise<void> {
+    const row = await this.row(routeKey);
+    row.contextTokens = null;
+    row.contextSource = null;
+    await this.save(row);
+  }
+
+  /** What was learned about each route, for `mgpt models`. */
+  async list(): Promise<CalibrationRow[]> {
+    return this.store.calibration.list();
+  }
+
+  /** Forgets what was learned about one route, or about all of them. */
+  async reset(routeKey?: string): Promise<number> {
+    if (routeKey === undefined) this.rows.clear();
+    else this.rows.delete(routeKey);
+    return this.store.calibration.delete(routeKey);
   }
 
   private async row(routeKey: string): Promise<CalibrationRow> {
@@ -107,7 +153,7 @@ export class RouteCalibration {
     // Another turn may have loaded (and changed) it meanwhile: keep that one.
     let row = this.rows.get(routeKey);
     if (!row) {
-      row = stored ?? { routeKey, factor: 1, samples: 0, contextTokens: null, updatedAt: '' };
+      row = stored ?? { routeKey, factor: 1, samples: 0, contextTokens: null, contextSource: null, updatedAt: '' };
       this.rows.set(routeKey, row);
     }
     return row;
@@ -121,6 +167,23 @@ export class RouteCalibration {
       // Another writer holds the file this instant: the next turn saves it.
     }
   }
+}
+
+/**
+ * The context an overflow teaches. A server that names its context is believed, even above what
+ * was learned before (it was restarted larger), unless its context is shared between parallel
+ * requests: then what one request may take was learned lower, and stays. Without a number, the
+ * context is taken to be well below what was sent.
+ */
+function learnedContext(row: CalibrationRow, err: ContextOverflowError, sent: number): { tokens: number; source: NonNullable<CalibrationRow['contextSource']> } {
+  const below = Math.floor(sent * 0.8);
+  const known = row.contextTokens ?? undefined;
+  if (err.shared) return { tokens: minDefined(known, below)!, source: 'shared' };
+  if (err.contextTokens !== undefined) {
+    if (row.contextSource === 'shared' && known !== undefined && known < err.contextTokens) return { tokens: known, source: 'shared' };
+    return { tokens: err.contextTokens, source: 'server' };
+  }
+  return { tokens: minDefined(known, below)!, source: row.contextSource === 'shared' ? 'shared' : 'estimate' };
 }
 
 function clamp(f: number): number {

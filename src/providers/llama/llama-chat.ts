@@ -18,7 +18,9 @@ export interface LlamaOptions {
   maxTokens?: number;
 }
 
-export const LLAMA_DEFAULTS = { contextSize: 2048, temperature: 0.8, maxTokens: 256 } as const;
+import { LLAMA_DEFAULTS } from '../../core/models.js';
+
+export { LLAMA_DEFAULTS };
 
 /**
  * Threads when none are configured: one core stays with Node's own thread (streams, SQLite, HTTP);

@@ -9,7 +9,10 @@ import { ContextOverflowError } from '../../core/errors.js';
  *   tokens. However, your messages resulted in N tokens..."}}`;
  * - vLLM: "This model's maximum context length is M tokens. However, you requested N tokens
  *   (P in the messages, C in the completion)";
- * - Ollama: "the input length exceeds the context length" / "prompt too long; exceeded max context length".
+ * - Ollama: "the input length exceeds the context length" / "prompt too long; exceeded max context length";
+ * - llama-server whose context is shared between parallel requests (no -np, or --kv-unified): an
+ *   error chunk in the stream, "Context size has been exceeded.", when the requests together ran
+ *   out of it (see streamOverflow).
  * Anything else is not an overflow (undefined).
  */
 export function parseContextOverflow(status: number, bodyText: string): ContextOverflowError | undefined {
@@ -23,14 +26,20 @@ export function parseContextOverflow(status: number, bodyText: string): ContextO
   if (!known && !OVERFLOW_TEXT.test(message)) return undefined;
   const contextTokens = num(err?.n_ctx) ?? match(message, CONTEXT_PATTERNS);
   const promptTokens = num(err?.n_prompt_tokens) ?? match(message, PROMPT_PATTERNS);
+  // llama-server's words when parallel requests together filled the context they share.
+  const shared = SHARED_TEXT.test(message);
   return new ContextOverflowError(`the model's context is too small for this prompt: ${message.trim().slice(0, 300)}`, {
     contextTokens,
     promptTokens,
+    shared,
+    hint: shared ? SHARED_CONTEXT_HINT : undefined,
   });
 }
 
+const SHARED_TEXT = /context size has been exceeded/i;
+
 const OVERFLOW_TEXT =
-  /exceeds? the available context size|maximum context length is|context length exceeded|exceeds? (?:the )?(?:max(?:imum)? )?context length|prompt too long|context_length_exceeded|too many tokens for the context/i;
+  /context size has been exceeded|exceeds? the available context size|maximum context length is|context length exceeded|exceeds? (?:the )?(?:max(?:imum)? )?context length|prompt too long|context_length_exceeded|too many tokens for the context/i;
 
 /** Where a message names the model's context. */
 const CONTEXT_PATTERNS = [
@@ -70,4 +79,19 @@ function parseJson(text: string): Record<string, unknown> | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The hint for a context that parallel requests share and ran out of. */
+export const SHARED_CONTEXT_HINT =
+  "the server's context is shared between its parallel requests (llama-server without -np, or with --kv-unified): " +
+  'mgpt has lowered what one turn sends; to avoid it, give each slot its own context (llama-server -np N -c N*CTX) or lower --concurrency';
+
+/**
+ * An error chunk in a stream that says the context ran out: with llama-server, parallel requests
+ * filled a context they share, not this prompt alone. Undefined when it is anything else.
+ */
+export function streamOverflow(error: { message?: string }): ContextOverflowError | undefined {
+  const message = String(error.message ?? '');
+  if (!SHARED_TEXT.test(message)) return undefined;
+  return new ContextOverflowError(`the model's context ran out mid-reply: ${message.trim().slice(0, 300)}`, { shared: true, hint: SHARED_CONTEXT_HINT });
 }

@@ -1,9 +1,9 @@
-import { CancelledError, ProviderError } from '../../core/errors.js';
+import { CancelledError, ContextOverflowError, ProviderError } from '../../core/errors.js';
 import { ceiling } from '../../core/models.js';
 import { retrying, shouldRetry } from '../../core/retry.js';
 import type { ChatModel, ChatRequest, GeneratedImage, ImageGenerationRequest, ProviderUsage, RouteLimits, StreamPart } from '../spec.js';
 import { SseDecoder } from '../../core/sse.js';
-import { parseContextOverflow } from './context-overflow.js';
+import { parseContextOverflow, streamOverflow } from './context-overflow.js';
 import { type PostResponse, post, readText } from './http-post.js';
 
 export interface OpenAIChatOptions {
@@ -127,8 +127,8 @@ export class OpenAIChatModel implements ChatModel {
     });
   }
 
-  private wrap(err: unknown, signal?: AbortSignal): ProviderError | CancelledError {
-    if (err instanceof ProviderError || err instanceof CancelledError) return err;
+  private wrap(err: unknown, signal?: AbortSignal): ProviderError | CancelledError | ContextOverflowError {
+    if (err instanceof ProviderError || err instanceof CancelledError || err instanceof ContextOverflowError) return err;
     if (signal?.aborted || (err as { name?: string }).name === 'AbortError') return new CancelledError();
     return new ProviderError(`cannot reach the model provider at ${this.opts.baseUrl}: ${(err as Error).message}`, {
       retryable: shouldRetry({ error: err }, { idempotent: true }),
@@ -208,7 +208,7 @@ function* handlePayloads(payloads: string[], state: ChunkState): Generator<Strea
     } catch {
       throw new ProviderError(`provider sent a malformed stream chunk: ${data.slice(0, 80)}`);
     }
-    if (chunk.error) throw new ProviderError(`provider error: ${chunk.error.message ?? JSON.stringify(chunk.error)}`);
+    if (chunk.error) throw streamOverflow(chunk.error) ?? new ProviderError(`provider error: ${chunk.error.message ?? JSON.stringify(chunk.error)}`);
     for (const choice of chunk.choices ?? []) {
       const d = choice.delta ?? {};
       if (typeof d.content === 'string' && d.content.length > 0) yield { type: 'text-delta', text: d.content };

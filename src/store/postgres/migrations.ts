@@ -198,4 +198,9 @@ export const PG_MIGRATIONS: readonly string[] = [
     PRIMARY KEY (account_id, key)
   );
   `,
+  `
+  -- Where a learned context came from: 'server' (the overflow answer named it), 'estimate' (it did
+  -- not), or 'shared' (a server whose context is shared between parallel requests ran out).
+  ALTER TABLE route_calibration ADD COLUMN context_source TEXT COLLATE "C";
+  `,
 ];

@@ -11,8 +11,7 @@ export class CalibrationRepo {
   get(routeKey: string): CalibrationRow | undefined {
     return this.s
       .get(
-        `SELECT route_key AS routeKey, factor, samples, context_tokens AS contextTokens, updated_at AS updatedAt
-         FROM route_calibration WHERE route_key = ?`,
+        `SELECT ${COLUMNS} FROM route_calibration WHERE route_key = ?`,
       )
       .get(routeKey) as CalibrationRow | undefined;
   }
@@ -20,11 +19,22 @@ export class CalibrationRepo {
   save(row: CalibrationRow): void {
     this.s
       .get(
-        `INSERT INTO route_calibration (route_key, factor, samples, context_tokens, updated_at)
-         VALUES (@routeKey, @factor, @samples, @contextTokens, @updatedAt)
+        `INSERT INTO route_calibration (route_key, factor, samples, context_tokens, context_source, updated_at)
+         VALUES (@routeKey, @factor, @samples, @contextTokens, @contextSource, @updatedAt)
          ON CONFLICT (route_key) DO UPDATE SET factor = excluded.factor, samples = excluded.samples,
-           context_tokens = excluded.context_tokens, updated_at = excluded.updated_at`,
+           context_tokens = excluded.context_tokens, context_source = excluded.context_source, updated_at = excluded.updated_at`,
       )
       .run(row);
   }
+
+  list(): CalibrationRow[] {
+    return this.s.get(`SELECT ${COLUMNS} FROM route_calibration ORDER BY route_key`).all() as CalibrationRow[];
+  }
+
+  delete(routeKey?: string): number {
+    if (routeKey === undefined) return this.s.get('DELETE FROM route_calibration').run().changes;
+    return this.s.get('DELETE FROM route_calibration WHERE route_key = ?').run(routeKey).changes;
+  }
 }
+
+const COLUMNS = 'route_key AS routeKey, factor, samples, context_tokens AS contextTokens, context_source AS contextSource, updated_at AS updatedAt';

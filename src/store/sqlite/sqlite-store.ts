@@ -60,6 +60,8 @@ export class SqliteStore implements Store {
     this.calibration = {
       get: async (routeKey) => repos.calibration.get(routeKey),
       save: async (row) => repos.calibration.save(row),
+      list: async () => repos.calibration.list(),
+      delete: async (routeKey) => repos.calibration.delete(routeKey),
     };
   }
 

@@ -4,7 +4,7 @@ import type { BlockRow } from '../../../store/types.js';
 import { ContextOverflowError } from '../../../core/errors.js';
 import { readReply } from '../../generation/reply.js';
 import { windowMessages } from './window-state.js';
-import { CONTEXT_MARGIN, PER_MESSAGE_TOKENS, PER_PROMPT_TOKENS, type RouteCalibration, type RouteFit, promptEstimate } from '../../generation/calibration.js';
+import { CONTEXT_MARGIN, PER_MESSAGE_TOKENS, PER_PROMPT_TOKENS, type RouteCalibration, type RouteFit, promptEstimate, promptEstimateOf } from '../../generation/calibration.js';
 
 export const SUMMARY_INSTRUCTIONS =
   'You maintain the long-term memory of a conversation. Summarize the conversation below so that ' +
@@ -26,9 +26,11 @@ export const FOLD_REQUEST =
 const LINE_TOKENS = 3;
 
 /**
- * The rotation summary of `span`, at most `maxTokens` estimated tokens. When the span does not
- * fit one request to the model, it is summarized in pieces, each folding in the summary so far,
- * so the last piece's summary covers the whole span.
+ * The rotation summary of `span`, at most `maxTokens` estimated tokens. As many of its first blocks
+ * as one request to the model holds are sent as the conversation sent them, so a prefix cache
+ * serves them; the rest, when the span is larger than that (a context just learned from an
+ * overflow), follows as a transcript in pieces, each folding in the summary so far, so the last
+ * piece's summary covers the whole span.
  */
 export async function summarizeSpan(
   model: ChatModel,
@@ -42,10 +44,15 @@ export async function summarizeSpan(
 ): Promise<string> {
   if (maxTokens <= 0) return '';
   const replyTokens = Math.ceil(maxTokens * fit.factor);
-  const asPrefix = prefixRequest(tok, span, instructions, fit, replyTokens, signal);
-  if (asPrefix) return tok.truncate(await summarizeOnce(model, calibration, asPrefix), maxTokens);
+  // As much of the span as one request holds goes in the conversation's own form (the cache serves it).
+  const lead = leadingBlocks(tok, span, instructions, fit, replyTokens);
   let summary = '';
-  for (const piece of pieces(span, tok, pieceCapacity(tok, fit, replyTokens, maxTokens))) {
+  if (lead > 0) {
+    summary = tok.truncate(await summarizeOnce(model, calibration, prefixRequest(tok, span.slice(0, lead), instructions, replyTokens, signal)), maxTokens);
+  }
+  // The rest, if any, as a transcript in pieces, each folding in the summary so far.
+  const rest = span.slice(lead);
+  for (const piece of rest.length ? pieces(rest, tok, pieceCapacity(tok, fit, replyTokens, maxTokens)) : []) {
     const earlier = summary ? `Earlier summary: ${summary}` : undefined;
     const lines = earlier ? [earlier, ...piece.lines] : piece.lines;
     const tokens = piece.tokens + (earlier ? tok.count(earlier) + LINE_TOKENS : 0);
@@ -65,23 +72,31 @@ interface SummaryRequest {
 }
 
 /**
- * The span as the conversation sent it (instructions, then its blocks), then FOLD_REQUEST; null
- * when that does not fit one request to the model, or when the span holds nothing but a summary.
+ * How many of the span's first blocks one request in the conversation's form holds (instructions,
+ * the blocks, FOLD_REQUEST, and room for the summary); 0 when that is not even one message, since
+ * a summary must fold something new.
  */
-function prefixRequest(
-  tok: TokenEstimator,
-  span: readonly BlockRow[],
-  instructions: { text: string; tokens: number },
-  fit: RouteFit,
-  replyTokens: number,
-  signal: AbortSignal,
-): SummaryRequest | null {
-  if (!span.some((b) => b.kind === 'message')) return null;
-  const counts = [...(instructions.text ? [instructions.tokens] : []), ...span.map((b) => b.tokens), tok.count(FOLD_REQUEST)];
-  const estimate = promptEstimate(counts);
-  if (fit.contextTokens !== undefined && estimate * fit.factor + replyTokens > fit.contextTokens * CONTEXT_MARGIN) return null;
-  const messages = [...windowMessages(instructions.text, span), { role: 'user' as const, content: FOLD_REQUEST }];
-  return { messages, estimate, replyTokens, signal };
+function leadingBlocks(tok: TokenEstimator, span: readonly BlockRow[], instructions: { tokens: number; text: string }, fit: RouteFit, replyTokens: number): number {
+  let tokens = tok.count(FOLD_REQUEST) + (instructions.text ? instructions.tokens : 0);
+  let messages = instructions.text ? 2 : 1;
+  const room = fit.contextTokens === undefined ? Infinity : fit.contextTokens * CONTEXT_MARGIN - replyTokens;
+  let lead = 0;
+  let lastMessage = 0;
+  for (const b of span) {
+    tokens += b.tokens;
+    messages++;
+    if (promptEstimateOf(tokens, messages) * fit.factor > room) break;
+    lead++;
+    if (b.kind === 'message') lastMessage = lead;
+  }
+  return lastMessage;
+}
+
+/** The span's first blocks as the conversation sent them (instructions, then the blocks), then FOLD_REQUEST. */
+function prefixRequest(tok: TokenEstimator, blocks: readonly BlockRow[], instructions: { text: string; tokens: number }, replyTokens: number, signal: AbortSignal): SummaryRequest {
+  const counts = [...(instructions.text ? [instructions.tokens] : []), ...blocks.map((b) => b.tokens), tok.count(FOLD_REQUEST)];
+  const messages = [...windowMessages(instructions.text, blocks), { role: 'user' as const, content: FOLD_REQUEST }];
+  return { messages, estimate: promptEstimate(counts), replyTokens, signal };
 }
 
 /** A span too big for one request, one piece of it as a transcript under SUMMARY_INSTRUCTIONS. */

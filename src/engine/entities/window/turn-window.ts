@@ -5,6 +5,7 @@ import type { ChatMessage, ChatModel } from '../../../providers/spec.js';
 import type { BlockRow, EntityRow } from '../../../store/types.js';
 import { PER_MESSAGE_TOKENS, type RouteFit, promptEstimateOf } from '../../generation/calibration.js';
 import type { EngineDeps } from '../../deps.js';
+import { contextGrew } from './context-probe.js';
 import { summarizeSpan } from './summarize.js';
 import { WindowState } from './window-state.js';
 
@@ -71,15 +72,19 @@ export interface PreparedWindow {
  * Plans the window for the route's limits, rotating (with a summary) when the budget or the model
  * needs it. Without a rotation nothing here walks the window: its sums are kept (window-state.ts).
  */
-export async function rotate(turn: WindowTurn): Promise<PreparedWindow> {
+export async function rotate(turn: WindowTurn, mayProbe = false): Promise<PreparedWindow> {
   const { deps, entity, model, window, count } = turn;
   const blocks = window.blocks;
   const fixedMessages = entity.instructions ? 1 : 0;
-  const fit = await deps.calibration.fit(model, entity.instructionsTokens, fixedMessages);
-  // Rotation is monotonic in the new message's size: if the bound needs none, neither does the exact count.
-  const shares = deps.limits.rotation;
-  let plan = planRotation(blocks, count.bound, entity.budgetTokens, fit.limit, window.tokens, shares);
-  if (plan) plan = planRotation(blocks, await count.exact(), entity.budgetTokens, fit.limit, window.tokens, shares);
+  let fit = await deps.calibration.fit(model, entity.instructionsTokens, fixedMessages);
+  let plan = await planFor(turn, fit);
+  // A rotation only for a context learned from the server: first ask whether it has grown.
+  if (plan && mayProbe && fit.retest && !planRotation(blocks, await count.exact(), entity.budgetTokens, undefined, window.tokens, deps.limits.rotation)) {
+    if (await contextGrew(turn, fit, await count.exact())) {
+      fit = await deps.calibration.fit(model, entity.instructionsTokens, fixedMessages);
+      plan = await planFor(turn, fit);
+    }
+  }
   const summary = plan ? await summarize(turn, plan, fit) : undefined;
   const head = plan && summary ? WindowState.of([summary, ...blocks.slice(plan.take)]) : window;
   const lastPosition = blocks.length ? blocks[blocks.length - 1].position : 0;
@@ -97,6 +102,15 @@ export async function rotate(turn: WindowTurn): Promise<PreparedWindow> {
   const fixedTokens = entity.instructions ? entity.instructionsTokens : 0;
   const estimate = promptEstimateOf(fixedTokens + head.tokens + user.tokens, fixedMessages + head.blocks.length + 1);
   return { fit, plan, summary, head, userBlock: user, estimate };
+}
+
+/** The rotation the turn needs for the budget and `fit`'s limit, or null. */
+async function planFor(turn: WindowTurn, fit: RouteFit): Promise<RotationPlan | null> {
+  const { deps, entity, window, count } = turn;
+  const shares = deps.limits.rotation;
+  // Rotation is monotonic in the new message's size: if the bound needs none, neither does the exact count.
+  const plan = planRotation(window.blocks, count.bound, entity.budgetTokens, fit.limit, window.tokens, shares);
+  return plan && planRotation(window.blocks, await count.exact(), entity.budgetTokens, fit.limit, window.tokens, shares);
 }
 
 /** Folds the plan's span of the window into one summary block. */

@@ -1,0 +1,92 @@
+// What rotation costs against a real model server: llama-server's own timings for every request
+// of a long conversation on one entity (the default budget, no context configured).
+import { join } from 'node:path';
+import { openEngineSync } from '../src/engine/open-engine.js';
+import { llamaServerParts, startLlamaServer } from '../test/helpers/llama-server.js';
+import { type Timed, recordingProxy } from '../test/helpers/recording-proxy.js';
+
+
+export interface RotationCost {
+  context: number;
+  turns: number;
+  /** Prompt tokens the server processed per turn, summaries included. */
+  processedPerTurn: number;
+  /** The new prompt tokens of a turn: the median `prompt_n` of reply requests that hit the cache. */
+  newPerTurn: number;
+  summariesPer100: number;
+  /** Of all prompt tokens, the share the cache served. */
+  cacheReuse: number;
+  /** Of the prompt tokens processed, the share summaries took. */
+  summaryShare: number;
+  failures: number;
+  /** Every request, in order: for a closer look (MGPT_BENCH_TRACE=1 prints them). */
+  trace: Timed[];
+}
+
+const WORDS = (
+  'Lily Tom the big red ball park sun dog cat tree house mom dad played ran jumped happy sad ' +
+  'friend little girl boy said looked found wanted to and with in on a they were went saw'
+).split(' ');
+
+/** A deterministic message of 12-30 words, so runs compare. */
+function messages(seed: number): () => string {
+  let s = seed;
+  const next = () => {
+    s = (s * 1103515245 + 12345) & 0x7fffffff;
+    return s / 0x7fffffff;
+  };
+  return () => Array.from({ length: 12 + Math.floor(next() * 19) }, () => WORDS[Math.floor(next() * WORDS.length)]).join(' ');
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
+
+/** null when llama-server or the model is not here (the helper says so loudly). */
+export async function benchRotationCost(work: string, context: number, turns: number, shares: { rotateTargetPercent?: number; summaryPercent?: number } = {}): Promise<RotationCost | null> {
+  const parts = llamaServerParts();
+  if (!parts) return null;
+  // The tiny model was trained at 2,048 tokens, and llama-server caps a slot there unless told otherwise.
+  const trained = context > 2048 ? ['--override-kv', `llama.context_length=int:${context}`] : [];
+  const server = await startLlamaServer(parts, ['-c', String(context), '-np', '1', '--temp', '0', '-n', '64', ...trained]);
+  const seen: Timed[] = [];
+  const proxy = await recordingProxy(server.origin, seen);
+  const engine = openEngineSync({
+    db: join(work, `rotation-${context}-${Date.now()}.db`),
+    ...shares,
+    route: () => ({ provider: 'openai', baseUrl: `${proxy.origin}/v1`, model: 'stories', maxRetries: 0 }),
+  });
+  let failures = 0;
+  try {
+    const e = await engine.entities.create({ model: 'mgpt-1-27b', instructions: 'Tell gentle stories about Lily and Tom.' }, 'local');
+    const next = messages(context);
+    for (let i = 0; i < turns; i++) {
+      try {
+        for await (const _ of engine.entities.send(e.id, { content: next() }, 'local'));
+      } catch {
+        failures++;
+      }
+    }
+  } finally {
+    engine.close();
+    proxy.close();
+    await server.stop();
+  }
+  return costOf(context, turns, seen, failures);
+}
+
+function costOf(context: number, turns: number, seen: Timed[], failures: number): RotationCost {
+  const processed = seen.reduce((t, r) => t + r.promptN, 0);
+  const cached = seen.reduce((t, r) => t + r.cacheN, 0);
+  const summaries = seen.filter((r) => r.summary);
+  const hits = seen.filter((r) => !r.summary && r.cacheN > 0).map((r) => r.promptN);
+  return {
+    context,
+    turns,
+    processedPerTurn: processed / turns,
+    newPerTurn: median(hits),
+    summariesPer100: (summaries.length * 100) / turns,
+    cacheReuse: cached / Math.max(1, processed + cached),
+    summaryShare: summaries.reduce((t, r) => t + r.promptN, 0) / Math.max(1, processed),
+    failures,
+    trace: seen,
+  };
+}

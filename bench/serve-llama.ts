@@ -1,0 +1,67 @@
+// What `mgpt serve` adds to a buffered request against the real llama-server: the same
+// chat completion sent directly and through serve's OpenAI facade (a stateless completion), one
+// after the other, so the server's cache and the machine's load treat both alike.
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { llamaServerParts, startLlamaServer } from '../test/helpers/llama-server.js';
+
+export interface ServeLlamaBench {
+  directMs: number;
+  serveMs: number;
+  addedMs: number;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+
+function startServe(bin: string, env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [bin, 'serve', '--port', '0'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  return new Promise((resolve, reject) => {
+    child.stdout!.once('data', (d) => resolve({ child, url: String(d).trim() }));
+    child.once('exit', (code) => reject(new Error(`serve exited ${code}`)));
+  });
+}
+
+async function timed(url: string, body: unknown, key?: string): Promise<number> {
+  const t0 = performance.now();
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${url}: ${res.status} ${text.slice(0, 200)}`);
+  return performance.now() - t0;
+}
+
+/** null when llama-server or the model is not here. */
+export async function benchServeLlama(root: string, work: string, runs: number): Promise<ServeLlamaBench | null> {
+  const parts = llamaServerParts();
+  if (!parts) return null;
+  const server = await startLlamaServer(parts, ['-c', '2048', '-np', '1', '--temp', '0']);
+  const bin = join(root, 'bin', 'mgpt');
+  const env = { ...process.env, MGPT_DB: join(work, 'serve-llama.db'), MGPT_CONFIG_DIR: join(work, 'serve-llama-cfg'), MGPT_PROVIDER: 'openai', MGPT_PROVIDER_URL: server.url, NO_COLOR: '1' };
+  const key = spawnSync(process.execPath, [bin, 'keys', 'create', '--account', 'local', '--scopes', 'mgpt.responses:create'], { env, encoding: 'utf8' }).stdout.trim();
+  const serve = await startServe(bin, env);
+  const messages = [
+    { role: 'system', content: 'Tell gentle stories about Lily and Tom.' },
+    { role: 'user', content: 'Lily and Tom went to the park with a big red ball.' },
+  ];
+  const direct: number[] = [];
+  const through: number[] = [];
+  try {
+    const body = { model: 'mgpt-1-27b', messages, max_tokens: 16, stream: false };
+    for (let i = 0; i < 3; i++) {
+      await timed(`${server.url}/chat/completions`, body);
+      await timed(`${serve.url}/v1/chat/completions`, body, key);
+    }
+    for (let i = 0; i < runs; i++) {
+      direct.push(await timed(`${server.url}/chat/completions`, body));
+      through.push(await timed(`${serve.url}/v1/chat/completions`, body, key));
+    }
+  } finally {
+    serve.child.kill('SIGTERM');
+    await server.stop();
+  }
+  const added = through.map((t, i) => t - direct[i]);
+  return { directMs: median(direct), serveMs: median(through), addedMs: median(added) };
+}

@@ -1,0 +1,40 @@
+import { ContextOverflowError } from '../../../core/errors.js';
+import type { ChatMessage } from '../../../providers/spec.js';
+import { type RouteFit, promptEstimateOf } from '../../generation/calibration.js';
+import { readReply } from '../../generation/reply.js';
+import type { WindowTurn } from './turn-window.js';
+import { windowMessages } from './window-state.js';
+
+/** How far past the learned context a probe's prompt goes, so an acceptance proves the context grew. */
+const PROBE_OVER = 1.1;
+
+/**
+ * Asks the server whether its context has grown past what was learned from it (a restart with a
+ * larger -c): the turn's own prompt, then filler to just past the learned context, for one token.
+ * A refusal costs the server a tokenization and teaches the same value again (false). An answer
+ * means the context grew: the learned value is forgotten (true), and the turn plans without it.
+ * The prompt starts as the turn's does, so what the server processed serves the turn from its cache.
+ */
+export async function contextGrew(turn: WindowTurn, fit: RouteFit, newTokens: number): Promise<boolean> {
+  const { deps, entity, model, window } = turn;
+  const fixed = entity.instructions ? 1 : 0;
+  const promptEstimate = promptEstimateOf((fixed ? entity.instructionsTokens : 0) + window.tokens + newTokens, fixed + window.blocks.length + 2);
+  const learned = fit.contextTokens ?? 0;
+  // Digits and spaces: at least one of the model's tokens each, whatever its vocabulary.
+  const past = Math.max(1, Math.ceil(learned * PROBE_OVER - promptEstimate * fit.factor));
+  const filler = Array.from({ length: past }, (_, i) => i % 10).join(' ');
+  const messages: ChatMessage[] = [...windowMessages(entity.instructions, window.blocks), { role: 'user', content: turn.content }, { role: 'user', content: filler }];
+  let counted: number | undefined;
+  try {
+    counted = (await readReply(model.stream({ messages, maxTokens: 1, purpose: 'reply', signal: turn.signal }))).usage?.inputTokens;
+  } catch (err) {
+    if (!(err instanceof ContextOverflowError)) throw err;
+    // Only the context it names: the filler says nothing about how the model counts the conversation.
+    if (err.contextTokens !== undefined) await deps.calibration.confirmContext(model.routeKey, err.contextTokens);
+    return false;
+  }
+  // Taken, but the server counted no more than it was known to hold: nothing new.
+  if (counted !== undefined && counted <= learned) return false;
+  await deps.calibration.forgetContext(model.routeKey);
+  return true;
+}
