@@ -15,12 +15,13 @@ import { sqlTurnsPerSecond } from './sql-floor.js';
 import { seedTranscript } from './seed.js';
 import { benchTokens } from './tokens.js';
 import { benchRotationCost } from './rotation-cache.js';
+import { benchServeLlama } from './serve-llama.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = join(root, 'bin', 'mgpt');
 const work = mkdtempSync(join(tmpdir(), 'mgpt-bench-'));
 const quick = process.argv.includes('--quick');
-// `--only=turns,window,serve` runs just those sections (startup, turns, window, export, serve, branch, chat, senders, llama, tokens, rotation).
+// `--only=turns,window,serve` runs just those sections (startup, turns, window, export, serve, branch, chat, senders, llama, tokens, rotation, serve-llama).
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
 const section = (name: string) => !only || only.includes(name);
 
@@ -313,6 +314,17 @@ if (section('rotation')) {
     const summaries = context === 2048 ? { target: '<= 15', met: r.summariesPer100 <= 15 } : {};
     rows.push({ name: `rotation ${at}: summary calls per 100 turns`, value: r.summariesPer100, unit: 'n', ...summaries, note: `summaries took ${(r.summaryShare * 100).toFixed(0)}% of the tokens processed` });
     rows.push({ name: `rotation ${at}: prompt tokens from the cache`, value: r.cacheReuse * 100, unit: '%' });
+  }
+}
+
+// 9. What serve adds to a buffered completion against the real llama-server (interleaved medians).
+if (section('serve-llama')) {
+  const r = await benchServeLlama(root, work, quick ? 15 : 40);
+  if (!r) {
+    console.warn('serve-llama: no llama-server (MGPT_TEST_LLAMA_SERVER) or model (MGPT_TEST_GGUF): its rows were not measured');
+  } else {
+    rows.push({ name: 'serve: buffered completion vs llama-server direct, added', value: r.addedMs, unit: 'ms', target: '<= 2', met: r.addedMs <= 2, note: `${r.serveMs.toFixed(1)} vs ${r.directMs.toFixed(1)} ms` });
+    rows.push({ name: 'floor: the same to the scripted fake, added', value: r.fakeAddedMs, unit: 'ms', note: "serve's own work a request, no model server beside it" });
   }
 }
 

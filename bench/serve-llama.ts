@@ -3,12 +3,15 @@
 // after the other, so the server's cache and the machine's load treat both alike.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
+import { startFakeOpenAI } from '../test/helpers/fake-openai.js';
 import { llamaServerParts, startLlamaServer } from '../test/helpers/llama-server.js';
 
 export interface ServeLlamaBench {
   directMs: number;
   serveMs: number;
   addedMs: number;
+  /** The floor: the same through serve to the scripted fake (no model server's threads beside it). */
+  fakeAddedMs: number;
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
@@ -38,8 +41,17 @@ export async function benchServeLlama(root: string, work: string, runs: number):
   const parts = llamaServerParts();
   if (!parts) return null;
   const server = await startLlamaServer(parts, ['-c', '2048', '-np', '1', '--temp', '0']);
+  const llama = await added(root, work, 'llama', server.url, runs).finally(() => server.stop());
+  const fake = await startFakeOpenAI();
+  fake.fallback = () => ({ text: 'one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen', delayMs: 12, usage: { prompt_tokens: 100, completion_tokens: 16 } });
+  const floor = await added(root, work, 'fake', fake.url, runs).finally(() => fake.close());
+  return { ...llama, fakeAddedMs: floor.addedMs };
+}
+
+/** Interleaved medians: the same buffered completion sent to `providerUrl` directly and through serve. */
+async function added(root: string, work: string, name: string, providerUrl: string, runs: number): Promise<Omit<ServeLlamaBench, 'fakeAddedMs'>> {
   const bin = join(root, 'bin', 'mgpt');
-  const env = { ...process.env, MGPT_DB: join(work, 'serve-llama.db'), MGPT_CONFIG_DIR: join(work, 'serve-llama-cfg'), MGPT_PROVIDER: 'openai', MGPT_PROVIDER_URL: server.url, NO_COLOR: '1' };
+  const env = { ...process.env, MGPT_DB: join(work, `serve-${name}.db`), MGPT_CONFIG_DIR: join(work, `serve-${name}-cfg`), MGPT_PROVIDER: 'openai', MGPT_PROVIDER_URL: providerUrl, NO_COLOR: '1' };
   const key = spawnSync(process.execPath, [bin, 'keys', 'create', '--account', 'local', '--scopes', 'mgpt.responses:create'], { env, encoding: 'utf8' }).stdout.trim();
   const serve = await startServe(bin, env);
   const messages = [
@@ -51,16 +63,15 @@ export async function benchServeLlama(root: string, work: string, runs: number):
   try {
     const body = { model: 'mgpt-1-27b', messages, max_tokens: 16, stream: false };
     for (let i = 0; i < 3; i++) {
-      await timed(`${server.url}/chat/completions`, body);
+      await timed(`${providerUrl}/chat/completions`, body);
       await timed(`${serve.url}/v1/chat/completions`, body, key);
     }
     for (let i = 0; i < runs; i++) {
-      direct.push(await timed(`${server.url}/chat/completions`, body));
+      direct.push(await timed(`${providerUrl}/chat/completions`, body));
       through.push(await timed(`${serve.url}/v1/chat/completions`, body, key));
     }
   } finally {
     serve.child.kill('SIGTERM');
-    await server.stop();
   }
   const added = through.map((t, i) => t - direct[i]);
   return { directMs: median(direct), serveMs: median(through), addedMs: median(added) };

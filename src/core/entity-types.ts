@@ -173,6 +173,8 @@ export interface SendInput {
   signal?: AbortSignal;
   /** Sampling for this turn only, in the wire names of core/sampling.ts (checked by the engine). */
   sampling?: Record<string, unknown>;
+  /** The caller waits for the whole reply: the provider may answer in one piece (it costs a server less). */
+  buffered?: boolean;
 }
 
 export interface ListMessagesInput {

@@ -58,6 +58,11 @@ export interface ChatRequest {
   temperature?: number;
   /** What the call is for; providers may use it (echo summarizes), most ignore it. */
   purpose?: 'reply' | 'summary';
+  /**
+   * Nobody watches this reply arrive (a request with `stream: false`): a provider may answer it in
+   * one piece, which costs a server less than a stream. The parts are the same, the text in one delta.
+   */
+  buffered?: boolean;
   signal?: AbortSignal;
 }
 

@@ -126,7 +126,7 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
       }));
       return;
     }
-    await serve(fake.limit ? limited(fake, fake.limit, body, reply) : reply, req, res, fake);
+    await serve(fake.limit ? limited(fake, fake.limit, body, reply) : reply, req, res, fake, body?.stream === false);
   });
   server.on('connection', (s) => {
     sockets.add(s);
@@ -177,7 +177,7 @@ function limited(fake: FakeOpenAI, limit: FakeModelLimit, body: any, reply: Scri
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function serve(reply: ScriptedReply, req: IncomingMessage, res: ServerResponse, fake: FakeOpenAI): Promise<void> {
+async function serve(reply: ScriptedReply, req: IncomingMessage, res: ServerResponse, fake: FakeOpenAI, whole = false): Promise<void> {
   let closed = false;
   res.on('close', () => {
     if (!res.writableFinished) {
@@ -195,6 +195,7 @@ async function serve(reply: ScriptedReply, req: IncomingMessage, res: ServerResp
     res.end(reply.body ?? JSON.stringify({ error: { message: `scripted ${reply.status}` } }));
     return;
   }
+  if (whole) return serveWhole(reply, req, res, fake, () => closed);
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   res.flushHeaders();
   // Let written chunks reach the client before a scripted failure cuts the connection.
@@ -234,4 +235,34 @@ async function serve(reply: ScriptedReply, req: IncomingMessage, res: ServerResp
 function streamError(res: ServerResponse, message: string): void {
   res.write(`data: ${JSON.stringify({ error: { code: 500, message, type: 'server_error' } })}\n\n`);
   res.end();
+}
+
+/**
+ * A request with `stream: false`: the same scripted reply as one completion, after as long as its
+ * chunks would have taken. A scripted mid-stream failure cuts the connection; a stream error is a 500.
+ */
+async function serveWhole(reply: ScriptedReply, req: IncomingMessage, res: ServerResponse, fake: FakeOpenAI, closed: () => boolean): Promise<void> {
+  const pieces = Array.isArray(reply.text) ? reply.text : (reply.text ?? '').match(/\s*\S+/g) ?? [];
+  if (reply.chunkDelayMs) await sleep(reply.chunkDelayMs * pieces.length);
+  if (reply.holdAfterFirst) await reply.holdAfterFirst;
+  if (closed()) return;
+  if (reply.failAfterChunks !== undefined) {
+    req.socket.destroy();
+    return;
+  }
+  if (reply.streamError) {
+    res.writeHead(500, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ error: { code: 500, message: reply.streamError.message, type: 'server_error' } }));
+    return;
+  }
+  fake.firstTokenAt.push(performance.now());
+  const toolCalls = reply.toolCalls?.map((t) => ({ id: t.id, type: 'function', function: { name: t.name, arguments: t.arguments } }));
+  const finish = reply.finishReason ?? (reply.toolCalls?.length ? 'tool_calls' : 'stop');
+  const usage = reply.usage && { ...reply.usage, total_tokens: reply.usage.prompt_tokens + reply.usage.completion_tokens };
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({
+    id: 'chatcmpl-fake', object: 'chat.completion', created: 1, model: 'fake',
+    choices: [{ index: 0, message: { role: 'assistant', content: pieces.join(''), ...(toolCalls?.length ? { tool_calls: toolCalls } : {}) }, finish_reason: finish }],
+    ...(usage ? { usage } : {}),
+  }));
 }

@@ -56,6 +56,24 @@ describe('openai provider', () => {
     });
   });
 
+  it('answers a buffered request (nobody watches it arrive) in one piece: stream false, the same parts', async () => {
+    fake.script({ text: ['Hel', 'lo'], toolCalls: [{ id: 'call_1', name: 'lookup', arguments: '{}' }], usage: { prompt_tokens: 7, completion_tokens: 3 } });
+    const out = await parts(model().stream({ messages: [{ role: 'user', content: 'hi' }], maxTokens: 50, buffered: true }));
+    expect(out).toEqual([
+      { type: 'text-delta', text: 'Hello' },
+      { type: 'tool-call', callId: 'call_1', name: 'lookup', arguments: '{}' },
+      { type: 'usage', usage: { inputTokens: 7, outputTokens: 3 } },
+      { type: 'finish', reason: 'tool_calls' },
+    ]);
+    const body = fake.requests.at(-1)!.body;
+    expect(body).toMatchObject({ stream: false, max_tokens: 50 });
+    expect(body).not.toHaveProperty('stream_options');
+    // A context shared by parallel requests that ran out: llama-server's 500, an overflow.
+    fake.script({ text: 'x', streamError: { afterChunks: 0, message: 'Context size has been exceeded.' } });
+    const err = await parts(model({ maxRetries: 0 }).stream({ messages: [{ role: 'user', content: 'hi' }], buffered: true })).catch((x) => x);
+    expect(err).toMatchObject({ name: 'ContextOverflowError', shared: true });
+  });
+
   it('retries 5xx, 429 and dropped connections before the first byte, then succeeds', async () => {
     const before = fake.requests.length;
     fake.script({ status: 503 }, { status: 429 }, { text: 'ok' });

@@ -114,6 +114,8 @@ describe('OpenAI-compatible facade: entity turns', () => {
     history.push({ role: 'assistant', content: first.text }, { role: 'user', content: 'two' });
     const second = await client.chat.completions.create({ model: `entity:${e.id}`, messages: history });
     expect(second.object).toBe('chat.completion');
+    // A reply nobody watches arrive is asked of the provider in one piece; a streamed one streams.
+    expect(fake.requests.at(-1)!.body.stream).toBe(false);
     expect(second.choices[0].message.content).toBe('reply: two');
     history.push({ role: 'assistant', content: 'reply: two' }, { role: 'user', content: 'three' });
     const third = await streamed(`entity:${e.id.slice(0, 6)}`, history);
@@ -328,8 +330,10 @@ describe('OpenAI-compatible facade: stateless and universe', () => {
     expect(ledger.at(-1)).toMatchObject({ entityId: null, model: 'mgpt-1-27b', outputTokens: s.usage!.completion_tokens });
     const logs = await engine.logs.list({}, (await engine.accounts.find('local')).userId);
     expect(logs.data[0]).toMatchObject({ model: 'mgpt-1-27b', status: 'ok' });
+    expect(fake.requests.slice(before)[0].body.stream).toBe(true);
     const alias = await client.chat.completions.create({ model: 'game-1-lite-frozen', messages: [{ role: 'user', content: 'hey' }] });
     expect(alias.choices[0].message.content).toBe('reply: hey');
+    expect(fake.requests.at(-1)!.body.stream).toBe(false);
   });
 
   it('a stateless completion with an Idempotency-Key is billed and logged once; retries replay it', async () => {

@@ -81,7 +81,7 @@ async function streamTurn(
   let completion: EntityCompletion | undefined;
   let printed = '';
   try {
-    for await (const ev of backend.sendMessage(entityId, { content, idempotencyKey: o.idempotencyKey, signal: ctx.signal, sampling: o.sampling })) {
+    for await (const ev of backend.sendMessage(entityId, { content, idempotencyKey: o.idempotencyKey, signal: ctx.signal, sampling: o.sampling, buffered: !o.streaming })) {
       if (ev.type === 'delta' && o.streaming) {
         // A model's text, not the terminal's: no escape sequence of it reaches the screen.
         const text = sanitizeForTerminal(ev.text);

@@ -183,7 +183,8 @@ export class EntityService {
         throw new BadRequestError(`idempotency key is ${key.length} characters; the limit is ${IDEMPOTENCY_KEY_MAX}`);
       }
     }
-    const extras = input.sampling ? { ...input.extras, sampling: parseSampling(input.sampling) } : input.extras;
+    let extras = input.sampling ? { ...input.extras, sampling: parseSampling(input.sampling) } : input.extras;
+    if (input.buffered) extras = { ...extras, buffered: true };
     return runTurn(this.deps, ref, { content, key, contentSha256: sha256(content), signal: input.signal, extras });
   }
 

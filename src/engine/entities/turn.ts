@@ -47,6 +47,8 @@ export interface TurnExtras {
    * the turn is stored with it. Before any text it cancels, as `signal` does.
    */
   stop?: AbortSignal;
+  /** The caller waits for the whole reply (`stream: false`): the provider may answer in one piece. */
+  buffered?: boolean;
 }
 
 /** Which entity a turn is for: the account's, or a 404. */
@@ -282,9 +284,9 @@ function retriesFor(err: ContextOverflowError): number {
 
 /** Starts the provider's stream for the prepared window. */
 function generate(turn: TurnState, prepared: PreparedWindow): AsyncIterable<StreamPart> {
-  const { round = [], sampling, tools, toolChoice } = turn.extras;
+  const { round = [], sampling, tools, toolChoice, buffered } = turn.extras;
   const messages = [...promptMessages(turn.entity.instructions, prepared), ...round];
-  return turn.model.stream({ messages, sampling, tools, toolChoice, purpose: 'reply', signal: turn.signal });
+  return turn.model.stream({ messages, sampling, tools, toolChoice, purpose: 'reply', buffered, signal: turn.signal });
 }
 
 /** The turn's start, and its rotation if it had one: sent once, with the first output. */

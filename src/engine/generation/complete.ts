@@ -29,6 +29,8 @@ export interface StatelessInput {
   /** Idempotency-Key: a retry replays the stored reply, billed and logged once (per account). */
   key?: string;
   signal?: AbortSignal;
+  /** The caller watches the reply arrive; false: the provider may answer in one piece. */
+  streamed?: boolean;
 }
 
 type Completion = Extract<ChunkEvent, { type: 'done' }>['completion'];
@@ -55,7 +57,7 @@ export async function* completeStateless(deps: EngineDeps, input: StatelessInput
   let started = false;
   const out = emptyReply();
   try {
-    const request = { messages: input.messages, sampling: input.sampling, tools: input.tools, toolChoice: input.toolChoice, purpose: 'reply' as const, signal: input.signal };
+    const request = { messages: input.messages, sampling: input.sampling, tools: input.tools, toolChoice: input.toolChoice, purpose: 'reply' as const, buffered: input.streamed === false, signal: input.signal };
     for await (const part of model.stream(request)) {
       const text = absorb(out, part);
       if (!text) continue;

@@ -73,7 +73,7 @@ export class EntityChat {
    */
   private turnInput(r: Read) {
     const { idempotencyKey, signal } = this.req;
-    if (!this.options.streamed) return { content: r.content, idempotencyKey, signal, extras: r.extras };
+    if (!this.options.streamed) return { content: r.content, idempotencyKey, signal, extras: { ...r.extras, buffered: true } };
     return { content: r.content, idempotencyKey, extras: { ...r.extras, stop: signal } };
   }
 
@@ -84,7 +84,7 @@ export class EntityChat {
       model: entity.model, shownModel: entity.model, messages: [...messages, ...(r.extras.round ?? [])],
       sampling: r.extras.sampling, tools: r.extras.tools, toolChoice: r.extras.toolChoice,
       mode: turn === 'side' || turn === 'regenerated' ? turn : 'stateless', entityId: entity.id,
-      accountId: this.req.accountId, userId: this.req.userId, key: this.req.idempotencyKey, signal: this.req.signal,
+      accountId: this.req.accountId, userId: this.req.userId, key: this.req.idempotencyKey, signal: this.req.signal, streamed: this.options.streamed,
     });
     return { entityId: entity.id, turn, events: await primed(events) };
   }

@@ -35,6 +35,7 @@ export class OpenAIChatModel implements ChatModel {
   }
 
   async *stream(req: ChatRequest): AsyncIterable<StreamPart> {
+    if (req.buffered) return yield* this.whole(req);
     const body = JSON.stringify(this.body(req));
     const res = await this.connect(body, req.signal);
     const state: ChunkState = { tools: new Map(), finish: 'stop' };
@@ -49,6 +50,19 @@ export class OpenAIChatModel implements ChatModel {
       yield { type: 'tool-call', callId: t.id, name: t.name, arguments: t.arguments };
     }
     yield { type: 'finish', reason: state.finish };
+  }
+
+  /** The reply in one piece (`stream: false`), as the same parts a stream gives. */
+  private async *whole(req: ChatRequest): AsyncIterable<StreamPart> {
+    const { stream_options: _, ...fields } = this.body(req);
+    const res = await this.connect(JSON.stringify({ ...fields, stream: false }), req.signal, 'application/json');
+    let json: WholeCompletion;
+    try {
+      json = JSON.parse(await readText(res.body)) as WholeCompletion;
+    } catch (err) {
+      throw err instanceof SyntaxError ? new ProviderError('provider sent a completion that is not JSON') : this.wrap(err, req.signal);
+    }
+    yield* wholeParts(json);
   }
 
   /** Image output through chat completions (`modalities: ["image","text"]` + `image_config`). */
@@ -143,6 +157,31 @@ interface ImageCompletion {
   usage?: { prompt_tokens?: number; completion_tokens?: number };
 }
 
+interface WholeCompletion {
+  choices?: Array<{
+    message?: { content?: string | null; tool_calls?: Array<{ id?: string; function?: { name?: string; arguments?: string } }> };
+    finish_reason?: string | null;
+  }>;
+  usage?: OpenAIChunk['usage'];
+  error?: { message?: string };
+}
+
+/** A whole completion's parts, in a stream's order: text, tool calls, usage, the finish reason. */
+function* wholeParts(json: WholeCompletion): Generator<StreamPart> {
+  if (json.error) throw streamOverflow(json.error) ?? new ProviderError(`provider error: ${json.error.message ?? JSON.stringify(json.error)}`);
+  const choice = json.choices?.[0];
+  if (!choice) throw new ProviderError('provider sent a completion without choices');
+  const text = choice.message?.content;
+  if (typeof text === 'string' && text.length > 0) yield { type: 'text-delta', text };
+  for (const t of choice.message?.tool_calls ?? []) yield { type: 'tool-call', callId: t.id ?? '', name: t.function?.name ?? '', arguments: t.function?.arguments ?? '' };
+  if (json.usage) yield { type: 'usage', usage: usageOf(json.usage) };
+  yield { type: 'finish', reason: choice.finish_reason ?? 'stop' };
+}
+
+function usageOf(u: NonNullable<OpenAIChunk['usage']>): ProviderUsage {
+  return { inputTokens: u.prompt_tokens ?? 0, outputTokens: u.completion_tokens ?? 0 };
+}
+
 interface OpenAIChunk {
   choices?: Array<{
     delta?: {
@@ -221,9 +260,7 @@ function* handlePayloads(payloads: string[], state: ChunkState): Generator<Strea
       }
       if (choice.finish_reason) state.finish = choice.finish_reason;
     }
-    if (chunk.usage) {
-      yield { type: 'usage', usage: { inputTokens: chunk.usage.prompt_tokens ?? 0, outputTokens: chunk.usage.completion_tokens ?? 0 } };
-    }
+    if (chunk.usage) yield { type: 'usage', usage: usageOf(chunk.usage) };
   }
   return false;
 }

@@ -43,7 +43,7 @@ export function entityRoutes(engine: Engine, { auth, body }: RouteDeps): Hono<En
     const id = c.req.param('id');
     const turn = engine.entities.send(
       id,
-      { content: m.content as string, idempotencyKey: key, signal: c.get('signal'), sampling: samplingFieldsOf(b as Record<string, unknown>) },
+      { content: m.content as string, idempotencyKey: key, signal: c.get('signal'), sampling: samplingFieldsOf(b as Record<string, unknown>), buffered: m.stream === false },
       c.get('principal').accountId,
     );
     if (m.stream === false) {
