@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TurnEvent } from '../../src/core/entity-types.js';
 import { ContextOverflowError } from '../../src/core/errors.js';
 import { checkWindowInvariant } from '../../src/core/window-plan.js';
+import { SHARED_REPLY_CAP } from '../../src/engine/generation/calibration.js';
 import { openEngineSync } from '../../src/engine/open-engine.js';
 import { collect, makeEngine } from '../helpers/engine.js';
 import { type FakeOpenAI, HALF_CHAR_TOKENS, echoLastUser, ownPromptTokens, startFakeOpenAI, isSummaryRequest } from '../helpers/fake-openai.js';
@@ -162,21 +163,26 @@ describe('a turn always fits the model behind its route', () => {
 describe('a context shared by parallel requests (llama-server without -np)', () => {
   const SHARED = 'Context size has been exceeded.';
 
-  it('is learned when it runs out before the reply starts, and the turn goes through on a smaller prompt', async () => {
+  it('is learned when it runs out before the reply starts, and the turn is tried again with its reply bounded', async () => {
     const engine = makeEngine(dir, { fake });
     const e = await engine.entities.create({ model: 'mgpt-1-27b' }, 'local');
     for (let i = 0; i < 7; i++) await collect(engine.entities.send(e.id, { content: message(i) }, 'local'));
+    const seen = fake.requests.length;
     fake.script({ text: 'never seen', streamError: { afterChunks: 0, message: SHARED } });
     const events = await collect(engine.entities.send(e.id, { content: message(7) }, 'local'));
     expect(done(events).completion.choices[0].message.content).toBe(`reply: ${message(7)}`);
     const row = (await engine.store.calibration.get(`openai:${fake.url}#fake-model`))!;
-    expect(row).toMatchObject({ contextSource: 'shared' });
-    expect(row.contextTokens).toBeGreaterThan(0);
+    // The prompt fitted: the context is not taken smaller; what parallel replies fill is bounded.
+    expect(row).toMatchObject({ contextSource: 'shared', contextTokens: null });
+    const sent = fake.requests.slice(seen).map((r) => r.body);
+    expect(sent).toHaveLength(2);
+    expect(sent[0]).not.toHaveProperty('max_tokens');
+    expect(sent[1].max_tokens).toBe(SHARED_REPLY_CAP);
     expect((await engine.entities.get(e.id, 'local')).transcript.messages).toBe(16);
     engine.close();
   });
 
-  it('mid-reply fails the turn with a hint naming the shared context, stores nothing, and the next turn fits what was learned', async () => {
+  it('mid-reply fails the turn with a hint naming the shared context and stores nothing; later turns bound their replies', async () => {
     const engine = makeEngine(dir, { fake });
     const e = await engine.entities.create({ model: 'mgpt-1-27b' }, 'local');
     for (let i = 0; i < 6; i++) await collect(engine.entities.send(e.id, { content: message(i) }, 'local'));
@@ -185,13 +191,21 @@ describe('a context shared by parallel requests (llama-server without -np)', () 
     expect(err).toBeInstanceOf(ContextOverflowError);
     expect(err.hint).toMatch(/shared between its parallel requests.*-np/);
     expect((await engine.entities.get(e.id, 'local')).transcript.messages).toBe(12);
-    const row = (await engine.store.calibration.get(`openai:${fake.url}#fake-model`))!;
-    expect(row.contextSource).toBe('shared');
-    const learned = row.contextTokens!;
-    // The next turn rotates to fit it.
-    const events = await collect(engine.entities.send(e.id, { content: message(7) }, 'local'));
-    expect(events.some((x) => x.type === 'rotation')).toBe(true);
-    expect(done(events).completion.usage.prompt_tokens).toBeLessThan(learned);
+    expect((await engine.store.calibration.get(`openai:${fake.url}#fake-model`))!.contextSource).toBe('shared');
+    await collect(engine.entities.send(e.id, { content: message(7) }, 'local'));
+    expect(fake.requests.at(-1)!.body.max_tokens).toBe(SHARED_REPLY_CAP);
+    engine.close();
+  });
+
+  it('a context that stays full fails the turn after three more tries, saying so', async () => {
+    const engine = makeEngine(dir, { fake });
+    const e = await engine.entities.create({ model: 'mgpt-1-27b' }, 'local');
+    const full = { text: 'x', streamError: { afterChunks: 0, message: SHARED } };
+    fake.script(full, full, full, full);
+    const err = await collect(engine.entities.send(e.id, { content: 'hello' }, 'local')).catch((x) => x);
+    expect(err).toBeInstanceOf(ContextOverflowError);
+    expect(err.message).toMatch(/^the server's shared context ran out on every attempt/);
+    expect((await engine.entities.get(e.id, 'local')).transcript.messages).toBe(0);
     engine.close();
   });
 });
@@ -200,7 +214,7 @@ describe('what a route learned', () => {
   const key = () => `openai:${fake.url}#fake-model`;
   const named = (n: number) => new ContextOverflowError('too long', { contextTokens: n });
 
-  it('a context the server names replaces what was learned, even upwards; a shared one stays lower; a configured one wins', async () => {
+  it('a context the server names replaces what was learned, even upwards; a shared one is marked and bounds replies; a configured one wins', async () => {
     const engine = makeEngine(dir, { fake });
     const cal = engine.deps.calibration;
     await cal.learn(key(), named(1024), 2000, 0);
@@ -208,12 +222,12 @@ describe('what a route learned', () => {
     await cal.learn(key(), named(4096), 5000, 0);
     expect(await engine.store.calibration.get(key())).toMatchObject({ contextTokens: 4096, contextSource: 'server' });
     await cal.learn(key(), new ContextOverflowError('ran out', { shared: true }), 1000, 0);
-    const shared = (await engine.store.calibration.get(key()))!;
-    expect(shared).toMatchObject({ contextTokens: 800, contextSource: 'shared' });
-    await cal.learn(key(), named(4096), 5000, 0);
-    expect(await engine.store.calibration.get(key())).toMatchObject({ contextTokens: 800, contextSource: 'shared' });
+    expect(await engine.store.calibration.get(key())).toMatchObject({ contextTokens: 4096, contextSource: 'shared' });
+    await cal.learn(key(), named(2048), 5000, 0);
+    expect(await engine.store.calibration.get(key())).toMatchObject({ contextTokens: 2048, contextSource: 'shared' });
     const model = await engine.deps.chatModel('mgpt-1-27b');
-    expect((await cal.fit(model, 0, 0)).contextTokens).toBe(800);
+    // Shared: never probed, and replies are bounded by the room kept for them.
+    expect(await cal.fit(model, 0, 0)).toMatchObject({ contextTokens: 2048, retest: false, replyCap: 512 });
     const configured = openEngineSync({ db: engine.store, route: route(fake, { contextSize: 8192 }) });
     expect((await configured.deps.calibration.fit(await configured.deps.chatModel('mgpt-1-27b'), 0, 0)).contextTokens).toBe(8192);
     expect(await cal.reset(key())).toBe(1);

@@ -269,7 +269,7 @@ async function entityJob(backend: Backend, job: BatchJob, entity: string, key: s
   // the lease TTL; the idempotency key makes the retry safe.
   for (let wait = 250; ; wait = Math.min(wait * 2, 2000)) {
     try {
-      for await (const ev of backend.sendMessage(entity, { content: job.input, idempotencyKey: key, signal })) {
+      for await (const ev of backend.sendMessage(entity, { content: job.input, idempotencyKey: key, signal, buffered: true })) {
         if (ev.type !== 'done') continue;
         completion = ev.completion;
         replayed = ev.replayed;

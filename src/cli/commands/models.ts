@@ -205,6 +205,6 @@ export async function runModels(ctx: CliContext, o: { json?: boolean }): Promise
 /** The context a route's turns fit: the configured one wins; else what was learned, and how. */
 function contextOf(configured: number | null, learnedLimits: LearnedLimits | null): string {
   if (configured !== null) return String(configured);
-  if (learnedLimits?.contextTokens == null) return '-';
+  if (learnedLimits?.contextTokens == null) return learnedLimits?.contextSource === 'shared' ? '- (shared)' : '-';
   return `${learnedLimits.contextTokens} (${learnedLimits.contextSource === 'shared' ? 'learned, shared' : 'learned'})`;
 }

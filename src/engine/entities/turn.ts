@@ -1,3 +1,4 @@
+import { sleep } from '../../core/retry.js';
 import type { EntityCompletion, TurnEvent } from '../../core/entity-types.js';
 import {
   BadRequestError,
@@ -269,6 +270,8 @@ async function* rotateAndGenerate(turn: TurnState): AsyncGenerator<TurnEvent, { 
       // A refused summary request was learned from where it was made.
       if (prepared) await turn.deps.calibration.learn(turn.model.routeKey, err, prepared.estimate, prepared.fit.reserveTokens);
       if (turn.started || attempt >= retriesFor(err)) throw tooLarge(err, turn);
+      // The other requests that filled a shared context need a moment to finish.
+      if (err.shared) await sleep(SHARED_BACKOFF_MS * (1 + attempt) * (0.5 + Math.random()), turn.signal);
     }
   }
 }
@@ -282,11 +285,16 @@ function retriesFor(err: ContextOverflowError): number {
   return err.shared ? 3 : 1;
 }
 
+/** How long a turn waits before it tries a shared context again, times the attempt (with jitter). */
+const SHARED_BACKOFF_MS = 300;
+
 /** Starts the provider's stream for the prepared window. */
 function generate(turn: TurnState, prepared: PreparedWindow): AsyncIterable<StreamPart> {
   const { round = [], sampling, tools, toolChoice, buffered } = turn.extras;
   const messages = [...promptMessages(turn.entity.instructions, prepared), ...round];
-  return turn.model.stream({ messages, sampling, tools, toolChoice, purpose: 'reply', buffered, signal: turn.signal });
+  const cap = prepared.fit.replyCap;
+  const maxTokens = cap === undefined ? undefined : Math.min(sampling?.maxTokens ?? cap, cap);
+  return turn.model.stream({ messages, sampling, tools, toolChoice, maxTokens, purpose: 'reply', buffered, signal: turn.signal });
 }
 
 /** The turn's start, and its rotation if it had one: sent once, with the first output. */
@@ -402,6 +410,7 @@ function unfolded(create: EntityImport, folds: number): EntityImport {
 /** A refusal the retry could not cure: said plainly, with what to do. */
 function tooLarge(err: unknown, turn: TurnState): unknown {
   if (!(err instanceof ContextOverflowError) || turn.started) return err;
+  if (err.shared) return new ContextOverflowError(`the server's shared context ran out on every attempt: ${err.message}`, { shared: true, hint: err.hint });
   return new ContextOverflowError(`the prompt does not fit the model's context even after folding the window: ${err.message}`, {
     contextTokens: err.contextTokens,
     promptTokens: err.promptTokens,

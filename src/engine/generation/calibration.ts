@@ -31,7 +31,15 @@ export interface RouteFit {
    * context is used (a refusal costs the server a tokenization, and teaches the same value again).
    */
   retest?: boolean;
+  /**
+   * The longest reply to ask for when the route sets none: on a context shared by parallel requests
+   * (a server that ran out of it while they ran), an unbounded reply is what fills it.
+   */
+  replyCap?: number;
 }
+
+/** The reply cap on a shared context whose size is unknown. */
+export const SHARED_REPLY_CAP = 256;
 
 /** The estimate of a prompt: its messages' counts plus the template's framing. */
 export function promptEstimate(messageTokens: readonly number[]): number {
@@ -68,13 +76,14 @@ export class RouteCalibration {
     const configured = model.limits.contextSize;
     const contextTokens = configured ?? row.contextTokens ?? undefined;
     const factor = row.factor;
-    if (contextTokens === undefined) return { factor, reserveTokens: model.limits.maxTokens ?? 0 };
+    const shared = row.contextSource === 'shared' && model.limits.maxTokens === undefined;
+    if (contextTokens === undefined) return { factor, reserveTokens: model.limits.maxTokens ?? 0, ...(shared ? { replyCap: SHARED_REPLY_CAP } : {}) };
     const retest = configured === undefined && row.contextSource === 'server';
     const reserveTokens = Math.min(model.limits.maxTokens ?? Math.floor(contextTokens / 4), Math.floor(contextTokens / 2));
     const usable = Math.floor(contextTokens * CONTEXT_MARGIN) - reserveTokens;
     const fixed = fixedMessages > 0 ? fixedTokens + PER_MESSAGE_TOKENS * fixedMessages : 0;
     const cap = Math.floor(usable / factor) - fixed - PER_PROMPT_TOKENS;
-    return { factor, contextTokens, reserveTokens, limit: { cap, perBlock: PER_MESSAGE_TOKENS }, retest };
+    return { factor, contextTokens, reserveTokens, limit: { cap, perBlock: PER_MESSAGE_TOKENS }, retest, ...(shared ? { replyCap: reserveTokens } : {}) };
   }
 
   /** The provider counted `observed` tokens for a prompt estimated at `estimate`. */
@@ -171,17 +180,18 @@ export class RouteCalibration {
 
 /**
  * The context an overflow teaches. A server that names its context is believed, even above what
- * was learned before (it was restarted larger), unless its context is shared between parallel
- * requests: then what one request may take was learned lower, and stays. Without a number, the
- * context is taken to be well below what was sent.
+ * was learned before (it was restarted larger). A context shared between parallel requests keeps
+ * its size and is marked shared. Without a number, the context is taken to be well below what
+ * was sent.
  */
-function learnedContext(row: CalibrationRow, err: ContextOverflowError, sent: number): { tokens: number; source: NonNullable<CalibrationRow['contextSource']> } {
+function learnedContext(row: CalibrationRow, err: ContextOverflowError, sent: number): { tokens: number | null; source: NonNullable<CalibrationRow['contextSource']> } {
   const below = Math.floor(sent * 0.8);
   const known = row.contextTokens ?? undefined;
-  if (err.shared) return { tokens: minDefined(known, below)!, source: 'shared' };
+  // Parallel requests ran out of a context they share: this prompt fitted, the replies filled it.
+  // What is learned is that replies must be bounded (RouteFit.replyCap), not a smaller context.
+  if (err.shared) return { tokens: known ?? null, source: 'shared' };
   if (err.contextTokens !== undefined) {
-    if (row.contextSource === 'shared' && known !== undefined && known < err.contextTokens) return { tokens: known, source: 'shared' };
-    return { tokens: err.contextTokens, source: 'server' };
+    return { tokens: err.contextTokens, source: row.contextSource === 'shared' ? 'shared' : 'server' };
   }
   return { tokens: minDefined(known, below)!, source: row.contextSource === 'shared' ? 'shared' : 'estimate' };
 }
