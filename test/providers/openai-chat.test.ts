@@ -74,6 +74,15 @@ describe('openai provider', () => {
     expect(err).toMatchObject({ name: 'ContextOverflowError', shared: true });
   });
 
+  it('waits longer for a reply asked in one piece: nothing arrives until it is made', async () => {
+    const m = model({ timeoutMs: 100, maxRetries: 0 });
+    fake.script({ text: 'slow but whole', delayMs: 300 });
+    const whole = await parts(m.stream({ messages: [{ role: 'user', content: 'hi' }], buffered: true }));
+    expect(whole[0]).toEqual({ type: 'text-delta', text: 'slow but whole' });
+    fake.script({ text: 'slow stream', delayMs: 300 });
+    await expect(parts(m.stream({ messages: [{ role: 'user', content: 'hi' }] }))).rejects.toThrow(/within 100 ms/);
+  });
+
   it('retries 5xx, 429 and dropped connections before the first byte, then succeeds', async () => {
     const before = fake.requests.length;
     fake.script({ status: 503 }, { status: 429 }, { text: 'ok' });

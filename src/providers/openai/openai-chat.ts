@@ -55,7 +55,8 @@ export class OpenAIChatModel implements ChatModel {
   /** The reply in one piece (`stream: false`), as the same parts a stream gives. */
   private async *whole(req: ChatRequest): AsyncIterable<StreamPart> {
     const { stream_options: _, ...fields } = this.body(req);
-    const res = await this.connect(JSON.stringify({ ...fields, stream: false }), req.signal, 'application/json');
+    // Nothing arrives until the whole reply is made: a slow model is silent that long, not dead.
+    const res = await this.connect(JSON.stringify({ ...fields, stream: false }), req.signal, 'application/json', WHOLE_REPLY_SILENCE);
     let json: WholeCompletion;
     try {
       json = JSON.parse(await readText(res.body)) as WholeCompletion;
@@ -113,9 +114,9 @@ export class OpenAIChatModel implements ChatModel {
     return b;
   }
 
-  private async connect(body: string, signal?: AbortSignal, accept = 'text/event-stream') {
+  private async connect(body: string, signal?: AbortSignal, accept = 'text/event-stream', silenceFactor = 1) {
     const url = this.opts.baseUrl.replace(/\/+$/, '') + '/chat/completions';
-    const timeout = this.opts.timeoutMs ?? 60_000;
+    const timeout = (this.opts.timeoutMs ?? 60_000) * silenceFactor;
     const headers: Record<string, string> = { 'content-type': 'application/json', accept };
     if (this.opts.apiKey) headers.authorization = `Bearer ${this.opts.apiKey}`;
     // A completion changes nothing upstream: retrying it is safe (idempotent), before the first byte is used.
@@ -156,6 +157,9 @@ interface ImageCompletion {
   choices?: Array<{ message?: { images?: Array<{ image_url?: { url?: string } }> } }>;
   usage?: { prompt_tokens?: number; completion_tokens?: number };
 }
+
+/** How much longer than a stream's silence a reply asked in one piece may take (the route's timeoutMs times this). */
+const WHOLE_REPLY_SILENCE = 5;
 
 interface WholeCompletion {
   choices?: Array<{
