@@ -100,6 +100,8 @@ export interface Usage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
+  /** OpenAI's shape: the prompt tokens the provider served from its prompt cache, when it said. */
+  prompt_tokens_details?: { cached_tokens: number };
 }
 
 /**

@@ -69,6 +69,8 @@ export interface ChatRequest {
 export interface ProviderUsage {
   inputTokens: number;
   outputTokens: number;
+  /** Of the input, what the provider's prompt cache served (OpenAI's cached_tokens, llama-server's cache_n), when it said. */
+  cachedTokens?: number;
 }
 
 export type StreamPart =

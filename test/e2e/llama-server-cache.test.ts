@@ -40,6 +40,8 @@ describe.skipIf(!parts)('rotation against the real llama-server keeps its prompt
     for (let i = 0; rotations < 3 && i < 80; i++) {
       const events = await collect(engine.entities.send(e.id, { content: message(i) }, 'local'));
       rotations += events.filter((x) => x.type === 'rotation').length;
+      // The turn's usage says what the server's cache served, as its own timings do.
+      expect(done(events).completion.usage.prompt_tokens_details).toEqual({ cached_tokens: seen.at(-1)!.cacheN });
     }
     close();
     expect(rotations).toBe(3);

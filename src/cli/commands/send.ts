@@ -116,6 +116,7 @@ function printCompletion(ctx: CliContext, completion: EntityCompletion, o: { jso
   if (cut) warn(ctx, cut);
   if (ctx.flags.verbose) {
     const u = completion.usage;
-    note(ctx, `${completion.id}: ${u.prompt_tokens} prompt + ${u.completion_tokens} completion tokens, ${Math.round(performance.now() - o.started)} ms`);
+    const cached = u.prompt_tokens_details ? ` (${u.prompt_tokens_details.cached_tokens} from the provider's cache)` : '';
+    note(ctx, `${completion.id}: ${u.prompt_tokens} prompt${cached} + ${u.completion_tokens} completion tokens, ${Math.round(performance.now() - o.started)} ms`);
   }
 }

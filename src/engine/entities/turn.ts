@@ -1,5 +1,5 @@
 import { sleep } from '../../core/retry.js';
-import type { EntityCompletion, TurnEvent } from '../../core/entity-types.js';
+import type { EntityCompletion, TurnEvent, Usage } from '../../core/entity-types.js';
 import {
   BadRequestError,
   CancelledError,
@@ -219,7 +219,7 @@ async function* toolRound(turn: TurnState, prepared: PreparedWindow, reply: Repl
   const completion: EntityCompletion = {
     id: turn.replyId, object: 'chat.completion', created: turn.created, model: turn.entity.model,
     choices: [{ index: 0, message: replyMessage(reply), finish_reason: 'tool_calls' }],
-    usage: usage(reply.usage?.inputTokens ?? prepared.estimate, reply.usage?.outputTokens ?? tokens),
+    usage: usage(reply.usage?.inputTokens ?? prepared.estimate, reply.usage?.outputTokens ?? tokens, reply.usage?.cachedTokens),
     entity_id: turn.entity.id,
   };
   yield { type: 'done', completion, replayed: false };
@@ -351,7 +351,7 @@ async function settle(turn: TurnState, prepared: PreparedWindow, reply: Reply): 
     created: turn.created,
     model: entity.model,
     choices: [{ index: 0, message: { role: 'assistant', content: reply.text }, finish_reason: reply.finish }],
-    usage: usage(reply.usage?.inputTokens ?? promptTokens, reply.usage?.outputTokens ?? replyTokens),
+    usage: usage(reply.usage?.inputTokens ?? promptTokens, reply.usage?.outputTokens ?? replyTokens, reply.usage?.cachedTokens),
     entity_id: entity.id,
   };
   const at = userBlock.coversFrom + 1;
@@ -455,6 +455,8 @@ function readOnly(entity: EntityRow): ConflictError {
   );
 }
 
-function usage(prompt: number, completion: number) {
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+function usage(prompt: number, completion: number, cached?: number): Usage {
+  const u: Usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+  if (cached !== undefined) u.prompt_tokens_details = { cached_tokens: cached };
+  return u;
 }

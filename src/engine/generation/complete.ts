@@ -78,7 +78,10 @@ export async function* completeStateless(deps: EngineDeps, input: StatelessInput
   const completion: Completion = {
     id, object: 'chat.completion', created, model: shown,
     choices: [{ index: 0, message: replyMessage(out), finish_reason: out.finish }],
-    usage: { prompt_tokens: inputTokens, completion_tokens: outputTokens, total_tokens: inputTokens + outputTokens },
+    usage: {
+      prompt_tokens: inputTokens, completion_tokens: outputTokens, total_tokens: inputTokens + outputTokens,
+      ...(out.usage?.cachedTokens !== undefined ? { prompt_tokens_details: { cached_tokens: out.usage.cachedTokens } } : {}),
+    },
   };
   const key = input.key === undefined ? undefined : { key: input.key, row: { contentSha256: requestSha, completion: JSON.stringify(completion) }, createdAt: clock.iso() };
   const written = await deps.store.accounts.chargeWithLog(

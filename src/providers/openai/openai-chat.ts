@@ -167,6 +167,7 @@ interface WholeCompletion {
     finish_reason?: string | null;
   }>;
   usage?: OpenAIChunk['usage'];
+  timings?: OpenAIChunk['timings'];
   error?: { message?: string };
 }
 
@@ -178,12 +179,14 @@ function* wholeParts(json: WholeCompletion): Generator<StreamPart> {
   const text = choice.message?.content;
   if (typeof text === 'string' && text.length > 0) yield { type: 'text-delta', text };
   for (const t of choice.message?.tool_calls ?? []) yield { type: 'tool-call', callId: t.id ?? '', name: t.function?.name ?? '', arguments: t.function?.arguments ?? '' };
-  if (json.usage) yield { type: 'usage', usage: usageOf(json.usage) };
+  if (json.usage) yield { type: 'usage', usage: usageOf(json.usage, json.timings) };
   yield { type: 'finish', reason: choice.finish_reason ?? 'stop' };
 }
 
-function usageOf(u: NonNullable<OpenAIChunk['usage']>): ProviderUsage {
-  return { inputTokens: u.prompt_tokens ?? 0, outputTokens: u.completion_tokens ?? 0 };
+/** The usage a provider reported, with the cached prompt tokens when it told them (OpenAI's field, else llama-server's timings). */
+function usageOf(u: NonNullable<OpenAIChunk['usage']>, timings?: OpenAIChunk['timings']): ProviderUsage {
+  const cached = u.prompt_tokens_details?.cached_tokens ?? timings?.cache_n;
+  return { inputTokens: u.prompt_tokens ?? 0, outputTokens: u.completion_tokens ?? 0, ...(typeof cached === 'number' ? { cachedTokens: cached } : {}) };
 }
 
 interface OpenAIChunk {
@@ -194,7 +197,9 @@ interface OpenAIChunk {
     };
     finish_reason?: string | null;
   }>;
-  usage?: { prompt_tokens?: number; completion_tokens?: number };
+  usage?: { prompt_tokens?: number; completion_tokens?: number; prompt_tokens_details?: { cached_tokens?: number } };
+  /** llama-server's own counts: `cache_n` prompt tokens came from its cache. */
+  timings?: { cache_n?: number };
   error?: { message?: string };
 }
 
@@ -264,7 +269,7 @@ function* handlePayloads(payloads: string[], state: ChunkState): Generator<Strea
       }
       if (choice.finish_reason) state.finish = choice.finish_reason;
     }
-    if (chunk.usage) yield { type: 'usage', usage: usageOf(chunk.usage) };
+    if (chunk.usage) yield { type: 'usage', usage: usageOf(chunk.usage, chunk.timings) };
   }
   return false;
 }
