@@ -7,6 +7,7 @@ import { DEFAULT_ROTATE_TARGET, DEFAULT_SUMMARY_SHARE, type RotationShares } fro
 import { createChatModel } from '../providers/registry.js';
 import type { Store } from '../store/types.js';
 import { AccountService } from './platform/accounts.js';
+import { SharedContextGates } from './generation/shared-gate.js';
 import { RouteCalibration } from './generation/calibration.js';
 import { type Clock, type EngineDeps, type EngineLimits, systemClock } from './deps.js';
 import { EntityService } from './entities/entities.js';
@@ -63,6 +64,8 @@ export class Engine {
     const limits = engineLimits(opts);
     this.store = opts.store;
     const clock = opts.clock ?? systemClock;
+    const calibration = new RouteCalibration(this.store, clock);
+    const gates = new SharedContextGates(calibration);
     this.deps = {
       store: this.store,
       windows: new VersionedCache(),
@@ -71,11 +74,12 @@ export class Engine {
       prices: { ...DEFAULT_PRICES, ...opts.prices },
       chatModel: (id, modelOverride) => {
         const route = opts.route?.(id) ?? { provider: 'echo' };
-        return createChatModel(id, modelOverride ? { ...route, model: modelOverride } : route);
+        const model = createChatModel(id, modelOverride ? { ...route, model: modelOverride } : route);
+        return model.then((m) => gates.wrap(m));
       },
       namedModels: new Set(opts.namedModels ?? []),
       prompts: new PromptStore(opts.promptsDir ?? null),
-      calibration: new RouteCalibration(this.store, clock),
+      calibration,
       clock,
       newId: opts.newId ?? randomUUID,
       version: opts.version ?? '0.0.0',

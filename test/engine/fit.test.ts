@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TurnEvent } from '../../src/core/entity-types.js';
-import { ContextOverflowError } from '../../src/core/errors.js';
+import { CancelledError, ContextOverflowError } from '../../src/core/errors.js';
+import { TokenGate } from '../../src/engine/generation/shared-gate.js';
 import { checkWindowInvariant } from '../../src/core/window-plan.js';
 import { SHARED_REPLY_CAP } from '../../src/engine/generation/calibration.js';
 import { openEngineSync } from '../../src/engine/open-engine.js';
@@ -207,6 +208,81 @@ describe('a context shared by parallel requests (llama-server without -np)', () 
     expect(err.message).toMatch(/^the server's shared context ran out on every attempt/);
     expect((await engine.entities.get(e.id, 'local')).transcript.messages).toBe(0);
     engine.close();
+  });
+});
+
+describe('requests on a shared context take turns', () => {
+  const key = () => `openai:${fake.url}#fake-model`;
+
+  it('while the size is unknown, one request at a time: a second turn is not sent until the first ends', async () => {
+    const engine = makeEngine(dir, { fake });
+    await engine.deps.calibration.learn(key(), new ContextOverflowError('ran out', { shared: true }), 100, 0);
+    const replies = await twoTurnsWhileOneHolds(engine, async (sent) => {
+      await waitFor(() => sent() >= 1);
+      await new Promise((r) => setTimeout(r, 150));
+      expect(sent()).toBe(1);
+    });
+    expect(replies).toEqual(['first reply', 'second reply']);
+    engine.close();
+  });
+
+  it('a route that does not share its context sends both at once', async () => {
+    const engine = makeEngine(dir, { fake });
+    const replies = await twoTurnsWhileOneHolds(engine, (sent) => waitFor(() => sent() >= 2));
+    expect(replies).toEqual(['first reply', 'second reply']);
+    engine.close();
+  });
+});
+
+/** Two turns on two entities while the first request's reply is held open; `whileHeld` looks at how many were sent. */
+async function twoTurnsWhileOneHolds(engine: ReturnType<typeof makeEngine>, whileHeld: (sent: () => number) => Promise<void>): Promise<string[]> {
+  const [a, b] = [await engine.entities.create({ model: 'mgpt-1-27b' }, 'local'), await engine.entities.create({ model: 'mgpt-1-27b' }, 'local')];
+  let release!: () => void;
+  const hold = new Promise<void>((r) => (release = r));
+  fake.script({ text: ['first ', 'reply'], holdAfterFirst: hold }, { text: 'second reply' });
+  seen = fake.requests.length;
+  const turns = [a, b].map((e, i) => collect(engine.entities.send(e.id, { content: `message ${i}` }, 'local')));
+  try {
+    await whileHeld(() => fake.requests.length - seen);
+  } finally {
+    release();
+  }
+  return (await Promise.all(turns)).map((t) => done(t).completion.choices[0].message.content as string).sort();
+}
+
+let seen = 0;
+
+async function waitFor(cond: () => boolean, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe('TokenGate', () => {
+  it('lets requests that fit together run, queues the rest first come first served, and gives a cancelled wait back', async () => {
+    const gate = new TokenGate(1000);
+    const order: string[] = [];
+    const a = await gate.acquire(600);
+    const b = gate.acquire(600).then((n) => (order.push('b'), n));
+    const ac = new AbortController();
+    const c = gate.acquire(300, ac.signal).catch((err) => (order.push('c cancelled'), err));
+    const d = gate.acquire(300).then((n) => (order.push('d'), n));
+    await new Promise((r) => setTimeout(r, 10));
+    // d would fit beside a, but b came first.
+    expect(order).toEqual([]);
+    ac.abort();
+    expect(await c).toBeInstanceOf(CancelledError);
+    gate.release(a);
+    expect(await b).toBe(600);
+    expect(await d).toBe(300);
+    expect(order).toEqual(['c cancelled', 'b', 'd']);
+    // Larger than the whole: it runs alone once the gate is empty.
+    const big = gate.acquire(5000);
+    gate.release(600);
+    gate.release(300);
+    expect(await big).toBe(1000);
   });
 });
 

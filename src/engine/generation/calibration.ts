@@ -86,6 +86,19 @@ export class RouteCalibration {
     return { factor, contextTokens, reserveTokens, limit: { cap, perBlock: PER_MESSAGE_TOKENS }, retest, ...(shared ? { replyCap: reserveTokens } : {}) };
   }
 
+  /** Whether the route is known, without waiting, not to share its context (its row is loaded and says so). */
+  knownUnshared(routeKey: string): boolean {
+    const row = this.rows.get(routeKey);
+    return row !== undefined && row.contextSource !== 'shared';
+  }
+
+  /** The route's context when parallel requests share it (learned from a server that ran out of it), else undefined. */
+  async sharedContext(routeKey: string): Promise<{ contextTokens?: number; factor: number } | undefined> {
+    const row = this.rows.get(routeKey) ?? (await this.row(routeKey));
+    if (row.contextSource !== 'shared') return undefined;
+    return { factor: row.factor, ...(row.contextTokens === null ? {} : { contextTokens: row.contextTokens }) };
+  }
+
   /** The provider counted `observed` tokens for a prompt estimated at `estimate`. */
   async observe(routeKey: string, estimate: number, observed: number): Promise<void> {
     if (!(estimate > 0 && observed > 0)) return;

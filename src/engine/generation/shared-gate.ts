@@ -1,0 +1,131 @@
+import { CancelledError } from '../../core/errors.js';
+import { loadTokenEstimator } from '../../core/tokens.js';
+import type { ChatMessage, ChatModel, ChatRequest, StreamPart } from '../../providers/spec.js';
+import { CONTEXT_MARGIN, PER_MESSAGE_TOKENS, PER_PROMPT_TOKENS, type RouteCalibration, SHARED_REPLY_CAP } from './calibration.js';
+
+/**
+ * Requests to a model whose context is shared by parallel requests (llama-server's default
+ * slots) take turns by tokens: each holds its prompt and its longest reply from the shared
+ * context while it runs, so requests that together fit run side by side and the rest wait, first
+ * come first served. Without a known size, they run one at a time. Every call on the route goes
+ * through it: turns, summaries, probes, completions and universe turns.
+ */
+export class SharedContextGates {
+  private readonly gates = new Map<string, TokenGate>();
+
+  constructor(private readonly calibration: RouteCalibration) {}
+
+  /** The model, its requests gated while its route's context is known to be shared. */
+  wrap(model: ChatModel): ChatModel {
+    const gated: ChatModel = {
+      provider: model.provider,
+      modelId: model.modelId,
+      routeKey: model.routeKey,
+      limits: model.limits,
+      // The common case (a route known not to share its context) streams with no layer between.
+      stream: (request) => (this.calibration.knownUnshared(model.routeKey) ? model.stream(request) : this.stream(model, request)),
+    };
+    if (model.generateImage) gated.generateImage = (request) => model.generateImage!(request);
+    return gated;
+  }
+
+  private async *stream(model: ChatModel, request: ChatRequest): AsyncGenerator<StreamPart> {
+    const shared = await this.calibration.sharedContext(model.routeKey);
+    if (!shared) return yield* model.stream(request);
+    const capacity = shared.contextTokens === undefined ? 1 : Math.floor(shared.contextTokens * CONTEXT_MARGIN);
+    const gate = this.gate(model.routeKey, capacity);
+    const need = shared.contextTokens === undefined ? 1 : await tokensNeeded(request, shared.factor);
+    const held = await gate.acquire(need, request.signal);
+    try {
+      yield* model.stream(request);
+    } finally {
+      gate.release(held);
+    }
+  }
+
+  private gate(routeKey: string, capacity: number): TokenGate {
+    let gate = this.gates.get(routeKey);
+    if (!gate) this.gates.set(routeKey, (gate = new TokenGate(capacity)));
+    gate.resize(capacity);
+    return gate;
+  }
+}
+
+/** What a request may take of the context: its prompt in the model's tokens and the longest reply it asks for. */
+async function tokensNeeded(request: ChatRequest, factor: number): Promise<number> {
+  const tok = await loadTokenEstimator();
+  let estimate = PER_PROMPT_TOKENS;
+  for (const m of request.messages) estimate += PER_MESSAGE_TOKENS + tok.count(messageText(m));
+  const reply = request.maxTokens ?? request.sampling?.maxTokens ?? SHARED_REPLY_CAP;
+  return Math.ceil(estimate * factor) + reply;
+}
+
+function messageText(m: ChatMessage): string {
+  if (typeof m.content === 'string') return m.content;
+  if (m.content === null) return '';
+  return m.content.map((p) => (p.type === 'text' ? p.text : '')).join('');
+}
+
+interface Waiter {
+  need: number;
+  grant: () => void;
+}
+
+/** A first-come-first-served semaphore of tokens. A request larger than the whole runs alone. */
+export class TokenGate {
+  private used = 0;
+  private readonly queue: Waiter[] = [];
+
+  constructor(private capacity: number) {}
+
+  /** Waits until `need` tokens are free (or the gate is empty) and takes them; returns what was taken. */
+  acquire(need: number, signal?: AbortSignal): Promise<number> {
+    const take = Math.max(1, Math.min(need, this.capacity));
+    if (signal?.aborted) return Promise.reject(new CancelledError());
+    if (!this.queue.length && this.fits(take)) {
+      this.used += take;
+      return Promise.resolve(take);
+    }
+    return new Promise((resolve, reject) => {
+      const waiter: Waiter = {
+        need: take,
+        grant: () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve(take);
+        },
+      };
+      const onAbort = () => {
+        const i = this.queue.indexOf(waiter);
+        if (i >= 0) this.queue.splice(i, 1);
+        reject(new CancelledError());
+        this.drain();
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.queue.push(waiter);
+    });
+  }
+
+  release(taken: number): void {
+    this.used -= taken;
+    this.drain();
+  }
+
+  /** A learned size replaces the old one; what is held stays held. */
+  resize(capacity: number): void {
+    if (capacity === this.capacity) return;
+    this.capacity = capacity;
+    this.drain();
+  }
+
+  private fits(take: number): boolean {
+    return this.used === 0 || this.used + take <= this.capacity;
+  }
+
+  private drain(): void {
+    while (this.queue.length && this.fits(Math.min(this.queue[0]!.need, this.capacity))) {
+      const next = this.queue.shift()!;
+      this.used += next.need;
+      next.grant();
+    }
+  }
+}

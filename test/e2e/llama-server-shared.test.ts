@@ -1,0 +1,52 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import type { Engine } from '../../src/engine/engine.js';
+import { openEngineSync } from '../../src/engine/open-engine.js';
+import { collect, done } from '../helpers/engine.js';
+import { type LlamaServer, llamaServerParts, startLlamaServer } from '../helpers/llama-server.js';
+import { tempDir } from '../helpers/temp.js';
+
+const parts = llamaServerParts();
+const dir = tempDir('mgpt-llama-shared-');
+let server: LlamaServer | undefined;
+afterAll(() => server?.stop());
+
+const ENTITIES = 8;
+const TURNS = 3;
+const PARALLEL = 4;
+
+/**
+ * llama-server's default layout: 4 slots sharing one 2,048-token context, and no reply limit (-n),
+ * so a story runs until the context stops it. Nothing about the server is configured in mgpt.
+ */
+describe.skipIf(!parts)('turns in parallel on a context shared by the server’s slots (llama-server -c 2048, default slots)', () => {
+  it(`${ENTITIES} entities, ${TURNS} turns each, ${PARALLEL} at a time: every turn is answered and stored, buffered and then streamed`, async () => {
+    server = await startLlamaServer(parts!, ['-c', '2048']);
+    const engine = openEngineSync({ db: `${dir}/shared.db`, route: () => ({ provider: 'openai', baseUrl: `${server!.origin}/v1`, model: 'stories' }) });
+    const ids: string[] = [];
+    for (let i = 0; i < ENTITIES; i++) ids.push((await engine.entities.create({ model: 'mgpt-1-27b' }, 'local')).id);
+    // Whole replies (batch, stream: false) are retried when the context runs out under them.
+    expect(await inParallel(engine, ids, TURNS, true)).toEqual([]);
+    const route = (await engine.deps.chatModel('mgpt-1-27b')).routeKey;
+    expect((await engine.store.calibration.get(route))?.contextSource).toBe('shared');
+    // Once the route is known to share its context, streamed replies take turns too: none runs out.
+    expect(await inParallel(engine, ids, 1, false)).toEqual([]);
+    for (const id of ids) expect((await engine.entities.get(id, 'local')).transcript.messages).toBe(2 * (TURNS + 1));
+    engine.close();
+  });
+});
+
+/** `turns` turns on each entity as batch runs them: an entity's in order, `PARALLEL` entities side by side. Returns the failures. */
+async function inParallel(engine: Engine, ids: string[], turns: number, buffered: boolean): Promise<string[]> {
+  const failures: string[] = [];
+  const queue = ids.slice();
+  const worker = async () => {
+    for (let id = queue.shift(); id; id = queue.shift()) {
+      for (let t = 0; t < turns; t++) {
+        const content = `Once upon a time a little dog found ball number ${t} in the park.`;
+        await collect(engine.entities.send(id, { content, buffered }, 'local')).then(done, (err: Error) => failures.push(`${id}/${t}: ${err.message}`));
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: PARALLEL }, worker));
+  return failures;
+}
