@@ -1,4 +1,5 @@
 import { sanitizeForTerminal } from '../core/terminal-text.js';
+import { windowLimit } from '../core/finish-notice.js';
 import type { CliContext, Io } from './context.js';
 
 export { sanitizeForTerminal };
@@ -137,4 +138,15 @@ export function note(ctx: CliContext, text: string): void {
 /** `warning: …` on stderr: something the person should know about a result that still succeeded. */
 export function warn(ctx: CliContext, text: string): void {
   ctx.io.stderr.write(colors(ctx, 'stderr').yellow(`warning: ${text}`) + '\n');
+}
+
+/** `231 / 1,640 tokens [gauge]` against the limit that binds (the budget, or the model's context). */
+export function windowLine(tokens: number, w: { budget_tokens: number; model_limit_tokens?: number }, width?: number): string {
+  const limit = windowLimit(w).tokens;
+  return `${formatInt(tokens)} / ${formatInt(limit)} tokens ${gauge(tokens, limit, width)}`;
+}
+
+/** Says so when the model's context, not the budget, is what the window rotates at. */
+export function limitNote(w: { budget_tokens: number; model_limit_tokens?: number }): string {
+  return windowLimit(w).byModel ? ` (the model's context binds; budget ${formatInt(w.budget_tokens)})` : '';
 }

@@ -43,7 +43,7 @@ export interface Entity {
   read_only: boolean;
   transcript: { messages: number; tokens: number; cap_tokens: number };
   /** `tokens` and `blocks` are present on retrieve only, absent on list. */
-  window: { budget_tokens: number; tokens?: number; blocks?: number };
+  window: { budget_tokens: number; tokens?: number; blocks?: number; model_limit_tokens?: number };
   created_at: string;
   updated_at: string;
 }
@@ -88,6 +88,11 @@ export interface EntityWindow {
   budget_tokens: number;
   tokens: number;
   blocks: WindowBlock[];
+  /**
+   * An extension: the window's limit from the model's context, in the same estimated tokens, when
+   * the context is known and this is below the budget (rotation then happens at it, not at the budget).
+   */
+  model_limit_tokens?: number;
 }
 
 export interface DeletedEntity {
@@ -149,7 +154,7 @@ export interface CompletionChunk {
 /** What a send yields, in order: start, rotation?, delta*, done. */
 export type TurnEvent =
   | { type: 'start'; id: string; model: string; created: number; entityId: string; replayed: boolean }
-  | { type: 'rotation'; covers: [number, number]; summaryTokens: number; windowTokens: number }
+  | { type: 'rotation'; covers: [number, number]; summaryTokens: number; windowTokens: number; summaryUsage?: Usage }
   | { type: 'delta'; text: string }
   | { type: 'done'; completion: EntityCompletion; replayed: boolean };
 

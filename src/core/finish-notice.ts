@@ -1,4 +1,4 @@
-import type { EntityCompletion } from './entity-types.js';
+import type { EntityCompletion, TurnEvent, Usage } from './entity-types.js';
 
 /**
  * The reply-length limit mgpt sent, as the command knows it: the `--max-tokens` asked for, or the
@@ -28,4 +28,22 @@ export function cutNotice(c: Omit<EntityCompletion, 'entity_id'>, limit?: CutLim
   }
   const sent = limit.maxTokens === undefined ? 'mgpt sent no max_tokens' : `mgpt allowed ${limit.maxTokens}`;
   return `reply cut at ${n} tokens by the model server itself (${sent}): its own reply limit (llama-server -n) or its context; raise those where the server runs`;
+}
+
+/** A turn's or a summary's token counts: `812 prompt (790 from the provider's cache) + 48 completion tokens`. */
+export function usageText(u: Usage): string {
+  const cached = u.prompt_tokens_details ? ` (${u.prompt_tokens_details.cached_tokens} from the provider's cache)` : '';
+  return `${u.prompt_tokens} prompt${cached} + ${u.completion_tokens} completion tokens`;
+}
+
+/** What a rotation did, and with `verbose` what its summary requests cost. */
+export function rotationNotice(ev: Extract<TurnEvent, { type: 'rotation' }>, verbose: boolean): string {
+  const text = `window rotated: messages ${ev.covers[0]}–${ev.covers[1]} were folded into a ${ev.summaryTokens}-token summary (window now ${ev.windowTokens} tokens)`;
+  return verbose && ev.summaryUsage ? `${text}; the summary took ${usageText(ev.summaryUsage)}` : text;
+}
+
+/** The limit a window rotates at: its budget, or the model's context when that binds first. */
+export function windowLimit(w: { budget_tokens: number; model_limit_tokens?: number }): { tokens: number; byModel: boolean } {
+  const model = w.model_limit_tokens;
+  return model !== undefined && model < w.budget_tokens ? { tokens: model, byModel: true } : { tokens: w.budget_tokens, byModel: false };
 }

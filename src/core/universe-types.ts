@@ -178,6 +178,8 @@ export interface LogRecord {
   status: string;
   error: string | null;
   inputTokens: number;
+  /** An extension: of the input, what the provider's prompt cache served, when the provider said. */
+  cachedInputTokens?: number;
   outputTokens: number;
   costUsd: number;
   totalMs: number;

@@ -2,7 +2,8 @@ import { createWriteStream } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { once } from 'node:events';
-import type { ExportFormat } from '../core/entity-types.js';
+import type { ExportFormat, Usage } from '../core/entity-types.js';
+import { usageText, windowLimit } from '../core/finish-notice.js';
 import { needAdmin } from './chat-errors.js';
 import type { ChatItem, ChatSources, ChatTarget } from './chat-types.js';
 
@@ -26,7 +27,7 @@ export const HELP = [
 ].join('\n');
 
 /** `/window`: the blocks the model sees now. */
-export async function windowText(src: ChatSources, target: ChatTarget): Promise<string> {
+export async function windowText(src: ChatSources, target: ChatTarget, lastUsage?: Usage): Promise<string> {
   if (target.kind === 'universe') {
     const doc = await needAdmin(src, 'universes show').getUniverseDoc(target.id);
     return `${doc.runtime.conversation.length} runtime messages (the model sees the last 64, trimmed by 16 at a time)`;
@@ -37,7 +38,10 @@ export async function windowText(src: ChatSources, target: ChatTarget): Promise<
     const kind = b.kind === 'summary' ? 'summary' : b.role;
     return `${span.padEnd(12)} ${kind.padEnd(9)} ${String(b.tokens).padStart(6)} tok  ${preview(b.content)}`;
   });
-  return [`window: ${w.tokens} / ${w.budget_tokens} tokens in ${w.blocks.length} blocks`, ...lines].join('\n');
+  const limit = windowLimit(w);
+  const bound = limit.byModel ? ` (the model's context binds; budget ${w.budget_tokens})` : '';
+  const last = lastUsage ? [`last turn: ${usageText(lastUsage)}`] : [];
+  return [`window: ${w.tokens} / ${limit.tokens} tokens in ${w.blocks.length} blocks${bound}`, ...last, ...lines].join('\n');
 }
 
 /** `/history [n]`: the last n transcript messages; with `when`, each says when it was written. */

@@ -1,5 +1,6 @@
 import { homedir } from 'node:os';
-import { cutNotice } from '../core/finish-notice.js';
+import type { Usage } from '../core/entity-types.js';
+import { cutNotice, rotationNotice } from '../core/finish-notice.js';
 import { TURN_CANCELLED } from '../core/errors.js';
 import { runToolLoop, toolOutput } from '../core/tool-loop.js';
 import type { RespondInput, ToolResultInput } from '../core/universe-types.js';
@@ -33,6 +34,8 @@ export class ChatController extends ChatStore {
   private targets: SwitchTarget[] | null = null;
   /** Lines entered while a reply was coming, sent in order once it ends. */
   private queue: string[] = [];
+  /** Each entity's last turn's usage, for /window. */
+  private readonly lastUsage = new Map<string, Usage>();
   private leaving = false;
 
   constructor(private readonly opts: ChatOptions) {
@@ -141,15 +144,13 @@ export class ChatController extends ChatStore {
       for await (const ev of this.opts.backend.sendMessage(this.target.id, { content, signal: abort.signal })) {
         if (abort.signal.aborted) break;
         if (ev.type === 'rotation') {
-          this.push({
-            kind: 'notice',
-            text: `window rotated: messages ${ev.covers[0]}–${ev.covers[1]} were folded into a ${ev.summaryTokens}-token summary (window now ${ev.windowTokens} tokens)`,
-          });
+          this.push({ kind: 'notice', text: rotationNotice(ev, true) });
         } else if (ev.type === 'delta') {
           reply += ev.text;
           this.set({ streaming: reply });
         } else if (ev.type === 'done') {
           reply = ev.completion.choices[0]?.message.content ?? reply;
+          this.lastUsage.set(this.target.id, ev.completion.usage);
           cut = cutNotice(ev.completion, this.opts.cutLimit?.(ev.completion.model));
         }
       }
@@ -244,7 +245,7 @@ export class ChatController extends ChatStore {
           this.exit();
           break;
         case 'window':
-          this.push({ kind: 'output', text: await windowText(this.opts, this.target) });
+          this.push({ kind: 'output', text: await windowText(this.opts, this.target, this.lastUsage.get(this.target.id)) });
           break;
         case 'history':
           this.push(await historyItem(this.opts, this.target, arg, this.opts.humanTimes ? (t) => timeAgo(t, (this.opts.now ?? Date.now)()) : undefined));

@@ -1,6 +1,7 @@
 import { needAdmin } from './chat-errors.js';
 import type { ChatSources, ChatStatus, ChatTarget } from './chat-types.js';
 import { UNIVERSE_MODEL } from '../core/universe-types.js';
+import { windowLimit } from '../core/finish-notice.js';
 
 /** The status line of `target` as it is now (the balance is the controller's to add). */
 export async function loadStatus(src: ChatSources, target: ChatTarget, prev: ChatStatus, model?: string): Promise<ChatStatus> {
@@ -12,7 +13,7 @@ export async function loadStatus(src: ChatSources, target: ChatTarget, prev: Cha
       id: e.id,
       label: e.name || e.id.slice(0, 8),
       model: e.model,
-      window: { tokens: e.window.tokens ?? 0, budget: e.window.budget_tokens, blocks: e.window.blocks ?? 0 },
+      window: { tokens: e.window.tokens ?? 0, budget: windowLimit(e.window).tokens, byModel: windowLimit(e.window).byModel, blocks: e.window.blocks ?? 0 },
       transcript: { messages: e.transcript.messages, tokens: e.transcript.tokens, cap: e.transcript.cap_tokens },
       readOnly: e.read_only,
     };

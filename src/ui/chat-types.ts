@@ -24,7 +24,8 @@ export interface ChatStatus {
   /** The entity's model, or the universe model alias. */
   model?: string;
   backend: string;
-  window?: { tokens: number; budget: number; blocks: number };
+  /** `budget` is the limit that binds: the window's budget, or the model's context (`byModel`) when smaller. */
+  window?: { tokens: number; budget: number; byModel?: boolean; blocks: number };
   transcript?: { messages: number; tokens: number; cap: number };
   readOnly?: boolean;
   /** null or absent: not metered. */

@@ -23,8 +23,8 @@ export function statusLine(s: ChatStatus, busy: boolean, columns: number): Statu
     const pct = s.window.budget ? Math.round((s.window.tokens / s.window.budget) * 100) : 0;
     parts.push(
       wide
-        ? `window ${gauge(pct)} ${s.window.tokens}/${s.window.budget} tok, ${s.window.blocks} blocks`
-        : `window ${pct}% ${compact(s.window.tokens)}/${compact(s.window.budget)}`,
+        ? `window ${gauge(pct)} ${s.window.tokens}/${s.window.budget} tok${s.window.byModel ? ' (model limit)' : ''}, ${s.window.blocks} blocks`
+        : `window ${pct}% ${compact(s.window.tokens)}/${compact(s.window.budget)}${s.window.byModel ? ' (model)' : ''}`,
     );
   }
   if (s.transcript) {

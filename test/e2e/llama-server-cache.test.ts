@@ -38,10 +38,14 @@ describe.skipIf(!parts)('rotation against the real llama-server keeps its prompt
     const e = await engine.entities.create({ model: 'mgpt-1-27b', instructions: INSTRUCTIONS }, 'local');
     let rotations = 0;
     for (let i = 0; rotations < 3 && i < 80; i++) {
+      const before = seen.length;
       const events = await collect(engine.entities.send(e.id, { content: message(i) }, 'local'));
-      rotations += events.filter((x) => x.type === 'rotation').length;
-      // The turn's usage says what the server's cache served, as its own timings do.
+      const rotation = events.find((x) => x.type === 'rotation');
+      if (rotation) rotations++;
+      // The turn's usage says what the server's cache served, as its own timings do; so does its summary's.
       expect(done(events).completion.usage.prompt_tokens_details).toEqual({ cached_tokens: seen.at(-1)!.cacheN });
+      const folds = seen.slice(before).filter((t) => t.summary);
+      if (rotation) expect(rotation.summaryUsage?.prompt_tokens_details).toEqual({ cached_tokens: folds.reduce((n, t) => n + t.cacheN, 0) });
     }
     close();
     expect(rotations).toBe(3);

@@ -53,6 +53,11 @@ describe('a turn always fits the model behind its route', () => {
     const w = await engine.entities.window(e.id, 'local');
     expect(checkWindowInvariant(w.blocks.map((b) => ({ kind: b.kind, covers: b.covers })), 50)).toBeNull();
     expect((await engine.entities.get(e.id, 'local')).transcript.messages).toBe(50);
+    // The model's context, not the 32,000-token budget, is what the window rotates at: both reads say so.
+    const limit = (await engine.entities.get(e.id, 'local')).window.model_limit_tokens!;
+    expect(limit).toBeGreaterThan(w.tokens / 2);
+    expect(limit).toBeLessThan(600);
+    expect(w.model_limit_tokens).toBe(limit);
     engine.close();
 
     // A new engine on the same file (as a new process would) fits the first time.

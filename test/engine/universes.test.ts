@@ -421,6 +421,17 @@ describe('logs', () => {
     expect(everything).not.toContain('Glimmerdeep');
     e.close();
   });
+
+  it("keeps what the provider's prompt cache served, when it said, and leaves it out when it did not", async () => {
+    const e = engine();
+    const id = await universe(e);
+    fake.script({ text: 'cached', usage: { prompt_tokens: 300, completion_tokens: 2, prompt_tokens_details: { cached_tokens: 280 } } });
+    await ask(e, { universe: id, userInput: 'one', requestId: 'r-cached' });
+    await ask(e, { universe: id, userInput: 'two', requestId: 'r-plain' });
+    expect((await e.logs.list({ requestId: 'r-cached' })).data[0]).toMatchObject({ inputTokens: 300, cachedInputTokens: 280 });
+    expect((await e.logs.list({ requestId: 'r-plain' })).data[0]).not.toHaveProperty('cachedInputTokens');
+    e.close();
+  });
 });
 
 // Keep the default reply for other files sharing the fake.

@@ -6,7 +6,7 @@ export interface ScriptedReply {
   /** The reply text; an array gives the exact chunks. */
   text?: string | string[];
   toolCalls?: Array<{ id: string; name: string; arguments: string }>;
-  usage?: { prompt_tokens: number; completion_tokens: number };
+  usage?: { prompt_tokens: number; completion_tokens: number; prompt_tokens_details?: { cached_tokens: number } };
   /** Answer with this status and body instead of a stream. */
   status?: number;
   body?: string;

@@ -25,6 +25,12 @@ describe('status line', () => {
     expect(statusLine(status, true, 200).busy).toBe('  replying… (Ctrl-C cancels)');
   });
 
+  it("gauges the window against the model's context when that binds before the budget, and says so", () => {
+    const bound = { ...status, window: { tokens: 1_200, budget: 1_500, byModel: true, blocks: 9 } };
+    expect(statusLine(bound, false, 200).text).toContain('window [████████░░] 1200/1500 tok (model limit), 9 blocks');
+    expect(statusLine(bound, false, 99).text).toContain('window 80% 1.2k/1.5k (model)');
+  });
+
   it('takes its compact form under 100 columns and never exceeds the width, busy or not', () => {
     expect(statusLine(status, false, 99).text).toContain('window 99% 31.8k/32k · 12345 msgs');
     for (const columns of [99, 80, 60, 40, 20, 5]) {

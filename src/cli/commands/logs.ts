@@ -53,6 +53,7 @@ export async function runLogs(ctx: CliContext, o: LogsOptions): Promise<void> {
       { header: 'MODEL', value: (l) => l.model },
       { header: 'STATUS', value: (l) => l.status },
       { header: 'TOKENS', value: (l) => `${l.inputTokens}+${l.outputTokens}`, right: true },
+      { header: 'CACHED', value: (l) => (l.cachedInputTokens === undefined ? '-' : String(l.cachedInputTokens)), right: true },
       { header: 'MS', value: (l) => String(l.totalMs), right: true },
       { header: 'REQUEST', value: (l) => l.requestId ?? '-' },
       { header: 'CREATED', value: (l) => l.createdAt, time: true },

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { Backend } from '../../core/backend.js';
 import { ENTITY_MODEL, type EntityCompletion } from '../../core/entity-types.js';
-import { cutNotice } from '../../core/finish-notice.js';
+import { cutNotice, rotationNotice, usageText } from '../../core/finish-notice.js';
 import { cutLimit } from '../cut-limit.js';
 import type { CliContext } from '../context.js';
 import { resolveEntity } from '../entity-ref.js';
@@ -88,7 +88,7 @@ async function streamTurn(
         ctx.io.stdout.write(text);
         printed += text;
       } else if (ev.type === 'rotation' && (ctx.flags.verbose || ctx.io.stderrIsTTY)) {
-        note(ctx, `window rotated: messages ${ev.covers[0]}-${ev.covers[1]} folded into a ${ev.summaryTokens}-token summary`);
+        note(ctx, rotationNotice(ev, ctx.flags.verbose === true));
       } else if (ev.type === 'done') {
         completion = ev.completion;
         if (ev.replayed && ctx.flags.verbose) note(ctx, 'replayed the stored reply for this idempotency key');
@@ -115,8 +115,6 @@ function printCompletion(ctx: CliContext, completion: EntityCompletion, o: { jso
   if (!(o.streaming ? o.printed : reply).endsWith('\n')) ctx.io.stdout.write('\n');
   if (cut) warn(ctx, cut);
   if (ctx.flags.verbose) {
-    const u = completion.usage;
-    const cached = u.prompt_tokens_details ? ` (${u.prompt_tokens_details.cached_tokens} from the provider's cache)` : '';
-    note(ctx, `${completion.id}: ${u.prompt_tokens} prompt${cached} + ${u.completion_tokens} completion tokens, ${Math.round(performance.now() - o.started)} ms`);
+    note(ctx, `${completion.id}: ${usageText(completion.usage)}, ${Math.round(performance.now() - o.started)} ms`);
   }
 }

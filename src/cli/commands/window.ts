@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { CliContext } from '../context.js';
 import { resolveEntity } from '../entity-ref.js';
 import { examples } from '../help.js';
-import { colors, formatInt, gauge, printJson, printTable } from '../output.js';
+import { colors, formatInt, limitNote, printJson, printTable, windowLine } from '../output.js';
 
 export function registerWindow(program: Command, ctx: CliContext): void {
   examples(
@@ -22,8 +22,7 @@ export async function runWindow(ctx: CliContext, ref: string, o: { json?: boolea
   const c = colors(ctx);
   const summaries = w.blocks.filter((b) => b.kind === 'summary').length;
   const head =
-    `window ${formatInt(w.tokens)} / ${formatInt(w.budget_tokens)} tokens ${gauge(w.tokens, w.budget_tokens)}  ` +
-    `${w.blocks.length} blocks (${summaries} summary)`;
+    `window ${windowLine(w.tokens, w)}  ${w.blocks.length} blocks (${summaries} summary)${limitNote(w)}`;
   // The gauge is for people; piped output is just the blocks, one per line.
   if (ctx.io.stdoutIsTTY) ctx.io.stdout.write(c.bold(head) + '\n\n');
   printTable(

@@ -33,6 +33,7 @@ import { importEntity } from './import.js';
 import { type EntityRef, type TurnExtras, runTurn } from './turn.js';
 import { windowMessages } from './window/window-state.js';
 import type { ChatMessage } from '../../providers/spec.js';
+import type { RouteFit } from '../generation/calibration.js';
 
 export const DEFAULT_ACCOUNT = 'local';
 
@@ -87,11 +88,19 @@ export class EntityService {
     const prefix = ref.length >= MIN_ID_PREFIX ? ref.toLowerCase() : null;
     const rows = await this.deps.store.entities.matching(accountId, ref, prefix, 11);
     const hit = pickByRef('entity', ref, rows, 'list entities with: mgpt entities list');
-    return toEntity(hit, true);
+    return this.retrieved(hit);
   }
 
   async get(id: string, accountId: string): Promise<Entity> {
-    return toEntity(await this.row(id, accountId), true);
+    return this.retrieved(await this.row(id, accountId));
+  }
+
+  /** The entity as a retrieve shows it: with its window's counts, and the model's limit when that binds. */
+  private async retrieved(row: EntityRow): Promise<Entity> {
+    const entity = toEntity(row, true);
+    const limit = await this.modelLimit(row);
+    if (limit !== undefined) entity.window.model_limit_tokens = limit;
+    return entity;
   }
 
   /**
@@ -114,7 +123,7 @@ export class EntityService {
     });
     // Deleted while the tokenizer loaded.
     if (!row) throw notFound(id);
-    return toEntity(row, true);
+    return this.retrieved(row);
   }
 
   async delete(id: string, accountId: string): Promise<DeletedEntity> {
@@ -146,13 +155,32 @@ export class EntityService {
 
   async window(id: string, accountId: string): Promise<EntityWindow> {
     const row = await this.row(id, accountId);
+    const limit = await this.modelLimit(row);
     return {
       entity_id: id,
       object: 'entity.window',
       budget_tokens: row.budgetTokens,
       tokens: row.windowTokens,
       blocks: (await this.deps.store.entities.window(id)).map(toBlock),
+      ...(limit === undefined ? {} : { model_limit_tokens: limit }),
     };
+  }
+
+  /**
+   * What the model's context leaves the window, in the window's own estimated tokens, when it is
+   * known (configured or learned) and binds before the budget; the next turn rotates past it.
+   */
+  private async modelLimit(row: EntityRow): Promise<number | undefined> {
+    let fit: RouteFit;
+    try {
+      fit = await this.deps.calibration.fit(await this.deps.chatModel(row.model), row.instructionsTokens, row.instructions ? 1 : 0);
+    } catch {
+      // A route that cannot be built (a missing base URL) fails the turn with its own error, not the read.
+      return undefined;
+    }
+    if (!fit.limit) return undefined;
+    const limit = Math.max(0, fit.limit.cap - fit.limit.perBlock * (row.windowBlocks + 1));
+    return limit < row.budgetTokens ? limit : undefined;
   }
 
   /** The prompt the entity's next turn starts from (instructions, then the window), for replies that are not stored. */

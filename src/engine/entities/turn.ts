@@ -18,6 +18,7 @@ import type { EngineDeps } from '../deps.js';
 import { type Reply, absorb, emptyReply, replyMessage } from '../generation/reply.js';
 import { type HeldLease, type LeaseRequest, entitySubject, withLease } from '../lease.js';
 import { isMetered, requireFunds } from '../platform/billing.js';
+import type { SummaryUsage } from './window/summarize.js';
 import { MessageCount, type PreparedWindow, type WindowTurn, promptMessages, rotate } from './window/turn-window.js';
 import { windowVersion } from '../versioned-cache.js';
 import { WindowState } from './window/window-state.js';
@@ -308,6 +309,7 @@ function* announce(turn: TurnState, prepared: PreparedWindow): Generator<TurnEve
       covers: prepared.plan.covers,
       summaryTokens: prepared.summary.tokens,
       windowTokens: prepared.plan.remainingTokens + prepared.summary.tokens,
+      ...(prepared.summaryUsage?.requests ? { summaryUsage: summaryUsage(prepared.summaryUsage) } : {}),
     };
   }
 }
@@ -453,6 +455,11 @@ function readOnly(entity: EntityRow): ConflictError {
     `entity ${entity.id} is read-only: its transcript reached the cap of ${entity.capTokens} tokens`,
     { hint: 'export it (mgpt export) and start a new entity' },
   );
+}
+
+/** A summary's usage in the completion's terms, when the provider counted it. */
+function summaryUsage(u: SummaryUsage): Usage {
+  return usage(u.inputTokens, u.outputTokens, u.cachedTokens);
 }
 
 function usage(prompt: number, completion: number, cached?: number): Usage {

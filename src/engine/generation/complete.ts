@@ -8,7 +8,7 @@ import type { ChatMessage, Sampling, ToolChoice, ToolDefinition } from '../../pr
 import type { EngineDeps } from '../deps.js';
 import { absorb, emptyReply, replyMessage } from './reply.js';
 import { isMetered, requireFunds } from '../platform/billing.js';
-import { type LogEntry, logRow, writeLog } from '../platform/logs.js';
+import { type LogEntry, cachedOf, logRow, writeLog } from '../platform/logs.js';
 
 export interface StatelessInput {
   /** A platform id or text alias: the model that answers, priced and logged. */
@@ -86,7 +86,7 @@ export async function* completeStateless(deps: EngineDeps, input: StatelessInput
   const key = input.key === undefined ? undefined : { key: input.key, row: { contentSha256: requestSha, completion: JSON.stringify(completion) }, createdAt: clock.iso() };
   const written = await deps.store.accounts.chargeWithLog(
     { accountId: input.accountId, entityId: null, model: input.model, inputTokens, outputTokens, costUsd: cost, createdAt: clock.iso() },
-    logRow(deps, logEntry(deps, input, model.modelId, t0, { status: 'ok', error: null, inputTokens, outputTokens, costUsd: cost, chars: out.text.length })),
+    logRow(deps, logEntry(deps, input, model.modelId, t0, { status: 'ok', error: null, inputTokens, outputTokens, cachedTokens: out.usage?.cachedTokens, costUsd: cost, chars: out.text.length })),
     key,
   );
   if (!written) throw answeredMeanwhile(input.key!);
@@ -132,14 +132,14 @@ function logEntry(
   input: StatelessInput,
   providerModel: string,
   t0: number,
-  r: { status: string; error: string | null; inputTokens?: number; outputTokens?: number; costUsd?: number; chars?: number },
+  r: { status: string; error: string | null; inputTokens?: number; outputTokens?: number; cachedTokens?: number; costUsd?: number; chars?: number },
 ): LogEntry {
   return {
     kind: 'text', userId: input.userId, gameId: null, universeId: null, requestId: null, model: input.shownModel ?? input.model, providerModel,
     status: r.status, error: r.error, inputTokens: r.inputTokens ?? 0, outputTokens: r.outputTokens ?? 0, costUsd: r.costUsd ?? 0,
     totalMs: deps.clock.now() - t0, providerMs: deps.clock.now() - t0,
     request: { facade: input.mode ?? 'stateless', messages: input.messages.length, ...(input.entityId ? { entityId: input.entityId } : {}) },
-    response: { chars: r.chars ?? 0 },
+    response: { chars: r.chars ?? 0, ...cachedOf(r.cachedTokens) },
   };
 }
 

@@ -68,16 +68,25 @@ export class LogService {
   }
 }
 
-function toRecord({ requestSummary, responseSummary: _res, ...record }: LogRow): LogRecord {
-  const facade = facadeOf(requestSummary);
-  return facade ? { ...record, facade } : record;
+function toRecord({ requestSummary, responseSummary, ...record }: LogRow): LogRecord {
+  const facade = summaryField(requestSummary, 'facade', 'string');
+  const cached = summaryField(responseSummary, 'cachedInputTokens', 'number');
+  return { ...record, ...(facade === undefined ? {} : { facade }), ...(cached === undefined ? {} : { cachedInputTokens: cached }) };
 }
 
-/** What the OpenAI facade made of a request (stateless, side, regenerated), kept in its request summary. */
-function facadeOf(summary: string): string | undefined {
+/** What the provider's prompt cache served, for a response summary (only when the provider said). */
+export function cachedOf(cachedTokens: number | undefined): { cachedInputTokens?: number } {
+  return cachedTokens === undefined ? {} : { cachedInputTokens: cachedTokens };
+}
+
+/**
+ * A field kept in a record's JSON summary: what the OpenAI facade made of a request (stateless,
+ * side, regenerated) in its request summary, what the provider's cache served in its response's.
+ */
+function summaryField<T extends 'string' | 'number'>(summary: string, field: string, type: T): (T extends 'string' ? string : number) | undefined {
   try {
-    const facade = (JSON.parse(summary) as { facade?: unknown }).facade;
-    return typeof facade === 'string' ? facade : undefined;
+    const value = (JSON.parse(summary) as Record<string, unknown>)[field];
+    return typeof value === type ? (value as T extends 'string' ? string : number) : undefined;
   } catch {
     return undefined;
   }

@@ -11,14 +11,14 @@ import {
   type ToolCallRef,
   toolResultContent,
 } from '../../core/universe-types.js';
-import type { ChatMessage, ChatModel } from '../../providers/spec.js';
+import type { ChatMessage, ChatModel, ProviderUsage } from '../../providers/spec.js';
 import type { LogRow, RequestRow, UniverseMessageRow, UniverseRow } from '../../store/types.js';
 import type { FinishReason } from '../../core/entity-types.js';
 import { type Reply, absorb, emptyReply } from '../generation/reply.js';
 import type { EngineDeps } from '../deps.js';
 import { sha256 } from '../../core/hash.js';
 import { type HeldLease, type LeaseRequest, universeSubject, withLease } from '../lease.js';
-import { type LogEntry, logRow } from '../platform/logs.js';
+import { type LogEntry, cachedOf, logRow } from '../platform/logs.js';
 import { parseRespond } from '../../core/universe-input.js';
 import { toRuntime, type UniverseService } from './universes.js';
 
@@ -418,7 +418,7 @@ function buildPrompt(input: RespondInput, loaded: Loaded, messages: UniverseMess
 interface SettleOptions {
   called: boolean;
   model?: ChatModel;
-  usage?: { inputTokens: number; outputTokens: number };
+  usage?: ProviderUsage;
   prompt?: BuiltPrompt;
   toolCalls?: ToolCallOut[] | ToolCallRef[];
   finishReason?: FinishReason;
@@ -467,7 +467,7 @@ function logEntry(turn: Turn, o: SettleOptions, s: Settled): LogEntry {
     // The turn's own text stays here, so messages a statePointer later drops are not lost (SPEC 5).
     response: {
       assistantRaw: s.text, toolCalls: s.toolCalls ?? [], promptFingerprint: s.prompt.fingerprint, called: o.called,
-      finishReason: s.finishReason, ...s.output,
+      finishReason: s.finishReason, ...s.output, ...cachedOf(o.usage?.cachedTokens),
     },
   };
 }

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { CliContext } from '../../context.js';
 import { resolveEntity } from '../../entity-ref.js';
 import { examples } from '../../help.js';
-import { colors, formatInt, gauge, printJson, sanitizeForTerminal as safe } from '../../output.js';
+import { colors, formatInt, limitNote, printJson, sanitizeForTerminal as safe, windowLine } from '../../output.js';
 
 export function registerShow(entities: Command, ctx: CliContext): void {
   examples(
@@ -22,7 +22,7 @@ export async function runShow(ctx: CliContext, ref: string, o: { json?: boolean 
     ['model', `${e.model} (state: ${safe(e.state)})`],
     ['status', e.read_only ? c.yellow('read-only: transcript at the cap') : 'active'],
     ['transcript', `${formatInt(e.transcript.messages)} messages, ${formatInt(e.transcript.tokens)} / ${formatInt(e.transcript.cap_tokens)} tokens`],
-    ['window', `${formatInt(w.tokens ?? 0)} / ${formatInt(w.budget_tokens)} tokens ${gauge(w.tokens ?? 0, w.budget_tokens, 12)}, ${w.blocks ?? 0} blocks`],
+    ['window', windowLine(w.tokens ?? 0, w, 12) + `, ${w.blocks ?? 0} blocks${limitNote(w)}`],
     ['created', safe(e.created_at)],
     ['updated', safe(e.updated_at)],
   ];

@@ -1,5 +1,5 @@
 import type { TokenEstimator } from '../../../core/tokens.js';
-import type { ChatMessage, ChatModel } from '../../../providers/spec.js';
+import type { ChatMessage, ChatModel, ProviderUsage } from '../../../providers/spec.js';
 import type { BlockRow } from '../../../store/types.js';
 import { ContextOverflowError } from '../../../core/errors.js';
 import { readReply } from '../../generation/reply.js';
@@ -41,14 +41,15 @@ export async function summarizeSpan(
   calibration: RouteCalibration,
   signal: AbortSignal,
   instructions: { text: string; tokens: number } = { text: '', tokens: 0 },
-): Promise<string> {
-  if (maxTokens <= 0) return '';
+): Promise<Summary> {
+  const usage: SummaryUsage = { requests: 0, inputTokens: 0, outputTokens: 0 };
+  if (maxTokens <= 0) return { text: '', usage };
   const replyTokens = Math.ceil(maxTokens * fit.factor);
   // As much of the span as one request holds goes in the conversation's own form (the cache serves it).
   const lead = leadingBlocks(tok, span, instructions, fit, replyTokens);
   let summary = '';
   if (lead > 0) {
-    summary = tok.truncate(await summarizeOnce(model, calibration, prefixRequest(tok, span.slice(0, lead), instructions, replyTokens, signal)), maxTokens);
+    summary = tok.truncate(await summarizeOnce(model, calibration, prefixRequest(tok, span.slice(0, lead), instructions, replyTokens, signal), usage), maxTokens);
   }
   // The rest, if any, as a transcript in pieces, each folding in the summary so far.
   const rest = span.slice(lead);
@@ -57,10 +58,24 @@ export async function summarizeSpan(
     const lines = earlier ? [earlier, ...piece.lines] : piece.lines;
     const tokens = piece.tokens + (earlier ? tok.count(earlier) + LINE_TOKENS : 0);
     const request = transcriptRequest(tok, lines.join('\n'), tokens, replyTokens, signal);
-    summary = await summarizeOnce(model, calibration, request);
+    summary = await summarizeOnce(model, calibration, request, usage);
     if (tok.count(summary) > maxTokens) summary = tok.truncate(summary, maxTokens);
   }
-  return summary;
+  return { text: summary, usage };
+}
+
+/** A rotation's summary and what its requests cost. */
+export interface Summary {
+  text: string;
+  usage: SummaryUsage;
+}
+
+/** The provider's counts over a summary's requests; `cachedTokens` when the provider said what its cache served. */
+export interface SummaryUsage {
+  requests: number;
+  inputTokens: number;
+  outputTokens: number;
+  cachedTokens?: number;
 }
 
 /** One request for a summary, and its prompt's estimate (summed from stored counts, never recounted). */
@@ -152,14 +167,24 @@ function pieces(span: readonly BlockRow[], tok: TokenEstimator, capacity: number
  * instructions and a transcript count differently from chat, and a refusal must be learned from
  * before the turn is planned again.
  */
-async function summarizeOnce(model: ChatModel, calibration: RouteCalibration, req: SummaryRequest): Promise<string> {
+async function summarizeOnce(model: ChatModel, calibration: RouteCalibration, req: SummaryRequest, usage: SummaryUsage): Promise<string> {
   const { messages, estimate } = req;
   try {
     const reply = await readReply(model.stream({ messages, maxTokens: req.replyTokens, purpose: 'summary', signal: req.signal }));
-    if (reply.usage) await calibration.observe(model.routeKey, estimate, reply.usage.inputTokens);
+    usage.requests++;
+    if (reply.usage) {
+      await calibration.observe(model.routeKey, estimate, reply.usage.inputTokens);
+      addUsage(usage, reply.usage);
+    }
     return reply.text.trim();
   } catch (err) {
     if (err instanceof ContextOverflowError) await calibration.learn(model.routeKey, err, estimate, req.replyTokens);
     throw err;
   }
+}
+
+function addUsage(sum: SummaryUsage, u: ProviderUsage): void {
+  sum.inputTokens += u.inputTokens;
+  sum.outputTokens += u.outputTokens;
+  if (u.cachedTokens !== undefined) sum.cachedTokens = (sum.cachedTokens ?? 0) + u.cachedTokens;
 }

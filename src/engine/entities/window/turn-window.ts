@@ -6,7 +6,7 @@ import type { BlockRow, EntityRow } from '../../../store/types.js';
 import { PER_MESSAGE_TOKENS, type RouteFit, promptEstimateOf } from '../../generation/calibration.js';
 import type { EngineDeps } from '../../deps.js';
 import { contextGrew } from './context-probe.js';
-import { summarizeSpan } from './summarize.js';
+import { type SummaryUsage, summarizeSpan } from './summarize.js';
 import { WindowState } from './window-state.js';
 
 /** What planning a turn's window reads. */
@@ -60,6 +60,8 @@ export interface PreparedWindow {
   fit: RouteFit;
   plan: RotationPlan | null;
   summary?: BlockRow;
+  /** What the summary's requests cost, as the provider counted them. */
+  summaryUsage?: SummaryUsage;
   /** The window before the new message: summary?, then the kept blocks (the turn's own window without a rotation). */
   head: WindowState;
   /** The new message as a block; its tokens are a bound until made exact at the commit. */
@@ -85,7 +87,8 @@ export async function rotate(turn: WindowTurn, mayProbe = false): Promise<Prepar
       plan = await planFor(turn, fit);
     }
   }
-  const summary = plan ? await summarize(turn, plan, fit) : undefined;
+  const folded = plan ? await summarize(turn, plan, fit) : undefined;
+  const summary = folded?.block;
   const head = plan && summary ? WindowState.of([summary, ...blocks.slice(plan.take)]) : window;
   const lastPosition = blocks.length ? blocks[blocks.length - 1].position : 0;
   const seq = entity.transcriptMessages + 1;
@@ -101,7 +104,7 @@ export async function rotate(turn: WindowTurn, mayProbe = false): Promise<Prepar
   }
   const fixedTokens = entity.instructions ? entity.instructionsTokens : 0;
   const estimate = promptEstimateOf(fixedTokens + head.tokens + user.tokens, fixedMessages + head.blocks.length + 1);
-  return { fit, plan, summary, head, userBlock: user, estimate };
+  return { fit, plan, summary, summaryUsage: folded?.usage, head, userBlock: user, estimate };
 }
 
 /** The rotation the turn needs for the budget and `fit`'s limit, or null. */
@@ -114,14 +117,14 @@ async function planFor(turn: WindowTurn, fit: RouteFit): Promise<RotationPlan | 
 }
 
 /** Folds the plan's span of the window into one summary block. */
-async function summarize(turn: WindowTurn, plan: RotationPlan, fit: RouteFit): Promise<BlockRow> {
+async function summarize(turn: WindowTurn, plan: RotationPlan, fit: RouteFit): Promise<{ block: BlockRow; usage: SummaryUsage }> {
   const { deps, model, window } = turn;
   const tok = await loadTokenEstimator();
   const span = window.blocks.slice(0, plan.take);
   // The instructions as the entity's turns send them: the summary request then starts with their prefix.
   const instructions = { text: turn.entity.instructions, tokens: turn.entity.instructionsTokens };
-  const text = await summarizeSpan(model, tok, span, plan.maxSummaryTokens, fit, deps.calibration, turn.signal, instructions);
-  return {
+  const { text, usage } = await summarizeSpan(model, tok, span, plan.maxSummaryTokens, fit, deps.calibration, turn.signal, instructions);
+  const block: BlockRow = {
     id: deps.newId(),
     position: span[0].position,
     kind: 'summary',
@@ -131,6 +134,7 @@ async function summarize(turn: WindowTurn, plan: RotationPlan, fit: RouteFit): P
     coversFrom: plan.covers[0],
     coversTo: plan.covers[1],
   };
+  return { block, usage };
 }
 
 /** The message (with the instructions) cannot fit the model however much is folded. */
