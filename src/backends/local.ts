@@ -10,6 +10,8 @@ import type {
   EntityWindow,
   ExportFormat,
   ListMessagesInput,
+  SearchInput,
+  SearchList,
   MessageList,
   SendInput,
   TurnEvent,
@@ -49,6 +51,9 @@ export class LocalBackend implements Backend {
   }
   async resolveEntity(ref: string): Promise<Entity> {
     return this.engine.entities.resolve(ref, this.accountId);
+  }
+  search(input: SearchInput): Promise<SearchList> {
+    return this.engine.entities.search(input, this.accountId);
   }
   async getEntity(id: string): Promise<Entity> {
     return this.engine.entities.get(id, this.accountId);

@@ -154,3 +154,13 @@ export function durationOption(name: string, raw: string | undefined, minMs = 1)
   }
   return ms;
 }
+
+/** `--since`: an age (`30m`, `24h`, `7d`, `2w`) or an ISO 8601 date or time; as an ISO time. */
+export function sinceOption(raw: string | undefined, now = Date.now()): string | undefined {
+  if (raw === undefined) return undefined;
+  const age = /^(\d+)(m|h|d|w)$/.exec(raw.trim());
+  if (age) return new Date(now - Number(age[1]) * { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }[age[2] as 'm' | 'h' | 'd' | 'w']).toISOString();
+  const t = Date.parse(raw);
+  if (Number.isNaN(t)) throw new BadRequestError(`--since must be an age (30m, 24h, 7d, 2w) or a date (2026-11-01), got ${JSON.stringify(raw)}`);
+  return new Date(t).toISOString();
+}

@@ -9,6 +9,8 @@ import type {
   EntityWindow,
   ExportFormat,
   ListMessagesInput,
+  SearchInput,
+  SearchList,
   MessageList,
   SendInput,
   TurnEvent,
@@ -86,6 +88,8 @@ export interface Backend {
   sendMessage(id: string, input: SendInput): AsyncIterable<TurnEvent>;
   listMessages(id: string, input?: ListMessagesInput): Promise<MessageList>;
   getWindow(id: string): Promise<EntityWindow>;
+  /** Searches the account's transcripts, folded messages included (an extension: GET /v1/search). */
+  search(input: SearchInput): Promise<SearchList>;
   /** The export body, streamed in pieces; memory does not grow with the transcript. */
   exportEntity(id: string, format: ExportFormat): AsyncIterable<Uint8Array>;
   createUniverse(input: CreateUniverseInput): Promise<CreatedUniverse>;

@@ -189,6 +189,40 @@ export interface ListMessagesInput {
   limit?: number;
 }
 
+export const SEARCH_LIMIT_DEFAULT = 20;
+export const SEARCH_LIMIT_MAX = 100;
+
+/** A search of transcripts (an extension: GET /v1/search, GET /v1/entities/{id}/search). */
+export interface SearchInput {
+  /** Words, "quoted phrases" and prefix* words; every one must match. */
+  q: string;
+  /** Only these entities (ids). */
+  entity_ids?: string[];
+  role?: 'user' | 'assistant';
+  /** Only messages written at or after this time (ISO 8601). */
+  since?: string;
+  /** 1 to 100; default 20. */
+  limit?: number;
+}
+
+export interface SearchHit {
+  object: 'search.hit';
+  entity_id: string;
+  entity_name: string | null;
+  seq: number;
+  role: 'user' | 'assistant';
+  created_at: string;
+  /** About 160 characters of the message around its first match. */
+  snippet: string;
+  /** [start, end) of each matched word in `snippet`. */
+  highlights: Array<[number, number]>;
+}
+
+export interface SearchList {
+  object: 'list';
+  data: SearchHit[];
+}
+
 /** Export manifest (SPEC section 4). */
 export interface ExportManifest {
   format: 'mgpt-entity';

@@ -1,4 +1,5 @@
 /** The rows of the store, as every implementation reads and writes them (SQLite and PostgreSQL alike). */
+import type { SearchTerms } from '../core/search-query.js';
 import type { LogRecord } from '../core/universe-types.js';
 
 export interface AccountRow {
@@ -67,6 +68,24 @@ export interface MessageRow {
   content: string;
   tokens: number;
   createdAt: string;
+}
+
+/** A search of the account's transcripts (see core/search-query.ts for the terms). */
+export interface MessageSearch {
+  accountId: string;
+  terms: SearchTerms;
+  /** Only these entities, when given. */
+  entityIds?: string[];
+  role?: 'user' | 'assistant';
+  /** Only messages written at or after this ISO time. */
+  since?: string;
+  limit: number;
+}
+
+/** A transcript message a search found, most relevant first (newest first among equals). */
+export interface MessageHit extends MessageRow {
+  entityId: string;
+  entityName: string | null;
 }
 
 export interface IdempotencyRow {

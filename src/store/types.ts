@@ -6,7 +6,7 @@
  * other turns' statements land inside it on SQLite's single connection.
  */
 
-import type { AccountRow, BlockRow, CalibrationRow, EntityRow, IdempotencyRow, KeyRow, LeaseRow, LeaseSubject, LedgerRow, LogFilter, LogRow, MessageRow, RequestRow, UniverseMessageRow, UniverseRow } from './rows.js';
+import type { AccountRow, BlockRow, CalibrationRow, EntityRow, IdempotencyRow, KeyRow, LeaseRow, LeaseSubject, LedgerRow, LogFilter, LogRow, MessageHit, MessageRow, MessageSearch, RequestRow, UniverseMessageRow, UniverseRow } from './rows.js';
 
 export type {
   AccountRow,
@@ -15,6 +15,8 @@ export type {
   BlockRow,
   EntityRow,
   MessageRow,
+  MessageHit,
+  MessageSearch,
   IdempotencyRow,
   KeyRow,
   LeaseRow,
@@ -102,6 +104,12 @@ export interface EntityStore {
   /** False (and nothing written) when the lease is no longer ours. */
   commitTurn(w: EntityTurnWrite): Promise<boolean>;
   importEntity(i: EntityImport): Promise<ImportConflict>;
+  /**
+   * The account's transcript messages that contain every clause of the search, ranked by the
+   * store's relevance (SQLite FTS5 bm25, PostgreSQL ts_rank_cd), newest first among equals. The
+   * index is written in the same transaction as the messages it covers.
+   */
+  search(q: MessageSearch): Promise<MessageHit[]>;
 }
 
 export interface LeaseStore {

@@ -2,7 +2,7 @@ import { createWriteStream } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { once } from 'node:events';
-import type { ExportFormat, Usage } from '../core/entity-types.js';
+import type { ExportFormat, SearchHit, Usage } from '../core/entity-types.js';
 import { usageText, windowLimit } from '../core/finish-notice.js';
 import { needAdmin } from './chat-errors.js';
 import type { ChatItem, ChatSources, ChatTarget } from './chat-types.js';
@@ -14,6 +14,7 @@ export const HELP = [
   '/help              this list',
   '/window            the blocks the model sees now (summaries and live messages)',
   '/history [n]       the last n transcript messages (default 10)',
+  '/search TEXT       find TEXT in this entity\'s whole transcript, folded messages included',
   '/export [-f] [file] save the transcript (.tar or .json; universes: .json); -f overwrites; ~ is your home',
   '/new [name]        start a new entity (or universe on the same prompt) and switch to it',
   '/switch [ref]      switch to another entity or universe (a name or a 4+ character id prefix); without ref, list them',
@@ -57,6 +58,15 @@ export async function historyItem(src: ChatSources, target: ChatTarget, arg: str
   const page = await src.backend.listMessages(target.id, { after: Math.max(0, e.transcript.messages - n), limit: n });
   const line = (m: (typeof page.data)[number]) => `#${m.seq} ${m.role}${when ? ` (${when(m.created_at)})` : ''}: ${m.content}`;
   return { kind: 'output', text: page.data.map(line).join('\n') || '(no messages yet)' };
+}
+
+/** `/search TEXT`: this entity's transcript messages that match, most relevant first. */
+export async function searchItem(src: ChatSources, target: ChatTarget, arg: string, when?: (iso: string) => string): Promise<Shown> {
+  if (target.kind === 'universe') return { kind: 'error', text: '/search searches entities; this is a universe', exitCode: 2 };
+  if (!arg.trim()) return { kind: 'error', text: '/search takes the words to find: /search zanzibar42', exitCode: 2 };
+  const list = await src.backend.search({ q: arg, entity_ids: [target.id], limit: 10 });
+  const line = (h: SearchHit) => `#${h.seq} ${h.role}${when ? ` (${when(h.created_at)})` : ''}: ${h.snippet}`;
+  return { kind: 'output', text: list.data.map(line).join('\n') || `(nothing matches ${JSON.stringify(arg)})` };
 }
 
 /** `/export [-f] [file]`: the transcript to a file (.tar or .json; universes: their document as .json). */

@@ -4,7 +4,7 @@ import { cutNotice, rotationNotice } from '../core/finish-notice.js';
 import { TURN_CANCELLED } from '../core/errors.js';
 import { runToolLoop, toolOutput } from '../core/tool-loop.js';
 import type { RespondInput, ToolResultInput } from '../core/universe-types.js';
-import { HELP, exportItem, historyItem, windowText } from './chat-commands.js';
+import { HELP, exportItem, historyItem, searchItem, windowText } from './chat-commands.js';
 import { describeError, isCancel } from './chat-errors.js';
 import { loadStatus } from './chat-status.js';
 import { UNIVERSE_MODEL } from '../core/universe-types.js';
@@ -246,6 +246,9 @@ export class ChatController extends ChatStore {
           break;
         case 'window':
           this.push({ kind: 'output', text: await windowText(this.opts, this.target, this.lastUsage.get(this.target.id)) });
+          break;
+        case 'search':
+          this.push(await searchItem(this.opts, this.target, arg, this.opts.humanTimes ? (t) => timeAgo(t, (this.opts.now ?? Date.now)()) : undefined));
           break;
         case 'history':
           this.push(await historyItem(this.opts, this.target, arg, this.opts.humanTimes ? (t) => timeAgo(t, (this.opts.now ?? Date.now)()) : undefined));

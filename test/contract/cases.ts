@@ -142,6 +142,43 @@ export function contractSuite(name: string, make: (dir: string, fake: FakeOpenAI
         expect((await b().listMessages(id, { limit: 500 })).data).toHaveLength(20);
       });
 
+      it('finds a fact said in turn 1 and folded out of the window 40 turns later, by word, phrase and prefix', async () => {
+        const id = await entity();
+        const other = await entity();
+        await send(id, 'The secret word is zanzibar42, remember it for me.');
+        for (let i = 0; i < 40; i++) await send(id, `turn ${i}: a few more words about the weather and the harbour`);
+        await send(other, 'Nothing secret here, only the harbour.');
+        const w = await b().getWindow(id);
+        expect(w.blocks[0]).toMatchObject({ kind: 'summary' });
+        expect(w.blocks.some((x) => x.kind === 'message' && x.covers[0] === 1)).toBe(false);
+        for (const q of ['zanzibar42', '"the secret word"', 'zanzib*', 'SECRET Zanzibar42']) {
+          const hits = (await b().search({ q })).data;
+          expect(hits.find((h) => h.role === 'user'), q).toMatchObject({ object: 'search.hit', entity_id: id, seq: 1, role: 'user' });
+          expect(hits.every((h) => h.entity_id === id), q).toBe(true);
+        }
+        const user = (await b().search({ q: 'zanzibar42', role: 'user' })).data;
+        expect(user).toHaveLength(1);
+        expect(user[0].snippet.slice(...user[0].highlights[0])).toBe('zanzibar42');
+        // Every word must match; the entity filter and the time filter narrow it.
+        expect((await b().search({ q: 'zanzibar42 harbour' })).data).toEqual([]);
+        const narrowed = (await b().search({ q: 'harbour', entity_ids: [other] })).data;
+        expect(narrowed.map((h) => h.entity_id)).toEqual(narrowed.map(() => other));
+        expect(narrowed.map((h) => h.seq).sort()).toEqual([1, 2]);
+        expect((await b().search({ q: 'zanzibar42', since: new Date(Date.now() + 60_000).toISOString() })).data).toEqual([]);
+        const refused: string[] = [];
+        for (const bad of [{ q: '' }, { q: '" * "' }, { q: 'x', limit: 0 }, { q: 'x', limit: 101 }, { q: 'x', since: 'yesterday-ish' }, { q: 'x', entity_ids: ['00000000-0000-4000-8000-000000000000'] }]) {
+          refused.push(await b().search(bad).then(() => 'accepted', (err: Error) => `${err.name}: ${err.message}`));
+        }
+        expect(refused).toEqual([
+          'BadRequestError: q is required: the words to search for',
+          'BadRequestError: the query has no words to search for',
+          'BadRequestError: limit must be an integer from 1 to 100, got 0',
+          'BadRequestError: limit must be an integer from 1 to 100, got 101',
+          'BadRequestError: since must be an ISO 8601 time, got "yesterday-ish"',
+          'NotFoundError: no entity 00000000-0000-4000-8000-000000000000 on this account',
+        ]);
+      });
+
       it('replays an idempotency key; different content 400; in flight 409; a busy entity 409', async () => {
         const id = await entity();
         const first = done(await send(id, 'question', 'key-a')).completion;

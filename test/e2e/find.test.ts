@@ -24,6 +24,25 @@ describe('finding entities from the command line', () => {
   });
 });
 
+describe('mgpt search', () => {
+  it('finds a message by word, phrase or prefix, names the entity and seq, and refuses a query with no words', async () => {
+    const env = cliEnv(`${dir}/search`);
+    await mgpt(['entities', 'create', '--name', 'ada'], env);
+    await mgpt(['entities', 'create', '--name', 'bob'], env);
+    await mgpt(['send', 'ada', 'The secret word is zanzibar42.'], env);
+    await mgpt(['send', 'bob', 'Nothing to see here.'], env);
+    const json = JSON.parse((await mgpt(['search', 'zanzibar42', '--role', 'user', '--json'], env)).stdout);
+    expect(json.data).toEqual([expect.objectContaining({ entity_name: 'ada', seq: 1, role: 'user', snippet: 'The secret word is zanzibar42.', highlights: [[19, 29]] })]);
+    const text = await mgpt(['search', '"secret word"', '--entity', 'ada', '--since', '1h'], env);
+    expect(text.stdout).toMatch(/^ada [0-9a-f]{8} #2 assistant · \d{4}-\d\d-\d\dT[^\n]+\n {2}The secret word is zanzibar42\.\n\n/);
+    expect((await mgpt(['search', 'zanzi*', '--entity', 'bob'], env)).stdout).toBe('');
+    const bad = await mgpt(['search', '"', '*'], env);
+    expect([bad.code, bad.stderr]).toEqual([2, 'error: the query has no words to search for\nhint: search for words, "a phrase" or a prefix*\n']);
+    const since = await mgpt(['search', 'x', '--since', 'lately'], env);
+    expect([since.code, since.stderr]).toEqual([2, expect.stringContaining('--since must be an age (30m, 24h, 7d, 2w) or a date')]);
+  });
+});
+
 describe('file errors in words', () => {
   it('says no such file, a directory or bad JSON instead of ENOENT, EISDIR or a parser trace', async () => {
     const env = cliEnv(`${dir}/files`);

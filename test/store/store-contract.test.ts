@@ -16,6 +16,7 @@ import type {
   UniverseMessageRow,
   UniverseRow,
 } from '../../src/store/types.js';
+import { type SearchTerms, parseSearch, wordsOf } from '../../src/core/search-query.js';
 import { startPostgres } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -398,6 +399,86 @@ describe.each(factories)('store contract: $name', (factory) => {
       expect(results.filter((r) => r === null)).toHaveLength(1);
       expect(results.find((r) => r !== null)).toEqual({ taken: 'entity', id: e.id });
       expect(await s.entities.messages(e.id, 0, 10)).toHaveLength(1);
+    });
+  });
+
+  describe('search', () => {
+    const VOCAB = ['apple', 'apricot', 'banana', 'band', 'cherry', 'zanzibar42', 'harbour', 'kite', 'Kite', 'café'];
+    /** A seeded generator, so a failure repeats. */
+    function rng(seed: number): () => number {
+      return () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    }
+    const pick = <T,>(r: () => number, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+    const sentence = (r: () => number) => Array.from({ length: 2 + Math.floor(r() * 6) }, () => pick(r, VOCAB)).join(pick(r, [' ', ', ', '. ', ' - ']));
+
+    /** What a search should find, by scanning every stored message with the query's own word rules. */
+    function scan(model: Map<string, { accountId: string; messages: MessageRow[] }>, accountId: string, terms: SearchTerms): string[] {
+      const out: string[] = [];
+      for (const [id, e] of model) {
+        if (e.accountId !== accountId) continue;
+        for (const m of e.messages) if (matches(wordsOf(m.content), terms)) out.push(`${id}#${m.seq}`);
+      }
+      return out.sort();
+    }
+    function matches(words: string[], terms: SearchTerms): boolean {
+      return terms.clauses.every((c) => {
+        if (c.kind === 'word') return words.includes(c.word);
+        if (c.kind === 'prefix') return words.some((w) => w.startsWith(c.word));
+        return words.some((_, i) => c.words.every((w, k) => words[i + k] === w));
+      });
+    }
+
+    it('finds exactly what a scan finds, through imports, turns and deletes (a seeded random walk)', async () => {
+      const r = rng(factory.name === 'sqlite' ? 7 : 11);
+      const accounts = [await account(), await account()];
+      const model = new Map<string, { accountId: string; messages: MessageRow[] }>();
+      const queries = ['apple', 'ap*', 'band', 'ban*', '"banana band"', 'kite cherry', 'zanzibar42', 'café', 'CAFÉ harbour', 'k*'];
+      for (let step = 0; step < 30; step++) {
+        const op = r();
+        if (op < 0.5 || model.size === 0) {
+          const a = pick(r, accounts);
+          const e = entity(a.id);
+          const messages = Array.from({ length: 1 + Math.floor(r() * 8) }, (_, i) => msg(i + 1, { content: sentence(r) }));
+          expect(await s.entities.importEntity({ entity: { ...e, transcriptMessages: messages.length }, messages, blocks: [], keepIds: true })).toBeNull();
+          model.set(e.id, { accountId: a.id, messages });
+        } else if (op < 0.75) {
+          const id = pick(r, [...model.keys()]);
+          expect(await s.entities.delete(model.get(id)!.accountId, id)).toBe(true);
+          model.delete(id);
+        } else {
+          const a = pick(r, accounts);
+          const { e, turn } = await entityWithTurn(a);
+          turn.messages = turn.messages.map((m) => ({ ...m, content: sentence(r) }));
+          expect(await s.entities.commitTurn(turn)).toBe(true);
+          model.set(e.id, { accountId: a.id, messages: turn.messages });
+        }
+        for (const q of queries) {
+          const terms = parseSearch(q);
+          for (const a of accounts) {
+            const hits = await s.entities.search({ accountId: a.id, terms, limit: 500 });
+            expect(hits.map((h) => `${h.entityId}#${h.seq}`).sort(), `step ${step}, ${JSON.stringify(q)}`).toEqual(scan(model, a.id, terms));
+          }
+        }
+      }
+    });
+
+    it('ranks by relevance, newest first among equals, and filters by entity, role and time', async () => {
+      const a = await account();
+      const e = entity(a.id);
+      const messages = [
+        msg(1, { content: 'kite', createdAt: at(1) }),
+        msg(2, { content: 'kite', createdAt: at(2) }),
+        msg(3, { content: 'a kite, a kite, a kite and a very long tail of other words about the harbour', createdAt: at(3) }),
+      ];
+      await s.entities.importEntity({ entity: e, messages, blocks: [], keepIds: true });
+      const terms = parseSearch('kite');
+      const hits = await s.entities.search({ accountId: a.id, terms, limit: 10 });
+      expect(hits.slice(0, 2).map((h) => h.seq)).toEqual([2, 1]);
+      expect(hits[0]).toMatchObject({ entityId: e.id, entityName: 'ent', role: 'assistant', content: 'kite', createdAt: at(2) });
+      expect((await s.entities.search({ accountId: a.id, terms, role: 'user', limit: 10 })).map((h) => h.seq).sort()).toEqual([1, 3]);
+      expect((await s.entities.search({ accountId: a.id, terms, since: at(2), limit: 10 })).map((h) => h.seq).sort()).toEqual([2, 3]);
+      expect(await s.entities.search({ accountId: a.id, terms, entityIds: [hexId()], limit: 10 })).toEqual([]);
+      expect(await s.entities.search({ accountId: a.id, terms, limit: 1 })).toHaveLength(1);
     });
   });
 

@@ -12,6 +12,8 @@ import type {
   EntityWindow,
   ExportFormat,
   ListMessagesInput,
+  SearchInput,
+  SearchList,
   MessageList,
   SendInput,
   TurnEvent,
@@ -110,6 +112,15 @@ export class RemoteBackend implements Backend {
     if (input.after !== undefined) q.set('after', String(input.after));
     if (input.limit !== undefined) q.set('limit', String(input.limit));
     return this.http.json('GET', this.ent(`/entities/${encodeURIComponent(id)}/messages?${q}`));
+  }
+  /** GET /v1/search: an extension of mgpt serve (SPEC section 8), not in the seed. */
+  search(input: SearchInput): Promise<SearchList> {
+    const q = new URLSearchParams({ q: input.q });
+    for (const id of input.entity_ids ?? []) q.append('entity_id', id);
+    if (input.role !== undefined) q.set('role', input.role);
+    if (input.since !== undefined) q.set('since', input.since);
+    if (input.limit !== undefined) q.set('limit', String(input.limit));
+    return this.http.json('GET', this.ent(`/search?${q}`));
   }
   getWindow(id: string): Promise<EntityWindow> {
     return this.http.json('GET', this.ent(`/entities/${encodeURIComponent(id)}/window`));

@@ -14,6 +14,8 @@ import {
   LIST_MESSAGES_MAX,
   type ListMessagesInput,
   type MessageList,
+  type SearchInput,
+  type SearchList,
   type SendInput,
   type TurnEvent,
   type UpdateEntityInput,
@@ -29,6 +31,7 @@ import type { EngineDeps } from '../deps.js';
 import { checkCreateFields, checkInstructions, checkName, checkUpdate } from './entity-rules.js';
 import { toBlock, toEntity, toMessage } from './entity-wire.js';
 import { exportEntity } from './export.js';
+import { searchTranscripts } from './search.js';
 import { importEntity } from './import.js';
 import { type EntityRef, type TurnExtras, runTurn } from './turn.js';
 import { windowMessages } from './window/window-state.js';
@@ -181,6 +184,11 @@ export class EntityService {
     if (!fit.limit) return undefined;
     const limit = Math.max(0, fit.limit.cap - fit.limit.perBlock * (row.windowBlocks + 1));
     return limit < row.budgetTokens ? limit : undefined;
+  }
+
+  /** Searches the account's transcripts (an extension; see search.ts). */
+  search(input: SearchInput, accountId: string): Promise<SearchList> {
+    return searchTranscripts(this.deps, input, accountId);
   }
 
   /** The prompt the entity's next turn starts from (instructions, then the window), for replies that are not stored. */

@@ -1,4 +1,5 @@
 import { SAMPLING_FIELDS, samplingFieldsOf } from '../../core/sampling.js';
+import type { SearchInput } from '../../core/entity-types.js';
 import { Hono } from 'hono';
 import { BadRequestError, MgptError } from '../../core/errors.js';
 import type { Engine } from '../../engine/engine.js';
@@ -23,6 +24,12 @@ export function entityRoutes(engine: Engine, { auth, body }: RouteDeps): Hono<En
     return c.json(await engine.entities.update(c.req.param('id'), b as never, c.get('principal').accountId), 200);
   });
   app.delete('/v1/entities/:id', ent, async (c) => c.json(await engine.entities.delete(c.req.param('id'), c.get('principal').accountId), 202));
+  // An extension (SPEC section 8): the account's transcripts, or one entity's.
+  app.get('/v1/search', ent, async (c) => c.json(await engine.entities.search(searchQuery(c.req), c.get('principal').accountId)));
+  app.get('/v1/entities/:id/search', ent, async (c) => {
+    const input = { ...searchQuery(c.req), entity_ids: [c.req.param('id')] };
+    return c.json(await engine.entities.search(input, c.get('principal').accountId));
+  });
   app.get('/v1/entities/:id/window', ent, async (c) => c.json(await engine.entities.window(c.req.param('id'), c.get('principal').accountId)));
   app.get('/v1/entities/:id/messages', ent, async (c) => {
     const after = queryInt(c.req.query('after'), 'after');
@@ -73,4 +80,16 @@ function streamOf(pieces: AsyncGenerator<Uint8Array>): ReadableStream<Uint8Array
       await pieces.return(undefined);
     },
   });
+}
+
+/** A search's query parameters: q, entity_id (repeatable), role, since, limit; the engine checks them. */
+function searchQuery(req: { query(name: string): string | undefined; queries(name: string): string[] | undefined }): SearchInput {
+  const ids = req.queries('entity_id');
+  return {
+    q: req.query('q') ?? '',
+    ...(ids?.length ? { entity_ids: ids } : {}),
+    role: req.query('role') as SearchInput['role'],
+    since: req.query('since'),
+    limit: queryInt(req.query('limit'), 'limit'),
+  };
 }

@@ -203,4 +203,12 @@ export const PG_MIGRATIONS: readonly string[] = [
   -- not), or 'shared' (a server whose context is shared between parallel requests ran out).
   ALTER TABLE route_calibration ADD COLUMN context_source TEXT COLLATE "C";
   `,
+  `
+  -- Search (mgpt search): each message's words as a tsvector the database keeps with the row (a
+  -- generated column, so it is written in the same transaction), under a GIN index. The 'simple'
+  -- configuration lower-cases and keeps every word (no stemming, no stop words), as SQLite's FTS5
+  -- index does. A tsvector holds at most 1 MB, so only a message's first 100,000 characters are indexed.
+  ALTER TABLE messages ADD COLUMN search tsvector GENERATED ALWAYS AS (to_tsvector('simple', left(content, 100000))) STORED;
+  CREATE INDEX messages_search ON messages USING GIN (search);
+  `,
 ];

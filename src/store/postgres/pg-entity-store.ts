@@ -9,8 +9,11 @@ import type {
   ImportConflict,
   LedgerRow,
   LeaseClaim,
+  MessageHit,
   MessageRow,
+  MessageSearch,
 } from '../types.js';
+import { tsQuery } from '../search-syntax.js';
 import { inTransaction, type Queryable } from './pg-db.js';
 
 const ENTITY_COLS = `id, account_id AS "accountId", name, instructions, instructions_tokens AS "instructionsTokens", model, state,
@@ -49,6 +52,20 @@ export class PgEntityStore implements EntityStore {
        WHERE account_id = $1 AND (name = $2 OR ($3::text IS NOT NULL AND id >= $3 AND id < $4))
        ORDER BY updated_at DESC, rid DESC LIMIT $5`,
       [accountId, name, idPrefix, idPrefix === null ? null : `${idPrefix}g`, limit],
+    );
+    return rows;
+  }
+
+  /** See EntityStore.search: ts_rank_cd over the GIN-indexed tsvector, filtered to the account (and the entities, role and time given). */
+  async search(q: MessageSearch): Promise<MessageHit[]> {
+    const { rows } = await this.pool.query<MessageHit>(
+      `SELECT m.entity_id AS "entityId", e.name AS "entityName", m.seq, m.role, m.content, m.tokens, m.created_at AS "createdAt"
+       FROM messages m JOIN entities e ON e.id = m.entity_id, to_tsquery('simple', $1) query
+       WHERE m.search @@ query AND e.account_id = $2
+         AND ($3::text[] IS NULL OR m.entity_id = ANY($3)) AND ($4::text IS NULL OR m.role = $4)
+         AND ($5::text IS NULL OR m.created_at >= $5)
+       ORDER BY ts_rank_cd(m.search, query, 2) DESC, m.created_at DESC, m.seq DESC LIMIT $6`,
+      [tsQuery(q.terms), q.accountId, q.entityIds ?? null, q.role ?? null, q.since ?? null, q.limit],
     );
     return rows;
   }

@@ -215,4 +215,34 @@ export const MIGRATIONS: readonly string[] = [
   -- not), or 'shared' (a server whose context is shared between parallel requests ran out).
   ALTER TABLE route_calibration ADD COLUMN context_source TEXT;
   `,
+  `
+  -- Search (mgpt search): the transcript gets an integer key, so an FTS5 index can keep no copy of
+  -- the text of its own (external content); triggers keep the index in the same transaction as
+  -- every insert and delete, an entity's deletion included (its cascade fires them).
+  CREATE TABLE messages_v2 (
+    id         INTEGER PRIMARY KEY,
+    entity_id  TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    seq        INTEGER NOT NULL,
+    role       TEXT NOT NULL CHECK (role IN ('user', 'assistant')),
+    content    TEXT NOT NULL,
+    tokens     INTEGER NOT NULL,
+    created_at TEXT NOT NULL,
+    UNIQUE (entity_id, seq)
+  );
+  INSERT INTO messages_v2 (entity_id, seq, role, content, tokens, created_at)
+    SELECT entity_id, seq, role, content, tokens, created_at FROM messages ORDER BY entity_id, seq;
+  DROP TABLE messages;
+  ALTER TABLE messages_v2 RENAME TO messages;
+  CREATE VIRTUAL TABLE messages_search USING fts5(content, content='messages', content_rowid='id', tokenize='unicode61 remove_diacritics 0');
+  INSERT INTO messages_search (messages_search) VALUES ('rebuild');
+  CREATE TRIGGER messages_search_insert AFTER INSERT ON messages
+    BEGIN INSERT INTO messages_search (rowid, content) VALUES (new.id, new.content); END;
+  CREATE TRIGGER messages_search_delete AFTER DELETE ON messages
+    BEGIN INSERT INTO messages_search (messages_search, rowid, content) VALUES ('delete', old.id, old.content); END;
+  CREATE TRIGGER messages_search_update AFTER UPDATE OF content ON messages
+    BEGIN
+      INSERT INTO messages_search (messages_search, rowid, content) VALUES ('delete', old.id, old.content);
+      INSERT INTO messages_search (rowid, content) VALUES (new.id, new.content);
+    END;
+  `,
 ];

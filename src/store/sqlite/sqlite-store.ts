@@ -139,6 +139,7 @@ function entityStore(r: SqliteRepos): EntityStore {
       }),
     commitTurn: async (w) => r.transaction(() => commitTurn(r, w)),
     importEntity: async (i) => r.transaction(() => importEntity(r, i)),
+    search: async (q) => r.entities.search(q),
   };
 }
 
