@@ -16,12 +16,13 @@ import { seedTranscript } from './seed.js';
 import { benchTokens } from './tokens.js';
 import { benchRotationCost } from './rotation-cache.js';
 import { benchServeLlama } from './serve-llama.js';
+import { benchIndexCost, benchSearch } from './search.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = join(root, 'bin', 'mgpt');
 const work = mkdtempSync(join(tmpdir(), 'mgpt-bench-'));
 const quick = process.argv.includes('--quick');
-// `--only=turns,window,serve` runs just those sections (startup, turns, window, export, serve, branch, chat, senders, llama, tokens, rotation, serve-llama).
+// `--only=turns,window,serve` runs just those sections (startup, turns, window, export, serve, branch, chat, senders, llama, tokens, rotation, serve-llama, search).
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
 const section = (name: string) => !only || only.includes(name);
 
@@ -325,6 +326,22 @@ if (section('serve-llama')) {
   } else {
     rows.push({ name: 'serve: buffered completion vs llama-server direct, added', value: r.addedMs, unit: 'ms', target: '<= 2', met: r.addedMs <= 2, note: `${r.serveMs.toFixed(1)} vs ${r.directMs.toFixed(1)} ms` });
     rows.push({ name: 'floor: the same to the scripted fake, added', value: r.fakeAddedMs, unit: 'ms', note: "serve's own work a request, no model server beside it" });
+  }
+}
+
+// 10. Search (issue 22): latency over 1,000,000 transcript tokens in 100 entities, on both stores;
+// the index's size; and what keeping it costs a turn (against the same file without it).
+if (section('search')) {
+  for (const r of await benchSearch(work, quick ? 20 : 50)) {
+    const at = `search (${r.store}, ${(r.tokens / 1e6).toFixed(2)}M tokens, ${r.messages} msgs)`;
+    rows.push({ name: `${at}: a word (in 2% of msgs)`, value: r.wordMs, unit: 'ms', target: '<= 20', met: r.wordMs <= 20, note: `rare word ${r.rareMs.toFixed(2)} ms, phrase ${r.phraseMs.toFixed(2)} ms, prefix ${r.prefixMs.toFixed(2)} ms` });
+    rows.push({ name: `${at}: a word in nearly every msg`, value: r.commonMs, unit: 'ms', note: 'the worst case: every match is ranked' });
+    rows.push({ name: `search (${r.store}): index / text size`, value: r.indexBytes / r.textBytes, unit: 'x', note: `${(r.indexBytes / 1e6).toFixed(1)} MB for ${(r.textBytes / 1e6).toFixed(1)} MB of text` });
+  }
+  for (const messages of [100, 20_000]) {
+    const c = await benchIndexCost(work, messages, quick ? 100 : 300, seedTranscript);
+    const ratio = c.withIndex / c.without;
+    rows.push({ name: `turn with the search index / without @${messages} msgs`, value: ratio, unit: 'x', target: '<= 1.1', met: ratio <= 1.1, note: `${c.withIndex.toFixed(2)} vs ${c.without.toFixed(2)} ms` });
   }
 }
 

@@ -3,6 +3,8 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { migrate, openDatabase } from '../../src/store/sqlite/db.js';
 import { MIGRATIONS } from '../../src/store/sqlite/migrations.js';
+import { parseSearch } from '../../src/core/search-query.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { tempDir } from '../helpers/temp.js';
 
 describe('store', () => {
@@ -16,13 +18,38 @@ describe('store', () => {
     expect(db.pragma('secure_delete', { simple: true })).toBe(1);
     const tables = (db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`).all() as Array<{ name: string }>).map((r) => r.name);
     expect(tables).toEqual([
-      'accounts', 'api_keys', 'blocks', 'completion_keys', 'entities', 'generation_logs', 'idempotency_keys', 'ledger', 'messages', 'route_calibration', 'turn_leases',
+      'accounts', 'api_keys', 'blocks', 'completion_keys', 'entities', 'generation_logs', 'idempotency_keys', 'ledger', 'messages',
+      'messages_search', 'messages_search_config', 'messages_search_data', 'messages_search_docsize', 'messages_search_idx', 'route_calibration', 'turn_leases',
       'universe_messages', 'universe_requests', 'universes',
     ]);
     expect(db.prepare(`SELECT id, balance_usd, user_id FROM accounts`).all()).toEqual([
       { id: 'local', balance_usd: null, user_id: '00000000-0000-4000-8000-000000000001' },
     ]);
     db.close();
+  });
+
+  it('indexes the messages a database already holds when the search migration runs, and keeps them in order', async () => {
+    const path = join(dir, 'before-search.db');
+    const raw = new Database(path);
+    raw.pragma('foreign_keys = ON');
+    // Every migration before search's, as a database of the previous release holds them.
+    for (const [v, sql] of MIGRATIONS.slice(0, -1).entries()) {
+      raw.exec(sql);
+      raw.pragma(`user_version = ${v + 1}`);
+    }
+    raw.prepare(`INSERT INTO entities (id, account_id, name, instructions, model, state, budget_tokens, cap_tokens, created_at, updated_at)
+      VALUES ('e1', 'local', 'ada', '', 'mgpt-1-27b', 'none', 32000, 1000000, 't', 't')`).run();
+    const insert = raw.prepare(`INSERT INTO messages (entity_id, seq, role, content, tokens, created_at) VALUES ('e1', ?, ?, ?, 3, ?)`);
+    for (const [seq, content] of ['the secret word is zanzibar42', 'noted', 'and the harbour?', 'by the old mill'].entries()) {
+      insert.run(seq + 1, seq % 2 ? 'assistant' : 'user', content, `2026-01-0${seq + 1}T00:00:00.000Z`);
+    }
+    raw.close();
+    const store = SqliteStore.open(path);
+    expect(store.db.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
+    const hits = await store.entities.search({ accountId: 'local', terms: parseSearch('zanzibar42'), limit: 10 });
+    expect(hits).toMatchObject([{ entityId: 'e1', entityName: 'ada', seq: 1, role: 'user' }]);
+    expect((await store.entities.messages('e1', 0, 10)).map((m) => m.seq)).toEqual([1, 2, 3, 4]);
+    await store.close();
   });
 
   it('is idempotent and refuses a database from a newer mgpt', () => {
