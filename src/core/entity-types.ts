@@ -44,6 +44,8 @@ export interface Entity {
   transcript: { messages: number; tokens: number; cap_tokens: number };
   /** `tokens` and `blocks` are present on retrieve only, absent on list. */
   window: { budget_tokens: number; tokens?: number; blocks?: number; model_limit_tokens?: number };
+  /** An extension (issue 22), present when on: the model may search its own transcript. */
+  recall?: true;
   created_at: string;
   updated_at: string;
 }
@@ -162,6 +164,8 @@ export interface CreateEntityInput {
   model: string;
   name?: string;
   instructions?: string;
+  /** An extension (issue 22): offer the model the recall tool over its own transcript. */
+  recall?: boolean;
 }
 
 /**
@@ -172,6 +176,7 @@ export interface UpdateEntityInput {
   name?: string;
   instructions?: string;
   budget_tokens?: number;
+  recall?: boolean;
 }
 
 export interface SendInput {

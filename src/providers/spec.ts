@@ -108,6 +108,11 @@ export interface ChatModel {
   readonly limits: RouteLimits;
   /** Streams the reply. Retries happen inside, and only before the first part is yielded. */
   stream(request: ChatRequest): AsyncIterable<StreamPart>;
+  /**
+   * Why this model cannot call tools (a reason to show), or null when it can. Absent: it can (the
+   * OpenAI-compatible provider sends tools as they are and lets the server refuse them).
+   */
+  toolSupport?(): Promise<string | null>;
   /** Image output, for providers that have it. */
   generateImage?(request: ImageGenerationRequest): Promise<{ images: GeneratedImage[]; usage?: ProviderUsage }>;
 }

@@ -58,6 +58,8 @@ export interface EntityRow {
   transcriptTokens: number;
   windowTokens: number;
   windowBlocks: number;
+  /** 1 when the model is offered the `recall` tool (issue 22); a row written without it has 0. */
+  recall?: 0 | 1;
   createdAt: string;
   updatedAt: string;
 }
@@ -79,6 +81,8 @@ export interface MessageSearch {
   role?: 'user' | 'assistant';
   /** Only messages written at or after this ISO time. */
   since?: string;
+  /** Only messages before this seq (recall leaves out what the window still holds). */
+  beforeSeq?: number;
   limit: number;
 }
 

@@ -33,7 +33,7 @@ export type EntityCounters = Pick<
   'transcriptMessages' | 'transcriptTokens' | 'windowTokens' | 'windowBlocks' | 'updatedAt'
 >;
 
-export type EntityHeadUpdate = Partial<Pick<EntityRow, 'name' | 'instructions' | 'instructionsTokens' | 'budgetTokens'>> &
+export type EntityHeadUpdate = Partial<Pick<EntityRow, 'name' | 'instructions' | 'instructionsTokens' | 'budgetTokens' | 'recall'>> &
   Pick<EntityRow, 'updatedAt'>;
 
 /** The lease a unit of work runs under: it writes nothing unless the row is still this owner's. */
@@ -57,6 +57,8 @@ export interface EntityTurnWrite {
   counters: EntityCounters;
   charge: LedgerRow;
   idempotency?: { key: string; row: IdempotencyRow; createdAt: string };
+  /** The turn's generation record, when it has one (a turn whose model used recall). */
+  log?: LogRow;
 }
 
 /** A universe write while its lease is held; `release` (the turn's last write) also frees the lease. */

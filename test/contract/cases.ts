@@ -16,7 +16,7 @@ import { createContext } from '../../src/cli/context.js';
 import { readTar } from '../../src/core/tar.js';
 import { loadTokenEstimator } from '../../src/core/tokens.js';
 import { checkWindowInvariant } from '../../src/core/window-plan.js';
-import { type FakeOpenAI, echoLastUser, startFakeOpenAI } from '../helpers/fake-openai.js';
+import { type FakeOpenAI, echoLastUser, isSummaryRequest, startFakeOpenAI } from '../helpers/fake-openai.js';
 import { tempDir } from '../helpers/temp.js';
 import { CONTRACT_LIMITS, type ContractTarget, PROMPT_TEXT } from './harness.js';
 
@@ -177,6 +177,42 @@ export function contractSuite(name: string, make: (dir: string, fake: FakeOpenAI
           'BadRequestError: since must be an ISO 8601 time, got "yesterday-ish"',
           'NotFoundError: no entity 00000000-0000-4000-8000-000000000000 on this account',
         ]);
+      });
+
+      it('recall: the model searches what its window folded away, gets the message back, and the turn stores two messages', async () => {
+        const id = (await b().createEntity({ model: 'mgpt-1-27b', instructions: 'Be kind.', recall: true })).id;
+        expect((await b().getEntity(id)).recall).toBe(true);
+        await send(id, 'The secret word is zanzibar42, remember it for me.');
+        for (let i = 0; i < 30; i++) await send(id, `turn ${i}: a few more words about the weather and the harbour`);
+        expect((await b().getWindow(id)).blocks.some((x) => x.kind === 'message' && x.covers[0] <= 2)).toBe(false);
+        // The model calls recall once, then answers; a rotation's summary request (if this turn has one) is answered as usual.
+        const turn: any[] = [];
+        fake.fallback = (body) => {
+          if (isSummaryRequest(body)) return echoLastUser(body);
+          turn.push(body);
+          return body.messages.at(-1).role === 'tool' ? { text: 'It was zanzibar42.' } : { toolCalls: [{ id: 'r1', name: 'recall', arguments: '{"query":"secret word"}' }] };
+        };
+        const events = await send(id, 'What was the secret word?').finally(() => (fake.fallback = echoLastUser));
+        expect(done(events).completion.choices[0]).toMatchObject({ message: { role: 'assistant', content: 'It was zanzibar42.' }, finish_reason: 'stop' });
+        expect(turn).toHaveLength(2);
+        const [first, second] = turn;
+        expect(first.tools.map((x: { function: { name: string } }) => x.function.name)).toEqual(['recall']);
+        const tool = second.messages.at(-1);
+        expect(tool).toMatchObject({ role: 'tool', tool_call_id: 'r1' });
+        expect(tool.content).toMatch(/^#1 user \(\S+\): The secret word is zanzibar42, remember it for me\./);
+        expect(second.messages.at(-2)).toMatchObject({ role: 'assistant', tool_calls: [{ id: 'r1', function: { name: 'recall' } }] });
+        // The transcript has the question and the answer, nothing of the round.
+        const page = await b().listMessages(id, { after: 62, limit: 10 });
+        expect(page.data.map((m) => [m.seq, m.role, m.content])).toEqual([[63, 'user', 'What was the secret word?'], [64, 'assistant', 'It was zanzibar42.']]);
+        // The round went to the turn's log: what was searched and which messages came back.
+        const log = (await b().listLogs({ pageSize: 5 })).data.find((l) => l.facade === 'recall');
+        expect((await b().getLog(log!.id)).request).toMatchObject({ entityId: id, rounds: 1, recall: [{ query: 'secret word', seqs: [1, 2] }] });
+        // An entity without recall is offered no tool: its prompts are as they were.
+        const plain = await entity();
+        await send(plain, 'hello');
+        expect(fake.requests.at(-1)!.body).not.toHaveProperty('tools');
+        await expect(b().updateEntity(plain, { recall: 'yes' as never })).rejects.toThrow('recall must be true or false, got "yes"');
+        expect((await b().updateEntity(id, { recall: false })).recall).toBeUndefined();
       });
 
       it('replays an idempotency key; different content 400; in flight 409; a busy entity 409', async () => {
@@ -341,8 +377,8 @@ export function contractSuite(name: string, make: (dir: string, fake: FakeOpenAI
           'BadRequestError: instructions must be a string',
           'BadRequestError: model cannot change: an entity keeps its model for life; create a new entity for another model',
           'BadRequestError: model cannot change: an entity keeps its model for life; create a new entity for another model',
-          'BadRequestError: unknown fields: colour; an update takes name, instructions, budget_tokens',
-          'BadRequestError: nothing to update: give at least one of name, instructions, budget_tokens',
+          'BadRequestError: unknown fields: colour; an update takes name, instructions, budget_tokens, recall',
+          'BadRequestError: nothing to update: give at least one of name, instructions, budget_tokens, recall',
           'BadRequestError: the update must be a JSON object',
           'NotFoundError: no entity 00000000-0000-4000-8000-000000000000 on this account',
         ]);

@@ -284,3 +284,35 @@ describe('mgpt models add, route and remove', () => {
     expect(JSON.parse(again.stdout).choices[0].message.content).toBe(c.choices[0].message.content);
   });
 });
+
+describe.skipIf(!gguf)('recall on the llama provider (real model, offline)', () => {
+  it('a forced recall call finds the folded message, the model answers, and the turn stores two messages', async () => {
+    const engine = openEngineSync({
+      db: `${dir}/recall.db`,
+      windowBudget: 120,
+      route: () => ({ provider: 'llama', gguf: gguf!, threads: 1, contextSize: 1024, temperature: 0, maxTokens: 40 }),
+    });
+    try {
+      const e = await engine.entities.create({ model: 'mgpt-1-27b', instructions: 'Tell short stories about Lily.', recall: true }, 'local');
+      const fact = 'Why did Lily and Tom go to the park with the big red ball one day?';
+      await collect(engine.entities.send(e.id, { content: fact }, 'local'));
+      for (let i = 0; i < 6; i++) await collect(engine.entities.send(e.id, { content: `Turn ${i}: what next?` }, 'local'));
+      const before = await engine.entities.window(e.id, 'local');
+      expect(before.blocks.some((b) => b.kind === 'message' && b.covers[0] === 1)).toBe(false);
+      const toolChoice = { type: 'function' as const, name: 'recall' };
+      const events = await collect(engine.entities.send(e.id, { content: 'Why did Lily go to the park?', extras: { toolChoice } }, 'local'));
+      const reply = done(events).completion.choices[0].message;
+      expect(reply.content.length).toBeGreaterThan(0);
+      expect(reply).not.toHaveProperty('tool_calls');
+      expect((await engine.entities.get(e.id, 'local')).transcript.messages).toBe(16);
+      // The model's own query (whatever this tiny model chose) found the folded message.
+      const log = (await engine.logs.list({})).data.find((l) => l.facade === 'recall')!;
+      const searched = (await engine.logs.get(log.id)).request as { rounds: number; recall: Array<{ query: string; seqs: number[] }> };
+      expect(searched.rounds).toBe(1);
+      expect(searched.recall[0].seqs).toContain(1);
+      expect((await engine.entities.messages(e.id, { after: 0, limit: 1 }, 'local')).data[0].content).toBe(fact);
+    } finally {
+      await engine.close();
+    }
+  });
+});

@@ -86,6 +86,7 @@ describe.each(factories)('store contract: $name', (factory) => {
       transcriptTokens: 0,
       windowTokens: 0,
       windowBlocks: 0,
+      recall: 0,
       createdAt: T0,
       updatedAt: T0,
       ...over,

@@ -28,7 +28,7 @@ import { BadRequestError, NotFoundError } from '../../core/errors.js';
 import { loadTokenEstimator } from '../../core/tokens.js';
 import type { EntityImport, EntityRow } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';
-import { checkCreateFields, checkInstructions, checkName, checkUpdate } from './entity-rules.js';
+import { checkCreateFields, checkInstructions, checkName, checkRecall, checkUpdate } from './entity-rules.js';
 import { toBlock, toEntity, toMessage } from './entity-wire.js';
 import { exportEntity } from './export.js';
 import { searchTranscripts } from './search.js';
@@ -56,6 +56,8 @@ export class EntityService {
     // Absent means empty; null or any other type is a malformed request.
     const name = checkName(input.name === undefined ? '' : input.name);
     const instructions = checkInstructions(input.instructions === undefined ? '' : input.instructions);
+    const recall = input.recall === undefined ? false : checkRecall(input.recall);
+    if (recall) await this.checkCanRecall(model);
     const tok = await loadTokenEstimator();
     const now = this.deps.clock.iso();
     const row: EntityRow = {
@@ -72,6 +74,7 @@ export class EntityService {
       transcriptTokens: 0,
       windowTokens: 0,
       windowBlocks: 0,
+      recall: recall ? 1 : 0,
       createdAt: now,
       updatedAt: now,
     };
@@ -114,7 +117,8 @@ export class EntityService {
    */
   async update(id: string, input: UpdateEntityInput, accountId: string): Promise<Entity> {
     const update = checkUpdate(input);
-    await this.row(id, accountId);
+    const current = await this.row(id, accountId);
+    if (update.recall) await this.checkCanRecall(current.model);
     const instructionsTokens =
       update.instructions === undefined ? undefined : (await loadTokenEstimator()).count(update.instructions);
     const row = await this.deps.store.entities.updateHead(accountId, id, {
@@ -122,6 +126,7 @@ export class EntityService {
       instructions: update.instructions,
       instructionsTokens,
       budgetTokens: update.budget_tokens,
+      recall: update.recall === undefined ? undefined : update.recall ? 1 : 0,
       updatedAt: this.deps.clock.iso(),
     });
     // Deleted while the tokenizer loaded.
@@ -184,6 +189,17 @@ export class EntityService {
     if (!fit.limit) return undefined;
     const limit = Math.max(0, fit.limit.cap - fit.limit.perBlock * (row.windowBlocks + 1));
     return limit < row.budgetTokens ? limit : undefined;
+  }
+
+  /** Recall offers the model a tool: a route whose model cannot call tools says so when recall is turned on. */
+  private async checkCanRecall(modelId: string): Promise<void> {
+    const model = await this.deps.chatModel(modelId);
+    const why = await model.toolSupport?.();
+    if (why) {
+      throw new BadRequestError(`recall needs a model that can call tools; ${modelId} (${model.provider}: ${model.modelId}) cannot: ${why}`, {
+        hint: 'route the entity model to one that can (mgpt models add ... --route mgpt-1-27b), or leave recall off',
+      });
+    }
   }
 
   /** Searches the account's transcripts (an extension; see search.ts). */

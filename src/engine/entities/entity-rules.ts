@@ -25,6 +25,12 @@ export function checkInstructions(value: unknown): string {
   return value;
 }
 
+/** Recall on or off: a boolean. */
+export function checkRecall(value: unknown): boolean {
+  if (typeof value !== 'boolean') throw new BadRequestError(`recall must be true or false, got ${JSON.stringify(value)}`);
+  return value;
+}
+
 /** A window budget in tokens: an integer a rotation can work with. */
 export function checkBudget(value: unknown, what = 'budget_tokens'): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < WINDOW_BUDGET_MIN || value > WINDOW_BUDGET_MAX) {
@@ -34,7 +40,7 @@ export function checkBudget(value: unknown, what = 'budget_tokens'): number {
   return value;
 }
 
-const CREATABLE = ['model', 'name', 'instructions'];
+const CREATABLE = ['model', 'name', 'instructions', 'recall'];
 
 /** A create body is an object with no fields beyond model, name and instructions. */
 export function checkCreateFields(input: unknown): void {
@@ -47,7 +53,7 @@ export function checkCreateFields(input: unknown): void {
   if (extra.length) throw new BadRequestError(`unknown fields: ${extra.join(', ')}`);
 }
 
-const UPDATABLE = ['name', 'instructions', 'budget_tokens'] as const;
+const UPDATABLE = ['name', 'instructions', 'budget_tokens', 'recall'] as const;
 
 /** A PATCH body: an object with at least one updatable field, each valid, and nothing else. */
 export function checkUpdate(input: unknown): UpdateEntityInput {
@@ -67,5 +73,6 @@ export function checkUpdate(input: unknown): UpdateEntityInput {
   if (fields.name !== undefined) update.name = checkName(fields.name);
   if (fields.instructions !== undefined) update.instructions = checkInstructions(fields.instructions);
   if (fields.budget_tokens !== undefined) update.budget_tokens = checkBudget(fields.budget_tokens);
+  if (fields.recall !== undefined) update.recall = checkRecall(fields.recall);
   return update;
 }

@@ -16,6 +16,7 @@ export function toEntity(row: EntityRow, withWindowCounts: boolean): Entity {
     window: withWindowCounts
       ? { budget_tokens: row.budgetTokens, tokens: row.windowTokens, blocks: row.windowBlocks }
       : { budget_tokens: row.budgetTokens },
+    ...(row.recall === 1 ? { recall: true as const } : {}),
     created_at: row.createdAt,
     updated_at: row.updatedAt,
   };

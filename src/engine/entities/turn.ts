@@ -13,12 +13,13 @@ import { largeWork } from '../../core/lane.js';
 import { costUsd } from '../../core/models.js';
 import { loadTokenEstimator } from '../../core/tokens.js';
 import type { ChatMessage, Sampling, StreamPart, ToolChoice, ToolDefinition } from '../../providers/spec.js';
-import type { BlockRow, EntityImport, EntityRow, EntityTurnWrite, LeaseClaim, LeaseRow } from '../../store/types.js';
+import type { BlockRow, EntityImport, EntityRow, EntityTurnWrite, LeaseClaim, LeaseRow, LogRow } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';
 import { type Reply, absorb, emptyReply, replyMessage } from '../generation/reply.js';
 import { type HeldLease, type LeaseRequest, entitySubject, withLease } from '../lease.js';
 import { isMetered, requireFunds } from '../platform/billing.js';
 import type { SummaryUsage } from './window/summarize.js';
+import { type RecallState, RECALL_ROUNDS_MAX, RECALL_TOOL, emptyRecall, recallCalls, recallLog, runRecallRound } from './recall.js';
 import { MessageCount, type PreparedWindow, type WindowTurn, promptMessages, rotate } from './window/turn-window.js';
 import { windowVersion } from '../versioned-cache.js';
 import { WindowState } from './window/window-state.js';
@@ -202,6 +203,10 @@ interface TurnState extends WindowTurn {
   /** The caller has seen the start of the reply: from then on nothing is retried. */
   started: boolean;
   extras: TurnExtras;
+  /** The rounds of recall this attempt took (an entity with recall on). */
+  recall: RecallState;
+  /** When the turn started (the clock's ms), for its log record. */
+  t0: number;
 }
 
 /** The entity as this turn's prompt sees it: the request's system text after its instructions (the row keeps its own). */
@@ -237,7 +242,7 @@ async function openTurn(deps: EngineDeps, current: Current, count: MessageCount,
   const generation = extras.stop ? AbortSignal.any([signal, extras.stop]) : signal;
   return {
     deps, entity, create, model, window, content: count.content, count, signal: generation, extras,
-    replyId: `chatcmpl-${deps.newId()}`, created: Math.floor(deps.clock.now() / 1000), started: false,
+    replyId: `chatcmpl-${deps.newId()}`, created: Math.floor(deps.clock.now() / 1000), started: false, recall: emptyRecall(), t0: deps.clock.now(),
   };
 }
 
@@ -250,26 +255,32 @@ async function* rotateAndGenerate(turn: TurnState): AsyncGenerator<TurnEvent, { 
   for (let attempt = 0; ; attempt++) {
     let prepared: PreparedWindow | undefined;
     const reply = emptyReply();
+    turn.recall = emptyRecall();
     try {
       prepared = await rotate(turn, attempt === 0);
-      // Inline rather than a generator of its own: every event would pay one more level of delegation.
-      for await (const part of generate(turn, prepared)) {
-        if (turn.signal.aborted) break;
-        const text = absorb(reply, part);
-        if (!text) continue;
-        if (!turn.started) {
-          turn.count.prefetch();
-          yield* announce(turn, prepared);
+      for (;;) {
+        // Inline rather than a generator of its own: every event would pay one more level of delegation.
+        for await (const part of generate(turn, prepared)) {
+          if (turn.signal.aborted) break;
+          const text = absorb(reply, part);
+          if (!text) continue;
+          if (!turn.started) {
+            turn.count.prefetch();
+            yield* announce(turn, prepared);
+          }
+          yield { type: 'delta', text };
         }
-        yield { type: 'delta', text };
+        const calls = turn.signal.aborted ? undefined : recallCalls(turn.entity, reply.toolCalls, turn.recall);
+        if (!calls) return { prepared, reply };
+        await runRecallRound(turn.deps, turn.entity, prepared.head.blocks, calls, turn.recall, prepared.fit.limit?.cap ?? turn.entity.budgetTokens);
+        Object.assign(reply, emptyReply());
       }
-      return { prepared, reply };
     } catch (err) {
       // Stopped after text: the provider's stream ends with an abort; what was streamed is the reply.
       if (prepared && turn.started && stopped(turn)) return { prepared, reply };
       if (!(err instanceof ContextOverflowError)) throw err;
       // A refused summary request was learned from where it was made.
-      if (prepared) await turn.deps.calibration.learn(turn.model.routeKey, err, prepared.estimate, prepared.fit.reserveTokens);
+      if (prepared) await turn.deps.calibration.learn(turn.model.routeKey, err, prepared.estimate + turn.recall.tokens, prepared.fit.reserveTokens);
       if (turn.started || attempt >= retriesFor(err)) throw tooLarge(err, turn);
       // The other requests that filled a shared context need a moment to finish.
       if (err.shared) await sleep(SHARED_BACKOFF_MS * (1 + attempt) * (0.5 + Math.random()), turn.signal);
@@ -289,10 +300,18 @@ function retriesFor(err: ContextOverflowError): number {
 /** How long a turn waits before it tries a shared context again, times the attempt (with jitter). */
 const SHARED_BACKOFF_MS = 300;
 
-/** Starts the provider's stream for the prepared window. */
+/**
+ * Starts the provider's stream for the prepared window. An entity with recall on is offered the
+ * recall tool beside the request's own; after a recall round the model answers freely (a forced
+ * toolChoice applies to the first request only).
+ */
 function generate(turn: TurnState, prepared: PreparedWindow): AsyncIterable<StreamPart> {
-  const { round = [], sampling, tools, toolChoice, buffered } = turn.extras;
-  const messages = [...promptMessages(turn.entity.instructions, prepared), ...round];
+  const { round = [], sampling, buffered } = turn.extras;
+  const recalled = turn.recall.messages;
+  const messages = [...promptMessages(turn.entity.instructions, prepared), ...round, ...recalled];
+  const tools = turn.entity.recall === 1 ? [RECALL_TOOL, ...(turn.extras.tools ?? [])] : turn.extras.tools;
+  // After recall rounds the model answers: freely, or without tools once it has taken all it may.
+  const toolChoice = !recalled.length ? turn.extras.toolChoice : turn.recall.rounds >= RECALL_ROUNDS_MAX ? 'none' : undefined;
   const cap = prepared.fit.replyCap;
   const maxTokens = cap === undefined ? undefined : Math.min(sampling?.maxTokens ?? cap, cap);
   return turn.model.stream({ messages, sampling, tools, toolChoice, maxTokens, purpose: 'reply', buffered, signal: turn.signal });
@@ -320,13 +339,21 @@ function* announce(turn: TurnState, prepared: PreparedWindow): Generator<TurnEve
  */
 async function commit(turn: TurnState, prepared: PreparedWindow, reply: Reply, lease: HeldLease, input: TurnInput): Promise<EntityCompletion> {
   const settled = await settle(turn, prepared, reply);
-  const write = turnWrite(turn, prepared, settled, input);
+  const base = turnWrite(turn, prepared, settled, input);
+  const write = { ...base, log: await turnLog(turn, settled, base.charge.costUsd) };
   const store = (claim: LeaseClaim) => turn.deps.store.entities.commitTurn({ ...write, lease: claim });
   // A created entity's history may be thousands of rows in one transaction: one such write at a time.
   await lease.write((claim) => (write.create ? largeWork.run(() => store(claim)) : store(claim)), () => leaseTakenOver(turn.entity.id), true);
   // Only now, committed, do the two blocks join the kept window (in place: no copy of the window).
   turn.deps.windows.set(turn.entity.id, windowVersion(write.counters), prepared.head.append(settled.userBlock, settled.replyBlock));
   return settled.completion;
+}
+
+/** The turn's log record, when its model used recall: the rounds, and what the final request cost. */
+function turnLog(turn: TurnState, s: SettledTurn, costUsd: number): Promise<LogRow | undefined> {
+  const u = s.completion.usage;
+  const out = { model: turn.model.modelId, inputTokens: u.prompt_tokens, outputTokens: u.completion_tokens, costUsd, totalMs: turn.deps.clock.now() - turn.t0 };
+  return recallLog(turn.deps, turn.entity, turn.recall, out);
 }
 
 /** What a finished reply comes to: its counts, the completion the caller gets, and the window's two new blocks. */
@@ -343,8 +370,8 @@ async function settle(turn: TurnState, prepared: PreparedWindow, reply: Reply): 
   const tok = await loadTokenEstimator();
   const messageTokens = await turn.count.exact();
   const userBlock: BlockRow = { ...prepared.userBlock, tokens: messageTokens };
-  // The estimate is a sum: only the new message's count changed since the window was planned.
-  const promptTokens = prepared.estimate - prepared.userBlock.tokens + messageTokens;
+  // The estimate is a sum: only the new message's count changed since the window was planned (and recall's rounds came after).
+  const promptTokens = prepared.estimate - prepared.userBlock.tokens + messageTokens + turn.recall.tokens;
   if (reply.usage?.inputTokens) await deps.calibration.observe(model.routeKey, promptTokens, reply.usage.inputTokens);
   const replyTokens = tok.count(reply.text);
   const completion: EntityCompletion = {

@@ -26,6 +26,7 @@ export class SharedContextGates {
       stream: (request) => (this.calibration.knownUnshared(model.routeKey) ? model.stream(request) : this.stream(model, request)),
     };
     if (model.generateImage) gated.generateImage = (request) => model.generateImage!(request);
+    if (model.toolSupport) gated.toolSupport = () => model.toolSupport!();
     return gated;
   }
 

@@ -173,6 +173,21 @@ export class LlamaChatModel implements ChatModel {
     };
   }
 
+  /** The model's chat template decides: without a syntax for function calls it cannot call tools. */
+  async toolSupport(): Promise<string | null> {
+    const m = await load({
+      gguf: this.opts.gguf,
+      threads: this.opts.threads ?? defaultThreads(),
+      contextSize: this.opts.contextSize ?? LLAMA_DEFAULTS.contextSize,
+    });
+    try {
+      assertCanCallFunctions(m.wrapper);
+      return null;
+    } catch (err) {
+      return (err as Error).message;
+    }
+  }
+
   async *stream(req: ChatRequest): AsyncIterable<StreamPart> {
     const m = await load({
       gguf: this.opts.gguf,

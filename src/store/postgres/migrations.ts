@@ -214,4 +214,8 @@ export const PG_MIGRATIONS: readonly string[] = [
   -- of 10,000; 0.02 ms once the list is merged). A turn adds two rows: updating in place is cheap.
   CREATE INDEX messages_search ON messages USING GIN (search) WITH (fastupdate = off);
   `,
+  `
+  -- Recall (issue 22): an entity whose model is offered the recall tool over its own transcript.
+  ALTER TABLE entities ADD COLUMN recall INTEGER NOT NULL DEFAULT 0 CHECK (recall IN (0, 1));
+  `,
 ];

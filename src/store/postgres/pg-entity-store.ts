@@ -14,12 +14,13 @@ import type {
   MessageSearch,
 } from '../types.js';
 import { tsQuery } from '../search-syntax.js';
+import { insertLog } from './pg-log-store.js';
 import { inTransaction, type Queryable } from './pg-db.js';
 
 const ENTITY_COLS = `id, account_id AS "accountId", name, instructions, instructions_tokens AS "instructionsTokens", model, state,
   budget_tokens AS "budgetTokens", cap_tokens AS "capTokens",
   transcript_messages AS "transcriptMessages", transcript_tokens AS "transcriptTokens",
-  window_tokens AS "windowTokens", window_blocks AS "windowBlocks",
+  window_tokens AS "windowTokens", window_blocks AS "windowBlocks", recall,
   created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 const BLOCK_COLS = `id, position, kind, role, content, tokens, covers_from AS "coversFrom", covers_to AS "coversTo"`;
@@ -63,9 +64,9 @@ export class PgEntityStore implements EntityStore {
        FROM messages m JOIN entities e ON e.id = m.entity_id, to_tsquery('simple', $1) query
        WHERE m.search @@ query AND e.account_id = $2
          AND ($3::text[] IS NULL OR m.entity_id = ANY($3)) AND ($4::text IS NULL OR m.role = $4)
-         AND ($5::text IS NULL OR m.created_at >= $5)
+         AND ($5::text IS NULL OR m.created_at >= $5) AND ($7::bigint IS NULL OR m.seq < $7)
        ORDER BY ts_rank_cd(m.search, query, 2) DESC, m.created_at DESC, m.seq DESC LIMIT $6`,
-      [tsQuery(q.terms), q.accountId, q.entityIds ?? null, q.role ?? null, q.since ?? null, q.limit],
+      [tsQuery(q.terms), q.accountId, q.entityIds ?? null, q.role ?? null, q.since ?? null, q.limit, q.beforeSeq ?? null],
     );
     return rows;
   }
@@ -101,9 +102,9 @@ export class PgEntityStore implements EntityStore {
     const { rows } = await this.pool.query<EntityRow>(
       `UPDATE entities SET name = COALESCE($3, name), instructions = COALESCE($4, instructions),
          instructions_tokens = COALESCE($5, instructions_tokens), budget_tokens = COALESCE($6, budget_tokens),
-         updated_at = $7
+         recall = COALESCE($8, recall), updated_at = $7
        WHERE id = $1 AND account_id = $2 RETURNING ${ENTITY_COLS}`,
-      [id, accountId, h.name ?? null, h.instructions ?? null, h.instructionsTokens ?? null, h.budgetTokens ?? null, h.updatedAt],
+      [id, accountId, h.name ?? null, h.instructions ?? null, h.instructionsTokens ?? null, h.budgetTokens ?? null, h.updatedAt, h.recall ?? null],
     );
     return rows[0];
   }
@@ -140,6 +141,7 @@ export class PgEntityStore implements EntityStore {
           [w.entityId, w.idempotency.key, w.idempotency.row.contentSha256, w.idempotency.row.completion, w.idempotency.createdAt],
         );
       }
+      if (w.log) await insertLog(c, w.log);
       await releaseLease(c, w.lease);
       return true;
     });
@@ -172,11 +174,11 @@ async function writeImport(c: PoolClient, i: EntityImport): Promise<ImportConfli
 async function insertEntity(q: Queryable, row: EntityRow): Promise<void> {
   await q.query(
     `INSERT INTO entities (id, account_id, name, instructions, instructions_tokens, model, state, budget_tokens, cap_tokens,
-       transcript_messages, transcript_tokens, window_tokens, window_blocks, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+       transcript_messages, transcript_tokens, window_tokens, window_blocks, created_at, updated_at, recall)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
     [row.id, row.accountId, row.name, row.instructions, row.instructionsTokens, row.model, row.state, row.budgetTokens,
       row.capTokens, row.transcriptMessages, row.transcriptTokens, row.windowTokens, row.windowBlocks, row.createdAt,
-      row.updatedAt],
+      row.updatedAt, row.recall ?? 0],
   );
 }
 

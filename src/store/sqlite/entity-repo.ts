@@ -5,7 +5,7 @@ import { ftsMatch } from '../search-syntax.js';
 const ENTITY_COLS = `id, account_id AS accountId, name, instructions, instructions_tokens AS instructionsTokens, model, state,
   budget_tokens AS budgetTokens, cap_tokens AS capTokens,
   transcript_messages AS transcriptMessages, transcript_tokens AS transcriptTokens,
-  window_tokens AS windowTokens, window_blocks AS windowBlocks,
+  window_tokens AS windowTokens, window_blocks AS windowBlocks, recall,
   created_at AS createdAt, updated_at AS updatedAt`;
 
 const BLOCK_COLS = `id, position, kind, role, content, tokens, covers_from AS coversFrom, covers_to AS coversTo`;
@@ -24,10 +24,10 @@ export class EntityRepo {
   insert(row: EntityRow): void {
     this.s(
       `INSERT INTO entities (id, account_id, name, instructions, instructions_tokens, model, state, budget_tokens, cap_tokens,
-         transcript_messages, transcript_tokens, window_tokens, window_blocks, created_at, updated_at)
+         transcript_messages, transcript_tokens, window_tokens, window_blocks, recall, created_at, updated_at)
        VALUES (@id, @accountId, @name, @instructions, @instructionsTokens, @model, @state, @budgetTokens, @capTokens,
-         @transcriptMessages, @transcriptTokens, @windowTokens, @windowBlocks, @createdAt, @updatedAt)`,
-    ).run(row);
+         @transcriptMessages, @transcriptTokens, @windowTokens, @windowBlocks, @recall, @createdAt, @updatedAt)`,
+    ).run({ ...row, recall: row.recall ?? 0 });
   }
 
   get(accountId: string, id: string): EntityRow | undefined {
@@ -83,6 +83,7 @@ export class EntityRepo {
        WHERE messages_search MATCH @match AND e.account_id = @accountId
          AND (@entityIds IS NULL OR m.entity_id IN (SELECT value FROM json_each(@entityIds)))
          AND (@role IS NULL OR m.role = @role) AND (@since IS NULL OR m.created_at >= @since)
+         AND (@beforeSeq IS NULL OR m.seq < @beforeSeq)
        ORDER BY bm25(messages_search), m.created_at DESC, m.seq DESC LIMIT @limit`,
     ).all({
       match: ftsMatch(q.terms),
@@ -90,6 +91,7 @@ export class EntityRepo {
       entityIds: q.entityIds ? JSON.stringify(q.entityIds) : null,
       role: q.role ?? null,
       since: q.since ?? null,
+      beforeSeq: q.beforeSeq ?? null,
       limit: q.limit,
     }) as MessageHit[];
   }
@@ -131,13 +133,13 @@ export class EntityRepo {
   updateHead(
     accountId: string,
     id: string,
-    h: Partial<Pick<EntityRow, 'name' | 'instructions' | 'instructionsTokens' | 'budgetTokens'>> & Pick<EntityRow, 'updatedAt'>,
+    h: Partial<Pick<EntityRow, 'name' | 'instructions' | 'instructionsTokens' | 'budgetTokens' | 'recall'>> & Pick<EntityRow, 'updatedAt'>,
   ): boolean {
     return (
       this.s(
         `UPDATE entities SET name = COALESCE(@name, name), instructions = COALESCE(@instructions, instructions),
            instructions_tokens = COALESCE(@instructionsTokens, instructions_tokens),
-           budget_tokens = COALESCE(@budgetTokens, budget_tokens), updated_at = @updatedAt
+           budget_tokens = COALESCE(@budgetTokens, budget_tokens), recall = COALESCE(@recall, recall), updated_at = @updatedAt
          WHERE id = @id AND account_id = @accountId`,
       ).run({
         id,
@@ -146,6 +148,7 @@ export class EntityRepo {
         instructions: h.instructions ?? null,
         instructionsTokens: h.instructionsTokens ?? null,
         budgetTokens: h.budgetTokens ?? null,
+        recall: h.recall ?? null,
         updatedAt: h.updatedAt,
       }).changes > 0
     );

@@ -245,4 +245,8 @@ export const MIGRATIONS: readonly string[] = [
       INSERT INTO messages_search (rowid, content) VALUES (new.id, new.content);
     END;
   `,
+  `
+  -- Recall (issue 22): an entity whose model is offered the recall tool over its own transcript.
+  ALTER TABLE entities ADD COLUMN recall INTEGER NOT NULL DEFAULT 0 CHECK (recall IN (0, 1));
+  `,
 ];

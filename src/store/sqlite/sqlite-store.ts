@@ -155,6 +155,7 @@ function commitTurn(r: SqliteRepos, w: EntityTurnWrite): boolean {
   e.updateCounters(w.entityId, w.counters);
   r.accounts.charge(w.charge);
   if (w.idempotency) r.idempotency.insert(w.entityId, w.idempotency.key, w.idempotency.row, w.idempotency.createdAt);
+  if (w.log) r.logs.insert(w.log);
   r.leases.release(w.lease.subject, w.lease.owner);
   return true;
 }

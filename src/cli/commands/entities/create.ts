@@ -10,6 +10,7 @@ export interface CreateOptions {
   instructions?: string;
   file?: string;
   model: string;
+  recall?: boolean;
   json?: boolean;
 }
 
@@ -22,10 +23,12 @@ export function registerCreate(entities: Command, ctx: CliContext): void {
       .option('--instructions <text>', 'standing system prompt, never rotated out')
       .option('-f, --file <file>', 'read the instructions from a file (- for stdin)')
       .option('--model <id>', 'model id, fixed for the life of the entity', ENTITY_MODEL)
+      .option('--recall', 'offer the model a recall tool that searches its own transcript for what its window folded away (needs a model that can call tools)')
       .option('--json', 'print the created entity as JSON'),
     [
       'mgpt entities create --name ada --instructions "You are Ada, a patient maths tutor."',
       'ENT=$(mgpt entities create --name ada -f persona.md)',
+      'mgpt entities create --name ada --recall',
     ],
   ).action((o: CreateOptions) => runCreate(ctx, o));
 }
@@ -33,7 +36,7 @@ export function registerCreate(entities: Command, ctx: CliContext): void {
 export async function runCreate(ctx: CliContext, o: CreateOptions): Promise<void> {
   const instructions =
     o.instructions === undefined && o.file === undefined ? '' : await readTextInput(ctx, 'instructions', o.instructions, o.file);
-  const entity = await (await ctx.backend()).createEntity({ model: o.model, name: o.name, instructions });
+  const entity = await (await ctx.backend()).createEntity({ model: o.model, name: o.name, instructions, ...(o.recall ? { recall: true } : {}) });
   if (o.json) return printJson(ctx.io, entity);
   ctx.io.stdout.write(entity.id + '\n');
   if (ctx.io.stderrIsTTY) ctx.io.stderr.write(`created entity ${entity.name ? JSON.stringify(safe(entity.name)) + ' ' : ''}${entity.id}\n`);

@@ -23,6 +23,7 @@ export async function runShow(ctx: CliContext, ref: string, o: { json?: boolean 
     ['status', e.read_only ? c.yellow('read-only: transcript at the cap') : 'active'],
     ['transcript', `${formatInt(e.transcript.messages)} messages, ${formatInt(e.transcript.tokens)} / ${formatInt(e.transcript.cap_tokens)} tokens`],
     ['window', windowLine(w.tokens ?? 0, w, 12) + `, ${w.blocks ?? 0} blocks${limitNote(w)}`],
+    ...(e.recall ? [['recall', 'on: the model may search its own transcript'] as [string, string]] : []),
     ['created', safe(e.created_at)],
     ['updated', safe(e.updated_at)],
   ];

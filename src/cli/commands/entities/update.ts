@@ -12,36 +12,40 @@ export interface UpdateOptions {
   instructions?: string;
   file?: string;
   budget?: string;
+  recall?: boolean;
   json?: boolean;
 }
 
-const LABELS: Record<keyof UpdateEntityInput, string> = { name: 'name', instructions: 'instructions', budget_tokens: 'budget' };
+const LABELS: Record<keyof UpdateEntityInput, string> = { name: 'name', instructions: 'instructions', budget_tokens: 'budget', recall: 'recall' };
 
 export function registerUpdate(entities: Command, ctx: CliContext): void {
   examples(
     entities
       .command('update')
       .alias('edit')
-      .description('change an entity\'s name, instructions or window budget (the model stays); a smaller budget rotates the window on the next turn')
+      .description('change an entity\'s name, instructions, window budget or recall (the model stays); a smaller budget rotates the window on the next turn')
       .argument('<entity>')
       .option('--name <name>', 'new display name, up to 200 characters ("" clears it)')
       .option('--instructions <text>', 'new standing system prompt (- for stdin)')
       .option('-f, --file <file>', 'read the new instructions from a file (- for stdin)')
       .option('--budget <tokens>', 'new window budget in tokens')
+      .option('--recall', 'offer the model the recall tool over its own transcript')
+      .option('--no-recall', 'stop offering it')
       .option('--json', 'print the updated entity as JSON'),
     [
       'mgpt entities update ada --name "Ada Lovelace"',
       'mgpt entities update ada -f persona.md',
       'mgpt entities update ada --budget 8000 --json',
+      'mgpt entities update ada --recall',
     ],
   ).action((ref: string, o: UpdateOptions) => runUpdate(ctx, ref, o));
 }
 
 export async function runUpdate(ctx: CliContext, ref: string, o: UpdateOptions): Promise<void> {
-  if (o.name === undefined && o.instructions === undefined && o.file === undefined && o.budget === undefined) {
-    throw new BadRequestError('nothing to update', { hint: 'give --name, --instructions (or -f FILE) or --budget' });
+  if (o.name === undefined && o.instructions === undefined && o.file === undefined && o.budget === undefined && o.recall === undefined) {
+    throw new BadRequestError('nothing to update', { hint: 'give --name, --instructions (or -f FILE), --budget or --recall/--no-recall' });
   }
-  const update: UpdateEntityInput = { name: o.name, budget_tokens: budgetOption(o.budget) };
+  const update: UpdateEntityInput = { name: o.name, budget_tokens: budgetOption(o.budget), recall: o.recall };
   if (o.instructions !== undefined || o.file !== undefined) {
     update.instructions = await readTextInput(ctx, 'instructions', o.instructions, o.file);
   }

@@ -1,0 +1,129 @@
+import { parseSearch } from '../../core/search-query.js';
+import { loadTokenEstimator } from '../../core/tokens.js';
+import type { ChatMessage, ToolDefinition } from '../../providers/spec.js';
+import type { BlockRow, EntityRow, LogRow } from '../../store/types.js';
+import type { EngineDeps } from '../deps.js';
+import type { ReplyToolCall } from '../generation/reply.js';
+import { logRow } from '../platform/logs.js';
+
+/**
+ * Recall (issue 22): an entity with `recall` on is offered one tool, `recall`, that searches its
+ * own transcript for what the window no longer holds. The engine runs it inside the turn; the
+ * model then answers with what it found. Only the user message and the final reply are stored;
+ * the rounds go to the turn's log record.
+ */
+export const RECALL_TOOL: ToolDefinition = {
+  type: 'function',
+  name: 'recall',
+  description:
+    'Search your earlier conversation with this user (what you no longer see) for words or a "quoted phrase". ' +
+    'Returns the matching messages, most relevant first, each with its number and who said it.',
+  parameters: { type: 'object', properties: { query: { type: 'string', description: 'the words to look for' } }, required: ['query'] },
+};
+
+/** Rounds of recall one turn may take before the model must answer. */
+export const RECALL_ROUNDS_MAX = 3;
+/** Messages one recall returns at most. */
+const RECALL_HITS = 5;
+/** The most one round's results may add to the prompt, and the share of the window's limit it may take. */
+const RECALL_MAX_TOKENS = 1000;
+const RECALL_SHARE = 0.2;
+
+/** What the turn's recall rounds added to its prompt, and what they searched for. */
+export interface RecallState {
+  messages: ChatMessage[];
+  /** Estimated tokens of `messages`, counted in the prompt's estimate (calibration, the fit). */
+  tokens: number;
+  /** Rounds taken: each is one reply of recall calls and their results. */
+  rounds: number;
+  /** Every call's query and the seqs it returned. */
+  searches: Array<{ query: string; seqs: number[] }>;
+}
+
+export function emptyRecall(): RecallState {
+  return { messages: [], tokens: 0, rounds: 0, searches: [] };
+}
+
+/** The reply's calls, when every one of them is a recall and the turn may take another round. */
+export function recallCalls(entity: EntityRow, calls: readonly ReplyToolCall[], state: RecallState): ReplyToolCall[] | undefined {
+  if (entity.recall !== 1 || calls.length === 0 || state.rounds >= RECALL_ROUNDS_MAX) return undefined;
+  return calls.every((c) => c.name === RECALL_TOOL.name) ? [...calls] : undefined;
+}
+
+/**
+ * Runs the calls and adds the round to the prompt: the model's calls, then one tool message each
+ * with the messages found before the window's live ones, within `limitTokens`' share.
+ */
+export async function runRecallRound(
+  deps: EngineDeps,
+  entity: EntityRow,
+  window: readonly BlockRow[],
+  calls: ReplyToolCall[],
+  state: RecallState,
+  limitTokens: number,
+): Promise<void> {
+  const tok = await loadTokenEstimator();
+  const cap = Math.max(50, Math.min(RECALL_MAX_TOKENS, Math.floor(limitTokens * RECALL_SHARE)));
+  const assistant: ChatMessage = {
+    role: 'assistant',
+    content: null,
+    tool_calls: calls.map((c) => ({ id: c.callId, type: 'function', function: { name: c.name, arguments: c.arguments } })),
+  };
+  const results: ChatMessage[] = [];
+  for (const call of calls) {
+    const { query, text, seqs } = await recall(deps, entity, liveFrom(window), call.arguments, Math.floor(cap / calls.length));
+    state.searches.push({ query, seqs });
+    results.push({ role: 'tool', tool_call_id: call.callId, content: text });
+  }
+  state.messages.push(assistant, ...results);
+  state.rounds++;
+  state.tokens += tok.count(JSON.stringify(assistant.tool_calls)) + results.reduce((n, m) => n + tok.count(m.content as string), 0);
+}
+
+/** The first seq the window still holds as a message: recall looks before it. */
+function liveFrom(window: readonly BlockRow[]): number | undefined {
+  const first = window.find((b) => b.kind === 'message');
+  return first?.coversFrom;
+}
+
+/** One search of the entity's own transcript, as the text the model reads; a call without words says so. */
+async function recall(deps: EngineDeps, entity: EntityRow, beforeSeq: number | undefined, args: string, capTokens: number): Promise<{ query: string; text: string; seqs: number[] }> {
+  const query = queryOf(args);
+  const terms = parseSearch(query);
+  if (!terms.clauses.length) return { query, text: 'recall needs a query with words in it, for example {"query": "the secret word"}', seqs: [] };
+  const hits = await deps.store.entities.search({ accountId: entity.accountId, terms, entityIds: [entity.id], beforeSeq, limit: RECALL_HITS });
+  if (!hits.length) return { query, text: `nothing earlier in the conversation matches ${JSON.stringify(query)}`, seqs: [] };
+  const tok = await loadTokenEstimator();
+  const lines: string[] = [];
+  let used = 0;
+  for (const h of hits) {
+    const line = tok.truncate(`#${h.seq} ${h.role} (${h.createdAt}): ${h.content}`, Math.max(0, capTokens - used));
+    if (!line) break;
+    lines.push(line);
+    used += tok.count(line) + 1;
+  }
+  return { query, text: lines.join('\n'), seqs: hits.slice(0, lines.length).map((h) => h.seq) };
+}
+
+/** The call's `query`: its arguments are the model's JSON text, which may be anything. */
+function queryOf(args: string): string {
+  try {
+    const parsed = JSON.parse(args) as { query?: unknown };
+    return typeof parsed?.query === 'string' ? parsed.query : '';
+  } catch {
+    return '';
+  }
+}
+
+/** The turn's log record when it used recall: what was searched and which messages came back (never their text). */
+export async function recallLog(deps: EngineDeps, entity: EntityRow, state: RecallState, out: { model: string; inputTokens: number; outputTokens: number; costUsd: number; totalMs: number }): Promise<LogRow | undefined> {
+  if (!state.rounds) return undefined;
+  const account = await deps.store.accounts.get(entity.accountId);
+  const userId = account?.userId ?? entity.accountId;
+  return logRow(deps, {
+    kind: 'text', userId, gameId: null, universeId: null, requestId: null, model: entity.model, providerModel: out.model, status: 'ok', error: null,
+    inputTokens: out.inputTokens, outputTokens: out.outputTokens, costUsd: out.costUsd, totalMs: out.totalMs, providerMs: out.totalMs,
+    request: { facade: 'recall', entityId: entity.id, rounds: state.rounds, recall: state.searches },
+    response: {},
+  });
+}
