@@ -1,6 +1,7 @@
 import { type Backend, type LocalAdmin, notOnRemote } from '../core/backend.js';
 import { type Env, type GlobalFlags, type Settings, resolveSettings } from '../config/config.js';
 import type { ModelRoute } from '../core/models.js';
+import type { MigrationStep } from '../store/migration-step.js';
 
 export interface EngineSettings {
   db: string;
@@ -18,6 +19,8 @@ export interface EngineSettings {
   route: (id: string) => ModelRoute;
   namedModels: string[];
   promptsDir: string;
+  /** Told of each schema migration opening the database runs. */
+  onMigrate?: (step: MigrationStep) => void;
 }
 
 export interface Io {
@@ -105,22 +108,7 @@ export function createContext(opts: ContextOptions): CliContext {
       return settings;
     },
     engineOptions() {
-      const s = ctx.settings();
-      return {
-        db: s.db,
-        createDbDir: s.dbIsDefault,
-        windowBudget: s.windowBudget,
-        transcriptCap: s.transcriptCap,
-        leaseTtlMs: s.leaseTtlMs,
-        rotateTargetPercent: s.rotateTargetPercent,
-        summaryPercent: s.summaryPercent,
-        poolSize: s.poolSize,
-        prices: s.prices,
-        version: opts.version,
-        route: s.route,
-        namedModels: s.namedModels,
-        promptsDir: s.promptsDir,
-      };
+      return engineSettings(ctx.settings(), opts);
     },
     async backend() {
       return (await open()).backend;
@@ -135,4 +123,35 @@ export function createContext(opts: ContextOptions): CliContext {
     },
   };
   return ctx;
+}
+
+/**
+ * An existing database being upgraded says so on stderr, step by step (building the search index
+ * over a large transcript takes a while, once); a new database is created silently.
+ */
+function migrationNotice(io: Io, step: MigrationStep): void {
+  if (!step.upgrade) return;
+  const at = `${step.version} of ${step.total}`;
+  if (step.ms === undefined) io.stderr.write(`mgpt: upgrading the database (${at}): ${step.what}…\n`);
+  else io.stderr.write(`mgpt: upgraded (${at}) in ${(step.ms / 1000).toFixed(1)} s\n`);
+}
+
+/** What the engine is opened with, from the resolved settings. */
+function engineSettings(s: Settings, opts: ContextOptions): EngineSettings {
+  return {
+    db: s.db,
+    createDbDir: s.dbIsDefault,
+    windowBudget: s.windowBudget,
+    transcriptCap: s.transcriptCap,
+    leaseTtlMs: s.leaseTtlMs,
+    rotateTargetPercent: s.rotateTargetPercent,
+    summaryPercent: s.summaryPercent,
+    poolSize: s.poolSize,
+    prices: s.prices,
+    version: opts.version,
+    route: s.route,
+    namedModels: s.namedModels,
+    promptsDir: s.promptsDir,
+    onMigrate: (step) => migrationNotice(opts.io, step),
+  };
 }

@@ -201,21 +201,32 @@ export const SEARCH_LIMIT_MAX = 100;
 export interface SearchInput {
   /** Words, "quoted phrases" and prefix* words; every one must match. */
   q: string;
+  /** What to search: entity transcripts (the default), universe conversations, or generation logs. */
+  source?: SearchSource;
   /** Only these entities (ids). */
   entity_ids?: string[];
-  role?: 'user' | 'assistant';
+  /** Only these universes (ids), with source `universes`. */
+  universe_ids?: string[];
+  /** Entities: user or assistant; universes: also tool; not for logs. */
+  role?: 'user' | 'assistant' | 'tool';
   /** Only messages written at or after this time (ISO 8601). */
   since?: string;
   /** 1 to 100; default 20. */
   limit?: number;
 }
 
+export type SearchSource = 'entities' | 'universes' | 'logs';
+
+/** A hit: an entity's message (entity_id, seq, role), a universe's message (universe_id, seq, role) or a log record (log_id). */
 export interface SearchHit {
   object: 'search.hit';
-  entity_id: string;
-  entity_name: string | null;
-  seq: number;
-  role: 'user' | 'assistant';
+  entity_id?: string;
+  entity_name?: string | null;
+  universe_id?: string | null;
+  universe_name?: string | null;
+  log_id?: string;
+  seq?: number;
+  role?: 'user' | 'assistant' | 'tool';
   created_at: string;
   /** About 160 characters of the message around its first match. */
   snippet: string;

@@ -1,6 +1,6 @@
 import { BadRequestError } from '../core/errors.js';
 import { isPostgresUrl, openFileStore, openStore } from '../store/open.js';
-import type { Store } from '../store/types.js';
+import type { MigrationStep, Store } from '../store/types.js';
 import { Engine, type EngineOptions, engineLimits } from './engine.js';
 
 export interface OpenEngineOptions extends Omit<EngineOptions, 'store'> {
@@ -10,6 +10,8 @@ export interface OpenEngineOptions extends Omit<EngineOptions, 'store'> {
   createDbDir?: boolean;
   /** PostgreSQL only: connections in this process's pool. */
   poolSize?: number;
+  /** Told before and after each schema migration opening the database runs (a progress line). */
+  onMigrate?: (step: MigrationStep) => void;
 }
 
 /**
@@ -20,7 +22,7 @@ export interface OpenEngineOptions extends Omit<EngineOptions, 'store'> {
 export async function openEngine(opts: OpenEngineOptions): Promise<Engine> {
   engineLimits(opts);
   if (typeof opts.db !== 'string' || !isPostgresUrl(opts.db)) return openEngineSync(opts);
-  const store = await openStore(opts.db, { poolSize: opts.poolSize });
+  const store = await openStore(opts.db, { poolSize: opts.poolSize, onMigrate: opts.onMigrate });
   return engineOn(store, opts);
 }
 
@@ -32,7 +34,7 @@ export function openEngineSync(opts: OpenEngineOptions): Engine {
     // Connecting is async: a URL taken for a file path here would make a folder named "postgres:".
     throw new BadRequestError('a PostgreSQL URL needs openEngine(), not openEngineSync()', { hint: 'await openEngine({ db: url, ... })' });
   }
-  return engineOn(openFileStore(opts.db, { createDir: opts.createDbDir }), opts);
+  return engineOn(openFileStore(opts.db, { createDir: opts.createDbDir, onMigrate: opts.onMigrate }), opts);
 }
 
 /** The engine over a store this call opened: the store is closed again if the engine refuses its options. */

@@ -18,7 +18,7 @@ export async function openStore(target: string, opts: OpenStoreOptions = {}): Pr
   checkPostgresUrl(target);
   const poolSize = checkPoolSize(opts.poolSize);
   const { PostgresStore } = await import('./postgres/postgres-store.js');
-  return PostgresStore.open(target, { poolSize });
+  return PostgresStore.open(target, { poolSize, onMigrate: opts.onMigrate });
 }
 
 /** The store in a database file, opened at once (SQLite). */

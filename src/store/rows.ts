@@ -86,6 +86,43 @@ export interface MessageSearch {
   limit: number;
 }
 
+/** A search of the user's universe conversations. */
+export interface UniverseSearch {
+  userId: string;
+  terms: SearchTerms;
+  universeIds?: string[];
+  role?: 'user' | 'assistant' | 'tool';
+  since?: string;
+  limit: number;
+}
+
+/** A universe message a search found. */
+export interface UniverseMessageHit {
+  universeId: string;
+  universeName: string | null;
+  seq: number;
+  role: 'user' | 'assistant' | 'tool';
+  content: string;
+  createdAt: string;
+}
+
+/** A search of the user's generation logs: what each request asked and what it answered. */
+export interface LogSearch {
+  ownerUserId: string;
+  terms: SearchTerms;
+  since?: string;
+  limit: number;
+}
+
+export interface LogHit {
+  id: string;
+  universeId: string | null;
+  model: string;
+  createdAt: string;
+  /** The request's input and the reply, as indexed. */
+  text: string;
+}
+
 /** A transcript message a search found, most relevant first (newest first among equals). */
 export interface MessageHit extends MessageRow {
   entityId: string;

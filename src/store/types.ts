@@ -6,7 +6,7 @@
  * other turns' statements land inside it on SQLite's single connection.
  */
 
-import type { AccountRow, BlockRow, CalibrationRow, EntityRow, IdempotencyRow, KeyRow, LeaseRow, LeaseSubject, LedgerRow, LogFilter, LogRow, MessageHit, MessageRow, MessageSearch, RequestRow, UniverseMessageRow, UniverseRow } from './rows.js';
+import type { AccountRow, BlockRow, CalibrationRow, EntityRow, IdempotencyRow, KeyRow, LeaseRow, LeaseSubject, LedgerRow, LogFilter, LogHit, LogRow, LogSearch, MessageHit, MessageRow, MessageSearch, RequestRow, UniverseMessageHit, UniverseSearch, UniverseMessageRow, UniverseRow } from './rows.js';
 
 export type {
   AccountRow,
@@ -17,6 +17,10 @@ export type {
   MessageRow,
   MessageHit,
   MessageSearch,
+  UniverseSearch,
+  UniverseMessageHit,
+  LogSearch,
+  LogHit,
   IdempotencyRow,
   KeyRow,
   LeaseRow,
@@ -164,6 +168,8 @@ export interface LogStore {
   idsWithPrefix(ownerUserId: string, prefix: string, limit: number): Promise<string[]>;
   get(ownerUserId: string, id: string): Promise<LogRow | undefined>;
   list(f: LogFilter, limit: number, offset: number): Promise<{ rows: LogRow[]; total: number }>;
+  /** The owner's records whose input or reply contains every clause, most relevant first (newest among equals). */
+  search(q: LogSearch): Promise<LogHit[]>;
 }
 
 export interface UniverseStore {
@@ -176,6 +182,8 @@ export interface UniverseStore {
   write(w: UniverseWrite): Promise<boolean>;
   request(userId: string, requestId: string): Promise<RequestRow | undefined>;
   saveRequest(row: RequestRow, now: string): Promise<void>;
+  /** The user's universe messages that contain every clause, most relevant first (newest among equals). */
+  search(q: UniverseSearch): Promise<UniverseMessageHit[]>;
 }
 
 export interface CalibrationStore {
@@ -185,6 +193,8 @@ export interface CalibrationStore {
   /** Forgets what was learned about one route, or about all when `routeKey` is undefined; how many rows went. */
   delete(routeKey?: string): Promise<number>;
 }
+
+export type { MigrationStep } from './migration-step.js';
 
 /** The database behind one engine: `sqlite` (a file, the default) or `postgres` (a URL). */
 export interface Store {

@@ -14,7 +14,7 @@ export const HELP = [
   '/help              this list',
   '/window            the blocks the model sees now (summaries and live messages)',
   '/history [n]       the last n transcript messages (default 10)',
-  '/search TEXT       find TEXT in this entity\'s whole transcript, folded messages included',
+  '/search TEXT       find TEXT in this conversation\'s whole transcript, folded messages included',
   '/export [-f] [file] save the transcript (.tar or .json; universes: .json); -f overwrites; ~ is your home',
   '/new [name]        start a new entity (or universe on the same prompt) and switch to it',
   '/switch [ref]      switch to another entity or universe (a name or a 4+ character id prefix); without ref, list them',
@@ -60,11 +60,11 @@ export async function historyItem(src: ChatSources, target: ChatTarget, arg: str
   return { kind: 'output', text: page.data.map(line).join('\n') || '(no messages yet)' };
 }
 
-/** `/search TEXT`: this entity's transcript messages that match, most relevant first. */
+/** `/search TEXT`: this entity's (or universe's) messages that match, most relevant first. */
 export async function searchItem(src: ChatSources, target: ChatTarget, arg: string, when?: (iso: string) => string): Promise<Shown> {
-  if (target.kind === 'universe') return { kind: 'error', text: '/search searches entities; this is a universe', exitCode: 2 };
   if (!arg.trim()) return { kind: 'error', text: '/search takes the words to find: /search zanzibar42', exitCode: 2 };
-  const list = await src.backend.search({ q: arg, entity_ids: [target.id], limit: 10 });
+  const where = target.kind === 'universe' ? { source: 'universes' as const, universe_ids: [target.id] } : { entity_ids: [target.id] };
+  const list = await src.backend.search({ q: arg, ...where, limit: 10 });
   const line = (h: SearchHit) => `#${h.seq} ${h.role}${when ? ` (${when(h.created_at)})` : ''}: ${h.snippet}`;
   return { kind: 'output', text: list.data.map(line).join('\n') || `(nothing matches ${JSON.stringify(arg)})` };
 }

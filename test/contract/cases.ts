@@ -436,6 +436,43 @@ export function contractSuite(name: string, make: (dir: string, fake: FakeOpenAI
       const ask = (body: Record<string, unknown>) => b().respond({ model: 'game-1-lite-frozen', ...body } as never);
       const universe = async () => (await b().createUniverse({ storedPrompt: 'narrator' })).universe;
 
+      it('search finds a universe\'s messages and the logs of its turns, by source, and only the caller\'s', async () => {
+        const created = await b().createUniverse({ storedPrompt: 'narrator', displayName: 'lair' });
+        await ask({ universe: created.universe, userInput: 'A dragon named Quillmoss sleeps here.' });
+        await ask({ universe: created.universe, userInput: 'and the river?' });
+        const other = await universe();
+        await ask({ universe: other, userInput: 'nothing about the beast' });
+        const hits = (await b().search({ q: 'quillmoss', source: 'universes' })).data;
+        expect(hits.map((h) => [h.universe_id, h.universe_name, h.seq, h.role]).sort()).toEqual([
+          [created.universe, 'lair', 1, 'user'],
+          [created.universe, 'lair', 2, 'assistant'],
+        ]);
+        expect((await b().search({ q: 'quillmoss', source: 'universes', role: 'user' })).data).toHaveLength(1);
+        expect((await b().search({ q: 'beast', source: 'universes', universe_ids: [created.universe] })).data).toEqual([]);
+        const logs = (await b().search({ q: 'quillmoss', source: 'logs' })).data;
+        expect(logs).toHaveLength(1);
+        expect(logs[0]).toMatchObject({ object: 'search.hit', universe_id: created.universe, log_id: expect.any(String) });
+        expect(logs[0].snippet).toBe('A dragon named Quillmoss sleeps here. reply: A dragon named Quillmoss sleeps here.');
+        expect((await b().getLog(logs[0].log_id!)).request).toMatchObject({ userInput: 'A dragon named Quillmoss sleeps here.' });
+        // Entity transcripts hold none of it.
+        expect((await b().search({ q: 'quillmoss' })).data).toEqual([]);
+        const refused: string[] = [];
+        for (const bad of [
+          { q: 'x', source: 'everything' },
+          { q: 'x', source: 'logs', role: 'user' },
+          { q: 'x', role: 'tool' },
+          { q: 'x', source: 'universes', universe_ids: ['00000000-0000-4000-8000-0000000000aa'] },
+          { q: 'x', universe_ids: [created.universe] },
+        ]) refused.push(await b().search(bad as never).then(() => 'accepted', (err: Error) => `${err.name}: ${err.message}`));
+        expect(refused).toEqual([
+          'BadRequestError: source must be one of entities, universes, logs, got "everything"',
+          'BadRequestError: role does not apply to logs: a record holds both what was asked and what was answered',
+          'BadRequestError: role must be user or assistant, got "tool"',
+          'NotFoundError: no universe 00000000-0000-4000-8000-0000000000aa on this account',
+          'BadRequestError: universe_ids applies to source universes only',
+        ]);
+      });
+
       it('creates a universe and answers turns with the full response shape', async () => {
         const created = await b().createUniverse({ storedPrompt: 'narrator', displayName: 'c' });
         expect(created).toEqual({ universe: expect.any(String), userId: expect.any(String), prompt: { storedPrompt: 'narrator', stored: true } });

@@ -1,4 +1,6 @@
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
+import { MIGRATIONS } from '../../src/store/sqlite/migrations.js';
 import { cliEnv, mgpt } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -38,8 +40,38 @@ describe('mgpt search', () => {
     expect((await mgpt(['search', 'zanzi*', '--entity', 'bob'], env)).stdout).toBe('');
     const bad = await mgpt(['search', '"', '*'], env);
     expect([bad.code, bad.stderr]).toEqual([2, 'error: the query has no words to search for\nhint: search for words, "a phrase" or a prefix*\n']);
+    await mgpt(['respond', 'A dragon named Quillmoss sleeps.'], env);
+    const logs = JSON.parse((await mgpt(['search', 'quillmoss', '--logs', '--json'], env)).stdout).data;
+    expect(logs).toEqual([expect.objectContaining({ log_id: expect.any(String), snippet: expect.stringContaining('Quillmoss') })]);
+    const both = await mgpt(['search', 'x', '--logs', '--universes'], env);
+    expect([both.code, both.stderr]).toEqual([2, 'error: search universes or logs, not both at once\n']);
     const since = await mgpt(['search', 'x', '--since', 'lately'], env);
     expect([since.code, since.stderr]).toEqual([2, expect.stringContaining('--since must be an age (30m, 24h, 7d, 2w) or a date')]);
+  });
+});
+
+describe('opening a database of an earlier release', () => {
+  it('upgrades it, saying so step by step on stderr, and its old messages are searchable', async () => {
+    const path = `${dir}/old.db`;
+    const raw = new Database(path);
+    const before = MIGRATIONS.findIndex((m) => m.includes('CREATE VIRTUAL TABLE messages_search'));
+    for (const [v, sql] of MIGRATIONS.slice(0, before).entries()) {
+      raw.exec(sql);
+      raw.pragma(`user_version = ${v + 1}`);
+    }
+    raw.prepare(`INSERT INTO entities (id, account_id, name, instructions, model, state, budget_tokens, cap_tokens, created_at, updated_at)
+      VALUES ('e1', 'local', 'ada', '', 'mgpt-1-27b', 'none', 32000, 1000000, 't', 't')`).run();
+    raw.prepare(`INSERT INTO messages (entity_id, seq, role, content, tokens, created_at) VALUES ('e1', 1, 'user', 'zanzibar42 is the word', 5, 't')`).run();
+    raw.close();
+    const env = cliEnv(`${dir}/old`, { MGPT_DB: path });
+    const r = await mgpt(['search', 'zanzibar42', '--json'], env);
+    const steps = MIGRATIONS.length - before;
+    expect(r.stderr.split('\n').filter((l) => l.startsWith('mgpt: upgrad'))).toHaveLength(2 * steps);
+    expect(r.stderr).toContain(`mgpt: upgrading the database (${before + 1} of ${MIGRATIONS.length}): Search (mgpt search)…\n`);
+    expect(r.stderr).toMatch(new RegExp(`mgpt: upgraded \\(${MIGRATIONS.length} of ${MIGRATIONS.length}\\) in \\d+\\.\\d s\\n`));
+    expect(JSON.parse(r.stdout).data).toMatchObject([{ entity_id: 'e1', seq: 1 }]);
+    // Once upgraded, it opens silently.
+    expect((await mgpt(['entities', 'list'], env)).stderr).not.toContain('upgrad');
   });
 });
 

@@ -1,5 +1,5 @@
 import { execFile, execFileSync, spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, rmSync, existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tarHeader } from '../../src/core/tar.js';
@@ -154,6 +154,17 @@ afterAll(() => {
   if (mounted) execFileSync('umount', [tiny]);
 });
 
+/** Takes whatever room is left on the small file system at `dir`, however much that is. */
+function fillUp(dir: string): void {
+  for (const size of [64 * 1024, 512, 1]) {
+    try {
+      for (let i = 0; i < 1 << 16; i++) appendFileSync(join(dir, 'filler'), Buffer.alloc(size));
+    } catch {
+      // ENOSPC: nothing of this size fits any more
+    }
+  }
+}
+
 describe.skipIf(!mounted)('a full disk', () => {
   it('says the disk is full (exit 1, with a hint) for a turn and for an export', async () => {
     const e = cliEnv(dir, { MGPT_DB: join(tiny, 'm.db'), MGPT_WINDOW_BUDGET: '1000000' });
@@ -168,16 +179,16 @@ describe.skipIf(!mounted)('a full disk', () => {
     expect(list.code).toBe(0);
     expect(list.stdout).toContain(id);
     // Whatever room the failed turn left is taken, so an export (from a database elsewhere) cannot fit either.
-    try {
-      writeFileSync(join(tiny, 'filler'), Buffer.alloc(1024 * 1024));
-    } catch {
-      // ENOSPC: the disk is now full
-    }
+    fillUp(tiny);
     const other = (await mgpt(['entities', 'create'], env)).stdout.trim();
     const x = await mgpt(['export', other, '-o', join(tiny, 'x.tar')], env);
     expect(x.stderr).toMatch(/^error: cannot write .*x\.tar: the disk is full\nhint: /);
     expect(x.code).toBe(1);
-    // With not a byte left, SQLite cannot even map its shared memory to read: an I/O error, said plainly.
+    // With not a byte left, SQLite cannot even create its shared memory to read: an I/O error, said
+    // plainly. (A failed write may leave the -shm file behind, and then reads work; with no process
+    // open it can go, SQLite rebuilds it from the WAL, and the room it held is taken too.)
+    rmSync(join(tiny, 'm.db-shm'), { force: true });
+    fillUp(tiny);
     const stuck = await mgpt(['entities', 'list'], e);
     expect(stuck.stderr).toMatch(/^error: a disk I\/O error on the database \(SQLITE_IOERR\w*\)\nhint: check that its disk is not full/);
     expect(stuck.code).toBe(1);

@@ -19,21 +19,25 @@ describe('store', () => {
     const tables = (db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`).all() as Array<{ name: string }>).map((r) => r.name);
     expect(tables).toEqual([
       'accounts', 'api_keys', 'blocks', 'completion_keys', 'entities', 'generation_logs', 'idempotency_keys', 'ledger', 'messages',
+      'generation_logs_search', 'generation_logs_search_config', 'generation_logs_search_data', 'generation_logs_search_docsize', 'generation_logs_search_idx',
       'messages_search', 'messages_search_config', 'messages_search_data', 'messages_search_docsize', 'messages_search_idx', 'route_calibration', 'turn_leases',
-      'universe_messages', 'universe_requests', 'universes',
-    ]);
+      'universe_messages', 'universe_messages_search', 'universe_messages_search_config', 'universe_messages_search_data', 'universe_messages_search_docsize',
+      'universe_messages_search_idx', 'universe_requests', 'universes',
+    ].sort());
     expect(db.prepare(`SELECT id, balance_usd, user_id FROM accounts`).all()).toEqual([
       { id: 'local', balance_usd: null, user_id: '00000000-0000-4000-8000-000000000001' },
     ]);
     db.close();
   });
 
-  it('indexes the messages a database already holds when the search migration runs, and keeps them in order', async () => {
+  it('indexes the transcripts, universe messages and logs a database already holds when the search migrations run', async () => {
     const path = join(dir, 'before-search.db');
     const raw = new Database(path);
     raw.pragma('foreign_keys = ON');
     // Every migration before search's, as a database of the previous release holds them.
-    for (const [v, sql] of MIGRATIONS.slice(0, -1).entries()) {
+    const search = MIGRATIONS.findIndex((m) => m.includes('CREATE VIRTUAL TABLE messages_search'));
+    expect(search).toBeGreaterThan(0);
+    for (const [v, sql] of MIGRATIONS.slice(0, search).entries()) {
       raw.exec(sql);
       raw.pragma(`user_version = ${v + 1}`);
     }
@@ -43,12 +47,20 @@ describe('store', () => {
     for (const [seq, content] of ['the secret word is zanzibar42', 'noted', 'and the harbour?', 'by the old mill'].entries()) {
       insert.run(seq + 1, seq % 2 ? 'assistant' : 'user', content, `2026-01-0${seq + 1}T00:00:00.000Z`);
     }
+    raw.prepare(`INSERT INTO universes (id, user_id, stored_prompt, prompt_text, prompt_fingerprint, created_at, updated_at)
+      VALUES ('u1', '00000000-0000-4000-8000-000000000001', 'p', 'text', 'fp', 't', 't')`).run();
+    raw.prepare(`INSERT INTO universe_messages (universe_id, seq, role, content, created_at) VALUES ('u1', 1, 'user', 'a dragon named Quillmoss', 't')`).run();
+    raw.prepare(`INSERT INTO generation_logs (id, kind, owner_user_id, user_id, model, status, created_at, request_summary, response_summary)
+      VALUES ('l1', 'text', '00000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-000000000001', 'm', 'ok', 't', '{"userInput":"where is Quillmoss"}', '{"assistantRaw":"asleep"}')`).run();
     raw.close();
     const store = SqliteStore.open(path);
     expect(store.db.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
     const hits = await store.entities.search({ accountId: 'local', terms: parseSearch('zanzibar42'), limit: 10 });
     expect(hits).toMatchObject([{ entityId: 'e1', entityName: 'ada', seq: 1, role: 'user' }]);
     expect((await store.entities.messages('e1', 0, 10)).map((m) => m.seq)).toEqual([1, 2, 3, 4]);
+    const quillmoss = parseSearch('quillmoss');
+    expect(await store.universes.search({ userId: '00000000-0000-4000-8000-000000000001', terms: quillmoss, limit: 10 })).toMatchObject([{ universeId: 'u1', seq: 1 }]);
+    expect(await store.logs.search({ ownerUserId: '00000000-0000-4000-8000-000000000001', terms: quillmoss, limit: 10 })).toMatchObject([{ id: 'l1', text: 'where is Quillmoss asleep' }]);
     await store.close();
   });
 

@@ -556,6 +556,43 @@ describe.each(factories)('store contract: $name', (factory) => {
       expect(await s.leases.acquire(lease(subject, 'third', 10_000), 0)).toMatchObject({ owner: 'other' });
     });
 
+    it('searches a user\'s universe messages; a truncation (a statePointer) takes the dropped ones out of the index', async () => {
+      const user = randomUUID();
+      const u = universe(user, { displayName: 'lair' });
+      await s.universes.insert(u);
+      await s.universes.insert(universe(randomUUID()));
+      const subject = universeSubject(u.id);
+      expect(await s.leases.acquire(lease(subject, 'w', 10_000), 0)).toBeNull();
+      const claim = { subject, owner: 'w' };
+      const said = [umsg(1, { content: 'a dragon sleeps' }), umsg(2, { role: 'assistant', content: 'the dragon wakes' }), umsg(3, { role: 'tool', content: null })];
+      await s.universes.write({ universeId: u.id, lease: claim, append: said, touch: { messages: 3, updatedAt: at(3) }, release: false });
+      const find = (q: string, over: Partial<Parameters<Store['universes']['search']>[0]> = {}) =>
+        s.universes.search({ userId: user, terms: parseSearch(q), limit: 10, ...over }).then((hits) => hits.map((h) => [h.universeName, h.seq, h.role]).sort());
+      expect(await find('dragon')).toEqual([['lair', 1, 'user'], ['lair', 2, 'assistant']]);
+      expect(await find('dragon', { role: 'assistant' })).toEqual([['lair', 2, 'assistant']]);
+      expect(await find('dragon', { userId: randomUUID() })).toEqual([]);
+      await s.universes.write({ universeId: u.id, lease: claim, truncateTo: 1, append: [umsg(2, { content: 'a kite' })], touch: { messages: 2, updatedAt: at(4) }, release: true });
+      expect(await find('dragon')).toEqual([['lair', 1, 'user']]);
+      expect(await find('kite')).toEqual([['lair', 2, 'user']]);
+    });
+
+    it('searches the owner\'s logs by what was asked and answered', async () => {
+      const owner = randomUUID();
+      const row = (id: string, userInput: string, assistantRaw: string, createdAt: string): LogRow => ({
+        id, kind: 'text', ownerUserId: owner, userId: owner, gameId: null, universeId: null, requestId: null, model: 'm', providerModel: null,
+        status: 'ok', error: null, inputTokens: 1, outputTokens: 1, costUsd: 0, totalMs: 1, providerMs: 1, createdAt,
+        requestSummary: JSON.stringify({ userInput }), responseSummary: JSON.stringify({ assistantRaw }),
+      });
+      await s.logs.insert(row(hexId(), 'where is the dragon', 'in its lair', at(1)));
+      const second = hexId();
+      await s.logs.insert(row(second, 'and the kite?', 'a dragon kite, flying', at(2)));
+      const hits = await s.logs.search({ ownerUserId: owner, terms: parseSearch('dragon'), limit: 10 });
+      expect(hits).toHaveLength(2);
+      expect(await s.logs.search({ ownerUserId: owner, terms: parseSearch('kite'), limit: 10 })).toEqual([{ id: second, universeId: null, model: 'm', createdAt: at(2), text: 'and the kite? a dragon kite, flying' }]);
+      expect(await s.logs.search({ ownerUserId: randomUUID(), terms: parseSearch('dragon'), limit: 10 })).toEqual([]);
+      expect(await s.logs.search({ ownerUserId: owner, terms: parseSearch('dragon'), since: at(2), limit: 10 })).toHaveLength(1);
+    });
+
     it('saves and updates request records', async () => {
       const user = randomUUID();
       expect(await s.universes.request(user, 'r1')).toBeUndefined();

@@ -116,7 +116,9 @@ export class RemoteBackend implements Backend {
   /** GET /v1/search: an extension of mgpt serve (SPEC section 8), not in the seed. */
   search(input: SearchInput): Promise<SearchList> {
     const q = new URLSearchParams({ q: input.q });
+    if (input.source !== undefined) q.set('source', input.source);
     for (const id of input.entity_ids ?? []) q.append('entity_id', id);
+    for (const id of input.universe_ids ?? []) q.append('universe_id', id);
     if (input.role !== undefined) q.set('role', input.role);
     if (input.since !== undefined) q.set('since', input.since);
     if (input.limit !== undefined) q.set('limit', String(input.limit));

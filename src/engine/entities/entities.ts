@@ -31,7 +31,7 @@ import type { EngineDeps } from '../deps.js';
 import { checkCreateFields, checkInstructions, checkName, checkRecall, checkUpdate } from './entity-rules.js';
 import { toBlock, toEntity, toMessage } from './entity-wire.js';
 import { exportEntity } from './export.js';
-import { searchTranscripts } from './search.js';
+import { search as searchSources } from './search.js';
 import { importEntity } from './import.js';
 import { type EntityRef, type TurnExtras, runTurn } from './turn.js';
 import { windowMessages } from './window/window-state.js';
@@ -202,9 +202,9 @@ export class EntityService {
     }
   }
 
-  /** Searches the account's transcripts (an extension; see search.ts). */
+  /** Searches the account's transcripts, universe conversations or logs (an extension; see search.ts). */
   search(input: SearchInput, accountId: string): Promise<SearchList> {
-    return searchTranscripts(this.deps, input, accountId);
+    return searchSources(this.deps, input, accountId);
   }
 
   /** The prompt the entity's next turn starts from (instructions, then the window), for replies that are not stored. */

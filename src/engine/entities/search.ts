@@ -1,30 +1,70 @@
-import { SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, type SearchHit, type SearchInput, type SearchList } from '../../core/entity-types.js';
+import { SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, type SearchHit, type SearchInput, type SearchList, type SearchSource } from '../../core/entity-types.js';
 import { BadRequestError, NotFoundError } from '../../core/errors.js';
-import { parseSearch, snippetOf } from '../../core/search-query.js';
-import type { MessageHit } from '../../store/types.js';
+import { type SearchTerms, parseSearch, snippetOf } from '../../core/search-query.js';
+import type { LogHit, MessageHit, UniverseMessageHit } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';
 
 const QUERY_MAX_CHARS = 1000;
+const SOURCES: readonly SearchSource[] = ['entities', 'universes', 'logs'];
+
+/** The checks every source shares, done once. */
+interface Checked {
+  terms: SearchTerms;
+  since?: string;
+  limit: number;
+}
 
 /**
- * Searches the account's transcripts (every message ever written, in the window or folded away):
- * most relevant first, newest first among equals. Checked here, so every backend refuses the same input.
+ * Searches the account's entity transcripts (every message ever written, in the window or folded
+ * away), its universe conversations, or its generation logs: most relevant first, newest first
+ * among equals. Checked here, so every backend refuses the same input.
  */
-export async function searchTranscripts(deps: EngineDeps, input: SearchInput, accountId: string): Promise<SearchList> {
-  const q = checkQuery(input.q);
-  const terms = parseSearch(q);
+export async function search(deps: EngineDeps, input: SearchInput, accountId: string): Promise<SearchList> {
+  const source = checkSource(input.source);
+  const terms = parseSearch(checkQuery(input.q));
   if (terms.clauses.length === 0) {
     throw new BadRequestError('the query has no words to search for', { hint: 'search for words, "a phrase" or a prefix*' });
   }
-  const entityIds = await checkEntities(deps, input.entity_ids, accountId);
-  const hits = await deps.store.entities.search({
-    accountId, terms, entityIds, role: checkRole(input.role), since: checkSince(input.since), limit: checkLimit(input.limit),
-  });
-  return { object: 'list', data: hits.map((h) => toHit(h, terms)) };
+  const c: Checked = { terms, since: checkSince(input.since), limit: checkLimit(input.limit) };
+  if (source !== 'entities' && input.entity_ids !== undefined) throw new BadRequestError(`entity_ids does not apply to ${source}`);
+  if (source !== 'universes' && input.universe_ids !== undefined) throw new BadRequestError(`universe_ids applies to source universes only`);
+  const data = source === 'entities' ? await entityHits(deps, input, accountId, c) : source === 'universes' ? await universeHits(deps, input, accountId, c) : await logHits(deps, input, accountId, c);
+  return { object: 'list', data };
 }
 
-function toHit(h: MessageHit, terms: ReturnType<typeof parseSearch>): SearchHit {
-  return { object: 'search.hit', entity_id: h.entityId, entity_name: h.entityName, seq: h.seq, role: h.role, created_at: h.createdAt, ...snippetOf(h.content, terms) };
+async function entityHits(deps: EngineDeps, input: SearchInput, accountId: string, c: Checked): Promise<SearchHit[]> {
+  const role = checkRole(input.role, ['user', 'assistant']);
+  const entityIds = await checkIds(input.entity_ids, 'entity_ids', async (id) => Boolean(await deps.store.entities.get(accountId, id)), 'entity', 'mgpt entities list');
+  const hits = await deps.store.entities.search({ accountId, terms: c.terms, entityIds, role: role as MessageHit['role'] | undefined, since: c.since, limit: c.limit });
+  return hits.map((h) => ({ object: 'search.hit', entity_id: h.entityId, entity_name: h.entityName, seq: h.seq, role: h.role, created_at: h.createdAt, ...snippetOf(h.content, c.terms) }));
+}
+
+async function universeHits(deps: EngineDeps, input: SearchInput, accountId: string, c: Checked): Promise<SearchHit[]> {
+  const role = checkRole(input.role, ['user', 'assistant', 'tool']);
+  const userId = await userOf(deps, accountId);
+  const owned = async (id: string) => (await deps.store.universes.get(id))?.userId === userId;
+  const universeIds = await checkIds(input.universe_ids, 'universe_ids', owned, 'universe', 'mgpt universes list');
+  const hits = await deps.store.universes.search({ userId, terms: c.terms, universeIds, role: role as UniverseMessageHit['role'] | undefined, since: c.since, limit: c.limit });
+  return hits.map((h) => ({ object: 'search.hit', universe_id: h.universeId, universe_name: h.universeName, seq: h.seq, role: h.role, created_at: h.createdAt, ...snippetOf(h.content, c.terms) }));
+}
+
+async function logHits(deps: EngineDeps, input: SearchInput, accountId: string, c: Checked): Promise<SearchHit[]> {
+  if (input.role !== undefined) throw new BadRequestError('role does not apply to logs: a record holds both what was asked and what was answered');
+  const hits: LogHit[] = await deps.store.logs.search({ ownerUserId: await userOf(deps, accountId), terms: c.terms, since: c.since, limit: c.limit });
+  return hits.map((h) => ({ object: 'search.hit', log_id: h.id, universe_id: h.universeId, created_at: h.createdAt, ...snippetOf(h.text.trim(), c.terms) }));
+}
+
+/** The user that owns the account's universes and logs. */
+async function userOf(deps: EngineDeps, accountId: string): Promise<string> {
+  const account = await deps.store.accounts.get(accountId);
+  if (!account) throw new NotFoundError(`no account ${accountId}`);
+  return account.userId;
+}
+
+function checkSource(source: unknown): SearchSource {
+  if (source === undefined) return 'entities';
+  if (typeof source === 'string' && (SOURCES as readonly string[]).includes(source)) return source as SearchSource;
+  throw new BadRequestError(`source must be one of ${SOURCES.join(', ')}, got ${JSON.stringify(source)}`);
 }
 
 function checkQuery(q: unknown): string {
@@ -33,9 +73,9 @@ function checkQuery(q: unknown): string {
   return q;
 }
 
-function checkRole(role: unknown): 'user' | 'assistant' | undefined {
-  if (role === undefined || role === 'user' || role === 'assistant') return role;
-  throw new BadRequestError(`role must be user or assistant, got ${JSON.stringify(role)}`);
+function checkRole(role: unknown, allowed: readonly string[]): string | undefined {
+  if (role === undefined || (typeof role === 'string' && allowed.includes(role))) return role as string | undefined;
+  throw new BadRequestError(`role must be ${allowed.join(' or ')}, got ${JSON.stringify(role)}`);
 }
 
 /** An ISO 8601 time, as the stored times are written (UTC, so they compare as text). */
@@ -54,14 +94,14 @@ function checkLimit(limit: unknown): number {
   return limit;
 }
 
-/** Entity ids to search within: each one the account's (a 404 names the first that is not). */
-async function checkEntities(deps: EngineDeps, ids: unknown, accountId: string): Promise<string[] | undefined> {
+/** Ids to search within: each one the caller's (a 404 names the first that is not). */
+async function checkIds(ids: unknown, field: string, mine: (id: string) => Promise<boolean>, kind: string, list: string): Promise<string[] | undefined> {
   if (ids === undefined) return undefined;
   if (!Array.isArray(ids) || ids.length === 0 || ids.some((id) => typeof id !== 'string')) {
-    throw new BadRequestError('entity_ids must be a non-empty list of entity ids');
+    throw new BadRequestError(`${field} must be a non-empty list of ${kind} ids`);
   }
   for (const id of ids as string[]) {
-    if (!(await deps.store.entities.get(accountId, id))) throw new NotFoundError(`no entity ${id} on this account`, { hint: 'list entities with: mgpt entities list' });
+    if (!(await mine(id))) throw new NotFoundError(`no ${kind} ${id} on this account`, { hint: `list them with: ${list}` });
   }
   return ids as string[];
 }

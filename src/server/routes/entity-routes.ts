@@ -82,12 +82,15 @@ function streamOf(pieces: AsyncGenerator<Uint8Array>): ReadableStream<Uint8Array
   });
 }
 
-/** A search's query parameters: q, entity_id (repeatable), role, since, limit; the engine checks them. */
+/** A search's query parameters: q, source, entity_id and universe_id (repeatable), role, since, limit; the engine checks them. */
 function searchQuery(req: { query(name: string): string | undefined; queries(name: string): string[] | undefined }): SearchInput {
   const ids = req.queries('entity_id');
+  const universes = req.queries('universe_id');
   return {
     q: req.query('q') ?? '',
+    source: req.query('source') as SearchInput['source'],
     ...(ids?.length ? { entity_ids: ids } : {}),
+    ...(universes?.length ? { universe_ids: universes } : {}),
     role: req.query('role') as SearchInput['role'],
     since: req.query('since'),
     limit: queryInt(req.query('limit'), 'limit'),

@@ -215,7 +215,18 @@ export const PG_MIGRATIONS: readonly string[] = [
   CREATE INDEX messages_search ON messages USING GIN (search) WITH (fastupdate = off);
   `,
   `
-  -- Recall (issue 22): an entity whose model is offered the recall tool over its own transcript.
+  -- Recall: an entity whose model is offered the recall tool over its own transcript.
   ALTER TABLE entities ADD COLUMN recall INTEGER NOT NULL DEFAULT 0 CHECK (recall IN (0, 1));
+  `,
+  `
+  -- Search over universe conversations and generation logs: mgpt search --universes, --logs, as
+  -- over the transcripts: a generated tsvector under a GIN index without a pending list. A log's
+  -- searchable text is what was asked and what was answered, from its JSON summaries.
+  ALTER TABLE universe_messages ADD COLUMN search tsvector
+    GENERATED ALWAYS AS (to_tsvector('simple', left(coalesce(content, ''), 100000))) STORED;
+  CREATE INDEX universe_messages_search ON universe_messages USING GIN (search) WITH (fastupdate = off);
+  ALTER TABLE generation_logs ADD COLUMN search tsvector
+    GENERATED ALWAYS AS (to_tsvector('simple', left(coalesce(request_summary::jsonb ->> 'userInput', '') || ' ' || coalesce(response_summary::jsonb ->> 'assistantRaw', ''), 100000))) STORED;
+  CREATE INDEX generation_logs_search ON generation_logs USING GIN (search) WITH (fastupdate = off);
   `,
 ];

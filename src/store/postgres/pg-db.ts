@@ -1,6 +1,7 @@
 import type { Pool, PoolClient, QueryResultRow } from 'pg';
 import { MgptError, ProviderError } from '../../core/errors.js';
 import { PG_MIGRATIONS } from './migrations.js';
+import { type MigrationStep, migrationTitle } from '../migration-step.js';
 
 /** Anything that runs a query: the pool (one statement, its own transaction) or a client inside one. */
 export interface Queryable {
@@ -55,6 +56,9 @@ async function rollback(client: PoolClient): Promise<void> {
 export const PG_QUERY_TIMEOUT_MS = 10_000;
 export const PG_CONNECT_TIMEOUT_MS = 5_000;
 
+/** How long one migration may run: rewriting a large table for its search column takes minutes, not the 10 s a request gets. */
+const MIGRATION_TIMEOUT_MS = 6 * 60 * 60 * 1000;
+
 /** Any constant: replicas that start together queue on it, so the schema is migrated once. */
 const MIGRATION_LOCK = 0x6d677074; // "mgpt"
 
@@ -62,7 +66,7 @@ const MIGRATION_LOCK = 0x6d677074; // "mgpt"
  * Brings the schema up to date in one transaction under a transaction-level advisory lock: a
  * second replica waits, then finds the versions recorded and applies nothing.
  */
-export async function migrate(pool: Pool, migrations: readonly string[] = PG_MIGRATIONS): Promise<number> {
+export async function migrate(pool: Pool, migrations: readonly string[] = PG_MIGRATIONS, onMigrate?: (step: MigrationStep) => void): Promise<number> {
   return inTransaction(pool, async (c) => {
     await c.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
     await c.query(
@@ -79,8 +83,14 @@ export async function migrate(pool: Pool, migrations: readonly string[] = PG_MIG
       });
     }
     for (let v = current; v < migrations.length; v++) {
-      await c.query(migrations[v]);
+      const step = { version: v + 1, total: migrations.length, what: migrationTitle(migrations[v]!), upgrade: current > 0 };
+      const t0 = performance.now();
+      onMigrate?.(step);
+      // A migration over existing rows (an index over a large transcript) may take longer than a request may.
+      // node-postgres reads a query's own query_timeout (client.js), though its types do not list it.
+      await c.query({ text: migrations[v]!, query_timeout: MIGRATION_TIMEOUT_MS } as { text: string });
       await c.query('INSERT INTO mgpt_schema_migrations (version) VALUES ($1)', [v + 1]);
+      onMigrate?.({ ...step, ms: performance.now() - t0 });
     }
     return migrations.length - current;
   });

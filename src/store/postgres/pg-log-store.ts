@@ -1,5 +1,6 @@
 import type { Pool } from 'pg';
-import type { LogFilter, LogRow, LogStore } from '../types.js';
+import type { LogFilter, LogHit, LogRow, LogSearch, LogStore } from '../types.js';
+import { tsQuery } from '../search-syntax.js';
 import { type Queryable, inTransaction } from './pg-db.js';
 
 const COLS = `id, kind, owner_user_id AS "ownerUserId", user_id AS "userId", game_id AS "gameId", universe_id AS "universeId",
@@ -20,6 +21,19 @@ export class PgLogStore implements LogStore {
 
   async insert(row: LogRow): Promise<void> {
     await insertLog(this.pool, row);
+  }
+
+  /** See LogStore.search: ts_rank_cd over each record's input and reply. */
+  async search(q: LogSearch): Promise<LogHit[]> {
+    const { rows } = await this.pool.query<LogHit>(
+      `SELECT l.id, l.universe_id AS "universeId", l.model, l.created_at AS "createdAt",
+         coalesce(l.request_summary::jsonb ->> 'userInput', '') || ' ' || coalesce(l.response_summary::jsonb ->> 'assistantRaw', '') AS text
+       FROM generation_logs l, to_tsquery('simple', $1) query
+       WHERE l.search @@ query AND l.owner_user_id = $2 AND ($3::text IS NULL OR l.created_at >= $3)
+       ORDER BY ts_rank_cd(l.search, query, 2) DESC, l.created_at DESC LIMIT $4`,
+      [tsQuery(q.terms), q.ownerUserId, q.since ?? null, q.limit],
+    );
+    return rows;
   }
 
   async idsWithPrefix(ownerUserId: string, prefix: string, limit: number): Promise<string[]> {

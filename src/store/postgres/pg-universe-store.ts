@@ -1,5 +1,6 @@
 import type { Pool } from 'pg';
-import type { RequestRow, UniverseMessageRow, UniverseRow, UniverseStore, UniverseWrite } from '../types.js';
+import type { RequestRow, UniverseMessageHit, UniverseMessageRow, UniverseRow, UniverseSearch, UniverseStore, UniverseWrite } from '../types.js';
+import { tsQuery } from '../search-syntax.js';
 import { inTransaction, type Queryable } from './pg-db.js';
 import { insertLog } from './pg-log-store.js';
 import { lockOwnedLease, releaseLease } from './pg-entity-store.js';
@@ -22,6 +23,20 @@ export class PgUniverseStore implements UniverseStore {
       [row.id, row.userId, row.displayName, row.storedPrompt, row.promptText, row.responseFormat,
         row.additionalInstructions, row.promptFingerprint, row.messages, row.createdAt, row.updatedAt],
     );
+  }
+
+  /** See UniverseStore.search: ts_rank_cd over the GIN-indexed tsvector, as for transcripts. */
+  async search(q: UniverseSearch): Promise<UniverseMessageHit[]> {
+    const { rows } = await this.pool.query<UniverseMessageHit>(
+      `SELECT m.universe_id AS "universeId", u.display_name AS "universeName", m.seq, m.role, m.content, m.created_at AS "createdAt"
+       FROM universe_messages m JOIN universes u ON u.id = m.universe_id, to_tsquery('simple', $1) query
+       WHERE m.search @@ query AND u.user_id = $2
+         AND ($3::text[] IS NULL OR m.universe_id = ANY($3)) AND ($4::text IS NULL OR m.role = $4)
+         AND ($5::text IS NULL OR m.created_at >= $5)
+       ORDER BY ts_rank_cd(m.search, query, 2) DESC, m.created_at DESC, m.seq DESC LIMIT $6`,
+      [tsQuery(q.terms), q.userId, q.universeIds ?? null, q.role ?? null, q.since ?? null, q.limit],
+    );
+    return rows;
   }
 
   async get(id: string): Promise<UniverseRow | undefined> {

@@ -11,9 +11,13 @@ import { PgLeaseStore } from './pg-lease-store.js';
 import { PgLogStore } from './pg-log-store.js';
 import { PgUniverseStore } from './pg-universe-store.js';
 
+import type { MigrationStep } from '../migration-step.js';
+
 export interface PostgresOptions {
   /** Connections in the pool (each unit of work holds one for its transaction). Default 10. */
   poolSize?: number;
+  /** Told before and after each migration it runs. */
+  onMigrate?: (step: MigrationStep) => void;
 }
 
 export { DEFAULT_POOL_SIZE } from '../../core/entity-types.js';
@@ -66,7 +70,7 @@ export class PostgresStore implements Store {
     // if any, still fails, and a broken client is still dropped.
     pool.on('connect', (client) => client.on('error', () => {}));
     try {
-      await migrate(pool);
+      await migrate(pool, undefined, opts.onMigrate);
     } catch (err) {
       await pool.end().catch(() => {});
       // inTransaction already made a lost connection a 503; the reason at startup says more.

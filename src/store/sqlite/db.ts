@@ -1,3 +1,4 @@
+import { type MigrationStep, migrationTitle } from '../migration-step.js';
 import { closeSync, constants, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -25,6 +26,8 @@ export class Statements {
 export interface OpenOptions {
   /** Create the file's directory (mode 0700) when missing: only for the default data directory. */
   createDir?: boolean;
+  /** Told before and after each migration it runs (a new schema version: the search index over an existing transcript takes a while). */
+  onMigrate?: (step: MigrationStep) => void;
 }
 
 /** Opens (creating if needed) the database file with the pragmas the engine relies on, then migrates. */
@@ -51,7 +54,7 @@ export function openDatabase(path: string, opts: OpenOptions = {}): Db {
   db.pragma('busy_timeout = 5000');
   // Deleted rows are overwritten with zeros, so a deleted entity's text does not linger in the file.
   db.pragma('secure_delete = ON');
-  migrate(db);
+  migrate(db, opts.onMigrate);
   return db;
 }
 
@@ -105,7 +108,7 @@ export function nativeBinding(): string | undefined {
   return binding;
 }
 
-export function migrate(db: Db): void {
+export function migrate(db: Db, onMigrate?: (step: MigrationStep) => void): void {
   const current = db.pragma('user_version', { simple: true }) as number;
   if (current > MIGRATIONS.length) {
     throw new MgptError(
@@ -114,6 +117,9 @@ export function migrate(db: Db): void {
     );
   }
   for (let v = current; v < MIGRATIONS.length; v++) {
+    const step = { version: v + 1, total: MIGRATIONS.length, what: migrationTitle(MIGRATIONS[v]!), upgrade: current > 0 };
+    const t0 = performance.now();
+    onMigrate?.(step);
     db.transaction(() => {
       // Re-read inside the write lock: another process may have migrated meanwhile.
       const now = db.pragma('user_version', { simple: true }) as number;
@@ -121,6 +127,7 @@ export function migrate(db: Db): void {
       db.exec(MIGRATIONS[v]);
       db.pragma(`user_version = ${v + 1}`);
     }).immediate();
+    onMigrate?.({ ...step, ms: performance.now() - t0 });
   }
 }
 
@@ -139,3 +146,4 @@ export function inTransaction<T>(db: Db, fn: () => T): T {
 export function integrityCheck(db: Db): string {
   return db.pragma('integrity_check', { simple: true }) as string;
 }
+

@@ -246,7 +246,51 @@ export const MIGRATIONS: readonly string[] = [
     END;
   `,
   `
-  -- Recall (issue 22): an entity whose model is offered the recall tool over its own transcript.
+  -- Recall: an entity whose model is offered the recall tool over its own transcript.
   ALTER TABLE entities ADD COLUMN recall INTEGER NOT NULL DEFAULT 0 CHECK (recall IN (0, 1));
+  `,
+  `
+  -- Search over universe conversations and generation logs: mgpt search --universes, --logs. A
+  -- universe's messages get an integer key for an FTS5 index with no copy of their text; truncating
+  -- a universe (a statePointer) deletes its rows, and the triggers take them out of the index. A
+  -- log's searchable text (what was asked and what was answered, from its JSON summaries) goes into
+  -- a contentless index: logs are never deleted.
+  CREATE TABLE universe_messages_v2 (
+    id           INTEGER PRIMARY KEY,
+    universe_id  TEXT NOT NULL REFERENCES universes(id) ON DELETE CASCADE,
+    seq          INTEGER NOT NULL,
+    role         TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'tool')),
+    content      TEXT,
+    tool_calls   TEXT,
+    tool_call_id TEXT,
+    tool_name    TEXT,
+    tool_ok      INTEGER,
+    created_at   TEXT NOT NULL,
+    UNIQUE (universe_id, seq)
+  );
+  INSERT INTO universe_messages_v2 (universe_id, seq, role, content, tool_calls, tool_call_id, tool_name, tool_ok, created_at)
+    SELECT universe_id, seq, role, content, tool_calls, tool_call_id, tool_name, tool_ok, created_at FROM universe_messages ORDER BY universe_id, seq;
+  DROP TABLE universe_messages;
+  ALTER TABLE universe_messages_v2 RENAME TO universe_messages;
+  CREATE VIRTUAL TABLE universe_messages_search USING fts5(content, content='universe_messages', content_rowid='id', tokenize='unicode61 remove_diacritics 0');
+  INSERT INTO universe_messages_search (universe_messages_search) VALUES ('rebuild');
+  CREATE TRIGGER universe_messages_search_insert AFTER INSERT ON universe_messages
+    BEGIN INSERT INTO universe_messages_search (rowid, content) VALUES (new.id, new.content); END;
+  CREATE TRIGGER universe_messages_search_delete AFTER DELETE ON universe_messages
+    BEGIN INSERT INTO universe_messages_search (universe_messages_search, rowid, content) VALUES ('delete', old.id, old.content); END;
+  CREATE TRIGGER universe_messages_search_update AFTER UPDATE OF content ON universe_messages
+    BEGIN
+      INSERT INTO universe_messages_search (universe_messages_search, rowid, content) VALUES ('delete', old.id, old.content);
+      INSERT INTO universe_messages_search (rowid, content) VALUES (new.id, new.content);
+    END;
+  CREATE VIRTUAL TABLE generation_logs_search USING fts5(text, content='', tokenize='unicode61 remove_diacritics 0');
+  INSERT INTO generation_logs_search (rowid, text)
+    SELECT rowid, coalesce(json_extract(request_summary, '$.userInput'), '') || ' ' || coalesce(json_extract(response_summary, '$.assistantRaw'), '')
+    FROM generation_logs;
+  CREATE TRIGGER generation_logs_search_insert AFTER INSERT ON generation_logs
+    BEGIN
+      INSERT INTO generation_logs_search (rowid, text)
+        VALUES (new.rowid, coalesce(json_extract(new.request_summary, '$.userInput'), '') || ' ' || coalesce(json_extract(new.response_summary, '$.assistantRaw'), ''));
+    END;
   `,
 ];

@@ -49,6 +49,7 @@ export class SqliteStore implements Store {
       idsWithPrefix: async (owner, prefix, limit) => repos.logs.idsWithPrefix(owner, prefix, limit),
       get: async (owner, id) => repos.logs.get(owner, id),
       list: async (f, limit, offset) => repos.logs.list(f, limit, offset),
+      search: async (q) => repos.logs.search(q),
     };
     this.keys = {
       insert: async (row) => repos.keys.insert(row),
@@ -214,6 +215,7 @@ function universeStore(r: SqliteRepos): UniverseStore {
     write: async (w) => r.transaction(() => writeUniverse(r, w)),
     request: async (userId, requestId) => u.request(userId, requestId),
     saveRequest: async (row, now) => u.saveRequest(row, now),
+    search: async (q) => u.search(q),
   };
 }
 
