@@ -19,17 +19,18 @@ const PARALLEL = 4;
  * so a story runs until the context stops it. Nothing about the server is configured in mgpt.
  */
 describe.skipIf(!parts)('turns in parallel on a context shared by the server’s slots (llama-server -c 2048, default slots)', () => {
-  it(`${ENTITIES} entities, ${TURNS} turns each, ${PARALLEL} at a time: every turn is answered and stored, buffered and then streamed`, async () => {
+  it(`${ENTITIES} entities, ${TURNS} turns each, ${PARALLEL} at a time: every turn is answered and stored, streamed and then buffered`, async () => {
     server = await startLlamaServer(parts!, ['-c', '2048']);
     const engine = openEngineSync({ db: `${dir}/shared.db`, route: () => ({ provider: 'openai', baseUrl: `${server!.origin}/v1`, model: 'stories' }) });
     const ids: string[] = [];
     for (let i = 0; i < ENTITIES; i++) ids.push((await engine.entities.create({ model: 'mgpt-1-27b' }, 'local')).id);
-    // Whole replies (batch, stream: false) are retried when the context runs out under them.
-    expect(await inParallel(engine, ids, TURNS, true)).toEqual([]);
+    // Streamed replies: the burst that teaches the route runs out of the shared context mid-reply,
+    // and each cut reply goes on where it stopped; from then on the requests take turns.
+    expect(await inParallel(engine, ids, TURNS, false)).toEqual([]);
     const route = (await engine.deps.chatModel('mgpt-1-27b')).routeKey;
     expect((await engine.store.calibration.get(route))?.contextSource).toBe('shared');
-    // Once the route is known to share its context, streamed replies take turns too: none runs out.
-    expect(await inParallel(engine, ids, 1, false)).toEqual([]);
+    // Whole replies (batch, stream: false) take turns too.
+    expect(await inParallel(engine, ids, 1, true)).toEqual([]);
     for (const id of ids) expect((await engine.entities.get(id, 'local')).transcript.messages).toBe(2 * (TURNS + 1));
     engine.close();
   });

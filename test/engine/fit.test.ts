@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TurnEvent } from '../../src/core/entity-types.js';
-import { CancelledError, ContextOverflowError } from '../../src/core/errors.js';
+import { CancelledError, ContextOverflowError, ProviderError } from '../../src/core/errors.js';
 import { TokenGate } from '../../src/engine/generation/shared-gate.js';
 import { checkWindowInvariant } from '../../src/core/window-plan.js';
 import { SHARED_REPLY_CAP } from '../../src/engine/generation/calibration.js';
@@ -188,14 +188,32 @@ describe('a context shared by parallel requests (llama-server without -np)', () 
     engine.close();
   });
 
-  it('mid-reply fails the turn with a hint naming the shared context and stores nothing; later turns bound their replies', async () => {
+  it('mid-reply, the reply goes on where it stopped: the prompt again, ending with the reply so far, whose echo is dropped', async () => {
+    const engine = makeEngine(dir, { fake });
+    const e = await engine.entities.create({ model: 'mgpt-1-27b' }, 'local');
+    for (let i = 0; i < 6; i++) await collect(engine.entities.send(e.id, { content: message(i) }, 'local'));
+    const seen = fake.requests.length;
+    fake.script({ text: ['one ', 'two ', 'three'], streamError: { afterChunks: 2, message: SHARED } }, { text: ['one t', 'wo three', ' four'] });
+    const events = await collect(engine.entities.send(e.id, { content: message(6) }, 'local'));
+    expect(events.filter((x) => x.type === 'delta').map((x: any) => x.text)).toEqual(['one ', 'two ', 'three', ' four']);
+    expect(done(events).completion.choices[0].message.content).toBe('one two three four');
+    const [first, again] = fake.requests.slice(seen).map((r) => r.body);
+    expect(again.messages).toEqual([...first.messages, { role: 'assistant', content: 'one two ' }]);
+    expect(again.max_tokens).toBe(SHARED_REPLY_CAP);
+    const page = await engine.entities.messages(e.id, { after: 12, limit: 5 }, 'local');
+    expect(page.data.map((m) => m.content)).toEqual([message(6), 'one two three four']);
+    engine.close();
+  });
+
+  it('mid-reply, a server that does not continue the reply fails the turn with a hint, stores nothing, and later turns bound their replies', async () => {
     const engine = makeEngine(dir, { fake });
     const e = await engine.entities.create({ model: 'mgpt-1-27b' }, 'local');
     for (let i = 0; i < 6; i++) await collect(engine.entities.send(e.id, { content: message(i) }, 'local'));
     fake.script({ text: 'one two three four', streamError: { afterChunks: 2, message: SHARED } });
     const err = await collect(engine.entities.send(e.id, { content: message(6) }, 'local')).catch((x) => x);
-    expect(err).toBeInstanceOf(ContextOverflowError);
-    expect(err.hint).toMatch(/shared between its parallel requests.*-np/);
+    expect(err).toBeInstanceOf(ProviderError);
+    expect(err.message).toBe('the shared context ran out mid-reply, and the server did not continue the reply from where it stopped');
+    expect(err.hint).toMatch(/-np N/);
     expect((await engine.entities.get(e.id, 'local')).transcript.messages).toBe(12);
     expect((await engine.store.calibration.get(`openai:${fake.url}#fake-model`))!.contextSource).toBe('shared');
     await collect(engine.entities.send(e.id, { content: message(7) }, 'local'));

@@ -7,6 +7,7 @@ import {
   ConflictError,
   ContextOverflowError,
   NotFoundError,
+  ProviderError,
   isAbortError,
 } from '../../core/errors.js';
 import { largeWork } from '../../core/lane.js';
@@ -207,6 +208,8 @@ interface TurnState extends WindowTurn {
   recall: RecallState;
   /** When the turn started (the clock's ms), for its log record. */
   t0: number;
+  /** The reply so far, when a shared context cut it and it is being continued. */
+  prefill?: Prefill;
 }
 
 /** The entity as this turn's prompt sees it: the request's system text after its instructions (the row keeps its own). */
@@ -252,16 +255,19 @@ async function openTurn(deps: EngineDeps, current: Current, count: MessageCount,
  * again (see retriesFor) if nothing reached the caller yet.
  */
 async function* rotateAndGenerate(turn: TurnState): AsyncGenerator<TurnEvent, { prepared: PreparedWindow; reply: Reply }> {
+  let reply = emptyReply();
+  // A streamed reply the shared context cut is continued on the prompt it had (see continuation()).
+  let resume: PreparedWindow | undefined;
   for (let attempt = 0; ; attempt++) {
-    let prepared: PreparedWindow | undefined;
-    const reply = emptyReply();
-    turn.recall = emptyRecall();
+    let prepared = resume;
+    if (!resume) [reply, turn.recall] = [emptyReply(), emptyRecall()];
     try {
-      prepared = await rotate(turn, attempt === 0);
+      prepared ??= await rotate(turn, attempt === 0);
       for (;;) {
         // Inline rather than a generator of its own: every event would pay one more level of delegation.
-        for await (const part of generate(turn, prepared)) {
+        for await (let part of generate(turn, prepared)) {
           if (turn.signal.aborted) break;
+          if (turn.prefill && part.type === 'text-delta') part = { type: 'text-delta', text: turn.prefill.take(part.text) };
           const text = absorb(reply, part);
           if (!text) continue;
           if (!turn.started) {
@@ -271,7 +277,7 @@ async function* rotateAndGenerate(turn: TurnState): AsyncGenerator<TurnEvent, { 
           yield { type: 'delta', text };
         }
         const calls = turn.signal.aborted ? undefined : recallCalls(turn.entity, reply.toolCalls, turn.recall);
-        if (!calls) return { prepared, reply };
+        if (!calls) return { prepared, reply: turn.prefill ? { ...reply, usage: undefined } : reply };
         await runRecallRound(turn.deps, turn.entity, prepared.head.blocks, calls, turn.recall, prepared.fit.limit?.cap ?? turn.entity.budgetTokens);
         Object.assign(reply, emptyReply());
       }
@@ -281,10 +287,52 @@ async function* rotateAndGenerate(turn: TurnState): AsyncGenerator<TurnEvent, { 
       if (!(err instanceof ContextOverflowError)) throw err;
       // A refused summary request was learned from where it was made.
       if (prepared) await turn.deps.calibration.learn(turn.model.routeKey, err, prepared.estimate + turn.recall.tokens, prepared.fit.reserveTokens);
-      if (turn.started || attempt >= retriesFor(err)) throw tooLarge(err, turn);
+      resume = prepared && continuation(turn, err, reply, attempt) ? await bounded(turn, prepared) : undefined;
+      if (!resume && (turn.started || attempt >= retriesFor(err))) throw tooLarge(err, turn);
       // The other requests that filled a shared context need a moment to finish.
       if (err.shared) await sleep(SHARED_BACKOFF_MS * (1 + attempt) * (0.5 + Math.random()), turn.signal);
     }
+  }
+}
+
+/**
+ * Whether a reply the caller is already reading, cut because a context shared with other requests
+ * ran out, can go on where it stopped: the same prompt is sent again ending with the reply so far,
+ * which llama-server (the one server that shares a context so) continues, sending that text again
+ * first. Only a plain reply (no tool calls, no recall round) is continued, as often as a shared
+ * overflow is retried.
+ */
+function continuation(turn: TurnState, err: ContextOverflowError, reply: Reply, attempt: number): boolean {
+  if (!err.shared || !turn.started || attempt >= retriesFor(err) || reply.toolCalls.length || turn.recall.rounds) return false;
+  turn.prefill = new Prefill(reply.text);
+  return true;
+}
+
+/** The same prompt with the reply bound the route now has (what it just learned: the context is shared). */
+async function bounded(turn: TurnState, prepared: PreparedWindow): Promise<PreparedWindow> {
+  const { entity } = turn;
+  const fit = await turn.deps.calibration.fit(turn.model, entity.instructionsTokens, entity.instructions ? 1 : 0);
+  return { ...prepared, fit: { ...prepared.fit, replyCap: fit.replyCap } };
+}
+
+/** The reply so far, sent as the prompt's last (assistant) message; the server's echo of it is dropped. */
+class Prefill {
+  private pending: string;
+  constructor(readonly text: string) {
+    this.pending = text;
+  }
+
+  /** What of `delta` is new; a server that does not echo the text first did not continue it. */
+  take(delta: string): string {
+    if (!this.pending) return delta;
+    const n = Math.min(this.pending.length, delta.length);
+    if (delta.slice(0, n) !== this.pending.slice(0, n)) {
+      throw new ProviderError('the shared context ran out mid-reply, and the server did not continue the reply from where it stopped', {
+        hint: "give each slot its own context (llama-server -np N -c N*CTX) or lower --concurrency",
+      });
+    }
+    this.pending = this.pending.slice(n);
+    return delta.slice(n);
   }
 }
 
@@ -308,7 +356,8 @@ const SHARED_BACKOFF_MS = 300;
 function generate(turn: TurnState, prepared: PreparedWindow): AsyncIterable<StreamPart> {
   const { round = [], sampling, buffered } = turn.extras;
   const recalled = turn.recall.messages;
-  const messages = [...promptMessages(turn.entity.instructions, prepared), ...round, ...recalled];
+  const prefill: ChatMessage[] = turn.prefill ? [{ role: 'assistant', content: turn.prefill.text }] : [];
+  const messages = [...promptMessages(turn.entity.instructions, prepared), ...round, ...recalled, ...prefill];
   const tools = turn.entity.recall === 1 ? [RECALL_TOOL, ...(turn.extras.tools ?? [])] : turn.extras.tools;
   // After recall rounds the model answers: freely, or without tools once it has taken all it may.
   const toolChoice = !recalled.length ? turn.extras.toolChoice : turn.recall.rounds >= RECALL_ROUNDS_MAX ? 'none' : undefined;
