@@ -325,7 +325,8 @@ if (section('serve-llama')) {
     console.warn('serve-llama: no llama-server (MGPT_TEST_LLAMA_SERVER) or model (MGPT_TEST_GGUF): its rows were not measured');
   } else {
     rows.push({ name: 'serve: buffered completion vs llama-server direct, added', value: r.addedMs, unit: 'ms', target: '<= 2', met: r.addedMs <= 2, note: `${r.serveMs.toFixed(1)} vs ${r.directMs.toFixed(1)} ms` });
-    rows.push({ name: 'floor: the same to the scripted fake, added', value: r.fakeAddedMs, unit: 'ms', note: "serve's own work a request, no model server beside it" });
+    rows.push({ name: 'the same to the scripted fake, added', value: r.fakeAddedMs, unit: 'ms', note: "serve's own work a request, no model server beside it" });
+    rows.push({ name: 'floor: a bare node:http process that only forwards it, added', value: r.proxyAddedMs, unit: 'ms', note: `serve's own share: ${(r.addedMs - r.proxyAddedMs).toFixed(2)} ms` });
   }
 }
 

@@ -10,8 +10,10 @@ export interface ServeLlamaBench {
   directMs: number;
   serveMs: number;
   addedMs: number;
-  /** The floor: the same through serve to the scripted fake (no model server's threads beside it). */
+  /** The same through serve to the scripted fake (no model server's threads beside it). */
   fakeAddedMs: number;
+  /** The floor: the same request through a bare node:http process that only forwards it (bench/bare-proxy.mjs). */
+  proxyAddedMs: number;
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
@@ -48,8 +50,17 @@ export async function benchServeLlama(root: string, work: string, runs: number):
   return { ...llama, fakeAddedMs: floor.addedMs };
 }
 
+function startProxy(root: string, providerUrl: string): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [join(root, 'bench', 'bare-proxy.mjs'), providerUrl], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    child.stdout!.once('data', (d) => resolve({ child, url: String(d).trim() }));
+    child.once('exit', (code) => reject(new Error(`the bare proxy exited ${code}`)));
+  });
+}
+
 /** Interleaved medians: the same buffered completion sent to `providerUrl` directly and through serve. */
 async function added(root: string, work: string, name: string, providerUrl: string, runs: number): Promise<Omit<ServeLlamaBench, 'fakeAddedMs'>> {
+  const proxy = await startProxy(root, providerUrl);
   const bin = join(root, 'bin', 'mgpt');
   const env = { ...process.env, MGPT_DB: join(work, `serve-${name}.db`), MGPT_CONFIG_DIR: join(work, `serve-${name}-cfg`), MGPT_PROVIDER: 'openai', MGPT_PROVIDER_URL: providerUrl, NO_COLOR: '1' };
   const key = spawnSync(process.execPath, [bin, 'keys', 'create', '--account', 'local', '--scopes', 'mgpt.responses:create'], { env, encoding: 'utf8' }).stdout.trim();
@@ -60,19 +71,24 @@ async function added(root: string, work: string, name: string, providerUrl: stri
   ];
   const direct: number[] = [];
   const through: number[] = [];
+  const proxied: number[] = [];
   try {
     const body = { model: 'mgpt-1-27b', messages, max_tokens: 16, stream: false };
     for (let i = 0; i < 3; i++) {
       await timed(`${providerUrl}/chat/completions`, body);
       await timed(`${serve.url}/v1/chat/completions`, body, key);
+      await timed(`${proxy.url}/v1/chat/completions`, body);
     }
     for (let i = 0; i < runs; i++) {
       direct.push(await timed(`${providerUrl}/chat/completions`, body));
       through.push(await timed(`${serve.url}/v1/chat/completions`, body, key));
+      proxied.push(await timed(`${proxy.url}/v1/chat/completions`, body));
     }
   } finally {
     serve.child.kill('SIGTERM');
+    proxy.child.kill('SIGTERM');
   }
   const added = through.map((t, i) => t - direct[i]);
-  return { directMs: median(direct), serveMs: median(through), addedMs: median(added) };
+  const proxyAdded = proxied.map((t, i) => t - direct[i]);
+  return { directMs: median(direct), serveMs: median(through), addedMs: median(added), proxyAddedMs: median(proxyAdded) };
 }
