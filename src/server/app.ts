@@ -2,6 +2,7 @@ import { type Context, Hono } from 'hono';
 import { BadRequestError, MgptError, NotFoundError, PaymentRequiredError, isAbortError } from '../core/errors.js';
 import type { Engine } from '../engine/engine.js';
 import { requestIdFrom } from './request-id.js';
+import { type RequestRecord, requestLog } from './request-log.js';
 import { type Env, authFor, closeIfBodyUnread, jsonBody } from './route-deps.js';
 import { entityRoutes } from './routes/entity-routes.js';
 import { healthRoutes } from './routes/health.js';
@@ -16,6 +17,8 @@ export interface AppOptions {
   onUnexpectedError?: (err: unknown) => void;
   /** How the OpenAI facade treats clients' system messages and side requests (serve --strict-system, --side-pattern). */
   chatPolicy?: ChatPolicyOptions;
+  /** Told about every request once it is answered (serve --log-format). */
+  onRequest?: (r: RequestRecord) => void;
 }
 
 /**
@@ -44,6 +47,7 @@ export function createApp(engine: Engine, opts: AppOptions = {}): Hono<Env> {
     await next();
     c.res.headers.set('X-Request-Id', requestId);
   });
+  if (opts.onRequest) app.use('*', requestLog(opts.onRequest));
 
   app.onError((err, c) => {
     if (!(err instanceof MgptError) && !isAbortError(err)) opts.onUnexpectedError?.(err);

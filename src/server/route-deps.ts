@@ -8,7 +8,15 @@ import type { Principal, Scope } from '../engine/platform/keys.js';
 /** What every route module sees: node's request and response when served by node-server, and the app's variables. */
 export type Env = {
   Bindings: Partial<HttpBindings>;
-  Variables: { principal: Principal; requestId: string; callerRequestId: string | undefined; signal: AbortSignal };
+  Variables: {
+    principal: Principal;
+    requestId: string;
+    callerRequestId: string | undefined;
+    signal: AbortSignal;
+    /** What a route knows for the request log: the universe it served, and the tokens it billed. */
+    universeId?: string;
+    tokens?: { prompt: number; completion: number };
+  };
 };
 
 /** What app.ts hands each route module: the key check, the body reader, and where unexpected errors go. */

@@ -21,6 +21,38 @@ describe('mgpt keys and mgpt serve', () => {
     expect((await mgpt(['keys', 'revoke', 'key_nope'], env)).code).toBe(4);
   });
 
+  it('--log-format json writes one line per request: route, status, time, key id (never its secret), entity or universe, tokens', async () => {
+    const env = cliEnv(dir, { MGPT_DB: `${dir}/logged.db` });
+    const key = (await mgpt(['keys', 'create', '--account', 'local', '--scopes', 'mgpt.responses:create'], env)).stdout.trim();
+    const server = spawnMgpt(['serve', '--port', '0', '--log-format', 'json'], env);
+    const url = await new Promise<string>((resolve) => server.stdout!.once('data', (d) => resolve(String(d).trim())));
+    const H = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+    const id = (await (await fetch(`${url}/v1/entities`, { method: 'POST', headers: H, body: JSON.stringify({ model: 'mgpt-1-27b' }) })).json()).id;
+    const buffered = await fetch(`${url}/v1/entities/${id}/messages`, { method: 'POST', headers: { ...H, 'x-request-id': 'req-buffered' }, body: JSON.stringify({ content: 'echo me', stream: false }) });
+    const usage = (await buffered.json()).usage;
+    const streamed = await fetch(`${url}/v1/entities/${id}/messages`, { method: 'POST', headers: H, body: JSON.stringify({ content: 'and me' }) });
+    await streamed.text();
+    await fetch(`${url}/v1/entities/nope`, { headers: H });
+    await fetch(`${url}/v1/entities`);
+    server.kill('SIGTERM');
+    const r = await server.result;
+    expect(r.code).toBe(0);
+    const lines = r.stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+    const keyId = `key_${key.slice('mgpt_live_'.length).split('.')[0]}`;
+    expect(lines).toEqual([
+      expect.objectContaining({ method: 'POST', route: '/v1/entities', status: 201, keyId, accountId: 'local' }),
+      { time: expect.any(String), requestId: 'req-buffered', method: 'POST', route: '/v1/entities/:id/messages', status: 200, durationMs: expect.any(Number),
+        keyId, accountId: 'local', entityId: id, promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens },
+      expect.objectContaining({ route: '/v1/entities/:id/messages', status: 200, entityId: id, promptTokens: expect.any(Number), requestId: streamed.headers.get('x-request-id') }),
+      expect.objectContaining({ route: '/v1/entities/:id', status: 404, entityId: 'nope' }),
+      expect.objectContaining({ route: '/v1/entities', status: 401 }),
+    ]);
+    expect(lines[4]).not.toHaveProperty('keyId');
+    expect(r.stderr).not.toContain(key.split('.')[1]);
+    const bad = await mgpt(['serve', '--port', '0', '--log-format', 'xml'], env);
+    expect([bad.code, bad.stderr]).toEqual([2, 'error: --log-format must be text, json or off, got "xml"\n']);
+  });
+
   it('serves on a free port, answers with a key, and stops cleanly on SIGTERM', async () => {
     const env = cliEnv(dir, { MGPT_DB: `${dir}/served.db` });
     const key = (await mgpt(['keys', 'create', '--account', 'local', '--scopes', 'mgpt.responses:create'], env)).stdout.trim();

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import type { RequestRecord } from '../../server/request-log.js';
 import { BadRequestError, MgptError } from '../../core/errors.js';
 import type { CliContext } from '../context.js';
 import { examples } from '../help.js';
@@ -18,6 +19,7 @@ export interface ServeOptions {
   poolSize?: string;
   strictSystem?: boolean;
   sidePattern: string[];
+  logFormat?: string;
 }
 
 export function registerServe(program: Command, ctx: CliContext): void {
@@ -34,12 +36,14 @@ export function registerServe(program: Command, ctx: CliContext): void {
       .option('--max-connections <n>', 'open connections at most; more are closed on arrival', '1000')
       .option('--pool-size <n>', 'PostgreSQL: database connections at most (env MGPT_POOL_SIZE; default 10)')
       .option('--strict-system', 'OpenAI facade: refuse a client system message that differs from the entity\'s instructions (400) instead of applying it to the request')
-      .option('--side-pattern <regex>', 'OpenAI facade: a request to an entity whose last user message matches is a side request (answered, not stored); repeatable', collect, []),
+      .option('--side-pattern <regex>', 'OpenAI facade: a request to an entity whose last user message matches is a side request (answered, not stored); repeatable', collect, [])
+      .option('--log-format <format>', 'one line per request on stderr: text, json (one object a line) or off (default: text on a terminal, else off)'),
     [
       'mgpt serve',
       'mgpt serve --port 9000 --db /srv/mgpt/mgpt.db',
       'mgpt serve --request-timeout 2m --max-connections 200',
       'mgpt serve --db postgres://mgpt:secret@db.internal:5432/mgpt --pool-size 20',
+      'mgpt serve --log-format json 2>> requests.jsonl',
       "mgpt serve --side-pattern '^Summarize this chat' --side-pattern '^Suggest a title'",
       'mgpt keys create --account local --scopes mgpt.responses:create,mgpt.images:create,mgpt.logs:read',
     ],
@@ -56,6 +60,7 @@ export async function runServe(ctx: CliContext, o: ServeOptions): Promise<void> 
   const maxConnections = intOption('--max-connections', o.maxConnections, 1)!;
   const poolSize = intOption('--pool-size', o.poolSize, 1);
   const chatPolicy = { strictSystem: o.strictSystem === true, sidePatterns: o.sidePattern.map(sidePattern) };
+  const onRequest = requestLogWriter(ctx, o.logFormat);
   // The server framework is loaded only by this command.
   const { listen } = await import('../../server/listen.js');
   const { describeDb } = await import('../../store/open.js');
@@ -68,6 +73,7 @@ export async function runServe(ctx: CliContext, o: ServeOptions): Promise<void> 
     keepAliveTimeoutMs,
     maxConnections,
     chatPolicy,
+    onRequest,
     onUnexpectedError: (err) => ctx.io.stderr.write(`mgpt serve: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`),
   }).catch((err: unknown) => Promise.reject(listenError(err, o.host, port)));
   ctx.io.stderr.write(`mgpt serve: listening on ${server.url} (db ${describeDb(settings.db)})\n`);
@@ -102,4 +108,25 @@ function listenError(err: unknown, host: string, port: number): unknown {
   if (code === 'EADDRNOTAVAIL') return new BadRequestError(`cannot listen on ${host}: no such address on this machine`, { hint: 'use 127.0.0.1, 0.0.0.0 or one of this machine\'s addresses' });
   if (code === 'EACCES') return new MgptError(`not allowed to listen on port ${port}`, { hint: 'ports below 1024 need privileges: pick a higher one' });
   return err;
+}
+
+/** Where `--log-format` sends each request's record: stderr, as a text line or one JSON object; nowhere when off. */
+function requestLogWriter(ctx: CliContext, format: string | undefined): ((r: RequestRecord) => void) | undefined {
+  const chosen = format ?? (ctx.io.stderrIsTTY ? 'text' : 'off');
+  if (chosen === 'off') return undefined;
+  if (chosen === 'json') return (r) => ctx.io.stderr.write(JSON.stringify(r) + '\n');
+  if (chosen === 'text') return (r) => ctx.io.stderr.write(textRecord(r) + '\n');
+  throw new BadRequestError(`--log-format must be text, json or off, got ${JSON.stringify(format)}`);
+}
+
+/** `2026-11-25T16:30:00.000Z POST /v1/entities/:id/messages 200 12.3 ms key 1b2c… entity 0a1b… 812+48 tok req 4f…` */
+function textRecord(r: RequestRecord): string {
+  const parts = [r.time, r.method, r.route, String(r.status), `${r.durationMs} ms`];
+  if (r.keyId) parts.push(`key ${r.keyId}`);
+  if (r.accountId) parts.push(`account ${r.accountId}`);
+  if (r.entityId) parts.push(`entity ${r.entityId}`);
+  if (r.universeId) parts.push(`universe ${r.universeId}`);
+  if (r.promptTokens !== undefined) parts.push(`${r.promptTokens}+${r.completionTokens} tok`);
+  parts.push(`req ${r.requestId}`);
+  return parts.join(' ');
 }

@@ -1,5 +1,6 @@
 import { SAMPLING_FIELDS, samplingFieldsOf } from '../../core/sampling.js';
-import type { SearchInput } from '../../core/entity-types.js';
+import type { SearchInput, TurnEvent } from '../../core/entity-types.js';
+import type { Context } from 'hono';
 import { Hono } from 'hono';
 import { BadRequestError, MgptError } from '../../core/errors.js';
 import type { Engine } from '../../engine/engine.js';
@@ -54,13 +55,17 @@ export function entityRoutes(engine: Engine, { auth, body }: RouteDeps): Hono<En
       c.get('principal').accountId,
     );
     if (m.stream === false) {
-      for await (const ev of turn) if (ev.type === 'done') return c.json(ev.completion, 200, { 'X-Entity-Id': id, ...replayHeader(ev.replayed) });
+      for await (const ev of turn) {
+        if (ev.type !== 'done') continue;
+        c.set('tokens', { prompt: ev.completion.usage.prompt_tokens, completion: ev.completion.usage.completion_tokens });
+        return c.json(ev.completion, 200, { 'X-Entity-Id': id, ...replayHeader(ev.replayed) });
+      }
       throw new MgptError('the turn ended without a reply');
     }
     // The first event (the start, or a replayed reply) before the headers: an early failure still gets its real status.
     const first = await turn.next();
     const replayed = !first.done && (first.value.type === 'start' || first.value.type === 'done') && first.value.replayed;
-    return sseReply(c, prepend(first, turn), { 'X-Entity-Id': id, ...replayHeader(replayed) });
+    return sseReply(c, countingTokens(c, prepend(first, turn)), { 'X-Entity-Id': id, ...replayHeader(replayed) });
   });
   return app;
 }
@@ -95,4 +100,12 @@ function searchQuery(req: { query(name: string): string | undefined; queries(nam
     since: req.query('since'),
     limit: queryInt(req.query('limit'), 'limit'),
   };
+}
+
+/** The turn's events as they go out, noting the billed tokens of its reply for the request log. */
+async function* countingTokens(c: Context<Env>, events: AsyncIterable<TurnEvent>): AsyncGenerator<TurnEvent> {
+  for await (const ev of events) {
+    if (ev.type === 'done') c.set('tokens', { prompt: ev.completion.usage.prompt_tokens, completion: ev.completion.usage.completion_tokens });
+    yield ev;
+  }
 }

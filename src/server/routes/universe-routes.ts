@@ -15,11 +15,14 @@ export function universeRoutes(engine: Engine, { auth, body }: RouteDeps): Hono<
       return c.json(created, 201);
     });
     app.post(`${prefix}/responses`, auth('mgpt.responses:create'), async (c) => {
-      const res = await engine.respond(parseRespond(await body(c)), {
+      const input = parseRespond(await body(c));
+      if (typeof input.universe === 'string') c.set('universeId', input.universe);
+      const res = await engine.respond(input, {
         userId: c.get('principal').userId,
         signal: c.get('signal'),
         xRequestId: c.get('callerRequestId'),
       });
+      c.set('tokens', { prompt: res.usageSettlement.inputTokens, completion: res.usageSettlement.outputTokens });
       return c.json(res, 200);
     });
     app.post(`${prefix}/images`, auth('mgpt.images:create'), async (c) => {
