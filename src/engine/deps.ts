@@ -1,6 +1,7 @@
 import type { RotationShares } from '../core/window-plan.js';
 import type { ModelPrice } from '../core/models.js';
 import type { RouteCalibration } from './generation/calibration.js';
+import type { EngineEvents } from './events.js';
 import type { ChatModel } from '../providers/spec.js';
 import type { PromptStore } from './universes/prompts.js';
 import type { BlockRow, Store, UniverseMessageRow } from '../store/types.js';
@@ -35,6 +36,8 @@ export interface EngineDeps {
   prompts: PromptStore;
   /** What each route's model revealed about its tokens and context. */
   calibration: RouteCalibration;
+  /** Who hears what the engine does (serve's /metrics); NO_EVENTS when nobody does. */
+  events: EngineEvents;
   clock: Clock;
   newId(): string;
   version: string;

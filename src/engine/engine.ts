@@ -8,6 +8,7 @@ import { createChatModel } from '../providers/registry.js';
 import type { Store } from '../store/types.js';
 import { AccountService } from './platform/accounts.js';
 import { SharedContextGates } from './generation/shared-gate.js';
+import { type EngineEvents, NO_EVENTS } from './events.js';
 import { RouteCalibration } from './generation/calibration.js';
 import { type Clock, type EngineDeps, type EngineLimits, systemClock } from './deps.js';
 import { EntityService } from './entities/entities.js';
@@ -27,6 +28,8 @@ import { DEFAULT_LEASE_TTL_MS } from '../core/entity-types.js';
 export interface EngineOptions {
   /** An open store (SQLite or PostgreSQL); openEngine() and openEngineSync() open one from --db. */
   store: Store;
+  /** Who hears what the engine does (serve's /metrics). */
+  events?: EngineEvents;
   /** Where each platform model id goes; default: the built-in echo provider. */
   route?: (platformId: string) => ModelRoute;
   /** Models added with `mgpt models add`: a chat completion (the facade, `mgpt ask -m`) may name one. */
@@ -80,6 +83,7 @@ export class Engine {
       namedModels: new Set(opts.namedModels ?? []),
       prompts: new PromptStore(opts.promptsDir ?? null),
       calibration,
+      events: opts.events ?? NO_EVENTS,
       clock,
       newId: opts.newId ?? randomUUID,
       version: opts.version ?? '0.0.0',
@@ -109,6 +113,11 @@ export class Engine {
   /** POST /images (seed 000). */
   generateImage(input: ImageRequest, opts: { userId?: string; signal?: AbortSignal } = {}): Promise<ImageResponse> {
     return generateImage(this.deps, input, opts);
+  }
+
+  /** Who hears what the engine does from now on (serve's /metrics). */
+  observe(events: EngineEvents): void {
+    this.deps.events = events;
   }
 
   close(): Promise<void> {

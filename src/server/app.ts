@@ -3,6 +3,7 @@ import { BadRequestError, MgptError, NotFoundError, PaymentRequiredError, isAbor
 import type { Engine } from '../engine/engine.js';
 import { requestIdFrom } from './request-id.js';
 import { type RequestRecord, requestLog } from './request-log.js';
+import type { ServerMetrics } from './metrics.js';
 import { type Env, authFor, closeIfBodyUnread, jsonBody } from './route-deps.js';
 import { entityRoutes } from './routes/entity-routes.js';
 import { healthRoutes } from './routes/health.js';
@@ -19,6 +20,8 @@ export interface AppOptions {
   chatPolicy?: ChatPolicyOptions;
   /** Told about every request once it is answered (serve --log-format). */
   onRequest?: (r: RequestRecord) => void;
+  /** Serve `GET /metrics` (Prometheus text, no key) from these; none when undefined (serve --no-metrics). */
+  metrics?: ServerMetrics;
 }
 
 /**
@@ -47,7 +50,17 @@ export function createApp(engine: Engine, opts: AppOptions = {}): Hono<Env> {
     await next();
     c.res.headers.set('X-Request-Id', requestId);
   });
-  if (opts.onRequest) app.use('*', requestLog(opts.onRequest));
+  const { onRequest, metrics } = opts;
+  if (onRequest || metrics) {
+    app.use('*', requestLog({
+      request: (r, matched) => {
+        metrics?.request(r, matched);
+        onRequest?.(r);
+      },
+      stream: metrics && ((d) => metrics.stream(d)),
+    }));
+  }
+  if (metrics) app.get('/metrics', async (c) => c.body(await metrics.registry.metrics(), 200, { 'Content-Type': metrics.registry.contentType }));
 
   app.onError((err, c) => {
     if (!(err instanceof MgptError) && !isAbortError(err)) opts.onUnexpectedError?.(err);

@@ -3,6 +3,7 @@ import { type ServerType, serve } from '@hono/node-server';
 import { Engine } from '../engine/engine.js';
 import { type OpenEngineOptions, openEngine } from '../engine/open-engine.js';
 import { type AppOptions, createApp } from './app.js';
+import { ServerMetrics } from './metrics.js';
 import { answerClientErrors } from './client-error.js';
 import { lingerOnClose } from './lingering-close.js';
 
@@ -22,6 +23,8 @@ export interface ListenOptions extends AppOptions {
   keepAliveTimeoutMs?: number;
   /** Connections beyond this are closed on arrival. */
   maxConnections?: number;
+  /** Serve `GET /metrics`, counting what the engine does (mgpt serve does unless --no-metrics). */
+  metricsEndpoint?: boolean;
 }
 
 export const LISTEN_DEFAULTS = { headersTimeoutMs: 10_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 5_000, maxConnections: 1000 } as const;
@@ -43,7 +46,9 @@ export async function listen(engine: Engine | OpenEngineOptions, host: string, p
 }
 
 function listenWith(eng: Engine, own: boolean, host: string, port: number, opts: ListenOptions): Promise<Listening> {
-  const app = createApp(eng, opts);
+  const metrics = opts.metricsEndpoint ? new ServerMetrics(eng) : undefined;
+  if (metrics) eng.observe(metrics.events);
+  const app = createApp(eng, { ...opts, metrics });
   // A server commits all day: WAL checkpoints (and their fsyncs) go to a worker, not into a request's commit.
   const stopCheckpoints = eng.store.checkpointInBackground?.();
   const requestTimeout = opts.requestTimeoutMs ?? LISTEN_DEFAULTS.requestTimeoutMs;

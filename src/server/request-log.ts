@@ -23,11 +23,17 @@ export interface RequestRecord {
 const ENTITY_PATH = /^\/v1\/entities\/([^/]+)/;
 const UNIVERSE_PATH = /\/universes\/([^/]+)/;
 
+/** Who hears about requests: each one once answered (`matched`: a registered route answered it), and streams as they start and end. */
+export interface RequestListener {
+  request(r: RequestRecord, matched: boolean): void;
+  stream?(delta: 1 | -1): void;
+}
+
 /**
- * Tells `onRequest` about every request once its answer is complete: a streamed one when its
- * last byte is written (or its client went away), any other when it is answered.
+ * Tells `on` about every request once its answer is complete: a streamed one when its last byte
+ * is written (or its client went away), any other when it is answered.
  */
-export function requestLog(onRequest: (r: RequestRecord) => void): MiddlewareHandler<Env> {
+export function requestLog(on: RequestListener): MiddlewareHandler<Env> {
   return async (c, next) => {
     const t0 = performance.now();
     const time = new Date().toISOString();
@@ -39,7 +45,7 @@ export function requestLog(onRequest: (r: RequestRecord) => void): MiddlewareHan
       const entityId = ENTITY_PATH.exec(c.req.path)?.[1] ?? c.res.headers.get('x-entity-id') ?? undefined;
       const universeId = c.get('universeId') ?? UNIVERSE_PATH.exec(c.req.path)?.[1];
       return {
-        time, requestId: c.get('requestId'), method: c.req.method, route: routeOf(c.req), status: gone ? 499 : c.res.status,
+        time, requestId: c.get('requestId'), method: c.req.method, route: routeOf(c.req) ?? c.req.path, status: gone ? 499 : c.res.status,
         durationMs: Math.round((performance.now() - t0) * 100) / 100,
         ...(principal ? { keyId: principal.keyId, accountId: principal.accountId } : {}),
         ...(entityId ? { entityId: decodeURIComponent(entityId) } : {}),
@@ -47,13 +53,17 @@ export function requestLog(onRequest: (r: RequestRecord) => void): MiddlewareHan
         ...(tokens ? { promptTokens: tokens.prompt, completionTokens: tokens.completion } : {}),
       };
     };
-    if (!out || out.writableFinished) return onRequest(record(false));
-    out.once('close', () => onRequest(record(!out.writableFinished)));
+    const matched = routeOf(c.req) !== undefined;
+    if (!out || out.writableFinished) return on.request(record(false), matched);
+    on.stream?.(1);
+    out.once('close', () => {
+      on.stream?.(-1);
+      on.request(record(!out.writableFinished), matched);
+    });
   };
 }
 
-/** The registered path of the route that answered (not the catch-all middleware's `*`). */
-function routeOf(req: { path: string; matchedRoutes: Array<{ path: string; method: string }> }): string {
-  const route = req.matchedRoutes.filter((r) => r.method !== 'ALL' && r.path !== '/*' && r.path !== '*').at(-1);
-  return route?.path ?? req.path;
+/** The registered path of the route that answered (not the catch-all middleware's `*`); undefined when none did. */
+function routeOf(req: { matchedRoutes: Array<{ path: string; method: string }> }): string | undefined {
+  return req.matchedRoutes.filter((r) => r.method !== 'ALL' && r.path !== '/*' && r.path !== '*').at(-1)?.path;
 }

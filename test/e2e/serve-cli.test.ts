@@ -34,12 +34,16 @@ describe('mgpt keys and mgpt serve', () => {
     await streamed.text();
     await fetch(`${url}/v1/entities/nope`, { headers: H });
     await fetch(`${url}/v1/entities`);
+    // /metrics is on by default, with no key.
+    const scrape = await (await fetch(`${url}/metrics`)).text();
+    expect(scrape).toContain('mgpt_http_requests_total{route="/v1/entities/:id/messages",status="200"} 2');
+    expect(scrape).toContain('mgpt_turns_total{kind="entity"} 2');
     server.kill('SIGTERM');
     const r = await server.result;
     expect(r.code).toBe(0);
     const lines = r.stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
     const keyId = `key_${key.slice('mgpt_live_'.length).split('.')[0]}`;
-    expect(lines).toEqual([
+    expect(lines.filter((l) => l.route !== '/metrics')).toEqual([
       expect.objectContaining({ method: 'POST', route: '/v1/entities', status: 201, keyId, accountId: 'local' }),
       { time: expect.any(String), requestId: 'req-buffered', method: 'POST', route: '/v1/entities/:id/messages', status: 200, durationMs: expect.any(Number),
         keyId, accountId: 'local', entityId: id, promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens },
@@ -49,6 +53,11 @@ describe('mgpt keys and mgpt serve', () => {
     ]);
     expect(lines[4]).not.toHaveProperty('keyId');
     expect(r.stderr).not.toContain(key.split('.')[1]);
+    const quiet = spawnMgpt(['serve', '--port', '0', '--no-metrics'], env);
+    const quietUrl = await new Promise<string>((resolve) => quiet.stdout!.once('data', (d) => resolve(String(d).trim())));
+    expect((await fetch(`${quietUrl}/metrics`)).status).toBe(404);
+    quiet.kill('SIGTERM');
+    await quiet.result;
     const bad = await mgpt(['serve', '--port', '0', '--log-format', 'xml'], env);
     expect([bad.code, bad.stderr]).toEqual([2, 'error: --log-format must be text, json or off, got "xml"\n']);
   });

@@ -20,6 +20,7 @@ export interface ServeOptions {
   strictSystem?: boolean;
   sidePattern: string[];
   logFormat?: string;
+  metrics: boolean;
 }
 
 export function registerServe(program: Command, ctx: CliContext): void {
@@ -37,6 +38,7 @@ export function registerServe(program: Command, ctx: CliContext): void {
       .option('--pool-size <n>', 'PostgreSQL: database connections at most (env MGPT_POOL_SIZE; default 10)')
       .option('--strict-system', 'OpenAI facade: refuse a client system message that differs from the entity\'s instructions (400) instead of applying it to the request')
       .option('--side-pattern <regex>', 'OpenAI facade: a request to an entity whose last user message matches is a side request (answered, not stored); repeatable', collect, [])
+      .option('--no-metrics', 'do not serve GET /metrics (Prometheus text, no key needed)')
       .option('--log-format <format>', 'one line per request on stderr: text, json (one object a line) or off (default: text on a terminal, else off)'),
     [
       'mgpt serve',
@@ -74,6 +76,7 @@ export async function runServe(ctx: CliContext, o: ServeOptions): Promise<void> 
     maxConnections,
     chatPolicy,
     onRequest,
+    metricsEndpoint: o.metrics,
     onUnexpectedError: (err) => ctx.io.stderr.write(`mgpt serve: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`),
   }).catch((err: unknown) => Promise.reject(listenError(err, o.host, port)));
   ctx.io.stderr.write(`mgpt serve: listening on ${server.url} (db ${describeDb(settings.db)})\n`);

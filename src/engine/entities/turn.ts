@@ -16,6 +16,7 @@ import { loadTokenEstimator } from '../../core/tokens.js';
 import type { ChatMessage, Sampling, StreamPart, ToolChoice, ToolDefinition } from '../../providers/spec.js';
 import type { BlockRow, EntityImport, EntityRow, EntityTurnWrite, LeaseClaim, LeaseRow, LogRow } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';
+import { providerErrorClass } from '../events.js';
 import { type Reply, absorb, emptyReply, replyMessage } from '../generation/reply.js';
 import { type HeldLease, type LeaseRequest, entitySubject, withLease } from '../lease.js';
 import { isMetered, requireFunds } from '../platform/billing.js';
@@ -53,6 +54,8 @@ export interface TurnExtras {
   stop?: AbortSignal;
   /** The caller waits for the whole reply (`stream: false`): the provider may answer in one piece. */
   buffered?: boolean;
+  /** The turn came through the OpenAI facade (it is counted as such). */
+  facade?: boolean;
 }
 
 /** Which entity a turn is for: the account's, or a 404. */
@@ -85,7 +88,7 @@ export async function* runTurn(deps: EngineDeps, ref: EntityRef, input: TurnInpu
   if (stored) return yield* replay(stored);
   const count = new MessageCount(input.content);
   await checkMessage(entity, count);
-  yield* withLease(deps, turnLease(entity.id, input), input.signal, (lease, signal) =>
+  yield* withLease(deps, turnLease(deps, entity.id, input), input.signal, (lease, signal) =>
     leasedTurn(deps, ref, input, count, lease, signal),
   );
 }
@@ -111,8 +114,10 @@ async function* leasedTurn(
     if (reply.toolCalls.length) return yield* toolRound(turn, prepared, reply);
     const completion = await commit(turn, prepared, reply, lease, input);
     if (!turn.started) yield* announce(turn, prepared);
+    told(turn, prepared, completion);
     yield { type: 'done', completion, replayed: false };
   } catch (err) {
+    if (err instanceof ProviderError || err instanceof ContextOverflowError) deps.events.providerError(providerErrorClass(err));
     const lost = isAbortError(err) || signal.aborted || err instanceof ConflictError;
     // A lease that vanished with its entity: say so, not that the process stalled or another turn won.
     if (lost && !input.signal?.aborted && (await deletedMeanwhile(deps, ref))) throw deleted(ref.id);
@@ -167,12 +172,15 @@ async function checkMessage(entity: EntityRow, count: MessageCount): Promise<voi
   }
 }
 
-function turnLease(entityId: string, input: TurnInput): LeaseRequest {
+function turnLease(deps: EngineDeps, entityId: string, input: TurnInput): LeaseRequest {
   return {
     subject: entitySubject(entityId),
     key: input.key,
     contentSha256: input.contentSha256,
-    refused: (held) => leaseRefused(entityId, input, held),
+    refused: (held) => {
+      deps.events.leaseConflict();
+      return leaseRefused(entityId, input, held);
+    },
   };
 }
 
@@ -210,6 +218,8 @@ interface TurnState extends WindowTurn {
   t0: number;
   /** The reply so far, when a shared context cut it and it is being continued. */
   prefill?: Prefill;
+  /** When the caller saw the turn start (the clock's ms), for the first-token metric. */
+  firstTokenAt?: number;
 }
 
 /** The entity as this turn's prompt sees it: the request's system text after its instructions (the row keeps its own). */
@@ -369,6 +379,7 @@ function generate(turn: TurnState, prepared: PreparedWindow): AsyncIterable<Stre
 /** The turn's start, and its rotation if it had one: sent once, with the first output. */
 function* announce(turn: TurnState, prepared: PreparedWindow): Generator<TurnEvent> {
   turn.started = true;
+  turn.firstTokenAt = turn.deps.clock.now();
   const { entity } = turn;
   yield { type: 'start', id: turn.replyId, model: entity.model, created: turn.created, entityId: entity.id, replayed: false };
   if (prepared.plan && prepared.summary) {
@@ -403,6 +414,18 @@ function turnLog(turn: TurnState, s: SettledTurn, costUsd: number): Promise<LogR
   const u = s.completion.usage;
   const out = { model: turn.model.modelId, inputTokens: u.prompt_tokens, outputTokens: u.completion_tokens, costUsd, totalMs: turn.deps.clock.now() - turn.t0 };
   return recallLog(turn.deps, turn.entity, turn.recall, out);
+}
+
+/** Tells the engine's observer what the committed turn did: its time, its rotation, its prompt tokens. */
+function told(turn: TurnState, prepared: PreparedWindow, completion: EntityCompletion): void {
+  const { events, clock } = turn.deps;
+  const seconds = (at: number) => (at - turn.t0) / 1000;
+  events.turn(turn.extras.facade ? 'facade' : 'entity', seconds(clock.now()), turn.firstTokenAt === undefined ? undefined : seconds(turn.firstTokenAt));
+  if (prepared.summary) {
+    events.rotation();
+    events.summaryRequests(prepared.summaryUsage?.requests ?? 1);
+  }
+  events.promptTokens(completion.usage.prompt_tokens, completion.usage.prompt_tokens_details?.cached_tokens);
 }
 
 /** What a finished reply comes to: its counts, the completion the caller gets, and the window's two new blocks. */

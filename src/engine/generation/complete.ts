@@ -1,6 +1,7 @@
 import type { ChunkEvent } from '../../core/completion-stream.js';
 import { IDEMPOTENCY_KEY_MAX } from '../../core/entity-types.js';
-import { BadRequestError, CancelledError, ConflictError, TURN_CANCELLED, isAbortError } from '../../core/errors.js';
+import { BadRequestError, CancelledError, ConflictError, ContextOverflowError, ProviderError, TURN_CANCELLED, isAbortError } from '../../core/errors.js';
+import { providerErrorClass } from '../events.js';
 import { sha256 } from '../../core/hash.js';
 import { costUsd } from '../../core/models.js';
 import { loadTokenEstimator } from '../../core/tokens.js';
@@ -55,6 +56,7 @@ export async function* completeStateless(deps: EngineDeps, input: StatelessInput
   const created = Math.floor(clock.now() / 1000);
   const shown = input.shownModel ?? input.model;
   let started = false;
+  let firstTokenAt: number | undefined;
   const out = emptyReply();
   try {
     const request = { messages: input.messages, sampling: input.sampling, tools: input.tools, toolChoice: input.toolChoice, purpose: 'reply' as const, buffered: input.streamed === false, signal: input.signal };
@@ -63,10 +65,12 @@ export async function* completeStateless(deps: EngineDeps, input: StatelessInput
       if (!text) continue;
       if (!started) yield { type: 'start', id, model: shown, created };
       started = true;
+      firstTokenAt ??= clock.now();
       yield { type: 'delta', text };
     }
     if (input.signal?.aborted) throw new CancelledError(TURN_CANCELLED);
   } catch (err) {
+    if (err instanceof ProviderError || err instanceof ContextOverflowError) deps.events.providerError(providerErrorClass(err));
     // The failure is what the caller must see, not a failure to log it.
     await writeLog(deps, logEntry(deps, input, model.modelId, t0, { status: 'error', error: err instanceof Error ? err.message : String(err) })).catch(() => undefined);
     if (isAbortError(err)) throw new CancelledError(TURN_CANCELLED);
@@ -90,6 +94,9 @@ export async function* completeStateless(deps: EngineDeps, input: StatelessInput
     key,
   );
   if (!written) throw answeredMeanwhile(input.key!);
+  const seconds = (at: number) => (at - t0) / 1000;
+  deps.events.turn(input.mode === 'side' ? 'side' : 'facade', seconds(clock.now()), firstTokenAt === undefined ? undefined : seconds(firstTokenAt));
+  deps.events.promptTokens(inputTokens, out.usage?.cachedTokens);
   if (!started) yield { type: 'start', id, model: shown, created };
   yield { type: 'done', completion };
 }

@@ -73,8 +73,8 @@ export class EntityChat {
    */
   private turnInput(r: Read) {
     const { idempotencyKey, signal } = this.req;
-    if (!this.options.streamed) return { content: r.content, idempotencyKey, signal, extras: { ...r.extras, buffered: true } };
-    return { content: r.content, idempotencyKey, extras: { ...r.extras, stop: signal } };
+    if (!this.options.streamed) return { content: r.content, idempotencyKey, signal, extras: { ...r.extras, buffered: true, facade: true } };
+    return { content: r.content, idempotencyKey, extras: { ...r.extras, stop: signal, facade: true } };
   }
 
   /** A reply in the entity's voice that nothing remembers: logged and billed as a generation, not a turn. */

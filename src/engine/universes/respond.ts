@@ -1,4 +1,4 @@
-import { BadRequestError, ConflictError } from '../../core/errors.js';
+import { BadRequestError, ConflictError, ContextOverflowError, ProviderError } from '../../core/errors.js';
 import { costUsd } from '../../core/models.js';
 import { loadTokenEstimator } from '../../core/tokens.js';
 import { splitsToolGroup, universeWindow } from '../../core/universe-window.js';
@@ -16,6 +16,7 @@ import type { LogRow, RequestRow, UniverseMessageRow, UniverseRow } from '../../
 import type { FinishReason } from '../../core/entity-types.js';
 import { type Reply, absorb, emptyReply } from '../generation/reply.js';
 import type { EngineDeps } from '../deps.js';
+import { providerErrorClass } from '../events.js';
 import { sha256 } from '../../core/hash.js';
 import { type HeldLease, type LeaseRequest, universeSubject, withLease } from '../lease.js';
 import { type LogEntry, cachedOf, logRow } from '../platform/logs.js';
@@ -85,7 +86,7 @@ export async function* respondEvents(
   if (input.universe === undefined) return yield* respondHeld(deps, universes, input, ctx);
   // One writer per universe, like an entity: messages are numbered from what this turn read.
   const universeId = (await universes.owned(input.universe, userId)).id;
-  return yield* withLease(deps, universeLease(universeId), opts.signal, async function* (lease, signal) {
+  return yield* withLease(deps, universeLease(deps, universeId), opts.signal, async function* (lease, signal) {
     // Read again under the lease: a turn that ended between the first read and the lease is replayed, not answered twice.
     const requestRow = await requestRecord(deps, userId, input);
     if (requestRow?.status === 'done' && requestRow.response) return replayed(JSON.parse(requestRow.response) as GenerationResponse);
@@ -104,6 +105,8 @@ interface HeldContext {
   stages: GenerationResponse['diagnostics']['serverStages'];
   requestRow: RequestRow | undefined;
   lease?: HeldLease;
+  /** When the reply's first text arrived (the clock's ms), for the first-token metric. */
+  firstTokenAt?: number;
 }
 
 /** The turn, once the universe (if any) is leased: every check comes before anything is stored. */
@@ -286,7 +289,9 @@ async function* generate(turn: Turn, built: BuiltPrompt): AsyncGenerator<Respons
     const reply = emptyReply();
     for await (const part of model.stream({ messages: built.messages, tools: input.tools, toolChoice: input.toolChoice, responseFormat: built.responseFormat, signal: ctx.signal })) {
       const text = absorb(reply, part);
-      if (text) yield { type: 'delta', text };
+      if (!text) continue;
+      ctx.firstTokenAt ??= deps.clock.now();
+      yield { type: 'delta', text };
     }
     for (const c of reply.toolCalls) c.callId ||= `call_${deps.newId()}`;
     return { model, reply };
@@ -305,6 +310,7 @@ async function failed(turn: Turn, model: ChatModel | undefined, err: unknown): P
     inputTokens: 0, outputTokens: 0, costUsd: 0, totalMs: deps.clock.now() - ctx.t0, providerMs: ctx.stages.provider,
     request: requestSummary(input, turn.loaded.mode), response: {},
   });
+  if (err instanceof ProviderError || err instanceof ContextOverflowError) deps.events.providerError(providerErrorClass(err));
   if (ctx.lease?.lost.aborted) return leaseLost(turn.universeId!);
   // The failure is what the caller must see, not a failure to record it.
   await turn.write([], { request: turn.request('failed'), end: { log } }).catch(() => undefined);
@@ -327,6 +333,12 @@ function toolCallsOut(reply: Reply): ToolCallOut[] | undefined {
 async function complete(turn: Turn, rows: UniverseMessageRow[], before: UniverseMessageRow[], reply: UniverseMessageRow, o: SettleOptions): Promise<GenerationResponse> {
   const { response, log } = await settle(turn, before, reply, o);
   await turn.write(rows, { request: turn.request('done', response), end: { log } });
+  if (o.called) {
+    const { deps, ctx } = turn;
+    const seconds = (at: number) => (at - ctx.t0) / 1000;
+    deps.events.turn('universe', seconds(deps.clock.now()), ctx.firstTokenAt === undefined ? undefined : seconds(ctx.firstTokenAt));
+    deps.events.promptTokens(log.inputTokens, o.usage?.cachedTokens);
+  }
   return response;
 }
 
@@ -376,10 +388,13 @@ function checkStructured(input: RespondInput, loaded: Loaded): void {
   });
 }
 
-function universeLease(universeId: string): LeaseRequest {
+function universeLease(deps: EngineDeps, universeId: string): LeaseRequest {
   return {
     subject: universeSubject(universeId),
-    refused: () => new ConflictError(`universe ${universeId} is answering another request`, { hint: 'retry after that response finishes' }),
+    refused: () => {
+      deps.events.leaseConflict();
+      return new ConflictError(`universe ${universeId} is answering another request`, { hint: 'retry after that response finishes' });
+    },
   };
 }
 

@@ -1,0 +1,41 @@
+/**
+ * What the engine tells an observer as it works: `mgpt serve`'s /metrics counts these. The engine
+ * never waits on an observer and gives it no ids (metrics carry no account, key or entity).
+ */
+export interface EngineEvents {
+  /** A generation that completed: an entity turn, a universe turn, one through the OpenAI facade, or a side request. */
+  turn(kind: TurnKind, seconds: number, firstTokenSeconds: number | undefined): void;
+  /** A rotation committed with its turn. */
+  rotation(): void;
+  /** Requests a rotation's summary made (one, or more for a span in pieces). */
+  summaryRequests(n: number): void;
+  /** A provider call that failed, by class (context, timeout, http_4xx, http_5xx, connection, other). */
+  providerError(cls: string): void;
+  /** A turn refused because another held the entity or universe. */
+  leaseConflict(): void;
+  /** The prompt tokens a generation sent, and of them what the provider's cache served (when it said). */
+  promptTokens(total: number, cached: number | undefined): void;
+}
+
+export type TurnKind = 'entity' | 'universe' | 'facade' | 'side';
+
+/** The observer when nobody listens. */
+export const NO_EVENTS: EngineEvents = {
+  turn() {},
+  rotation() {},
+  summaryRequests() {},
+  providerError() {},
+  leaseConflict() {},
+  promptTokens() {},
+};
+
+/** A provider failure's class, for a label: what went wrong, never which request. */
+export function providerErrorClass(err: { name?: string; message?: string }): string {
+  if (err.name === 'ContextOverflowError') return 'context';
+  const message = err.message ?? '';
+  if (/timed out|timeout/i.test(message)) return 'timeout';
+  const answered = /provider answered (\d)\d\d/.exec(message);
+  if (answered) return `http_${answered[1]}xx`;
+  if (/cannot reach/.test(message)) return 'connection';
+  return 'other';
+}
