@@ -5,7 +5,9 @@ import parsePrometheus, { type PromFamily } from 'parse-prometheus-text-format';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../src/engine/engine.js';
 import { type Listening, listen } from '../../src/server/listen.js';
+import { openEngine } from '../../src/engine/open-engine.js';
 import { makeEngine } from '../helpers/engine.js';
+import { startPostgres } from '../helpers/postgres.js';
 import { type FakeOpenAI, echoLastUser, startFakeOpenAI } from '../helpers/fake-openai.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -97,6 +99,27 @@ describe('GET /metrics', () => {
       expect((await fetch(`${quiet.url}/metrics`)).status).toBe(404);
     } finally {
       await quiet.close();
+    }
+  });
+});
+
+// On PostgreSQL the scrape also reports this process's pool; startPostgres() says so when it cannot run.
+const cluster = await startPostgres('the /metrics pool gauge on PostgreSQL');
+afterAll(() => cluster?.stop());
+
+describe.skipIf(!cluster)('GET /metrics on PostgreSQL', () => {
+  it('reports the pool: connections in use and requests waiting for one', async () => {
+    const pg = await openEngine({ db: await cluster!.createDatabase('metrics'), poolSize: 3 });
+    const s = await listen(pg, '127.0.0.1', 0, { metricsEndpoint: true });
+    try {
+      const m = await scrape(s.url);
+      expect(m.get('mgpt_db_pool_clients')?.metrics.map((x) => x.labels?.state).sort()).toEqual(['in_use', 'waiting']);
+      expect(value(m, 'mgpt_db_pool_clients', { state: 'waiting' })).toBe(0);
+      expect(value(m, 'mgpt_db_pool_clients', { state: 'in_use' })).toBeGreaterThanOrEqual(0);
+      expect(value(m, 'mgpt_db_pool_clients', { state: 'in_use' })).toBeLessThanOrEqual(3);
+    } finally {
+      await s.close();
+      await pg.close();
     }
   });
 });
