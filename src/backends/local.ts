@@ -53,7 +53,7 @@ export class LocalBackend implements Backend {
     return this.engine.entities.resolve(ref, this.accountId);
   }
   search(input: SearchInput): Promise<SearchList> {
-    return this.engine.entities.search(input, this.accountId);
+    return this.engine.search(input, this.accountId);
   }
   async getEntity(id: string): Promise<Entity> {
     return this.engine.entities.get(id, this.accountId);

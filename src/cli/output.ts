@@ -1,5 +1,5 @@
 import { sanitizeForTerminal } from '../core/terminal-text.js';
-import { windowLimit } from '../core/finish-notice.js';
+import { windowLimit } from '../core/window-plan.js';
 import type { CliContext, Io } from './context.js';
 
 export { sanitizeForTerminal };

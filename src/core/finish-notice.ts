@@ -41,9 +41,3 @@ export function rotationNotice(ev: Extract<TurnEvent, { type: 'rotation' }>, ver
   const text = `window rotated: messages ${ev.covers[0]}–${ev.covers[1]} were folded into a ${ev.summaryTokens}-token summary (window now ${ev.windowTokens} tokens)`;
   return verbose && ev.summaryUsage ? `${text}; the summary took ${usageText(ev.summaryUsage)}` : text;
 }
-
-/** The limit a window rotates at: its budget, or the model's context when that binds first. */
-export function windowLimit(w: { budget_tokens: number; model_limit_tokens?: number }): { tokens: number; byModel: boolean } {
-  const model = w.model_limit_tokens;
-  return model !== undefined && model < w.budget_tokens ? { tokens: model, byModel: true } : { tokens: w.budget_tokens, byModel: false };
-}

@@ -119,3 +119,9 @@ export function checkWindowInvariant(
   }
   return next === n + 1 ? null : `blocks end at ${next - 1}, transcript has ${n}`;
 }
+
+/** The limit a window rotates at: its budget, or the model's context when that binds first. */
+export function windowLimit(w: { budget_tokens: number; model_limit_tokens?: number }): { tokens: number; byModel: boolean } {
+  const model = w.model_limit_tokens;
+  return model !== undefined && model < w.budget_tokens ? { tokens: model, byModel: true } : { tokens: w.budget_tokens, byModel: false };
+}

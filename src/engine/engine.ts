@@ -9,6 +9,8 @@ import type { Store } from '../store/types.js';
 import { AccountService } from './platform/accounts.js';
 import { SharedContextGates } from './generation/shared-gate.js';
 import { type EngineEvents, NO_EVENTS } from './events.js';
+import { search } from './search.js';
+import type { SearchInput, SearchList } from '../core/entity-types.js';
 import { RouteCalibration } from './generation/calibration.js';
 import { type Clock, type EngineDeps, type EngineLimits, systemClock } from './deps.js';
 import { EntityService } from './entities/entities.js';
@@ -113,6 +115,11 @@ export class Engine {
   /** POST /images (seed 000). */
   generateImage(input: ImageRequest, opts: { userId?: string; signal?: AbortSignal } = {}): Promise<ImageResponse> {
     return generateImage(this.deps, input, opts);
+  }
+
+  /** Searches the account's entity transcripts, universe conversations or generation logs (an extension; see search.ts). */
+  search(input: SearchInput, accountId: string): Promise<SearchList> {
+    return search(this.deps, input, accountId);
   }
 
   /** Who hears what the engine does from now on (serve's /metrics). */

@@ -58,7 +58,8 @@ export function ChatApp({ controller, history = [], onExit }: ChatAppProps) {
 
   useInput((input, key) => {
     setChoices([]);
-    onKey(ref.current!, input, key, raw.current, { controller, update, submit, complete: () => void completeLine() });
+    const actions = { controller, update, submit, complete: () => void completeLine() };
+    for (const k of keysIn(input, key, raw.current)) onKey(ref.current!, k.input, k.key, k.raw, actions);
   });
 
   return (
@@ -82,6 +83,21 @@ interface KeyActions {
   update(next: EditorState): void;
   submit(): void;
   complete(): void;
+}
+
+/**
+ * The keys in one read of the terminal. ink splits a read only at escape sequences, so Ctrl-C and
+ * Ctrl-D typed ahead (or read together on a busy machine) arrive glued to each other or to text;
+ * they are taken apart here, each as its own key, the text around them as it came.
+ */
+function keysIn(input: string, key: Key, raw: string): Array<{ input: string; key: Key; raw: string }> {
+  if (raw.length < 2 || !/[\x03\x04]/.test(raw) || raw.includes('\x1b')) return [{ input, key, raw }];
+  return raw
+    .split(/([\x03\x04])/)
+    .filter(Boolean)
+    .map((piece) => (piece === '\x03' || piece === '\x04'
+      ? { input: piece === '\x03' ? 'c' : 'd', key: { ...key, ctrl: true }, raw: piece }
+      : { input: piece, key: { ...key, ctrl: false }, raw: piece }));
 }
 
 /** One key (or a chunk of typed-ahead input) on the editor `s`; `raw` is the sequence the terminal sent. */

@@ -3,7 +3,8 @@ import { rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { once } from 'node:events';
 import type { ExportFormat, SearchHit, Usage } from '../core/entity-types.js';
-import { usageText, windowLimit } from '../core/finish-notice.js';
+import { usageText } from '../core/finish-notice.js';
+import { windowLimit } from '../core/window-plan.js';
 import { needAdmin } from './chat-errors.js';
 import type { ChatItem, ChatSources, ChatTarget } from './chat-types.js';
 

@@ -1,7 +1,7 @@
 import { needAdmin } from './chat-errors.js';
 import type { ChatSources, ChatStatus, ChatTarget } from './chat-types.js';
 import { UNIVERSE_MODEL } from '../core/universe-types.js';
-import { windowLimit } from '../core/finish-notice.js';
+import { windowLimit } from '../core/window-plan.js';
 
 /** The status line of `target` as it is now (the balance is the controller's to add). */
 export async function loadStatus(src: ChatSources, target: ChatTarget, prev: ChatStatus, model?: string): Promise<ChatStatus> {

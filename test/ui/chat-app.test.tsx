@@ -272,6 +272,17 @@ describe('mgpt chat (ink)', () => {
     c.app.unmount();
   });
 
+  it('Ctrl-C then Ctrl-D read as one chunk (typed ahead, or a busy machine) still clear the line and leave', async () => {
+    const c = await chat();
+    await c.type('first line\r');
+    await c.idle();
+    await c.type('\x1b[A');
+    expect(c.frame()).toMatch(/› first line\s*$/);
+    await c.type('\x03\x04');
+    await until('exit', () => c.controller.getState().exited);
+    c.app.unmount();
+  });
+
   it('edits the input line with the readline keys', async () => {
     const c = await chat();
     const line = () => c.frame().split('\n').at(-1)!.trimEnd();

@@ -14,8 +14,6 @@ import {
   LIST_MESSAGES_MAX,
   type ListMessagesInput,
   type MessageList,
-  type SearchInput,
-  type SearchList,
   type SendInput,
   type TurnEvent,
   type UpdateEntityInput,
@@ -31,7 +29,6 @@ import type { EngineDeps } from '../deps.js';
 import { checkCreateFields, checkInstructions, checkName, checkRecall, checkUpdate } from './entity-rules.js';
 import { toBlock, toEntity, toMessage } from './entity-wire.js';
 import { exportEntity } from './export.js';
-import { search as searchSources } from './search.js';
 import { importEntity } from './import.js';
 import { type EntityRef, type TurnExtras, runTurn } from './turn.js';
 import { windowMessages } from './window/window-state.js';
@@ -200,11 +197,6 @@ export class EntityService {
         hint: 'route the entity model to one that can (mgpt models add ... --route mgpt-1-27b), or leave recall off',
       });
     }
-  }
-
-  /** Searches the account's transcripts, universe conversations or logs (an extension; see search.ts). */
-  search(input: SearchInput, accountId: string): Promise<SearchList> {
-    return searchSources(this.deps, input, accountId);
   }
 
   /** The prompt the entity's next turn starts from (instructions, then the window), for replies that are not stored. */

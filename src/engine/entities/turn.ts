@@ -253,9 +253,10 @@ async function openTurn(deps: EngineDeps, current: Current, count: MessageCount,
     : deps.windows.get(entity.id, windowVersion(entity))?.value ?? WindowState.of(await deps.store.entities.window(entity.id));
   // The provider's stream and the rotation end on a cancel, a lost lease, or a stop.
   const generation = extras.stop ? AbortSignal.any([signal, extras.stop]) : signal;
+  const t0 = deps.clock.now();
   return {
     deps, entity, create, model, window, content: count.content, count, signal: generation, extras,
-    replyId: `chatcmpl-${deps.newId()}`, created: Math.floor(deps.clock.now() / 1000), started: false, recall: emptyRecall(), t0: deps.clock.now(),
+    replyId: `chatcmpl-${deps.newId()}`, created: Math.floor(t0 / 1000), started: false, recall: emptyRecall(), t0,
   };
 }
 

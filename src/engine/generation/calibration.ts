@@ -1,6 +1,6 @@
 import { ContextOverflowError } from '../../core/errors.js';
 import type { ModelLimit } from '../../core/window-plan.js';
-import type { ChatModel } from '../../providers/spec.js';
+import type { ChatMessage, ChatModel } from '../../providers/spec.js';
 import type { CalibrationRow } from '../../store/types.js';
 import type { Store } from '../../store/types.js';
 import type { Clock } from '../deps.js';
@@ -40,6 +40,12 @@ export interface RouteFit {
 
 /** The reply cap on a shared context whose size is unknown. */
 export const SHARED_REPLY_CAP = 256;
+
+/** What of a chat message a token count covers: its text, and an assistant's tool calls as sent. */
+export function messageText(m: ChatMessage): string {
+  const text = typeof m.content === 'string' ? m.content : (m.content ?? []).map((p) => (p.type === 'text' ? p.text : '')).join('');
+  return m.role === 'assistant' && m.tool_calls ? text + JSON.stringify(m.tool_calls) : text;
+}
 
 /** The estimate of a prompt: its messages' counts plus the template's framing. */
 export function promptEstimate(messageTokens: readonly number[]): number {

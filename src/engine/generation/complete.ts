@@ -8,6 +8,7 @@ import { loadTokenEstimator } from '../../core/tokens.js';
 import type { ChatMessage, Sampling, ToolChoice, ToolDefinition } from '../../providers/spec.js';
 import type { EngineDeps } from '../deps.js';
 import { absorb, emptyReply, replyMessage } from './reply.js';
+import { messageText } from './calibration.js';
 import { isMetered, requireFunds } from '../platform/billing.js';
 import { type LogEntry, cachedOf, logRow, writeLog } from '../platform/logs.js';
 
@@ -49,7 +50,7 @@ export async function* completeStateless(deps: EngineDeps, input: StatelessInput
   const { clock } = deps;
   const t0 = clock.now();
   const tok = await loadTokenEstimator();
-  const promptTokens = input.messages.reduce((n, m) => n + tok.count(textOf(m)), 0);
+  const promptTokens = input.messages.reduce((n, m) => n + tok.count(messageText(m)), 0);
   await checkBalance(deps, input, promptTokens);
   const model = await deps.chatModel(input.model);
   const id = `chatcmpl-${deps.newId()}`;
@@ -154,9 +155,4 @@ function logEntry(
 async function checkBalance(deps: EngineDeps, input: StatelessInput, promptTokens: number): Promise<void> {
   const account = await deps.store.accounts.get(input.accountId);
   if (isMetered(account)) requireFunds(account, costUsd(deps.prices[input.model], promptTokens, 0), 'this request');
-}
-
-function textOf(m: ChatMessage): string {
-  const text = typeof m.content === 'string' ? m.content : (m.content ?? []).map((p) => (p.type === 'text' ? p.text : '')).join('');
-  return m.role === 'assistant' && m.tool_calls ? text + JSON.stringify(m.tool_calls) : text;
 }

@@ -1,7 +1,7 @@
 import { CancelledError } from '../../core/errors.js';
 import { loadTokenEstimator } from '../../core/tokens.js';
-import type { ChatMessage, ChatModel, ChatRequest, StreamPart } from '../../providers/spec.js';
-import { CONTEXT_MARGIN, PER_MESSAGE_TOKENS, PER_PROMPT_TOKENS, type RouteCalibration, SHARED_REPLY_CAP } from './calibration.js';
+import type { ChatModel, ChatRequest, StreamPart } from '../../providers/spec.js';
+import { CONTEXT_MARGIN, PER_MESSAGE_TOKENS, PER_PROMPT_TOKENS, type RouteCalibration, SHARED_REPLY_CAP, messageText } from './calibration.js';
 
 /**
  * Requests to a model whose context is shared by parallel requests (llama-server's default
@@ -59,12 +59,6 @@ async function tokensNeeded(request: ChatRequest, factor: number): Promise<numbe
   for (const m of request.messages) estimate += PER_MESSAGE_TOKENS + tok.count(messageText(m));
   const reply = request.maxTokens ?? request.sampling?.maxTokens ?? SHARED_REPLY_CAP;
   return Math.ceil(estimate * factor) + reply;
-}
-
-function messageText(m: ChatMessage): string {
-  if (typeof m.content === 'string') return m.content;
-  if (m.content === null) return '';
-  return m.content.map((p) => (p.type === 'text' ? p.text : '')).join('');
 }
 
 interface Waiter {

@@ -26,10 +26,10 @@ export function entityRoutes(engine: Engine, { auth, body }: RouteDeps): Hono<En
   });
   app.delete('/v1/entities/:id', ent, async (c) => c.json(await engine.entities.delete(c.req.param('id'), c.get('principal').accountId), 202));
   // An extension (SPEC section 8): the account's transcripts, or one entity's.
-  app.get('/v1/search', ent, async (c) => c.json(await engine.entities.search(searchQuery(c.req), c.get('principal').accountId)));
+  app.get('/v1/search', ent, async (c) => c.json(await engine.search(searchQuery(c.req), c.get('principal').accountId)));
   app.get('/v1/entities/:id/search', ent, async (c) => {
     const input = { ...searchQuery(c.req), entity_ids: [c.req.param('id')] };
-    return c.json(await engine.entities.search(input, c.get('principal').accountId));
+    return c.json(await engine.search(input, c.get('principal').accountId));
   });
   app.get('/v1/entities/:id/window', ent, async (c) => c.json(await engine.entities.window(c.req.param('id'), c.get('principal').accountId)));
   app.get('/v1/entities/:id/messages', ent, async (c) => {

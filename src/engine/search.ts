@@ -1,8 +1,8 @@
-import { SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, type SearchHit, type SearchInput, type SearchList, type SearchSource } from '../../core/entity-types.js';
-import { BadRequestError, NotFoundError } from '../../core/errors.js';
-import { type SearchTerms, parseSearch, snippetOf } from '../../core/search-query.js';
-import type { LogHit, MessageHit, UniverseMessageHit } from '../../store/types.js';
-import type { EngineDeps } from '../deps.js';
+import { SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, type SearchHit, type SearchInput, type SearchList, type SearchSource } from '../core/entity-types.js';
+import { BadRequestError, NotFoundError } from '../core/errors.js';
+import { type SearchTerms, parseSearch, snippetOf } from '../core/search-query.js';
+import type { LogHit, MessageHit, UniverseMessageHit } from '../store/types.js';
+import type { EngineDeps } from './deps.js';
 
 const QUERY_MAX_CHARS = 1000;
 const SOURCES: readonly SearchSource[] = ['entities', 'universes', 'logs'];
