@@ -260,28 +260,19 @@ describe('mgpt chat (ink)', () => {
     c.app.unmount();
   });
 
-  it('Ctrl-D leaves when the input is empty; up recalls the last input', async () => {
-    const c = await chat();
-    await c.type('first line\r');
-    await c.idle();
-    await c.type('\x1b[A');
-    expect(c.frame()).toMatch(/› first line\s*$/);
-    await c.type('\x03');
-    await c.type('\x04');
-    await until('exit', () => c.controller.getState().exited);
-    c.app.unmount();
-  });
-
-  it('Ctrl-C then Ctrl-D read as one chunk (typed ahead, or a busy machine) still clear the line and leave', async () => {
-    const c = await chat();
-    await c.type('first line\r');
-    await c.idle();
-    await c.type('\x1b[A');
-    expect(c.frame()).toMatch(/› first line\s*$/);
-    await c.type('\x03\x04');
-    await until('exit', () => c.controller.getState().exited);
-    c.app.unmount();
-  });
+  // Typed one at a time, or read as one chunk (typed ahead, or a busy machine): the same two keys.
+  for (const [how, keys] of [['one at a time', ['\x03', '\x04']], ['in one read', ['\x03\x04']]] as const) {
+    it(`Ctrl-C clears a recalled line and Ctrl-D then leaves (${how}); up recalls the last input`, async () => {
+      const c = await chat();
+      await c.type('first line\r');
+      await c.idle();
+      await c.type('\x1b[A');
+      expect(c.frame()).toMatch(/› first line\s*$/);
+      for (const k of keys) await c.type(k);
+      await until('exit', () => c.controller.getState().exited);
+      c.app.unmount();
+    });
+  }
 
   it('edits the input line with the readline keys', async () => {
     const c = await chat();
