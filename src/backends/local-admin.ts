@@ -1,4 +1,5 @@
 import type { AccountInfo, ImportOptions, KeyInfo, LearnedLimits, LocalAdmin, NewPrompt } from '../core/backend.js';
+import type { RateLimits } from '../core/rate-limits.js';
 import type { Entity, ExportFormat } from '../core/entity-types.js';
 import type { StoredPromptInfo, UniverseDoc, UniverseSummary } from '../core/universe-types.js';
 import type { Engine } from '../engine/engine.js';
@@ -16,8 +17,14 @@ export class EngineAdmin implements LocalAdmin {
   async topupAccount(id: string, usd: number): Promise<AccountInfo> {
     return this.engine.accounts.topup(id, usd);
   }
-  async createKey(account: string, scopes: string[]): Promise<KeyInfo> {
-    return this.engine.keys.create(account, scopes);
+  async createKey(account: string, scopes: string[], limits?: Partial<RateLimits>): Promise<KeyInfo> {
+    return this.engine.keys.create(account, scopes, limits);
+  }
+  async updateKey(id: string, limits: Partial<RateLimits>): Promise<KeyInfo> {
+    return this.engine.keys.update(await this.engine.keys.resolve(id), limits);
+  }
+  async updateAccount(id: string, limits: Partial<RateLimits>): Promise<AccountInfo> {
+    return this.engine.accounts.update(id, limits);
   }
   async listKeys(): Promise<KeyInfo[]> {
     return this.engine.keys.list();

@@ -87,7 +87,9 @@ export function createContext(opts: ContextOptions): CliContext {
       const s = ctx.settings();
       if (s.backend === 'remote') {
         const { RemoteBackend } = await import('../backends/remote/remote-backend.js');
-        return { backend: new RemoteBackend({ baseUrl: s.baseUrl, entitiesUrl: s.entitiesUrl, apiKey: s.apiKey, dev: s.dev, userId: s.userId }) };
+        // A request the server rate limits is retried after the wait it asks for; the person sees the wait.
+        const onRateLimitWait = (notice: string) => opts.io.stderr.write(`mgpt: ${notice}\n`);
+        return { backend: new RemoteBackend({ baseUrl: s.baseUrl, entitiesUrl: s.entitiesUrl, apiKey: s.apiKey, dev: s.dev, userId: s.userId, onRateLimitWait }) };
       }
       // Loaded here, not at startup: the engine pulls in SQLite and the providers.
       const { LocalBackend } = await import('../backends/local.js');

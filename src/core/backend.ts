@@ -1,4 +1,5 @@
 import { NotSupportedError } from './errors.js';
+import type { RateLimits } from './rate-limits.js';
 import type {
   CreateEntityInput,
   CreatedEntity,
@@ -59,6 +60,9 @@ export interface AccountInfo {
   /** Owner of the account's universes. */
   userId: string;
   createdAt: string;
+  /** Its keys' default requests and tokens per minute (null: none). */
+  rpm: number | null;
+  tpm: number | null;
 }
 
 /** A chat.completion that belongs to no entity. */
@@ -120,7 +124,11 @@ export interface LocalAdmin {
   createAccount(name: string): Promise<AccountInfo>;
   /** Adds `usd` to the account's balance; the first top-up makes an unmetered account metered. */
   topupAccount(id: string, usd: number): Promise<AccountInfo>;
-  createKey(account: string, scopes: string[]): Promise<KeyInfo>;
+  createKey(account: string, scopes: string[], limits?: Partial<RateLimits>): Promise<KeyInfo>;
+  /** Sets a key's own limits given (null: back to its account's default). */
+  updateKey(id: string, limits: Partial<RateLimits>): Promise<KeyInfo>;
+  /** Sets an account's default limits for its keys given (null: none). */
+  updateAccount(id: string, limits: Partial<RateLimits>): Promise<AccountInfo>;
   listKeys(): Promise<KeyInfo[]>;
   revokeKey(id: string): Promise<KeyInfo>;
   listPrompts(): Promise<StoredPromptInfo[]>;
@@ -162,6 +170,9 @@ export interface KeyInfo {
   scopes: string[];
   createdAt: string;
   revokedAt: string | null;
+  /** The key's own requests and tokens per minute (null: its account's default). */
+  rpm: number | null;
+  tpm: number | null;
   /** Only when just created: the full key, shown once. */
   key?: string;
 }

@@ -4,7 +4,7 @@ import type { CompletionChunk, EntityCompletion, FinishReason, TurnEvent } from 
 export type ChunkEvent =
   | Extract<TurnEvent, { type: 'rotation' | 'delta' }>
   | { type: 'start'; id: string; model: string; created: number; replayed?: boolean }
-  | { type: 'done'; completion: Omit<EntityCompletion, 'entity_id'> };
+  | { type: 'done'; completion: Omit<EntityCompletion, 'entity_id'>; billed?: number };
 
 /**
  * Turn events -> the seed's stream (4.5): content chunks (the first delta carries the role), a

@@ -158,7 +158,8 @@ export type TurnEvent =
   | { type: 'start'; id: string; model: string; created: number; entityId: string; replayed: boolean }
   | { type: 'rotation'; covers: [number, number]; summaryTokens: number; windowTokens: number; summaryUsage?: Usage }
   | { type: 'delta'; text: string }
-  | { type: 'done'; completion: EntityCompletion; replayed: boolean };
+  /** `billed`: the tokens the turn billed (its message and its reply); absent when it billed none (a replay, a tool round). */
+  | { type: 'done'; completion: EntityCompletion; replayed: boolean; billed?: number };
 
 export interface CreateEntityInput {
   model: string;

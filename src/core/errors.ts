@@ -1,5 +1,7 @@
 /** Typed errors: each knows its HTTP status and CLI exit code, so callers never branch on transport. */
 
+import type { RateStatus } from './rate-limits.js';
+
 export type ExitCode = 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7;
 
 export interface FieldError {
@@ -75,6 +77,24 @@ export class PaymentRequiredError extends MgptError {
   constructor(message: string, details: BalanceDetails, opts: { hint?: string } = {}) {
     super(message, opts);
     this.details = details;
+  }
+}
+
+/**
+ * A key over its requests or tokens per minute (an extension): refused before anything is read,
+ * stored or billed. `retryAfterMs` is when the request would be admitted; `rate` what is left.
+ */
+export class RateLimitedError extends MgptError {
+  override readonly status = 429;
+  override readonly exitCode = 7;
+  constructor(
+    message: string,
+    readonly limit: 'requests' | 'tokens',
+    readonly retryAfterMs: number,
+    readonly rate: RateStatus,
+    opts: { hint?: string } = {},
+  ) {
+    super(message, opts);
   }
 }
 

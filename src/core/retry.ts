@@ -96,17 +96,24 @@ export type Attempt<T> = { value: T } | { failure: Error; retry: boolean; retryA
  * throws the last failure (`onGiveUp` may replace it, e.g. to say the server kept rate limiting).
  */
 export async function retrying<T>(
-  opts: RetryOptions & { signal?: AbortSignal; onGiveUp?: (failure: Error, why: 'not-retryable' | 'exhausted' | 'too-long') => Error },
+  opts: RetryOptions & {
+    signal?: AbortSignal;
+    /** May replace the failure thrown (`retryAfter`: the last answer's Retry-After, as sent). */
+    onGiveUp?: (failure: Error, why: 'not-retryable' | 'exhausted' | 'too-long', retryAfter?: string) => Error;
+    /** Told before each wait for another attempt: the failure, and how long the wait is. */
+    onWait?: (failure: Error, ms: number) => void;
+  },
   attempt: (n: number) => Promise<Attempt<T>>,
 ): Promise<T> {
   for (let n = 0; ; n++) {
     const r = await attempt(n);
     if ('value' in r) return r.value;
-    const giveUp = (why: 'not-retryable' | 'exhausted' | 'too-long') => opts.onGiveUp?.(r.failure, why) ?? r.failure;
+    const giveUp = (why: 'not-retryable' | 'exhausted' | 'too-long') => opts.onGiveUp?.(r.failure, why, r.retryAfter) ?? r.failure;
     if (!r.retry) throw giveUp('not-retryable');
     if (n >= opts.maxRetries) throw giveUp('exhausted');
     const delay = retryDelay(n, opts, r.retryAfter);
     if (delay === undefined) throw giveUp('too-long');
+    opts.onWait?.(r.failure, delay);
     await sleep(delay, opts.signal);
   }
 }

@@ -17,6 +17,7 @@ import { EntityService } from './entities/entities.js';
 import { checkBudget } from './entities/entity-rules.js';
 import { generateImage } from './universes/images.js';
 import { KeyService } from './platform/keys.js';
+import { RateLimitService } from './platform/rate-limits.js';
 import { LogService } from './platform/logs.js';
 import { ChatService } from './openai/chat-service.js';
 import { type ResponseDelta, respond, respondEvents } from './universes/respond.js';
@@ -59,6 +60,8 @@ export class Engine {
   readonly universes: UniverseService;
   readonly logs: LogService;
   readonly keys: KeyService;
+  /** Requests and tokens per minute of API keys (mgpt serve admits each model request through it). */
+  readonly rateLimits: RateLimitService;
   /** Stored prompts (the prompts directory) universes are created from. */
   readonly prompts: PromptStore;
   /** The OpenAI-compatible facade (GET /v1/models, POST /v1/chat/completions) over the services above. */
@@ -95,6 +98,7 @@ export class Engine {
     this.universes = new UniverseService(this.deps);
     this.logs = new LogService(this.deps);
     this.keys = new KeyService(this.deps, this.accounts);
+    this.rateLimits = new RateLimitService(this.deps);
     this.prompts = this.deps.prompts;
     this.openai = new ChatService(this, this.deps);
   }

@@ -15,6 +15,8 @@ export interface EngineEvents {
   leaseConflict(): void;
   /** The prompt tokens a generation sent, and of them what the provider's cache served (when it said). */
   promptTokens(total: number, cached: number | undefined): void;
+  /** A request refused by its key's requests or tokens per minute (429). */
+  rateLimited(limit: 'requests' | 'tokens'): void;
 }
 
 export type TurnKind = 'entity' | 'universe' | 'facade' | 'side';
@@ -27,6 +29,7 @@ export const NO_EVENTS: EngineEvents = {
   providerError() {},
   leaseConflict() {},
   promptTokens() {},
+  rateLimited() {},
 };
 
 /** A provider failure's class, for a label: what went wrong, never which request. */

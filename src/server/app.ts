@@ -1,10 +1,11 @@
 import { type Context, Hono } from 'hono';
-import { BadRequestError, MgptError, NotFoundError, PaymentRequiredError, isAbortError } from '../core/errors.js';
+import { BadRequestError, MgptError, NotFoundError, PaymentRequiredError, RateLimitedError, isAbortError } from '../core/errors.js';
 import type { Engine } from '../engine/engine.js';
 import { requestIdFrom } from './request-id.js';
 import { type RequestRecord, requestLog } from './request-log.js';
 import type { ServerMetrics } from './metrics.js';
 import { type Env, authFor, closeIfBodyUnread, jsonBody } from './route-deps.js';
+import { rateLimitFor, refusalHeaders } from './rate-limit.js';
 import { entityRoutes } from './routes/entity-routes.js';
 import { healthRoutes } from './routes/health.js';
 import type { ChatPolicyOptions } from '../engine/openai/chat-service.js';
@@ -70,7 +71,7 @@ export function createApp(engine: Engine, opts: AppOptions = {}): Hono<Env> {
     isFacadePath(c.req.path) ? facadeRouteNotFound(c) : errorResponse(c, new NotFoundError(`no route ${c.req.method} ${c.req.path}`)),
   );
 
-  const deps = { auth: authFor(engine), body: jsonBody(limit), onUnexpectedError: opts.onUnexpectedError };
+  const deps = { auth: authFor(engine), limit: rateLimitFor(engine), body: jsonBody(limit), onUnexpectedError: opts.onUnexpectedError };
   // One module per contract; routes only translate HTTP to engine calls.
   app.route('/', healthRoutes(engine));
   app.route('/', openAICompatRoutes(engine, deps, opts.chatPolicy));
@@ -97,7 +98,7 @@ function errorResponse(c: Context<Env>, err: unknown): Response {
   }
   // An extension on both contracts: a 503 (the database is unavailable) says what to do.
   if (known && status === 503 && err.hint) payload.hint = err.hint;
-  const res = c.json(payload, status as 400);
+  const res = c.json(payload, status as 400, err instanceof RateLimitedError ? refusalHeaders(err) : undefined);
   res.headers.set('X-Request-Id', c.get('requestId') ?? requestIdFrom(undefined).id);
   return closeIfBodyUnread(res, err);
 }

@@ -21,6 +21,7 @@ export class ServerMetrics {
   private readonly providerErrors = new Counter({ name: 'mgpt_provider_errors_total', help: 'Provider calls that failed, by class', labelNames: ['class'], registers: [this.registry] });
   private readonly conflicts = new Counter({ name: 'mgpt_lease_conflicts_total', help: 'Turns refused because another held the entity or universe (409)', registers: [this.registry] });
   private readonly promptTokens = new Counter({ name: 'mgpt_prompt_tokens_total', help: 'Prompt tokens sent to providers, by whether the provider said its cache served them', labelNames: ['cached'], registers: [this.registry] });
+  private readonly rateLimited = new Counter({ name: 'mgpt_rate_limited_total', help: 'Requests refused (429) by their key\'s requests or tokens per minute, by the limit that refused them', labelNames: ['limit'], registers: [this.registry] });
   private readonly streams = new Gauge({ name: 'mgpt_streams_in_flight', help: 'Streamed replies being sent now', registers: [this.registry] });
 
   /** What the engine tells, counted. */
@@ -38,6 +39,7 @@ export class ServerMetrics {
       this.promptTokens.inc({ cached: 'true' }, cached ?? 0);
       this.promptTokens.inc({ cached: 'false' }, Math.max(0, total - (cached ?? 0)));
     },
+    rateLimited: (limit) => this.rateLimited.inc({ limit }),
   };
 
   constructor(engine: Engine) {

@@ -16,12 +16,18 @@ export type Env = {
     /** What a route knows for the request log: the universe it served, and the tokens it billed. */
     universeId?: string;
     tokens?: { prompt: number; completion: number };
+    /** What the key has left (`x-ratelimit-*`), for answers written to the socket directly. */
+    rateHeaders?: Record<string, string>;
+    /** Counts the tokens a reply billed against its key's tokens per minute (set when the key has limits). */
+    spendTokens?: (billed: number) => Promise<void>;
   };
 };
 
 /** What app.ts hands each route module: the key check, the body reader, and where unexpected errors go. */
 export interface RouteDeps {
   auth: (scope: Scope) => MiddlewareHandler<Env>;
+  /** The key's rate limit, after `auth`, on every route that calls a model. */
+  limit: MiddlewareHandler<Env>;
   body: (c: Context<Env>) => Promise<unknown>;
   onUnexpectedError?: (err: unknown) => void;
 }
@@ -36,6 +42,31 @@ export function authFor(engine: Engine): RouteDeps['auth'] {
     c.set('principal', principal);
     await next();
   };
+}
+
+/** A reply's last event: its usage, and the tokens it billed. */
+interface DoneEvent {
+  type: 'done';
+  completion: { usage: { prompt_tokens: number; completion_tokens: number } };
+  billed?: number;
+}
+
+/**
+ * Notes a reply's tokens for the request log, and counts what it billed against its key's tokens
+ * per minute before the reply ends: a client that reads the whole reply and asks again, of any
+ * process or replica, is counted against them.
+ */
+export async function noteReply(c: Context<Env>, ev: DoneEvent): Promise<void> {
+  c.set('tokens', { prompt: ev.completion.usage.prompt_tokens, completion: ev.completion.usage.completion_tokens });
+  if (ev.billed) await c.get('spendTokens')?.(ev.billed);
+}
+
+/** A reply's events as they go out, noting its last one (`noteReply`) before it goes. */
+export async function* notingReply<E extends { type: string }>(c: Context<Env>, events: AsyncIterable<E>): AsyncGenerator<E> {
+  for await (const ev of events) {
+    if (ev.type === 'done') await noteReply(c, ev as unknown as DoneEvent);
+    yield ev;
+  }
 }
 
 /** The JSON body reader: application/json only, at most `limit` bytes (413 above). */

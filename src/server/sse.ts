@@ -19,7 +19,7 @@ const keepAll: KeepChunk = () => true;
  * are written to the socket directly: a web ReadableStream costs more per turn than the turn's SQL.
  */
 export async function sseReply(c: Context<Env>, events: AsyncGenerator<ChunkEvent>, headers: Record<string, string>, keep = keepAll): Promise<Response> {
-  const all = { ...headers, 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' };
+  const all = { ...c.get('rateHeaders'), ...headers, 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' };
   const out = c.env?.outgoing as ServerResponse | undefined;
   if (!out) return c.body(readable(events, keep), 200, all);
   out.writeHead(200, { ...all, 'X-Request-Id': c.get('requestId') });

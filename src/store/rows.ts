@@ -9,6 +9,9 @@ export interface AccountRow {
   /** The user that owns the account's universes (a UUID). */
   userId: string;
   createdAt: string;
+  /** The default requests and tokens per minute of the account's keys; null: none. */
+  rpm: number | null;
+  tpm: number | null;
 }
 
 export interface LedgerRow {
@@ -144,6 +147,27 @@ export interface KeyRow {
   scopes: string;
   createdAt: string;
   revokedAt: string | null;
+  /** The key's own requests and tokens per minute; null: the account's default. */
+  rpm: number | null;
+  tpm: number | null;
+}
+
+/**
+ * A key's rate state (a generic cell rate algorithm, one row per key): the theoretical arrival
+ * times, in epoch milliseconds, at which its requests and its tokens would be back to a whole
+ * minute's allowance. `now` is the database's clock, so every process and replica shares one.
+ */
+export interface RateState {
+  now: number;
+  requestTat: number;
+  tokenTat: number;
+}
+
+/** What one admission asks of the state: a request's cost in milliseconds (0: no request limit), and whether tokens are limited. */
+export interface RateGate {
+  requestMs: number;
+  tokens: boolean;
+  periodMs: number;
 }
 
 export interface LeaseRow {

@@ -6,7 +6,7 @@
  * other turns' statements land inside it on SQLite's single connection.
  */
 
-import type { AccountRow, BlockRow, CalibrationRow, EntityRow, IdempotencyRow, KeyRow, LeaseRow, LeaseSubject, LedgerRow, LogFilter, LogHit, LogRow, LogSearch, MessageHit, MessageRow, MessageSearch, RequestRow, UniverseMessageHit, UniverseSearch, UniverseMessageRow, UniverseRow } from './rows.js';
+import type { AccountRow, BlockRow, CalibrationRow, EntityRow, IdempotencyRow, KeyRow, LeaseRow, RateGate, RateState, LeaseSubject, LedgerRow, LogFilter, LogHit, LogRow, LogSearch, MessageHit, MessageRow, MessageSearch, RequestRow, UniverseMessageHit, UniverseSearch, UniverseMessageRow, UniverseRow } from './rows.js';
 
 export type {
   AccountRow,
@@ -23,6 +23,8 @@ export type {
   LogHit,
   IdempotencyRow,
   KeyRow,
+  RateGate,
+  RateState,
   LeaseRow,
   LeaseSubject,
   LogFilter,
@@ -145,6 +147,8 @@ export interface AccountStore {
   list(): Promise<AccountRow[]>;
   insert(row: AccountRow): Promise<void>;
   topup(id: string, usd: number): Promise<void>;
+  /** Sets the account's default limits given (null clears one); false when there is no such account. */
+  setLimits(id: string, limits: Partial<Pick<AccountRow, 'rpm' | 'tpm'>>): Promise<boolean>;
   charge(row: LedgerRow): Promise<void>;
   /**
    * A stateless completion: its charge, its generation log record and (with a key) its
@@ -161,6 +165,23 @@ export interface KeyStore {
   idsWithPrefix(prefix: string, limit: number): Promise<string[]>;
   list(): Promise<KeyRow[]>;
   revoke(id: string, at: string): Promise<boolean>;
+  /** Sets the key's own limits given (null: back to the account's); false when there is no such key. */
+  setLimits(id: string, limits: Partial<Pick<KeyRow, 'rpm' | 'tpm'>>): Promise<boolean>;
+}
+
+/**
+ * Rate limits counted in the database, so every process on one SQLite file and every replica on
+ * one PostgreSQL shares them. Each method is one atomic statement on the database's clock.
+ */
+export interface RateStore {
+  /**
+   * Admits one request when it fits: its request cost keeps the request time within a period of
+   * now, and (when tokens are limited) some of the token allowance is left. The state after the
+   * request and `admitted: true`; or, refused and unchanged, the state that refused it.
+   */
+  admit(keyId: string, gate: RateGate): Promise<RateState & { admitted: boolean }>;
+  /** Counts tokens a turn billed: `tokenMs` more of the token time (never refused: a turn already ran). */
+  spend(keyId: string, tokenMs: number): Promise<void>;
 }
 
 export interface LogStore {
@@ -206,6 +227,7 @@ export interface Store {
   readonly universes: UniverseStore;
   readonly logs: LogStore;
   readonly keys: KeyStore;
+  readonly rates: RateStore;
   readonly calibration: CalibrationStore;
   /** After deletes: drop old page images (SQLite's WAL); a no-op where there are none. */
   checkpoint(): Promise<void>;

@@ -6,6 +6,7 @@ import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type {
   AccountRow,
+  KeyRow,
   BlockRow,
   EntityRow,
   EntityTurnWrite,
@@ -66,7 +67,7 @@ describe.each(factories)('store contract: $name', (factory) => {
   });
 
   async function account(balanceUsd: number | null = null): Promise<AccountRow> {
-    const row: AccountRow = { id: hexId(), name: `acct-${hexId()}`, balanceUsd, userId: randomUUID(), createdAt: T0 };
+    const row: AccountRow = { id: hexId(), name: `acct-${hexId()}`, balanceUsd, userId: randomUUID(), createdAt: T0, rpm: null, tpm: null };
     await s.accounts.insert(row);
     return row;
   }
@@ -646,7 +647,7 @@ describe.each(factories)('store contract: $name', (factory) => {
       const a = await account();
       const key = {
         id: `k${hexId().slice(0, 8)}`, accountId: a.id, publicId: `pub-${hexId()}`, secretSha256: 'sec',
-        scopes: 'entities,universes', createdAt: at(1), revokedAt: null,
+        scopes: 'entities,universes', createdAt: at(1), revokedAt: null, rpm: null, tpm: null,
       };
       await s.keys.insert(key);
       expect(await s.keys.byPublicId(key.publicId)).toStrictEqual(key);
@@ -665,13 +666,65 @@ describe.each(factories)('store contract: $name', (factory) => {
       const a = await account();
       const key = {
         id: `k${hexId().slice(0, 8)}`, accountId: a.id, publicId: `pub-${hexId()}`, secretSha256: 'sec',
-        scopes: 'entities', createdAt: at(1), revokedAt: null,
+        scopes: 'entities', createdAt: at(1), revokedAt: null, rpm: null, tpm: null,
       };
       await s.keys.insert(key);
       const before = s.externalVersion();
       expect(s.externalVersion()).toBe(before); // stable while no one else writes
       expect(await s2.keys.revoke(key.id, at(2))).toBe(true);
       expect(s.externalVersion()).not.toBe(before);
+    });
+  });
+
+  describe('rate limits', () => {
+    async function key(): Promise<KeyRow> {
+      const a = await account();
+      const row: KeyRow = {
+        id: `k${hexId().slice(0, 8)}`, accountId: a.id, publicId: `pub-${hexId()}`, secretSha256: 'sec',
+        scopes: 'entities', createdAt: at(1), revokedAt: null, rpm: null, tpm: null,
+      };
+      await s.keys.insert(row);
+      return row;
+    }
+    const RPM5 = { requestMs: 12_000, tokens: false, periodMs: 60_000 };
+
+    it('sets a key\'s and an account\'s limits, clears one with null, and leaves an absent one as it was', async () => {
+      const k = await key();
+      expect(await s.keys.setLimits(k.id, { rpm: 5, tpm: 1000 })).toBe(true);
+      expect(await s2.keys.byPublicId(k.publicId)).toMatchObject({ rpm: 5, tpm: 1000 });
+      expect(await s.keys.setLimits(k.id, { rpm: null })).toBe(true);
+      expect(await s2.keys.byPublicId(k.publicId)).toMatchObject({ rpm: null, tpm: 1000 });
+      expect(await s.keys.setLimits('missing', { rpm: 1 })).toBe(false);
+      expect(await s.accounts.setLimits(k.accountId, { tpm: 50 })).toBe(true);
+      expect(await s2.accounts.get(k.accountId)).toMatchObject({ rpm: null, tpm: 50 });
+      expect(await s.accounts.setLimits('missing', { tpm: 1 })).toBe(false);
+    });
+
+    it('admits exactly a minute\'s requests between two replicas, then refuses without counting the refusal', async () => {
+      const k = await key();
+      const results = await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 2 ? s : s2).rates.admit(k.id, RPM5)));
+      expect(results.filter((r) => r.admitted)).toHaveLength(5);
+      const refused = results.find((r) => !r.admitted)!;
+      // The refusing state is the full bucket: five requests' time ahead of now, on the database's clock.
+      expect(refused.requestTat - refused.now).toBeGreaterThan(59_000);
+      expect(refused.requestTat - refused.now).toBeLessThanOrEqual(60_000.001);
+      const again = await s.rates.admit(k.id, RPM5);
+      expect(again).toMatchObject({ admitted: false, requestTat: refused.requestTat });
+      // A request that costs nothing is not refused by requests.
+      expect((await s.rates.admit(k.id, { ...RPM5, requestMs: 0 })).admitted).toBe(true);
+    });
+
+    it('refuses once the tokens spent fill the minute, and a spend never fails', async () => {
+      const k = await key();
+      const gate = { requestMs: 0, tokens: true, periodMs: 60_000 };
+      expect((await s.rates.admit(k.id, gate)).admitted).toBe(true);
+      await s2.rates.spend(k.id, 30_000); // half the minute's tokens
+      expect((await s.rates.admit(k.id, gate)).admitted).toBe(true);
+      await s.rates.spend(k.id, 45_000); // past the whole minute: the turn ran, so it counts
+      const refused = await s2.rates.admit(k.id, gate);
+      expect(refused.admitted).toBe(false);
+      expect(refused.tokenTat - refused.now).toBeGreaterThan(60_000);
+      await s.rates.spend('never-admitted', 1000); // no row: nothing to count
     });
   });
 

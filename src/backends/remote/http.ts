@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
 import { CancelledError, ProviderError } from '../../core/errors.js';
-import { type Attempt, retrying, shouldRetry } from '../../core/retry.js';
+import { type Attempt, parseRetryAfter, retrying, shouldRetry } from '../../core/retry.js';
 import { errorFromResponse } from './errors.js';
 
 export interface HttpOptions {
@@ -11,6 +11,8 @@ export interface HttpOptions {
   /** The longest wait between attempts, a server's Retry-After included. */
   maxRetryDelayMs?: number;
   timeoutMs?: number;
+  /** Told when the server rate limits a request and it is retried after a wait: what to show a person. */
+  onRateLimitWait?: (notice: string) => void;
 }
 
 export interface Sent {
@@ -73,7 +75,10 @@ export class HttpClient {
         baseMs: this.opts.retryBaseMs ?? 200,
         maxDelayMs: this.opts.maxRetryDelayMs,
         signal: o.signal,
-        onGiveUp: (failure, why) => rateLimited(failure, why),
+        onGiveUp: (failure, why, retryAfter) => rateLimited(failure, why, parseRetryAfter(retryAfter)),
+        onWait: (failure, ms) => {
+          if (failure instanceof ProviderError && failure.status === 429) this.opts.onRateLimitWait?.(`${failure.message}; retrying in ${waitText(ms)}`);
+        },
       },
       once,
     );
@@ -85,11 +90,17 @@ export class HttpClient {
   }
 }
 
-/** A 429 that outlasted the retries (or asked for a wait too long to take) says so and what to do. */
-function rateLimited(failure: Error, why: 'not-retryable' | 'exhausted' | 'too-long'): Error {
+/** A 429 that outlasted the retries (or asked for a wait too long to take) says so, with the wait the server asked for. */
+function rateLimited(failure: Error, why: 'not-retryable' | 'exhausted' | 'too-long', retryAfterMs: number | undefined): Error {
   if (!(failure instanceof ProviderError) || failure.status !== 429 || why === 'not-retryable') return failure;
-  const hint = why === 'too-long' ? 'the server asks for a longer wait than mgpt takes; retry later' : 'wait a little and retry';
+  const wait = retryAfterMs === undefined ? 'a little' : waitText(retryAfterMs);
+  const hint = why === 'too-long' ? `the server asks to wait ${wait}, longer than mgpt waits; retry then` : `wait ${wait} and retry`;
   return new ProviderError(`${failure.message}${why === 'exhausted' ? ' (still, after retrying)' : ''}`, { status: 429, hint, cause: failure });
+}
+
+/** A wait for a person: `12 s`, `1.5 s`. */
+function waitText(ms: number): string {
+  return `${ms >= 10_000 ? Math.round(ms / 1000) : Math.round(ms / 100) / 10} s`;
 }
 
 function parseBody(text: string): unknown {

@@ -4,11 +4,13 @@ import { BadRequestError } from '../../core/errors.js';
 import type { CliContext } from '../context.js';
 import { examples } from '../help.js';
 import { printJson, printTable } from '../output.js';
+import { type LimitOptions, limitsOf, limitText } from './limits.js';
 
 export function registerAccounts(program: Command, ctx: CliContext): void {
   const accounts = examples(program.command('accounts').description('accounts and prepaid balances (unmetered until the first top-up)'), [
     'mgpt accounts list',
     'mgpt accounts topup local 5',
+    'mgpt accounts update acme --rpm 60 --tpm 100000',
   ]);
   examples(accounts.command('list').description('list accounts and balances').option('--json', 'JSON output'), [
     'mgpt accounts list',
@@ -25,6 +27,16 @@ export function registerAccounts(program: Command, ctx: CliContext): void {
       .option('--json', 'JSON output'),
     ['mgpt accounts topup local 5', 'mgpt accounts topup acme 0.25 --json'],
   ).action((ref: string, usd: string, o: { json?: boolean }) => runAccountsTopup(ctx, ref, usd, o));
+  examples(
+    accounts
+      .command('update')
+      .description("set the default rate limits of the account's keys (a key's own limit wins)")
+      .argument('<account>', 'account id or name')
+      .option('--rpm <n>', 'requests per minute that call a model; none: no limit')
+      .option('--tpm <n>', 'billed tokens per minute; none: no limit')
+      .option('--json', 'JSON output'),
+    ['mgpt accounts update acme --rpm 60 --tpm 100000', 'mgpt accounts update acme --tpm none'],
+  ).action((ref: string, o: { json?: boolean } & LimitOptions) => runAccountsUpdate(ctx, ref, o));
 }
 
 function show(ctx: CliContext, rows: AccountInfo[]): void {
@@ -35,6 +47,8 @@ function show(ctx: CliContext, rows: AccountInfo[]): void {
       { header: 'NAME', value: (a) => a.name },
       { header: 'BALANCE', value: (a) => (a.balanceUsd === null ? 'unmetered' : `$${a.balanceUsd.toFixed(6)}`), right: true },
       { header: 'CREATED', value: (a) => a.createdAt, time: true },
+      { header: 'RPM', value: (a) => limitText(a.rpm, 'none'), right: true },
+      { header: 'TPM', value: (a) => limitText(a.tpm, 'none'), right: true },
     ],
     rows,
   );
@@ -56,6 +70,12 @@ export async function runAccountsTopup(ctx: CliContext, ref: string, usd: string
   const amount = Number(usd);
   if (!/^\d+(\.\d+)?$/.test(usd) || !(amount > 0)) throw new BadRequestError(`amount must be a positive number of dollars, got ${JSON.stringify(usd)}`);
   const account = await (await ctx.admin('accounts topup')).topupAccount(ref, amount);
+  if (o.json) return printJson(ctx.io, account);
+  show(ctx, [account]);
+}
+
+export async function runAccountsUpdate(ctx: CliContext, ref: string, o: { json?: boolean } & LimitOptions): Promise<void> {
+  const account = await (await ctx.admin('accounts update')).updateAccount(ref, limitsOf(o, true));
   if (o.json) return printJson(ctx.io, account);
   show(ctx, [account]);
 }

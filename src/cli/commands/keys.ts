@@ -3,11 +3,13 @@ import type { KeyInfo } from '../../core/backend.js';
 import type { CliContext } from '../context.js';
 import { examples } from '../help.js';
 import { printJson, printTable } from '../output.js';
+import { type LimitOptions, limitsOf, limitText } from './limits.js';
 
 export function registerKeys(program: Command, ctx: CliContext): void {
   const keys = examples(program.command('keys').description('API keys for mgpt serve (only a hash of the secret is stored)'), [
     'mgpt keys create --account local --scopes mgpt.responses:create',
     'mgpt keys list',
+    'mgpt keys update key_0123456789abcdef --rpm 60 --tpm 100000',
   ]);
   examples(
     keys
@@ -15,9 +17,21 @@ export function registerKeys(program: Command, ctx: CliContext): void {
       .description('create a key; the full key is printed once and cannot be shown again')
       .requiredOption('--account <account>', 'account id or name')
       .requiredOption('--scopes <scopes>', 'comma-separated: mgpt.responses:create, mgpt.images:create, mgpt.logs:read')
-      .option('--json', 'JSON output: { id, key, scopes, account }'),
-    ['mgpt keys create --account acme --scopes mgpt.responses:create,mgpt.logs:read --json'],
-  ).action((o: { account: string; scopes: string; json?: boolean }) => runKeysCreate(ctx, o));
+      .option('--rpm <n>', "requests per minute that call a model (default: the account's)")
+      .option('--tpm <n>', "billed tokens per minute (default: the account's)")
+      .option('--json', 'JSON output: { id, key, scopes, account, rpm, tpm }'),
+    ['mgpt keys create --account acme --scopes mgpt.responses:create,mgpt.logs:read --json', 'mgpt keys create --account acme --scopes mgpt.responses:create --rpm 20'],
+  ).action((o: { account: string; scopes: string; json?: boolean } & LimitOptions) => runKeysCreate(ctx, o));
+  examples(
+    keys
+      .command('update')
+      .description("set a key's rate limits; every server on the database applies them to its next request")
+      .argument('<id>', 'a key id or a unique prefix of 4+ characters')
+      .option('--rpm <n>', "requests per minute that call a model; none: the account's default")
+      .option('--tpm <n>', "billed tokens per minute; none: the account's default")
+      .option('--json', 'JSON output'),
+    ['mgpt keys update key_0123456789abcdef --rpm 60 --tpm 100000', 'mgpt keys update key_0123 --rpm none'],
+  ).action((id: string, o: { json?: boolean } & LimitOptions) => runKeysUpdate(ctx, id, o));
   examples(keys.command('list').alias('ls').description('list keys (never their secrets)').option('--json', 'JSON output'), [
     'mgpt keys list --json',
   ]).action((o: { json?: boolean }) => runKeysList(ctx, o));
@@ -35,14 +49,17 @@ function table(ctx: CliContext, rows: KeyInfo[]): void {
       { header: 'SCOPES', value: (k) => k.scopes.join(',') },
       { header: 'CREATED', value: (k) => k.createdAt, time: true },
       { header: 'REVOKED', value: (k) => k.revokedAt ?? '-' },
+      { header: 'RPM', value: (k) => limitText(k.rpm, 'account'), right: true },
+      { header: 'TPM', value: (k) => limitText(k.tpm, 'account'), right: true },
     ],
     rows,
   );
 }
 
-export async function runKeysCreate(ctx: CliContext, o: { account: string; scopes: string; json?: boolean }): Promise<void> {
-  const k = await (await ctx.admin('keys create')).createKey(o.account, o.scopes.split(',').map((s) => s.trim()).filter(Boolean));
-  if (o.json) return printJson(ctx.io, { id: k.id, key: k.key, scopes: k.scopes, account: k.account });
+export async function runKeysCreate(ctx: CliContext, o: { account: string; scopes: string; json?: boolean } & LimitOptions): Promise<void> {
+  const scopes = o.scopes.split(',').map((s) => s.trim()).filter(Boolean);
+  const k = await (await ctx.admin('keys create')).createKey(o.account, scopes, limitsOf(o));
+  if (o.json) return printJson(ctx.io, { id: k.id, key: k.key, scopes: k.scopes, account: k.account, rpm: k.rpm, tpm: k.tpm });
   ctx.io.stdout.write(`${k.key}\n`);
   ctx.io.stderr.write(`created ${k.id} for ${k.account} (${k.scopes.join(', ')}); the key is shown only now\n`);
 }
@@ -51,6 +68,12 @@ export async function runKeysList(ctx: CliContext, o: { json?: boolean }): Promi
   const rows = await (await ctx.admin('keys list')).listKeys();
   if (o.json) return printJson(ctx.io, { object: 'list', data: rows });
   table(ctx, rows);
+}
+
+export async function runKeysUpdate(ctx: CliContext, id: string, o: { json?: boolean } & LimitOptions): Promise<void> {
+  const k = await (await ctx.admin('keys update')).updateKey(id, limitsOf(o, true));
+  if (o.json) return printJson(ctx.io, k);
+  table(ctx, [k]);
 }
 
 export async function runKeysRevoke(ctx: CliContext, id: string, o: { json?: boolean }): Promise<void> {

@@ -112,10 +112,10 @@ async function* leasedTurn(
     const { prepared, reply } = yield* rotateAndGenerate(turn);
     if (signal.aborted || (stopped(turn) && !turn.started)) throw cancelled(callerSignal(input));
     if (reply.toolCalls.length) return yield* toolRound(turn, prepared, reply);
-    const completion = await commit(turn, prepared, reply, lease, input);
+    const { completion, billed } = await commit(turn, prepared, reply, lease, input);
     if (!turn.started) yield* announce(turn, prepared);
     told(turn, prepared, completion);
-    yield { type: 'done', completion, replayed: false };
+    yield { type: 'done', completion, replayed: false, billed };
   } catch (err) {
     if (err instanceof ProviderError || err instanceof ContextOverflowError) deps.events.providerError(providerErrorClass(err));
     const lost = isAbortError(err) || signal.aborted || err instanceof ConflictError;
@@ -398,7 +398,7 @@ function* announce(turn: TurnState, prepared: PreparedWindow): Generator<TurnEve
  * Stores the user message, the rotation, the reply, the charge and the key in one unit of work
  * that frees the lease; a ConflictError (nothing stored) when another turn took the lease over.
  */
-async function commit(turn: TurnState, prepared: PreparedWindow, reply: Reply, lease: HeldLease, input: TurnInput): Promise<EntityCompletion> {
+async function commit(turn: TurnState, prepared: PreparedWindow, reply: Reply, lease: HeldLease, input: TurnInput): Promise<{ completion: EntityCompletion; billed: number }> {
   const settled = await settle(turn, prepared, reply);
   const base = turnWrite(turn, prepared, settled, input);
   const write = { ...base, log: await turnLog(turn, settled, base.charge.costUsd) };
@@ -407,7 +407,7 @@ async function commit(turn: TurnState, prepared: PreparedWindow, reply: Reply, l
   await lease.write((claim) => (write.create ? largeWork.run(() => store(claim)) : store(claim)), () => leaseTakenOver(turn.entity.id), true);
   // Only now, committed, do the two blocks join the kept window (in place: no copy of the window).
   turn.deps.windows.set(turn.entity.id, windowVersion(write.counters), prepared.head.append(settled.userBlock, settled.replyBlock));
-  return settled.completion;
+  return { completion: settled.completion, billed: base.charge.inputTokens + base.charge.outputTokens };
 }
 
 /** The turn's log record, when its model used recall: the rounds, and what the final request cost. */

@@ -99,7 +99,7 @@ export async function* completeStateless(deps: EngineDeps, input: StatelessInput
   deps.events.turn(input.mode === 'side' ? 'side' : 'facade', seconds(clock.now()), firstTokenAt === undefined ? undefined : seconds(firstTokenAt));
   deps.events.promptTokens(inputTokens, out.usage?.cachedTokens);
   if (!started) yield { type: 'start', id, model: shown, created };
-  yield { type: 'done', completion };
+  yield { type: 'done', completion, billed: inputTokens + outputTokens };
 }
 
 /** The reply stored for this request's Idempotency-Key; a key used with another request is refused. */

@@ -2,7 +2,7 @@ import type { ChunkEvent } from '../../core/completion-stream.js';
 import { BadRequestError, MgptError } from '../../core/errors.js';
 import type { Entity } from '../../core/entity-types.js';
 import { type GenerationResponse, UNIVERSE_MODEL } from '../../core/universe-types.js';
-import type { ResponseDelta } from '../universes/respond.js';
+import { type ResponseDelta, billedTokens } from '../universes/respond.js';
 import { COMPLETION_MODELS, ENTITY_PREFIX, type ClientMessage, chatMessage, checkMessages, parseFacadeModel, unknownModel } from './chat-facade.js';
 import { parseChatOptions } from './chat-options.js';
 import type { TurnKind } from './chat-policy.js';
@@ -140,7 +140,7 @@ async function* universeChunks(
         yield { type: 'delta', text: next.value.text };
         continue;
       }
-      yield { type: 'done', completion: completionOf(head, next.value) };
+      yield { type: 'done', completion: completionOf(head, next.value), billed: billedTokens(next.value) };
       return;
     }
   } finally {

@@ -3,6 +3,8 @@ import type { AccountInfo } from '../../core/backend.js';
 import { BadRequestError, ConflictError, NotFoundError } from '../../core/errors.js';
 import type { AccountRow } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';
+import type { RateLimits } from '../../core/rate-limits.js';
+import { checkLimits } from './rate-limits.js';
 
 /** Accounts own entities and hold a prepaid balance; null balance means unmetered. */
 export class AccountService {
@@ -17,7 +19,7 @@ export class AccountService {
       throw new BadRequestError('account name: 1-64 letters, digits, dots, dashes or underscores');
     }
     if (await this.deps.store.accounts.byName(name)) throw new ConflictError(`account ${name} already exists`);
-    const row: AccountRow = { id: `acct_${this.deps.newId()}`, name, balanceUsd: null, userId: randomUUID(), createdAt: this.deps.clock.iso() };
+    const row: AccountRow = { id: `acct_${this.deps.newId()}`, name, balanceUsd: null, userId: randomUUID(), createdAt: this.deps.clock.iso(), rpm: null, tpm: null };
     await this.deps.store.accounts.insert(row);
     return toInfo(row);
   }
@@ -37,8 +39,16 @@ export class AccountService {
     await this.deps.store.accounts.topup(account.id, usd);
     return this.find(account.id);
   }
+
+  /** Sets the account's default requests and tokens per minute for its keys (null clears one). */
+  async update(ref: string, limits: Partial<RateLimits>): Promise<AccountInfo> {
+    checkLimits(limits);
+    const account = await this.find(ref);
+    await this.deps.store.accounts.setLimits(account.id, limits);
+    return this.find(account.id);
+  }
 }
 
 function toInfo(r: AccountRow): AccountInfo {
-  return { id: r.id, name: r.name, balanceUsd: r.balanceUsd, userId: r.userId, createdAt: r.createdAt };
+  return { id: r.id, name: r.name, balanceUsd: r.balanceUsd, userId: r.userId, createdAt: r.createdAt, rpm: r.rpm, tpm: r.tpm };
 }

@@ -4,6 +4,9 @@ import type { KeyInfo } from '../../core/backend.js';
 import type { AccountService } from './accounts.js';
 import type { EngineDeps } from '../deps.js';
 import { MIN_ID_PREFIX, pickByRef } from '../../core/ref.js';
+import type { RateLimits } from '../../core/rate-limits.js';
+import type { KeyRow } from '../../store/types.js';
+import { checkLimits } from './rate-limits.js';
 
 /** The scopes keys carry (seed 000 section 5; seed 001 uses the first for every entity route). */
 export const SCOPES = ['mgpt.responses:create', 'mgpt.images:create', 'mgpt.logs:read'] as const;
@@ -18,6 +21,8 @@ export interface Principal {
   accountId: string;
   userId: string;
   scopes: string[];
+  /** The key's limits, else its account's (null: none). */
+  limits: RateLimits;
 }
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest();
@@ -40,7 +45,8 @@ export class KeyService {
     private readonly accounts: AccountService,
   ) {}
 
-  async create(accountRef: string, scopes: string[]): Promise<KeyInfo> {
+  async create(accountRef: string, scopes: string[], limits: Partial<RateLimits> = {}): Promise<KeyInfo> {
+    checkLimits(limits);
     const account = await this.accounts.find(accountRef);
     const wanted = [...new Set(scopes)];
     const unknown = wanted.filter((s) => !(SCOPES as readonly string[]).includes(s));
@@ -57,19 +63,23 @@ export class KeyService {
       scopes: wanted.join(','),
       createdAt: this.deps.clock.iso(),
       revokedAt: null,
+      rpm: limits.rpm ?? null,
+      tpm: limits.tpm ?? null,
     };
     await this.deps.store.keys.insert(row);
-    return { id: row.id, account: account.id, scopes: wanted, createdAt: row.createdAt, revokedAt: null, key: `mgpt_live_${publicId}.${secret}` };
+    return { ...keyInfo(row), key: `mgpt_live_${publicId}.${secret}` };
   }
 
   async list(): Promise<KeyInfo[]> {
-    return (await this.deps.store.keys.list()).map((k) => ({
-      id: k.id,
-      account: k.accountId,
-      scopes: k.scopes.split(','),
-      createdAt: k.createdAt,
-      revokedAt: k.revokedAt,
-    }));
+    return (await this.deps.store.keys.list()).map(keyInfo);
+  }
+
+  /** Sets the key's own requests and tokens per minute (null: back to its account's default). */
+  async update(id: string, limits: Partial<RateLimits>): Promise<KeyInfo> {
+    checkLimits(limits);
+    this.checked.clear();
+    if (!(await this.deps.store.keys.setLimits(id, limits))) throw new NotFoundError(`no key ${id}`, { hint: 'list keys with: mgpt keys list' });
+    return (await this.list()).find((k) => k.id === id)!;
   }
 
   /** A key id, or a unique prefix of one of 4+ characters. */
@@ -113,6 +123,11 @@ export class KeyService {
     if (!row || !timingSafeEqual(given, stored)) throw new AuthError('invalid API key');
     if (row.revokedAt) throw new AuthError('this API key was revoked');
     const account = await this.accounts.find(row.accountId);
-    return { keyId: row.id, accountId: account.id, userId: account.userId, scopes: row.scopes.split(',') };
+    const limits = { rpm: row.rpm ?? account.rpm, tpm: row.tpm ?? account.tpm };
+    return { keyId: row.id, accountId: account.id, userId: account.userId, scopes: row.scopes.split(','), limits };
   }
+}
+
+function keyInfo(k: KeyRow): KeyInfo {
+  return { id: k.id, account: k.accountId, scopes: k.scopes.split(','), createdAt: k.createdAt, revokedAt: k.revokedAt, rpm: k.rpm, tpm: k.tpm };
 }

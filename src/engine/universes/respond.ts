@@ -626,3 +626,8 @@ function requestSummary(input: RespondInput, mode: Mode): Record<string, unknown
 function replayed(response: GenerationResponse): GenerationResponse {
   return { ...response, diagnostics: { ...response.diagnostics, replayed: true } };
 }
+
+/** The tokens a response billed (a key's tokens per minute count them): none when it was returned again. */
+export function billedTokens(res: GenerationResponse): number {
+  return res.diagnostics.replayed ? 0 : res.usageSettlement.inputTokens + res.usageSettlement.outputTokens;
+}

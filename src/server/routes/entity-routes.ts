@@ -1,15 +1,14 @@
 import { SAMPLING_FIELDS, samplingFieldsOf } from '../../core/sampling.js';
-import type { SearchInput, TurnEvent } from '../../core/entity-types.js';
-import type { Context } from 'hono';
+import type { SearchInput } from '../../core/entity-types.js';
 import { Hono } from 'hono';
 import { BadRequestError, MgptError } from '../../core/errors.js';
 import type { Engine } from '../../engine/engine.js';
-import { type Env, type RouteDeps, checkFields, queryInt, replayHeader } from '../route-deps.js';
+import { type Env, type RouteDeps, checkFields, noteReply, notingReply, queryInt, replayHeader } from '../route-deps.js';
 import { sseReply } from '../sse.js';
 import { prepend } from '../../core/primed.js';
 
 /** The entity contract (seed 001): every route needs mgpt.responses:create; entities belong to the key's account. */
-export function entityRoutes(engine: Engine, { auth, body }: RouteDeps): Hono<Env> {
+export function entityRoutes(engine: Engine, { auth, limit, body }: RouteDeps): Hono<Env> {
   const app = new Hono<Env>();
   const ent = auth('mgpt.responses:create');
   app.post('/v1/entities', ent, async (c) => {
@@ -42,7 +41,7 @@ export function entityRoutes(engine: Engine, { auth, body }: RouteDeps): Hono<En
     const pieces = await engine.entities.export(c.req.param('id'), tar ? 'tar' : 'json', c.get('principal').accountId);
     return c.body(streamOf(pieces), 200, { 'Content-Type': tar ? 'application/x-svc-entity' : 'application/json' });
   });
-  app.post('/v1/entities/:id/messages', ent, async (c) => {
+  app.post('/v1/entities/:id/messages', ent, limit, async (c) => {
     const b = await body(c);
     checkFields(b, ['content', 'stream', 'idempotency_key', ...SAMPLING_FIELDS]);
     const m = b as { content?: unknown; stream?: unknown; idempotency_key?: unknown };
@@ -57,7 +56,7 @@ export function entityRoutes(engine: Engine, { auth, body }: RouteDeps): Hono<En
     if (m.stream === false) {
       for await (const ev of turn) {
         if (ev.type !== 'done') continue;
-        c.set('tokens', { prompt: ev.completion.usage.prompt_tokens, completion: ev.completion.usage.completion_tokens });
+        await noteReply(c, ev);
         return c.json(ev.completion, 200, { 'X-Entity-Id': id, ...replayHeader(ev.replayed) });
       }
       throw new MgptError('the turn ended without a reply');
@@ -65,7 +64,7 @@ export function entityRoutes(engine: Engine, { auth, body }: RouteDeps): Hono<En
     // The first event (the start, or a replayed reply) before the headers: an early failure still gets its real status.
     const first = await turn.next();
     const replayed = !first.done && (first.value.type === 'start' || first.value.type === 'done') && first.value.replayed;
-    return sseReply(c, countingTokens(c, prepend(first, turn)), { 'X-Entity-Id': id, ...replayHeader(replayed) });
+    return sseReply(c, notingReply(c, prepend(first, turn)), { 'X-Entity-Id': id, ...replayHeader(replayed) });
   });
   return app;
 }
@@ -102,10 +101,3 @@ function searchQuery(req: { query(name: string): string | undefined; queries(nam
   };
 }
 
-/** The turn's events as they go out, noting the billed tokens of its reply for the request log. */
-async function* countingTokens(c: Context<Env>, events: AsyncIterable<TurnEvent>): AsyncGenerator<TurnEvent> {
-  for await (const ev of events) {
-    if (ev.type === 'done') c.set('tokens', { prompt: ev.completion.usage.prompt_tokens, completion: ev.completion.usage.completion_tokens });
-    yield ev;
-  }
-}

@@ -1,10 +1,11 @@
 import { type Context, Hono } from 'hono';
-import { BadRequestError, MgptError, PaymentRequiredError, isAbortError } from '../../core/errors.js';
+import { BadRequestError, MgptError, PaymentRequiredError, RateLimitedError, isAbortError } from '../../core/errors.js';
 import { BRANCH_HEADER, type ChatPolicyOptions, type ChatReply } from '../../engine/openai/chat-service.js';
 import { REQUEST_HEADER, TURN_HEADER } from '../../engine/openai/chat-policy.js';
 import type { Engine } from '../../engine/engine.js';
-import { type Env, type RouteDeps, closeIfBodyUnread } from '../route-deps.js';
+import { type Env, type RouteDeps, closeIfBodyUnread, noteReply, notingReply } from '../route-deps.js';
 import { sseReply } from '../sse.js';
+import { refusalHeaders } from '../rate-limit.js';
 
 /**
  * The OpenAI-compatible surface (SPEC section 8): GET /v1/models, GET /v1/models/{id},
@@ -15,6 +16,7 @@ export function openAICompatRoutes(engine: Engine, deps: RouteDeps, policy: Chat
   const chat = engine.openai;
   const app = new Hono<Env>();
   const auth = deps.auth('mgpt.responses:create');
+  const { limit } = deps;
   app.onError((err, c) => {
     if (!(err instanceof MgptError) && !isAbortError(err)) deps.onUnexpectedError?.(err);
     return openAIError(c, err);
@@ -23,7 +25,7 @@ export function openAICompatRoutes(engine: Engine, deps: RouteDeps, policy: Chat
   app.get('/v1/models', auth, async (c) => c.json(await chat.models(c.get('principal').accountId)));
   app.get('/v1/models/:id{.+}', auth, async (c) => c.json(await chat.model(c.req.param('id'), c.get('principal').accountId)));
 
-  app.post('/v1/chat/completions', auth, async (c) => {
+  app.post('/v1/chat/completions', auth, limit, async (c) => {
     const b = await deps.body(c);
     if (typeof b !== 'object' || b === null || Array.isArray(b)) throw new BadRequestError('the request body must be a JSON object');
     const req = b as Record<string, unknown> & { stream?: unknown; stream_options?: { include_usage?: unknown } | null };
@@ -43,13 +45,15 @@ export function openAICompatRoutes(engine: Engine, deps: RouteDeps, policy: Chat
     if (req.stream !== true) {
       for await (const ev of reply.events) {
         if (ev.type === 'start' && 'replayed' in ev && ev.replayed) headers['Idempotent-Replayed'] = 'true';
-        if (ev.type === 'done') return c.json(ev.completion, 200, headers);
+        if (ev.type !== 'done') continue;
+        await noteReply(c, ev);
+        return c.json(ev.completion, 200, headers);
       }
       throw new MgptError('the turn ended without a reply');
     }
     // The usage chunk (no choices) only when asked for (`stream_options.include_usage`).
     const includeUsage = req.stream_options?.include_usage === true;
-    return sseReply(c, reply.events, headers, (ch) => includeUsage || ch.choices.length > 0);
+    return sseReply(c, notingReply(c, reply.events), headers, (ch) => includeUsage || ch.choices.length > 0);
   });
   return app;
 }
@@ -82,14 +86,18 @@ export function facadeRouteNotFound(c: Context<Env>): Response {
   return c.json({ error }, 404);
 }
 
-/** `{ error: { message, type, code } }`, OpenAI's shape (402 adds the balance fields). */
+/**
+ * `{ error: { message, type, code } }`, OpenAI's shape (402 adds the balance fields; a rate limit
+ * is OpenAI's: type `requests` or `tokens`, code `rate_limit_exceeded`, with its headers).
+ */
 function openAIError(c: Context<Env>, err: unknown): Response {
   const known = err instanceof MgptError;
   const status = isAbortError(err) ? 499 : known ? err.status : 500;
   const message = known || isAbortError(err) ? (err as Error).message : 'internal error';
-  const [type, code] = TYPES[status] ?? (status >= 500 ? ['server_error', null] : ['invalid_request_error', null]);
+  const limited = err instanceof RateLimitedError;
+  const [type, code] = limited ? [err.limit, 'rate_limit_exceeded'] : (TYPES[status] ?? (status >= 500 ? ['server_error', null] : ['invalid_request_error', null]));
   const error: Record<string, unknown> = { message, type, code, param: null };
   if (err instanceof PaymentRequiredError) Object.assign(error, err.details);
   if (known && status === 503 && err.hint) error.hint = err.hint;
-  return closeIfBodyUnread(c.json({ error }, status as 400), err);
+  return closeIfBodyUnread(c.json({ error }, status as 400, limited ? refusalHeaders(err) : undefined), err);
 }

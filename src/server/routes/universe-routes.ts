@@ -2,19 +2,20 @@ import { Hono } from 'hono';
 import { BadRequestError, ForbiddenError } from '../../core/errors.js';
 import { parseCreateUniverse, parseImage, parseRespond } from '../../core/universe-input.js';
 import type { Engine } from '../../engine/engine.js';
+import { billedTokens } from '../../engine/universes/respond.js';
 import { type Env, type RouteDeps, queryInt } from '../route-deps.js';
 
 const UNIVERSE_PREFIXES = ['/api/mgpt', '/backend-api/mgpt'];
 
 /** The universe contract (seed 000), under both of its prefixes. Routes only translate. */
-export function universeRoutes(engine: Engine, { auth, body }: RouteDeps): Hono<Env> {
+export function universeRoutes(engine: Engine, { auth, limit, body }: RouteDeps): Hono<Env> {
   const app = new Hono<Env>();
   for (const prefix of UNIVERSE_PREFIXES) {
     app.post(`${prefix}/universes`, auth('mgpt.responses:create'), async (c) => {
       const created = await engine.universes.create(parseCreateUniverse(await body(c)), c.get('principal').userId);
       return c.json(created, 201);
     });
-    app.post(`${prefix}/responses`, auth('mgpt.responses:create'), async (c) => {
+    app.post(`${prefix}/responses`, auth('mgpt.responses:create'), limit, async (c) => {
       const input = parseRespond(await body(c));
       if (typeof input.universe === 'string') c.set('universeId', input.universe);
       const res = await engine.respond(input, {
@@ -23,9 +24,10 @@ export function universeRoutes(engine: Engine, { auth, body }: RouteDeps): Hono<
         xRequestId: c.get('callerRequestId'),
       });
       c.set('tokens', { prompt: res.usageSettlement.inputTokens, completion: res.usageSettlement.outputTokens });
+      await c.get('spendTokens')?.(billedTokens(res));
       return c.json(res, 200);
     });
-    app.post(`${prefix}/images`, auth('mgpt.images:create'), async (c) => {
+    app.post(`${prefix}/images`, auth('mgpt.images:create'), limit, async (c) => {
       return c.json(await engine.generateImage(parseImage(await body(c)), { userId: c.get('principal').userId, signal: c.get('signal') }), 200);
     });
     app.get(`${prefix}/logs`, auth('mgpt.logs:read'), async (c) => {

@@ -229,4 +229,19 @@ export const PG_MIGRATIONS: readonly string[] = [
     GENERATED ALWAYS AS (to_tsvector('simple', left(coalesce(request_summary::jsonb ->> 'userInput', '') || ' ' || coalesce(response_summary::jsonb ->> 'assistantRaw', ''), 100000))) STORED;
   CREATE INDEX generation_logs_search ON generation_logs USING GIN (search) WITH (fastupdate = off);
   `,
+  `
+  -- Rate limits (issue 23): requests and tokens per minute of a key, or an account's default for
+  -- its keys; NULL is none. A key's state is one row of theoretical arrival times (a generic cell
+  -- rate algorithm) in epoch milliseconds on the database's clock, so every replica shares one;
+  -- admitted or refused by one conditional upsert, which locks the row it updates.
+  ALTER TABLE accounts ADD COLUMN rpm INTEGER CHECK (rpm > 0);
+  ALTER TABLE accounts ADD COLUMN tpm INTEGER CHECK (tpm > 0);
+  ALTER TABLE api_keys ADD COLUMN rpm INTEGER CHECK (rpm > 0);
+  ALTER TABLE api_keys ADD COLUMN tpm INTEGER CHECK (tpm > 0);
+  CREATE TABLE rate_state (
+    key_id      TEXT COLLATE "C" PRIMARY KEY REFERENCES api_keys(id),
+    request_tat DOUBLE PRECISION NOT NULL,
+    token_tat   DOUBLE PRECISION NOT NULL
+  );
+  `,
 ];

@@ -3,8 +3,9 @@ import type { AccountRow, AccountStore, CompletionKey, LedgerRow, LogRow } from 
 import { inTransaction } from './pg-db.js';
 import { charge } from './pg-entity-store.js';
 import { insertLog } from './pg-log-store.js';
+import { limitAssignments } from '../rate-sql.js';
 
-const ACCOUNT_COLS = `id, name, balance_usd AS "balanceUsd", user_id AS "userId", created_at AS "createdAt"`;
+const ACCOUNT_COLS = `id, name, balance_usd AS "balanceUsd", user_id AS "userId", created_at AS "createdAt", rpm, tpm`;
 
 /** Accounts, their prepaid balances and the billing ledger. */
 export class PgAccountStore implements AccountStore {
@@ -23,9 +24,15 @@ export class PgAccountStore implements AccountStore {
   }
 
   async insert(row: AccountRow): Promise<void> {
-    await this.pool.query(`INSERT INTO accounts (id, name, balance_usd, user_id, created_at) VALUES ($1, $2, $3, $4, $5)`, [
-      row.id, row.name, row.balanceUsd, row.userId, row.createdAt,
+    await this.pool.query(`INSERT INTO accounts (id, name, balance_usd, user_id, created_at, rpm, tpm) VALUES ($1, $2, $3, $4, $5, $6, $7)`, [
+      row.id, row.name, row.balanceUsd, row.userId, row.createdAt, row.rpm, row.tpm,
     ]);
+  }
+
+  async setLimits(id: string, limits: Partial<Pick<AccountRow, 'rpm' | 'tpm'>>): Promise<boolean> {
+    const { set, values } = limitAssignments(limits, (i) => `$${i}`);
+    if (!set) return (await this.get(id)) !== undefined;
+    return ((await this.pool.query(`UPDATE accounts SET ${set} WHERE id = $${values.length + 1}`, [...values, id])).rowCount ?? 0) > 0;
   }
 
   /** Adds to the balance; an unmetered account (NULL) starts from zero. */

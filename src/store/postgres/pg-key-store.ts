@@ -1,8 +1,9 @@
 import type { Pool } from 'pg';
 import type { KeyRow, KeyStore } from '../types.js';
+import { limitAssignments } from '../rate-sql.js';
 
 const COLS = `id, account_id AS "accountId", public_id AS "publicId", secret_sha256 AS "secretSha256", scopes,
-  created_at AS "createdAt", revoked_at AS "revokedAt"`;
+  created_at AS "createdAt", revoked_at AS "revokedAt", rpm, tpm`;
 
 /** API keys; a revocation is one committed row, so every replica refuses the key on its next lookup. */
 export class PgKeyStore implements KeyStore {
@@ -10,9 +11,9 @@ export class PgKeyStore implements KeyStore {
 
   async insert(row: KeyRow): Promise<void> {
     await this.pool.query(
-      `INSERT INTO api_keys (id, account_id, public_id, secret_sha256, scopes, created_at, revoked_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-      [row.id, row.accountId, row.publicId, row.secretSha256, row.scopes, row.createdAt, row.revokedAt],
+      `INSERT INTO api_keys (id, account_id, public_id, secret_sha256, scopes, created_at, revoked_at, rpm, tpm)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+      [row.id, row.accountId, row.publicId, row.secretSha256, row.scopes, row.createdAt, row.revokedAt, row.rpm, row.tpm],
     );
   }
 
@@ -27,6 +28,12 @@ export class PgKeyStore implements KeyStore {
 
   async list(): Promise<KeyRow[]> {
     return (await this.pool.query<KeyRow>(`SELECT ${COLS} FROM api_keys ORDER BY created_at, id`)).rows;
+  }
+
+  async setLimits(id: string, limits: Partial<Pick<KeyRow, 'rpm' | 'tpm'>>): Promise<boolean> {
+    const { set, values } = limitAssignments(limits, (i) => `$${i}`);
+    const sql = set ? `UPDATE api_keys SET ${set} WHERE id = $${values.length + 1}` : `SELECT 1 FROM api_keys WHERE id = $1`;
+    return ((await this.pool.query(sql, [...values, id])).rowCount ?? 0) > 0;
   }
 
   async revoke(id: string, at: string): Promise<boolean> {

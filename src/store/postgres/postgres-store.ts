@@ -9,6 +9,7 @@ import { PgIdempotencyStore } from './pg-idempotency-store.js';
 import { PgKeyStore } from './pg-key-store.js';
 import { PgLeaseStore } from './pg-lease-store.js';
 import { PgLogStore } from './pg-log-store.js';
+import { PgRateStore } from './pg-rate-store.js';
 import { PgUniverseStore } from './pg-universe-store.js';
 
 import type { MigrationStep } from '../migration-step.js';
@@ -36,6 +37,7 @@ export class PostgresStore implements Store {
   readonly universes: PgUniverseStore;
   readonly logs: PgLogStore;
   readonly keys: PgKeyStore;
+  readonly rates: PgRateStore;
   readonly calibration: PgCalibrationStore;
   private closed = false;
 
@@ -47,6 +49,7 @@ export class PostgresStore implements Store {
     this.universes = new PgUniverseStore(pool);
     this.logs = new PgLogStore(pool);
     this.keys = new PgKeyStore(pool);
+    this.rates = new PgRateStore(pool);
     this.calibration = new PgCalibrationStore(pool);
   }
 

@@ -1,7 +1,8 @@
 import { type Db, Statements } from './db.js';
 import type { AccountRow, LedgerRow } from '../rows.js';
+import { limitAssignments } from '../rate-sql.js';
 
-const ACCOUNT_COLS = `id, name, balance_usd AS balanceUsd, user_id AS userId, created_at AS createdAt`;
+const ACCOUNT_COLS = `id, name, balance_usd AS balanceUsd, user_id AS userId, created_at AS createdAt, rpm, tpm`;
 
 /** Accounts, their prepaid balances and the billing ledger. */
 export class AccountRepo {
@@ -23,8 +24,14 @@ export class AccountRepo {
   }
 
   insert(row: AccountRow): void {
-    this.s.get(`INSERT INTO accounts (id, name, balance_usd, user_id, created_at) VALUES (@id, @name, @balanceUsd, @userId, @createdAt)`)
+    this.s.get(`INSERT INTO accounts (id, name, balance_usd, user_id, created_at, rpm, tpm) VALUES (@id, @name, @balanceUsd, @userId, @createdAt, @rpm, @tpm)`)
       .run(row);
+  }
+
+  setLimits(id: string, limits: Partial<Pick<AccountRow, 'rpm' | 'tpm'>>): boolean {
+    const { set, values } = limitAssignments(limits, () => '?');
+    if (!set) return this.get(id) !== undefined;
+    return this.s.get(`UPDATE accounts SET ${set} WHERE id = ?`).run(...values, id).changes > 0;
   }
 
   /** Adds to the balance; an unmetered account (NULL) starts from zero. */

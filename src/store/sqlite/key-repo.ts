@@ -1,8 +1,9 @@
 import { type Db, Statements } from './db.js';
 import type { KeyRow } from '../rows.js';
+import { limitAssignments } from '../rate-sql.js';
 
 const COLS = `id, account_id AS accountId, public_id AS publicId, secret_sha256 AS secretSha256, scopes,
-  created_at AS createdAt, revoked_at AS revokedAt`;
+  created_at AS createdAt, revoked_at AS revokedAt, rpm, tpm`;
 
 export class KeyRepo {
   private readonly s: Statements;
@@ -13,8 +14,8 @@ export class KeyRepo {
   insert(row: KeyRow): void {
     this.s
       .get(
-        `INSERT INTO api_keys (id, account_id, public_id, secret_sha256, scopes, created_at, revoked_at)
-         VALUES (@id, @accountId, @publicId, @secretSha256, @scopes, @createdAt, @revokedAt)`,
+        `INSERT INTO api_keys (id, account_id, public_id, secret_sha256, scopes, created_at, revoked_at, rpm, tpm)
+         VALUES (@id, @accountId, @publicId, @secretSha256, @scopes, @createdAt, @revokedAt, @rpm, @tpm)`,
       )
       .run(row);
   }
@@ -31,6 +32,12 @@ export class KeyRepo {
 
   list(): KeyRow[] {
     return this.s.get(`SELECT ${COLS} FROM api_keys ORDER BY created_at, id`).all() as KeyRow[];
+  }
+
+  setLimits(id: string, limits: Partial<Pick<KeyRow, 'rpm' | 'tpm'>>): boolean {
+    const { set, values } = limitAssignments(limits, () => '?');
+    if (!set) return this.s.get(`SELECT 1 FROM api_keys WHERE id = ?`).get(id) !== undefined;
+    return this.s.get(`UPDATE api_keys SET ${set} WHERE id = ?`).run(...values, id).changes > 0;
   }
 
   revoke(id: string, at: string): boolean {

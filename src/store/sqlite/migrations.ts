@@ -293,4 +293,18 @@ export const MIGRATIONS: readonly string[] = [
         VALUES (new.rowid, coalesce(json_extract(new.request_summary, '$.userInput'), '') || ' ' || coalesce(json_extract(new.response_summary, '$.assistantRaw'), ''));
     END;
   `,
+  `
+  -- Rate limits (issue 23): requests and tokens per minute of a key, or an account's default for
+  -- its keys; NULL is none. A key's state is one row of theoretical arrival times (a generic cell
+  -- rate algorithm) in epoch milliseconds, admitted or refused by one conditional upsert.
+  ALTER TABLE accounts ADD COLUMN rpm INTEGER CHECK (rpm > 0);
+  ALTER TABLE accounts ADD COLUMN tpm INTEGER CHECK (tpm > 0);
+  ALTER TABLE api_keys ADD COLUMN rpm INTEGER CHECK (rpm > 0);
+  ALTER TABLE api_keys ADD COLUMN tpm INTEGER CHECK (tpm > 0);
+  CREATE TABLE rate_state (
+    key_id      TEXT PRIMARY KEY REFERENCES api_keys(id),
+    request_tat REAL NOT NULL,
+    token_tat   REAL NOT NULL
+  ) WITHOUT ROWID;
+  `,
 ];

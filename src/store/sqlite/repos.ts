@@ -6,6 +6,7 @@ import { IdempotencyRepo } from './idempotency-repo.js';
 import { KeyRepo } from './key-repo.js';
 import { LeaseRepo } from './lease-repo.js';
 import { LogRepo } from './log-repo.js';
+import { RateRepo } from './rate-repo.js';
 import { UniverseRepo } from './universe-repo.js';
 
 /** The SQLite file and its synchronous repos: the internals SqliteStore wraps (and tests and the bench seed use). */
@@ -17,6 +18,7 @@ export class SqliteRepos {
   readonly universes: UniverseRepo;
   readonly logs: LogRepo;
   readonly keys: KeyRepo;
+  readonly rates: RateRepo;
   readonly calibration: CalibrationRepo;
 
   private readonly dataVersionStmt;
@@ -30,6 +32,7 @@ export class SqliteRepos {
     this.universes = new UniverseRepo(db);
     this.logs = new LogRepo(db);
     this.keys = new KeyRepo(db);
+    this.rates = new RateRepo(db);
     this.calibration = new CalibrationRepo(db);
   }
 

@@ -10,6 +10,7 @@ import type {
   LeaseClaim,
   LeaseStore,
   LogStore,
+  RateStore,
   Store,
   UniverseStore,
   UniverseWrite,
@@ -32,6 +33,7 @@ export class SqliteStore implements Store {
   readonly universes: UniverseStore;
   readonly logs: LogStore;
   readonly keys: KeyStore;
+  readonly rates: RateStore;
   readonly calibration: CalibrationStore;
   private checkpointer: Checkpointer | undefined;
 
@@ -57,6 +59,11 @@ export class SqliteStore implements Store {
       idsWithPrefix: async (prefix, limit) => repos.keys.idsWithPrefix(prefix, limit),
       list: async () => repos.keys.list(),
       revoke: async (id, at) => repos.keys.revoke(id, at),
+      setLimits: async (id, limits) => repos.keys.setLimits(id, limits),
+    };
+    this.rates = {
+      admit: async (keyId, gate) => repos.rates.admit(keyId, gate),
+      spend: async (keyId, tokenMs) => repos.rates.spend(keyId, tokenMs),
     };
     this.calibration = {
       get: async (routeKey) => repos.calibration.get(routeKey),
@@ -191,6 +198,7 @@ function accountStore(r: SqliteRepos): AccountStore {
     list: async () => a.list(),
     insert: async (row) => a.insert(row),
     topup: async (id, usd) => a.topup(id, usd),
+    setLimits: async (id, limits) => a.setLimits(id, limits),
     charge: async (row) => a.charge(row),
     chargeWithLog: async (row, log, key) =>
       r.transaction(() => {

@@ -1,0 +1,85 @@
+import { BadRequestError, RateLimitedError } from '../../core/errors.js';
+import { MAX_RATE_LIMIT, type RateLimits, type RateStatus, type RateWindow, durationText } from '../../core/rate-limits.js';
+import type { RateGate, RateState } from '../../store/types.js';
+import type { EngineDeps } from '../deps.js';
+import type { Principal } from './keys.js';
+
+/** Limits are per minute. */
+const PERIOD_MS = 60_000;
+
+/**
+ * Rate limits per API key (an extension, after OpenAI's): requests and tokens per minute, each a
+ * bucket that holds a minute's allowance and refills continuously (one request every 60/rpm
+ * seconds). A request is admitted while its key has a request left and some of its token
+ * allowance; the tokens a turn bills are counted when it ends, so a turn already under way is never
+ * cut. The counting is the store's (one statement on the database's clock), so every process and
+ * replica on one database shares each key's limits.
+ */
+export class RateLimitService {
+  constructor(private readonly deps: EngineDeps) {}
+
+  /**
+   * Admits one request of the principal's key, with what it left (undefined: the key has no
+   * limits); a RateLimitedError (429) when it is over, and then nothing is counted.
+   */
+  async admit(p: Principal): Promise<RateStatus | undefined> {
+    const { rpm, tpm } = p.limits;
+    if (rpm === null && tpm === null) return undefined;
+    const gate: RateGate = { requestMs: rpm ? PERIOD_MS / rpm : 0, tokens: tpm !== null, periodMs: PERIOD_MS };
+    const state = await this.deps.store.rates.admit(p.keyId, gate);
+    const status = statusOf(state, p.limits);
+    if (state.admitted) return status;
+    const refusal = refusalOf(state, gate, status, p.keyId);
+    this.deps.events.rateLimited(refusal.limit);
+    throw refusal;
+  }
+
+  /** Counts the tokens a turn of the principal's key billed against its tokens per minute. */
+  async spend(p: Principal, tokens: number): Promise<void> {
+    if (p.limits.tpm === null || !(tokens > 0)) return;
+    await this.deps.store.rates.spend(p.keyId, (tokens * PERIOD_MS) / p.limits.tpm);
+  }
+}
+
+/**
+ * Limits as given to `keys create|update` or `accounts update`: a positive whole number, or null
+ * to clear; an absent one is left as it is.
+ */
+export function checkLimits(limits: Partial<RateLimits>): Partial<RateLimits> {
+  for (const name of ['rpm', 'tpm'] as const) {
+    const v = limits[name];
+    if (v === undefined || v === null) continue;
+    if (!Number.isSafeInteger(v) || v < 1 || v > MAX_RATE_LIMIT) {
+      throw new BadRequestError(`${name} must be a whole number from 1 to ${MAX_RATE_LIMIT}, or none to clear it`, {
+        errors: [{ field: name, message: 'must be a positive whole number or null' }],
+      });
+    }
+  }
+  return limits;
+}
+
+/** What the key has left after this request (or, refused, as it stands). */
+function statusOf(s: RateState, limits: RateLimits): RateStatus {
+  const window = (limit: number, tat: number): RateWindow => {
+    const used = Math.max(tat - s.now, 0);
+    const remaining = Math.floor(((PERIOD_MS - used) * limit) / PERIOD_MS + 1e-6);
+    return { limit, remaining: Math.min(limit, Math.max(0, remaining)), resetMs: used };
+  };
+  return {
+    ...(limits.rpm !== null ? { requests: window(limits.rpm, s.requestTat) } : {}),
+    ...(limits.tpm !== null ? { tokens: window(limits.tpm, s.tokenTat) } : {}),
+  };
+}
+
+/** Why a request was refused, and when it would be admitted: the later of the two limits' waits. */
+function refusalOf(s: RateState, g: RateGate, status: RateStatus, keyId: string): RateLimitedError {
+  const requestWait = g.requestMs ? Math.max(s.requestTat, s.now) + g.requestMs - PERIOD_MS - s.now : 0;
+  const tokenWait = g.tokens ? s.tokenTat - PERIOD_MS - s.now + 1 : 0;
+  const limit = requestWait >= tokenWait ? 'requests' : 'tokens';
+  const wait = Math.max(requestWait, tokenWait, 0);
+  const w = status[limit]!;
+  const what = limit === 'requests' ? 'requests per minute (rpm)' : 'tokens per minute (tpm)';
+  return new RateLimitedError(`rate limit reached for ${what}: limit ${w.limit}, remaining ${w.remaining}; try again in ${durationText(wait)}`, limit, wait, status, {
+    hint: `wait ${durationText(wait)}; the server's operator sets the limit: mgpt keys update ${keyId} --${limit === 'requests' ? 'rpm' : 'tpm'} N`,
+  });
+}

@@ -1,0 +1,37 @@
+import type { Pool } from 'pg';
+import type { RateGate, RateState, RateStore } from '../types.js';
+
+/** The database's clock in epoch milliseconds (the statement's transaction start): every replica reads one clock. */
+const NOW_MS = `(extract(epoch FROM now()) * 1000)::double precision`;
+
+/** A request's cost may land on the period's edge (7 requests of 60000/7 ms): within this, it fits. */
+const EDGE_MS = 0.001;
+
+const STATE = `${NOW_MS} AS now, request_tat AS "requestTat", token_tat AS "tokenTat"`;
+
+/**
+ * Rate state per key (see RateStore). The admission is one upsert whose update applies only when
+ * the request fits: ON CONFLICT locks the row and evaluates the condition on its latest version,
+ * so replicas admitting the same key at once take turns and never admit past the limit together.
+ */
+export class PgRateStore implements RateStore {
+  constructor(private readonly pool: Pool) {}
+
+  async admit(keyId: string, g: RateGate): Promise<RateState & { admitted: boolean }> {
+    const { rows } = await this.pool.query<RateState>(
+      `INSERT INTO rate_state AS r (key_id, request_tat, token_tat) VALUES ($1, ${NOW_MS} + $2::double precision, ${NOW_MS})
+       ON CONFLICT (key_id) DO UPDATE SET request_tat = greatest(r.request_tat, excluded.token_tat) + $2::double precision
+       WHERE greatest(r.request_tat, excluded.token_tat) + $2::double precision - excluded.token_tat <= $3::double precision + ${EDGE_MS}
+         AND (NOT $4::boolean OR r.token_tat - excluded.token_tat < $3::double precision)
+       RETURNING ${STATE}`,
+      [keyId, g.requestMs, g.periodMs, g.tokens],
+    );
+    if (rows[0]) return { ...rows[0], admitted: true };
+    const state = (await this.pool.query<RateState>(`SELECT ${STATE} FROM rate_state WHERE key_id = $1`, [keyId])).rows[0]!;
+    return { ...state, admitted: false };
+  }
+
+  async spend(keyId: string, tokenMs: number): Promise<void> {
+    await this.pool.query(`UPDATE rate_state SET token_tat = greatest(token_tat, ${NOW_MS}) + $2::double precision WHERE key_id = $1`, [keyId, tokenMs]);
+  }
+}
