@@ -10,7 +10,7 @@ describe('mgpt keys and mgpt serve', () => {
   it('creates a key shown once, lists keys without secrets, revokes', async () => {
     const env = cliEnv(dir);
     const k = json((await mgpt(['keys', 'create', '--account', 'local', '--scopes', 'mgpt.responses:create,mgpt.logs:read', '--json'], env)).stdout);
-    expect(k).toEqual({ id: expect.stringMatching(/^key_/), key: expect.stringMatching(/^mgpt_live_[0-9a-f]{16}\.[\w-]{43}$/), scopes: ['mgpt.responses:create', 'mgpt.logs:read'], account: 'local' });
+    expect(k).toEqual({ id: expect.stringMatching(/^key_/), key: expect.stringMatching(/^mgpt_live_[0-9a-f]{16}\.[\w-]{43}$/), scopes: ['mgpt.responses:create', 'mgpt.logs:read'], account: 'local', rpm: null, tpm: null });
     const list = await mgpt(['keys', 'list', '--json'], env);
     expect(list.stdout).not.toContain(k.key.split('.')[1]);
     expect(json(list.stdout).data).toEqual([expect.objectContaining({ id: k.id, revokedAt: null })]);
