@@ -17,12 +17,13 @@ import { benchTokens } from './tokens.js';
 import { benchRotationCost } from './rotation-cache.js';
 import { benchServeLlama } from './serve-llama.js';
 import { benchIndexCost, benchSearch } from './search.js';
+import { type LoadRun, benchLimits } from './limits.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = join(root, 'bin', 'mgpt');
 const work = mkdtempSync(join(tmpdir(), 'mgpt-bench-'));
 const quick = process.argv.includes('--quick');
-// `--only=turns,window,serve` runs just those sections (startup, turns, window, export, serve, branch, chat, senders, llama, tokens, rotation, serve-llama, search).
+// `--only=turns,window,serve` runs just those sections (startup, turns, window, export, serve, branch, chat, senders, llama, tokens, rotation, serve-llama, search, limits).
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
 const section = (name: string) => !only || only.includes(name);
 
@@ -245,6 +246,25 @@ if (section('replicas')) {
     rows.push({ name: 'serve msgs/s, PostgreSQL, 2 sticky', value: r.pgTwoStickyRps, unit: '/s', note: 'each entity on one replica (affinity)' });
     rows.push({ name: 'PostgreSQL 2 sticky replicas / 1', value: gain, unit: 'x', target: '> 1', met: gain > 1 });
   }
+}
+
+// 4c. Rate limits under load: 200 clients on 4 keys at twice their limits for 20 s, one process and two replicas.
+if (section('limits')) {
+  const l = await benchLimits(root, work, quick);
+  const report = (what: string, r: { limited: LoadRun; unlimited: LoadRun }) => {
+    const share = r.limited.refused / r.limited.offered;
+    const expected = 1 - r.limited.allowed / r.limited.offered;
+    const admitted = r.limited.admitted / r.limited.allowed;
+    const counts = (x: LoadRun) => `${x.offered} offered, ${x.admitted} admitted, ${x.refused} refused, ${x.server5xx} 5xx, ${x.other} other in ${x.seconds.toFixed(1)} s`;
+    rows.push({ name: `limits ${what}: admitted / allowed`, value: admitted, unit: 'x', target: '0.95-1.05', met: admitted >= 0.95 && admitted <= 1.05, note: `429 share ${(share * 100).toFixed(1)}% (limits allow ${(expected * 100).toFixed(1)}%); ${counts(r.limited)}` });
+    const errors = r.limited.server5xx + r.unlimited.server5xx;
+    rows.push({ name: `limits ${what}: 5xx answers`, value: errors, unit: '', target: '0', met: errors === 0, note: `unlimited run: ${counts(r.unlimited)}` });
+    const cpu = r.limited.cpuPerTurnUs / r.unlimited.cpuPerTurnUs;
+    rows.push({ name: `limits ${what}: CPU per admitted turn / unlimited`, value: cpu, unit: 'x', target: '<= 1.1', met: cpu <= 1.1, note: `${r.limited.cpuPerTurnUs.toFixed(0)} µs vs ${r.unlimited.cpuPerTurnUs.toFixed(0)} µs` });
+  };
+  report('1 process (SQLite)', l.one);
+  if (l.two) report('2 replicas (PostgreSQL)', l.two);
+  else console.warn('rate limits on PostgreSQL: PostgreSQL could not be started: its rows were not measured');
 }
 
 // 5. mgpt chat: time to the first prompt; mgpt batch: 200 and 2,000 jobs at 100 ms each, 16 at a time.

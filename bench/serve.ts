@@ -22,14 +22,14 @@ export interface ServeBench extends FirstTokenBench {
 }
 
 /** A child's CPU time so far in µs (user + system), from /proc: what process.cpuUsage() would say inside it. */
-function cpuUs(child: ChildProcess): number {
+export function cpuUs(child: ChildProcess): number {
   const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   // utime and stime are fields 14 and 15 of the whole line (11 and 12 after the name), in clock ticks.
   return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100;
 }
 
-function startChild(cmd: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; url: string }> {
+export function startChild(cmd: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   return new Promise((resolve, reject) => {
     child.stdout!.once('data', (d) => resolve({ child, url: String(d).trim() }));

@@ -1,0 +1,145 @@
+// Rate limits under load (issue 23): 200 clients on 4 keys offering twice their limits for 20 s,
+// against one mgpt serve process (SQLite) and two replicas (PostgreSQL): the share refused against
+// what the limits allow, no 5xx, and the servers' CPU per admitted turn against an unlimited run.
+import { type ChildProcess, spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { Agent, request } from 'undici';
+import { startPostgres } from '../test/helpers/postgres.js';
+import { cpuUs, startChild } from './serve.js';
+
+const CLIENTS = 200;
+const KEYS = 4;
+/** Each key's requests per minute: 10 admitted a second per key, 40 in all. */
+const RPM = 600;
+
+export interface LoadRun {
+  seconds: number;
+  offered: number;
+  admitted: number;
+  refused: number;
+  server5xx: number;
+  /** Answers neither 200, 429 nor 5xx (there should be none). */
+  other: number;
+  /** What the limits allow in the run: a minute's rate over its length (no limit: every request). */
+  allowed: number;
+  /** The servers' CPU time (user + system, all processes) per admitted turn. */
+  cpuPerTurnUs: number;
+}
+
+export interface LimitsBench {
+  one: { limited: LoadRun; unlimited: LoadRun };
+  two: { limited: LoadRun; unlimited: LoadRun } | null;
+}
+
+interface Fleet {
+  servers: Array<{ child: ChildProcess; url: string }>;
+  keys: string[];
+  entities: string[];
+}
+
+const agent = new Agent({ connections: CLIENTS + 50 });
+
+async function send(url: string, key: string, body: unknown): Promise<{ status: number; body: any }> {
+  const res = await request(url, { method: 'POST', dispatcher: agent, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return { status: res.statusCode, body: await res.body.json() };
+}
+
+/** Keys (with the limit, or none), `replicas` servers on `db`, and one entity per client. */
+async function fleet(bin: string, work: string, db: string, replicas: number, limited: boolean): Promise<Fleet> {
+  const env = { ...process.env, MGPT_DB: db, MGPT_CONFIG_DIR: join(work, 'limits-cfg'), NO_COLOR: '1' };
+  const keys: string[] = [];
+  for (let k = 0; k < KEYS; k++) {
+    const args = [bin, 'keys', 'create', '--account', 'local', '--scopes', 'mgpt.responses:create', ...(limited ? ['--rpm', String(RPM)] : [])];
+    const made = spawnSync(process.execPath, args, { env, encoding: 'utf8' });
+    if (made.status !== 0) throw new Error(`keys create on ${db}: ${made.stderr}`);
+    keys.push(made.stdout.trim());
+  }
+  const servers: Fleet['servers'] = [];
+  for (let i = 0; i < replicas; i++) servers.push(await startChild(process.execPath, [bin, 'serve', '--port', '0', '--log-format', 'off'], env));
+  const entities = await Promise.all(Array.from({ length: CLIENTS }, async (_, i) => (await send(`${servers[i % replicas].url}/v1/entities`, keys[i % KEYS], { model: 'mgpt-1-27b' })).body.id as string));
+  return { servers, keys, entities };
+}
+
+/** Spends each key's minute of requests (a burst the bucket allows) with cheap ones, so the run measures the steady rate. */
+async function drain(f: Fleet): Promise<void> {
+  await Promise.all(
+    f.keys.map(async (key, k) => {
+      let refused = false;
+      const lane = async (j: number) => {
+        for (let i = 0; !refused; i++) {
+          const url = `${f.servers[(k + j + i) % f.servers.length].url}/v1/chat/completions`;
+          if ((await send(url, key, { model: 'not-served', messages: [] })).status === 429) refused = true;
+        }
+      };
+      await Promise.all(Array.from({ length: 10 }, (_, j) => lane(j)));
+    }),
+  );
+}
+
+/**
+ * Every client sends one buffered turn each `intervalMs` (from a random start), alternating the
+ * servers, for `seconds`; the servers' CPU is read over the run and its last answers.
+ */
+async function load(f: Fleet, intervalMs: number, seconds: number): Promise<Omit<LoadRun, 'allowed' | 'cpuPerTurnUs'> & { cpuUs: number }> {
+  const count = { offered: 0, admitted: 0, refused: 0, server5xx: 0, other: 0 };
+  const cpu = () => f.servers.reduce((s, x) => s + cpuUs(x.child), 0);
+  const cpu0 = cpu();
+  const t0 = performance.now();
+  const end = t0 + seconds * 1000;
+  const client = async (i: number) => {
+    let next = t0 + Math.random() * intervalMs;
+    for (let n = 0; next < end; n++, next += intervalMs) {
+      await new Promise((r) => setTimeout(r, Math.max(0, next - performance.now())));
+      const url = `${f.servers[(i + n) % f.servers.length].url}/v1/entities/${f.entities[i]}/messages`;
+      count.offered++;
+      const { status } = await send(url, f.keys[i % KEYS], { content: `turn ${n} of client ${i}`, stream: false });
+      if (status === 200) count.admitted++;
+      else if (status === 429) count.refused++;
+      else if (status >= 500) count.server5xx++;
+      else count.other++;
+    }
+  };
+  await Promise.all(Array.from({ length: CLIENTS }, (_, i) => client(i)));
+  return { ...count, seconds: (performance.now() - t0) / 1000, cpuUs: cpu() - cpu0 };
+}
+
+async function stop(f: Fleet): Promise<void> {
+  for (const s of f.servers) s.child.kill('SIGTERM');
+  await Promise.all(f.servers.map((s) => (s.child.exitCode === null ? new Promise((r) => s.child.once('exit', r)) : undefined)));
+}
+
+/**
+ * The limited run offers twice the limits (each key's 50 clients every 2.5 s: 20 a second against
+ * 10); the unlimited run offers what the limits admit (every 5 s), so both servers do the same
+ * turns and the difference is the limiter's: its admissions and the refusals.
+ */
+async function run(bin: string, work: string, db: (name: string) => string, replicas: number, limited: boolean, seconds: number): Promise<LoadRun> {
+  const f = await fleet(bin, work, db(limited ? 'limited' : 'unlimited'), replicas, limited);
+  try {
+    if (limited) await drain(f);
+    const perKey = RPM / 60;
+    const interval = ((CLIENTS / KEYS) / (perKey * (limited ? 2 : 1))) * 1000;
+    const r = await load(f, interval, seconds);
+    const allowed = limited ? KEYS * (perKey * r.seconds + 1) : r.offered;
+    const { cpuUs: used, ...rest } = r;
+    return { ...rest, allowed, cpuPerTurnUs: used / r.admitted };
+  } finally {
+    await stop(f);
+  }
+}
+
+export async function benchLimits(root: string, work: string, quick: boolean): Promise<LimitsBench> {
+  const bin = join(root, 'bin', 'mgpt');
+  const seconds = quick ? 8 : 20;
+  const sqlite = (name: string) => join(work, `limits-${name}.db`);
+  const one = { unlimited: await run(bin, work, sqlite, 1, false, seconds), limited: await run(bin, work, sqlite, 1, true, seconds) };
+  const cluster = await startPostgres('bench: rate limits on two PostgreSQL replicas');
+  if (!cluster) return { one, two: null };
+  try {
+    const pg = (name: string) => cluster.createDatabase(`limits_${name}`);
+    const two = { unlimited: await run(bin, work, pg, 2, false, seconds), limited: await run(bin, work, pg, 2, true, seconds) };
+    return { one, two };
+  } finally {
+    cluster.stop();
+  }
+}
