@@ -20,6 +20,8 @@ export interface LoadRun {
   server5xx: number;
   /** Answers neither 200, 429 nor 5xx (there should be none). */
   other: number;
+  /** The first 5xx or other answer, as the server said it. */
+  firstFailure?: string;
   /** What the limits allow in the run: a minute's rate over its length (no limit: every request). */
   allowed: number;
   /** The servers' CPU time (user + system, all processes) per admitted turn. */
@@ -81,7 +83,7 @@ async function drain(f: Fleet): Promise<void> {
  * servers, for `seconds`; the servers' CPU is read over the run and its last answers.
  */
 async function load(f: Fleet, intervalMs: number, seconds: number): Promise<Omit<LoadRun, 'allowed' | 'cpuPerTurnUs'> & { cpuUs: number }> {
-  const count = { offered: 0, admitted: 0, refused: 0, server5xx: 0, other: 0 };
+  const count: { offered: number; admitted: number; refused: number; server5xx: number; other: number; firstFailure?: string } = { offered: 0, admitted: 0, refused: 0, server5xx: 0, other: 0 };
   const cpu = () => f.servers.reduce((s, x) => s + cpuUs(x.child), 0);
   const cpu0 = cpu();
   const t0 = performance.now();
@@ -92,11 +94,12 @@ async function load(f: Fleet, intervalMs: number, seconds: number): Promise<Omit
       await new Promise((r) => setTimeout(r, Math.max(0, next - performance.now())));
       const url = `${f.servers[(i + n) % f.servers.length].url}/v1/entities/${f.entities[i]}/messages`;
       count.offered++;
-      const { status } = await send(url, f.keys[i % KEYS], { content: `turn ${n} of client ${i}`, stream: false });
+      const { status, body } = await send(url, f.keys[i % KEYS], { content: `turn ${n} of client ${i}`, stream: false });
       if (status === 200) count.admitted++;
       else if (status === 429) count.refused++;
       else if (status >= 500) count.server5xx++;
       else count.other++;
+      if (status !== 200 && status !== 429) count.firstFailure ??= `${status} ${JSON.stringify(body)}`;
     }
   };
   await Promise.all(Array.from({ length: CLIENTS }, (_, i) => client(i)));

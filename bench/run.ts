@@ -255,7 +255,8 @@ if (section('limits')) {
     const share = r.limited.refused / r.limited.offered;
     const expected = 1 - r.limited.allowed / r.limited.offered;
     const admitted = r.limited.admitted / r.limited.allowed;
-    const counts = (x: LoadRun) => `${x.offered} offered, ${x.admitted} admitted, ${x.refused} refused, ${x.server5xx} 5xx, ${x.other} other in ${x.seconds.toFixed(1)} s`;
+    const counts = (x: LoadRun) =>
+      `${x.offered} offered, ${x.admitted} admitted, ${x.refused} refused, ${x.server5xx} 5xx, ${x.other} other in ${x.seconds.toFixed(1)} s${x.firstFailure ? ` (first: ${x.firstFailure})` : ''}`;
     rows.push({ name: `limits ${what}: admitted / allowed`, value: admitted, unit: 'x', target: '0.95-1.05', met: admitted >= 0.95 && admitted <= 1.05, note: `429 share ${(share * 100).toFixed(1)}% (limits allow ${(expected * 100).toFixed(1)}%); ${counts(r.limited)}` });
     const errors = r.limited.server5xx + r.unlimited.server5xx;
     rows.push({ name: `limits ${what}: 5xx answers`, value: errors, unit: '', target: '0', met: errors === 0, note: `unlimited run: ${counts(r.unlimited)}` });

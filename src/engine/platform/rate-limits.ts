@@ -16,6 +16,14 @@ const PERIOD_MS = 60_000;
  * replica on one database shares each key's limits.
  */
 export class RateLimitService {
+  /**
+   * Each key's last refusal, until its wait ends. Meanwhile the key is refused again without a
+   * query: its state in the store only moves further out (other processes' admissions and spends
+   * add to it, nothing takes away), so the store would refuse it too. Kept per limits: a limit
+   * changed by the operator is asked of the store at once.
+   */
+  private readonly refused = new Map<string, Refused>();
+
   constructor(private readonly deps: EngineDeps) {}
 
   /**
@@ -25,13 +33,37 @@ export class RateLimitService {
   async admit(p: Principal): Promise<RateStatus | undefined> {
     const { rpm, tpm } = p.limits;
     if (rpm === null && tpm === null) return undefined;
+    const again = this.refusedAgain(p);
+    if (again) return this.refuse(again);
     const gate: RateGate = { requestMs: rpm ? PERIOD_MS / rpm : 0, tokens: tpm !== null, periodMs: PERIOD_MS };
     const state = await this.deps.store.rates.admit(p.keyId, gate);
     const status = statusOf(state, p.limits);
     if (state.admitted) return status;
     const refusal = refusalOf(state, gate, status, p.keyId);
-    this.deps.events.rateLimited(refusal.limit);
-    throw refusal;
+    this.remember(p, refusal);
+    return this.refuse(refusal);
+  }
+
+  private refuse(err: RateLimitedError): never {
+    this.deps.events.rateLimited(err.limit);
+    throw err;
+  }
+
+  private remember(p: Principal, err: RateLimitedError): void {
+    if (this.refused.size >= MAX_REMEMBERED) this.refused.clear();
+    this.refused.set(p.keyId, { limits: limitsKey(p.limits), at: performance.now(), err });
+  }
+
+  /** The key's remembered refusal as it stands now, while its wait lasts. */
+  private refusedAgain(p: Principal): RateLimitedError | undefined {
+    const r = this.refused.get(p.keyId);
+    if (!r) return undefined;
+    const elapsed = performance.now() - r.at;
+    if (r.limits !== limitsKey(p.limits) || elapsed >= r.err.retryAfterMs) {
+      this.refused.delete(p.keyId);
+      return undefined;
+    }
+    return later(r.err, elapsed);
   }
 
   /** Counts the tokens a turn of the principal's key billed against its tokens per minute. */
@@ -39,6 +71,25 @@ export class RateLimitService {
     if (p.limits.tpm === null || !(tokens > 0)) return;
     await this.deps.store.rates.spend(p.keyId, (tokens * PERIOD_MS) / p.limits.tpm);
   }
+}
+
+/** How many keys' refusals a process remembers at most. */
+const MAX_REMEMBERED = 10_000;
+
+interface Refused {
+  limits: string;
+  /** When it was refused (performance.now()). */
+  at: number;
+  err: RateLimitedError;
+}
+
+const limitsKey = (l: RateLimits) => `${l.rpm}/${l.tpm}`;
+
+/** A refusal `elapsed` ms on: the same limit, with its waits that much shorter. */
+function later(err: RateLimitedError, elapsed: number): RateLimitedError {
+  const shorter = (w: RateWindow | undefined) => w && { ...w, resetMs: Math.max(0, w.resetMs - elapsed) };
+  const rate: RateStatus = { ...(err.rate.requests ? { requests: shorter(err.rate.requests) } : {}), ...(err.rate.tokens ? { tokens: shorter(err.rate.tokens) } : {}) };
+  return refusal(err.limit, err.retryAfterMs - elapsed, rate, err.hint);
 }
 
 /**
@@ -76,10 +127,12 @@ function refusalOf(s: RateState, g: RateGate, status: RateStatus, keyId: string)
   const requestWait = g.requestMs ? Math.max(s.requestTat, s.now) + g.requestMs - PERIOD_MS - s.now : 0;
   const tokenWait = g.tokens ? s.tokenTat - PERIOD_MS - s.now + 1 : 0;
   const limit = requestWait >= tokenWait ? 'requests' : 'tokens';
-  const wait = Math.max(requestWait, tokenWait, 0);
+  const hint = `the server's operator sets the limit: mgpt keys update ${keyId} --${limit === 'requests' ? 'rpm' : 'tpm'} N`;
+  return refusal(limit, Math.max(requestWait, tokenWait, 0), status, hint);
+}
+
+function refusal(limit: 'requests' | 'tokens', wait: number, status: RateStatus, hint: string | undefined): RateLimitedError {
   const w = status[limit]!;
   const what = limit === 'requests' ? 'requests per minute (rpm)' : 'tokens per minute (tpm)';
-  return new RateLimitedError(`rate limit reached for ${what}: limit ${w.limit}, remaining ${w.remaining}; try again in ${durationText(wait)}`, limit, wait, status, {
-    hint: `wait ${durationText(wait)}; the server's operator sets the limit: mgpt keys update ${keyId} --${limit === 'requests' ? 'rpm' : 'tpm'} N`,
-  });
+  return new RateLimitedError(`rate limit reached for ${what}: limit ${w.limit}, remaining ${w.remaining}; try again in ${durationText(wait)}`, limit, wait, status, { hint });
 }
