@@ -28,10 +28,22 @@ export interface LoadRun {
   cpuPerTurnUs: number;
 }
 
-export interface LimitsBench {
-  one: { limited: LoadRun; unlimited: LoadRun };
-  two: { limited: LoadRun; unlimited: LoadRun } | null;
+/** The three runs of one configuration (see `run`). */
+export interface LimitRuns {
+  limited: LoadRun;
+  unlimited: LoadRun;
+  floor: LoadRun;
 }
+
+export interface LimitsBench {
+  one: LimitRuns;
+  two: LimitRuns | null;
+}
+
+type Mode = keyof LimitRuns;
+
+/** A key no server knows: answered 401 before any limit (the floor's half of the requests). */
+const UNKNOWN_KEY = `mgpt_live_0000000000000000.${'A'.repeat(43)}`;
 
 interface Fleet {
   servers: Array<{ child: ChildProcess; url: string }>;
@@ -82,7 +94,7 @@ async function drain(f: Fleet): Promise<void> {
  * Every client sends one buffered turn each `intervalMs` (from a random start), alternating the
  * servers, for `seconds`; the servers' CPU is read over the run and its last answers.
  */
-async function load(f: Fleet, intervalMs: number, seconds: number): Promise<Omit<LoadRun, 'allowed' | 'cpuPerTurnUs'> & { cpuUs: number }> {
+async function load(f: Fleet, intervalMs: number, seconds: number, halfRefusedByKey = false): Promise<Omit<LoadRun, 'allowed' | 'cpuPerTurnUs'> & { cpuUs: number }> {
   const count: { offered: number; admitted: number; refused: number; server5xx: number; other: number; firstFailure?: string } = { offered: 0, admitted: 0, refused: 0, server5xx: 0, other: 0 };
   const cpu = () => f.servers.reduce((s, x) => s + cpuUs(x.child), 0);
   const cpu0 = cpu();
@@ -94,9 +106,10 @@ async function load(f: Fleet, intervalMs: number, seconds: number): Promise<Omit
       await new Promise((r) => setTimeout(r, Math.max(0, next - performance.now())));
       const url = `${f.servers[(i + n) % f.servers.length].url}/v1/entities/${f.entities[i]}/messages`;
       count.offered++;
-      const { status, body } = await send(url, f.keys[i % KEYS], { content: `turn ${n} of client ${i}`, stream: false });
+      const key = halfRefusedByKey && (i + n) % 2 ? UNKNOWN_KEY : f.keys[i % KEYS];
+      const { status, body } = await send(url, key, { content: `turn ${n} of client ${i}`, stream: false });
       if (status === 200) count.admitted++;
-      else if (status === 429) count.refused++;
+      else if (status === 429 || (halfRefusedByKey && status === 401)) count.refused++;
       else if (status >= 500) count.server5xx++;
       else count.other++;
       if (status !== 200 && status !== 429) count.firstFailure ??= `${status} ${JSON.stringify(body)}`;
@@ -112,18 +125,21 @@ async function stop(f: Fleet): Promise<void> {
 }
 
 /**
- * The limited run offers twice the limits (each key's 50 clients every 2.5 s: 20 a second against
- * 10); the unlimited run offers what the limits admit (every 5 s), so both servers do the same
- * turns and the difference is the limiter's: its admissions and the refusals.
+ * `limited` offers twice the limits (each key's 50 clients every 2.5 s: 20 a second against 10);
+ * `unlimited` offers what the limits admit (every 5 s), so both servers do the same turns and the
+ * difference is the limiter's: its admissions and the refusals. `floor` is the limited run's
+ * traffic with the limiter removed: the same turns, and as many requests again refused by the
+ * cheapest answer a server has (an unknown key's 401, before any limit).
  */
-async function run(bin: string, work: string, db: (name: string) => string, replicas: number, limited: boolean, seconds: number): Promise<LoadRun> {
-  const f = await fleet(bin, work, db(limited ? 'limited' : 'unlimited'), replicas, limited);
+async function run(bin: string, work: string, db: (name: string) => string, replicas: number, mode: Mode, seconds: number): Promise<LoadRun> {
+  const limited = mode === 'limited';
+  const f = await fleet(bin, work, db(mode), replicas, limited);
   try {
     if (limited) await drain(f);
     const perKey = RPM / 60;
-    const interval = ((CLIENTS / KEYS) / (perKey * (limited ? 2 : 1))) * 1000;
-    const r = await load(f, interval, seconds);
-    const allowed = limited ? KEYS * (perKey * r.seconds + 1) : r.offered;
+    const interval = ((CLIENTS / KEYS) / (perKey * (mode === 'unlimited' ? 1 : 2))) * 1000;
+    const r = await load(f, interval, seconds, mode === 'floor');
+    const allowed = limited ? KEYS * (perKey * r.seconds + 1) : mode === 'floor' ? r.offered / 2 : r.offered;
     const { cpuUs: used, ...rest } = r;
     return { ...rest, allowed, cpuPerTurnUs: used / r.admitted };
   } finally {
@@ -134,13 +150,16 @@ async function run(bin: string, work: string, db: (name: string) => string, repl
 export async function benchLimits(root: string, work: string, quick: boolean): Promise<LimitsBench> {
   const bin = join(root, 'bin', 'mgpt');
   const seconds = quick ? 8 : 20;
-  const sqlite = (name: string) => join(work, `limits-${name}.db`);
-  const one = { unlimited: await run(bin, work, sqlite, 1, false, seconds), limited: await run(bin, work, sqlite, 1, true, seconds) };
+  const runs = async (db: (name: string) => string, replicas: number): Promise<LimitRuns> => ({
+    unlimited: await run(bin, work, db, replicas, 'unlimited', seconds),
+    limited: await run(bin, work, db, replicas, 'limited', seconds),
+    floor: await run(bin, work, db, replicas, 'floor', seconds),
+  });
+  const one = await runs((name) => join(work, `limits-${name}.db`), 1);
   const cluster = await startPostgres('bench: rate limits on two PostgreSQL replicas');
   if (!cluster) return { one, two: null };
   try {
-    const pg = (name: string) => cluster.createDatabase(`limits_${name}`);
-    const two = { unlimited: await run(bin, work, pg, 2, false, seconds), limited: await run(bin, work, pg, 2, true, seconds) };
+    const two = await runs((name) => cluster.createDatabase(`limits_${name}`), 2);
     return { one, two };
   } finally {
     cluster.stop();

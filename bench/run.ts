@@ -17,7 +17,7 @@ import { benchTokens } from './tokens.js';
 import { benchRotationCost } from './rotation-cache.js';
 import { benchServeLlama } from './serve-llama.js';
 import { benchIndexCost, benchSearch } from './search.js';
-import { type LoadRun, benchLimits } from './limits.js';
+import { type LimitRuns, type LoadRun, benchLimits } from './limits.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = join(root, 'bin', 'mgpt');
@@ -251,7 +251,7 @@ if (section('replicas')) {
 // 4c. Rate limits under load: 200 clients on 4 keys at twice their limits for 20 s, one process and two replicas.
 if (section('limits')) {
   const l = await benchLimits(root, work, quick);
-  const report = (what: string, r: { limited: LoadRun; unlimited: LoadRun }) => {
+  const report = (what: string, r: LimitRuns) => {
     const share = r.limited.refused / r.limited.offered;
     const expected = 1 - r.limited.allowed / r.limited.offered;
     const admitted = r.limited.admitted / r.limited.allowed;
@@ -262,6 +262,8 @@ if (section('limits')) {
     rows.push({ name: `limits ${what}: 5xx answers`, value: errors, unit: '', target: '0', met: errors === 0, note: `unlimited run: ${counts(r.unlimited)}` });
     const cpu = r.limited.cpuPerTurnUs / r.unlimited.cpuPerTurnUs;
     rows.push({ name: `limits ${what}: CPU per admitted turn / unlimited`, value: cpu, unit: 'x', target: '<= 1.1', met: cpu <= 1.1, note: `${r.limited.cpuPerTurnUs.toFixed(0)} µs vs ${r.unlimited.cpuPerTurnUs.toFixed(0)} µs` });
+    const floor = r.floor.cpuPerTurnUs / r.unlimited.cpuPerTurnUs;
+    rows.push({ name: `floor ${what}: excess refused 401, no limiter / unlimited`, value: floor, unit: 'x', note: `${r.floor.cpuPerTurnUs.toFixed(0)} µs; limited / floor ${(r.limited.cpuPerTurnUs / r.floor.cpuPerTurnUs).toFixed(2)}x; ${counts(r.floor)}` });
   };
   report('1 process (SQLite)', l.one);
   if (l.two) report('2 replicas (PostgreSQL)', l.two);
