@@ -13,7 +13,7 @@ export type Env = {
     requestId: string;
     callerRequestId: string | undefined;
     signal: AbortSignal;
-    /** What a route knows for the request log: the universe it served, and the tokens it billed. */
+    /** What a route knows for the request log: the universe it served, and its reply's usage. */
     universeId?: string;
     tokens?: { prompt: number; completion: number };
     /** What the key has left (`x-ratelimit-*`), for answers written to the socket directly. */

@@ -45,3 +45,17 @@ describe('rate limits in the engine', () => {
     engine.close();
   });
 });
+
+describe('a refusal read back a moment later', () => {
+  it('names a limit the key has, even when the wait ran out between the refusal and the read (a PostgreSQL race under load)', async () => {
+    const { RateLimitService } = await import('../../src/engine/platform/rate-limits.js');
+    const { NO_EVENTS } = await import('../../src/engine/events.js');
+    // The upsert refused at its now; the state read after it is from a later now, past the wait.
+    const store = { rates: { admit: async () => ({ admitted: false, now: 10_000, requestTat: 9_000, tokenTat: 0 }), spend: async () => undefined } };
+    const service = new RateLimitService({ store, events: NO_EVENTS } as never);
+    const principal = { keyId: 'key_1', accountId: 'a', userId: 'u', scopes: [], limits: { rpm: 600, tpm: null } };
+    await expect(service.admit(principal)).rejects.toMatchObject({ status: 429, limit: 'requests', retryAfterMs: 0, rate: { requests: { limit: 600 } } });
+    const tokensOnly = { ...principal, keyId: 'key_2', limits: { rpm: null, tpm: 1000 } };
+    await expect(service.admit(tokensOnly)).rejects.toMatchObject({ status: 429, limit: 'tokens', rate: { tokens: { limit: 1000 } } });
+  });
+});

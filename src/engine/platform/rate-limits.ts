@@ -122,10 +122,14 @@ function statusOf(s: RateState, limits: RateLimits): RateStatus {
   };
 }
 
-/** Why a request was refused, and when it would be admitted: the later of the two limits' waits. */
+/**
+ * Why a request was refused, and when it would be admitted: the later of its limits' waits. The
+ * state may be read a moment after the refusal (PostgreSQL: a second statement), when the wait
+ * has run out: the limit is then still one the key has.
+ */
 function refusalOf(s: RateState, g: RateGate, status: RateStatus, keyId: string): RateLimitedError {
-  const requestWait = g.requestMs ? Math.max(s.requestTat, s.now) + g.requestMs - PERIOD_MS - s.now : 0;
-  const tokenWait = g.tokens ? s.tokenTat - PERIOD_MS - s.now + 1 : 0;
+  const requestWait = g.requestMs ? Math.max(s.requestTat, s.now) + g.requestMs - PERIOD_MS - s.now : -Infinity;
+  const tokenWait = g.tokens ? s.tokenTat - PERIOD_MS - s.now + 1 : -Infinity;
   const limit = requestWait >= tokenWait ? 'requests' : 'tokens';
   const hint = `the server's operator sets the limit: mgpt keys update ${keyId} --${limit === 'requests' ? 'rpm' : 'tpm'} N`;
   return refusal(limit, Math.max(requestWait, tokenWait, 0), status, hint);
