@@ -42,8 +42,8 @@ export interface LimitsBench {
 
 type Mode = keyof LimitRuns;
 
-/** A key no server knows: answered 401 before any limit (the floor's half of the requests). */
-const UNKNOWN_KEY = `mgpt_live_0000000000000000.${'A'.repeat(43)}`;
+/** A path no route serves: answered 404 before any key check or query (the floor's half of the requests). */
+const NO_ROUTE = '/v1/no-such-route';
 
 interface Fleet {
   servers: Array<{ child: ChildProcess; url: string }>;
@@ -94,7 +94,7 @@ async function drain(f: Fleet): Promise<void> {
  * Every client sends one buffered turn each `intervalMs` (from a random start), alternating the
  * servers, for `seconds`; the servers' CPU is read over the run and its last answers.
  */
-async function load(f: Fleet, intervalMs: number, seconds: number, halfRefusedByKey = false): Promise<Omit<LoadRun, 'allowed' | 'cpuPerTurnUs'> & { cpuUs: number }> {
+async function load(f: Fleet, intervalMs: number, seconds: number, halfRefusedCheaply = false): Promise<Omit<LoadRun, 'allowed' | 'cpuPerTurnUs'> & { cpuUs: number }> {
   const count: { offered: number; admitted: number; refused: number; server5xx: number; other: number; firstFailure?: string } = { offered: 0, admitted: 0, refused: 0, server5xx: 0, other: 0 };
   const cpu = () => f.servers.reduce((s, x) => s + cpuUs(x.child), 0);
   const cpu0 = cpu();
@@ -104,12 +104,12 @@ async function load(f: Fleet, intervalMs: number, seconds: number, halfRefusedBy
     let next = t0 + Math.random() * intervalMs;
     for (let n = 0; next < end; n++, next += intervalMs) {
       await new Promise((r) => setTimeout(r, Math.max(0, next - performance.now())));
-      const url = `${f.servers[(i + n) % f.servers.length].url}/v1/entities/${f.entities[i]}/messages`;
+      const cheap = halfRefusedCheaply && (i + n) % 2 === 1;
+      const url = `${f.servers[(i + n) % f.servers.length].url}${cheap ? NO_ROUTE : `/v1/entities/${f.entities[i]}/messages`}`;
       count.offered++;
-      const key = halfRefusedByKey && (i + n) % 2 ? UNKNOWN_KEY : f.keys[i % KEYS];
-      const { status, body } = await send(url, key, { content: `turn ${n} of client ${i}`, stream: false });
+      const { status, body } = await send(url, f.keys[i % KEYS], { content: `turn ${n} of client ${i}`, stream: false });
       if (status === 200) count.admitted++;
-      else if (status === 429 || (halfRefusedByKey && status === 401)) count.refused++;
+      else if (status === 429 || (cheap && status === 404)) count.refused++;
       else if (status >= 500) count.server5xx++;
       else count.other++;
       if (status !== 200 && status !== 429) count.firstFailure ??= `${status} ${JSON.stringify(body)}`;
@@ -129,7 +129,7 @@ async function stop(f: Fleet): Promise<void> {
  * `unlimited` offers what the limits admit (every 5 s), so both servers do the same turns and the
  * difference is the limiter's: its admissions and the refusals. `floor` is the limited run's
  * traffic with the limiter removed: the same turns, and as many requests again refused by the
- * cheapest answer a server has (an unknown key's 401, before any limit).
+ * cheapest answer a server has (a path no route serves: a 404 before any key check or query).
  */
 async function run(bin: string, work: string, db: (name: string) => string, replicas: number, mode: Mode, seconds: number): Promise<LoadRun> {
   const limited = mode === 'limited';

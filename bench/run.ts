@@ -263,7 +263,7 @@ if (section('limits')) {
     const cpu = r.limited.cpuPerTurnUs / r.unlimited.cpuPerTurnUs;
     rows.push({ name: `limits ${what}: CPU per admitted turn / unlimited`, value: cpu, unit: 'x', target: '<= 1.1', met: cpu <= 1.1, note: `${r.limited.cpuPerTurnUs.toFixed(0)} µs vs ${r.unlimited.cpuPerTurnUs.toFixed(0)} µs` });
     const floor = r.floor.cpuPerTurnUs / r.unlimited.cpuPerTurnUs;
-    rows.push({ name: `floor ${what}: excess refused 401, no limiter / unlimited`, value: floor, unit: 'x', note: `${r.floor.cpuPerTurnUs.toFixed(0)} µs; limited / floor ${(r.limited.cpuPerTurnUs / r.floor.cpuPerTurnUs).toFixed(2)}x; ${counts(r.floor)}` });
+    rows.push({ name: `floor ${what}: excess answered 404, no limiter / unlimited`, value: floor, unit: 'x', note: `${r.floor.cpuPerTurnUs.toFixed(0)} µs; limited / floor ${(r.limited.cpuPerTurnUs / r.floor.cpuPerTurnUs).toFixed(2)}x; ${counts(r.floor)}` });
   };
   report('1 process (SQLite)', l.one);
   if (l.two) report('2 replicas (PostgreSQL)', l.two);
