@@ -50,6 +50,11 @@ export interface CliContext {
   signal: AbortSignal;
   /** A command that drains after a signal (serve) asks for this long before the process is ended. */
   extendGrace(ms: number): void;
+  /**
+   * Tells the person something while a command works (a wait for a server's rate limit): a line
+   * on stderr, unless a screen that owns the terminal (the chat REPL) shows it instead.
+   */
+  notice: (text: string) => void;
   settings(): Settings;
   /** How to open the embedded engine (local backend and `mgpt serve`). */
   engineOptions(): EngineSettings;
@@ -88,7 +93,7 @@ export function createContext(opts: ContextOptions): CliContext {
       if (s.backend === 'remote') {
         const { RemoteBackend } = await import('../backends/remote/remote-backend.js');
         // A request the server rate limits is retried after the wait it asks for; the person sees the wait.
-        const onRateLimitWait = (notice: string) => opts.io.stderr.write(`mgpt: ${notice}\n`);
+        const onRateLimitWait = (text: string) => ctx.notice(text);
         return { backend: new RemoteBackend({ baseUrl: s.baseUrl, entitiesUrl: s.entitiesUrl, apiKey: s.apiKey, dev: s.dev, userId: s.userId, onRateLimitWait }) };
       }
       // Loaded here, not at startup: the engine pulls in SQLite and the providers.
@@ -105,6 +110,7 @@ export function createContext(opts: ContextOptions): CliContext {
     exitCode: 0,
     signal: opts.signal,
     extendGrace: opts.extendGrace ?? (() => {}),
+    notice: (text) => opts.io.stderr.write(`mgpt: ${text}\n`),
     settings() {
       settings ??= resolveSettings(opts.env, ctx.flags);
       return settings;

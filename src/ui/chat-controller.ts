@@ -51,6 +51,11 @@ export class ChatController extends ChatStore {
   }
 
   /** Loads the status line and greets; an unknown target is an error item, not a crash. */
+  /** A notice from outside a turn's events (the remote backend waiting out a rate limit). */
+  notice(text: string): void {
+    this.push({ kind: 'notice', text });
+  }
+
   async start(): Promise<void> {
     await this.refresh();
     const what = this.target.kind === 'entity' ? 'entity' : 'universe';

@@ -8,6 +8,8 @@ export interface RunChatOptions extends ChatOptions {
   stdout?: NodeJS.WriteStream;
   /** Aborted on SIGTERM, SIGHUP or SIGINT from outside: the REPL cancels its turn and leaves. */
   signal?: AbortSignal;
+  /** Given how the REPL shows a notice, while it owns the terminal. */
+  showNotices?: (show: (text: string) => void) => void;
 }
 
 /**
@@ -16,6 +18,7 @@ export interface RunChatOptions extends ChatOptions {
  */
 export async function runChat(opts: RunChatOptions): Promise<string[]> {
   const controller = new ChatController(opts);
+  opts.showNotices?.((text) => controller.notice(text));
   let kept = opts.history ?? [];
   const app = render(<ChatApp controller={controller} history={opts.history} onExit={(h) => (kept = h)} />, {
     exitOnCtrlC: false,

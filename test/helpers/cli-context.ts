@@ -28,6 +28,9 @@ export function testContext(engine: Engine, tty: boolean, stdin: string[] = []):
     exitCode: 0,
     signal: new AbortController().signal,
     extendGrace: () => {},
+    notice: (text: string) => {
+      err += `mgpt: ${text}\n`;
+    },
     settings: () => ({}) as never,
     engineOptions: () => ({}) as never,
     backend: async () => backend,

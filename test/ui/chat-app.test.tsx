@@ -71,6 +71,17 @@ describe('mgpt chat (ink)', () => {
     c.app.unmount();
   });
 
+  it('shows a notice from outside the turn (a rate limit being waited out) as one of its lines, while the reply goes on', async () => {
+    const c = await chat();
+    fake.script({ text: ['after ', 'the wait'], chunkDelayMs: 100 });
+    await c.type('hi\r');
+    c.controller.notice('rate limited by the server: rate limit reached for requests per minute (rpm); retrying in 3 s');
+    await c.sees('retrying in 3 s');
+    await c.idle();
+    await c.sees('after the wait');
+    c.app.unmount();
+  });
+
   it('announces a rotation with the transcript range folded into the summary', async () => {
     const c = await chat();
     for (let i = 0; i < 6 && !c.frame().includes('window rotated'); i++) {

@@ -98,7 +98,11 @@ export async function runChat(ctx: CliContext, ref: string | undefined, o: ChatC
   };
   if (ui) {
     const file = join(dataDir(ctx.env), 'chat-history.jsonl');
-    const kept = await (await ui).runChat({ ...opts, history: readHistory(file), signal: ctx.signal });
+    const onStderr = ctx.notice;
+    // While the REPL owns the terminal, a notice (a rate limit's wait) is one of its lines, not a stray write.
+    const kept = await (await ui).runChat({ ...opts, history: readHistory(file), signal: ctx.signal, showNotices: (show) => (ctx.notice = show) }).finally(() => {
+      ctx.notice = onStderr;
+    });
     writeHistory(file, kept);
     if (ctx.signal.aborted) ctx.exitCode = 130;
     return;
