@@ -11,8 +11,8 @@ const PERIOD_MS = 60_000;
  * Rate limits per API key (an extension, after OpenAI's): requests and tokens per minute, each a
  * bucket that holds a minute's allowance and refills continuously (one request every 60/rpm
  * seconds). A request is admitted while its key has a request left and some of its token
- * allowance; the tokens a turn bills are counted when it ends, so a turn already under way is never
- * cut. The counting is the store's (one statement on the database's clock), so every process and
+ * allowance; the tokens a turn billed are counted once it is stored, before its reply's last bytes
+ * go out, so a turn already under way is never cut. The counting is the store's (one statement on the database's clock), so every process and
  * replica on one database shares each key's limits.
  */
 export class RateLimitService {
