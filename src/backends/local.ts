@@ -5,7 +5,6 @@ import type {
   CreatedEntity,
   DeletedEntity,
   Entity,
-  EntityCompletion,
   EntityList,
   EntityWindow,
   ExportFormat,

@@ -4,7 +4,7 @@ import type { RouteCalibration } from './generation/calibration.js';
 import type { EngineEvents } from './events.js';
 import type { ChatModel } from '../providers/spec.js';
 import type { PromptStore } from './universes/prompts.js';
-import type { BlockRow, Store, UniverseMessageRow } from '../store/types.js';
+import type { Store, UniverseMessageRow } from '../store/types.js';
 import type { VersionedCache } from './versioned-cache.js';
 import type { WindowState } from './entities/window/window-state.js';
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import o200kRanks from 'gpt-tokenizer/bpeRanks/o200k_base';
-import { countTokens, decode, encode } from 'gpt-tokenizer/encoding/o200k_base';
+import { countTokens, encode } from 'gpt-tokenizer/encoding/o200k_base';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { encodeO200kTable, o200kFromTable, type O200kEncoding, openO200kTable } from '../../src/core/tokens-table.js';
 

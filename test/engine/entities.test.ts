@@ -272,7 +272,6 @@ describe('delete', () => {
 describe('window cache', () => {
   it('never serves a stale window when another process writes the entity', async () => {
     const a = makeEngine(dir, { fake, windowBudget: 120 });
-    const { Engine } = await import('../../src/engine/engine.js');
     // A second engine on the same file: another connection, its own cache, as another process has.
     const b = openEngineSync({
       db: sqliteOf(a).db.name,

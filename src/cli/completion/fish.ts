@@ -1,4 +1,4 @@
-import { type CommandNode, type OptionNode, commandPaths, entityIndex, globalFlags, valueFlags } from './tree.js';
+import { type CommandNode, type OptionNode, commandPaths, globalFlags, valueFlags } from './tree.js';
 
 /** Single-quoted for fish, where a backslash is an escape inside quotes too. */
 const fq = (s: string) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;

@@ -1,4 +1,4 @@
-import { BadRequestError, ConflictError, NotFoundError } from '../../core/errors.js';
+import { BadRequestError, NotFoundError } from '../../core/errors.js';
 import { KNOWN_MODELS } from '../../core/models.js';
 import type { ChatMessage, ChatToolCall } from '../../providers/spec.js';
 
