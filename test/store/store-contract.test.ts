@@ -704,6 +704,9 @@ describe.each(factories)('store contract: $name', (factory) => {
       const k = await key();
       const results = await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 2 ? s : s2).rates.admit(k.id, RPM5)));
       expect(results.filter((r) => r.admitted)).toHaveLength(5);
+      // Admissions in the order they took the row see time go forward: each leaves one request fewer.
+      const left = results.filter((r) => r.admitted).map((r) => Math.floor((60_000 - (r.requestTat - r.now)) / 12_000 + 1e-6));
+      expect(left.sort()).toEqual([0, 1, 2, 3, 4]);
       const refused = results.find((r) => !r.admitted)!;
       // The refusing state is the full bucket: five requests' time ahead of now, on the database's clock.
       expect(refused.requestTat - refused.now).toBeGreaterThan(59_000);

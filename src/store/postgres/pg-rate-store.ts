@@ -1,8 +1,14 @@
 import type { Pool } from 'pg';
 import type { RateGate, RateState, RateStore } from '../types.js';
 
-/** The database's clock in epoch milliseconds (the statement's transaction start): every replica reads one clock. */
-const NOW_MS = `(extract(epoch FROM now()) * 1000)::double precision`;
+/**
+ * The database's clock in epoch milliseconds, so every replica reads one clock: the time as it is
+ * read (clock_timestamp), not the transaction's start (now()). An upsert that waited for another
+ * replica's lock on the row then reads a time after that replica's, so admissions in lock order
+ * see time go forward (with now(), a statement that started first but locked second counted from
+ * an earlier time, and two admissions said the same `remaining`).
+ */
+const NOW_MS = `(extract(epoch FROM clock_timestamp()) * 1000)::double precision`;
 
 /** A request's cost may land on the period's edge (7 requests of 60000/7 ms): within this, it fits. */
 const EDGE_MS = 0.001;
@@ -20,9 +26,9 @@ export class PgRateStore implements RateStore {
   async admit(keyId: string, g: RateGate): Promise<RateState & { admitted: boolean }> {
     const { rows } = await this.pool.query<RateState>(
       `INSERT INTO rate_state AS r (key_id, request_tat, token_tat) VALUES ($1, ${NOW_MS} + $2::double precision, ${NOW_MS})
-       ON CONFLICT (key_id) DO UPDATE SET request_tat = greatest(r.request_tat, excluded.token_tat) + $2::double precision
-       WHERE greatest(r.request_tat, excluded.token_tat) + $2::double precision - excluded.token_tat <= $3::double precision + ${EDGE_MS}
-         AND (NOT $4::boolean OR r.token_tat - excluded.token_tat < $3::double precision)
+       ON CONFLICT (key_id) DO UPDATE SET request_tat = greatest(r.request_tat, ${NOW_MS}) + $2::double precision
+       WHERE greatest(r.request_tat, ${NOW_MS}) + $2::double precision - ${NOW_MS} <= $3::double precision + ${EDGE_MS}
+         AND (NOT $4::boolean OR r.token_tat - ${NOW_MS} < $3::double precision)
        RETURNING ${STATE}`,
       [keyId, g.requestMs, g.periodMs, g.tokens],
     );
