@@ -2,6 +2,8 @@ import type { HttpBindings } from '@hono/node-server';
 import type { Context, MiddlewareHandler } from 'hono';
 import { BadRequestError, CancelledError, ForbiddenError, MgptError, PayloadTooLargeError } from '../core/errors.js';
 import { largeWork } from '../core/lane.js';
+import type { ChunkEvent } from '../core/completion-stream.js';
+import type { TurnEvent } from '../core/entity-types.js';
 import type { Engine } from '../engine/engine.js';
 import type { Principal, Scope } from '../engine/platform/keys.js';
 
@@ -44,12 +46,8 @@ export function authFor(engine: Engine): RouteDeps['auth'] {
   };
 }
 
-/** A reply's last event: its usage, and the tokens it billed. */
-interface DoneEvent {
-  type: 'done';
-  completion: { usage: { prompt_tokens: number; completion_tokens: number } };
-  billed?: number;
-}
+/** A reply's last event (an entity turn's, or a reply told the same way): its usage, and the tokens it billed. */
+type DoneEvent = Extract<TurnEvent | ChunkEvent, { type: 'done' }>;
 
 /**
  * Notes a reply's tokens for the request log, and counts what it billed against its key's tokens
@@ -62,9 +60,10 @@ export async function noteReply(c: Context<Env>, ev: DoneEvent): Promise<void> {
 }
 
 /** A reply's events as they go out, noting its last one (`noteReply`) before it goes. */
-export async function* notingReply<E extends { type: string }>(c: Context<Env>, events: AsyncIterable<E>): AsyncGenerator<E> {
+export async function* notingReply<E extends TurnEvent | ChunkEvent>(c: Context<Env>, events: AsyncIterable<E>): AsyncGenerator<E> {
   for await (const ev of events) {
-    if (ev.type === 'done') await noteReply(c, ev as unknown as DoneEvent);
+    const e: TurnEvent | ChunkEvent = ev;
+    if (e.type === 'done') await noteReply(c, e);
     yield ev;
   }
 }

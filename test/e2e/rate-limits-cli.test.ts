@@ -45,7 +45,7 @@ describe('mgpt keys and accounts: rate limits', () => {
       // Spend the minute's 20 requests (a model nobody serves is still a request that was admitted).
       for (let i = 0; i < 20; i++) expect((await call(server.url, key, 'POST', '/v1/chat/completions', { model: 'nope', messages: [] })).status).toBe(404);
       const r = await mgpt(['send', id, 'after the wait'], client);
-      expect(r.stderr).toMatch(/^mgpt: rate limited by the server: rate limit reached for requests per minute \(rpm\): limit 20, remaining 0; try again in [\d.]+s; retrying in 3 s$/m);
+      expect(r.stderr).toMatch(/^mgpt: rate limited by the server: rate limit reached for requests per minute \(rpm\): limit 20, remaining 0; try again in [\d.]+s; retrying in 3s$/m);
       expect(r.code).toBe(0);
       expect(r.stdout).toContain('after the wait');
     } finally {

@@ -75,8 +75,8 @@ describe('mgpt chat (ink)', () => {
     const c = await chat();
     fake.script({ text: ['after ', 'the wait'], chunkDelayMs: 100 });
     await c.type('hi\r');
-    c.controller.notice('rate limited by the server: rate limit reached for requests per minute (rpm); retrying in 3 s');
-    await c.sees('retrying in 3 s');
+    c.controller.notice('rate limited by the server: rate limit reached for requests per minute (rpm); retrying in 3s');
+    await c.sees('retrying in 3s');
     await c.idle();
     await c.sees('after the wait');
     c.app.unmount();

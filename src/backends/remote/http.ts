@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici';
 import { CancelledError, ProviderError } from '../../core/errors.js';
 import { type Attempt, parseRetryAfter, retrying, shouldRetry } from '../../core/retry.js';
+import { durationText } from '../../core/rate-limits.js';
 import { errorFromResponse } from './errors.js';
 
 export interface HttpOptions {
@@ -77,7 +78,7 @@ export class HttpClient {
         signal: o.signal,
         onGiveUp: (failure, why, retryAfter) => rateLimited(failure, why, parseRetryAfter(retryAfter)),
         onWait: (failure, ms) => {
-          if (failure instanceof ProviderError && failure.status === 429) this.opts.onRateLimitWait?.(`${failure.message}; retrying in ${waitText(ms)}`);
+          if (failure instanceof ProviderError && failure.status === 429) this.opts.onRateLimitWait?.(`${failure.message}; retrying in ${durationText(ms)}`);
         },
       },
       once,
@@ -93,14 +94,9 @@ export class HttpClient {
 /** A 429 that outlasted the retries (or asked for a wait too long to take) says so, with the wait the server asked for. */
 function rateLimited(failure: Error, why: 'not-retryable' | 'exhausted' | 'too-long', retryAfterMs: number | undefined): Error {
   if (!(failure instanceof ProviderError) || failure.status !== 429 || why === 'not-retryable') return failure;
-  const wait = retryAfterMs === undefined ? 'a little' : waitText(retryAfterMs);
+  const wait = retryAfterMs === undefined ? 'a little' : durationText(retryAfterMs);
   const hint = why === 'too-long' ? `the server asks to wait ${wait}, longer than mgpt waits; retry then` : `wait ${wait} and retry`;
   return new ProviderError(`${failure.message}${why === 'exhausted' ? ' (still, after retrying)' : ''}`, { status: 429, hint, cause: failure });
-}
-
-/** A wait for a person: `12 s`, `1.5 s`. */
-function waitText(ms: number): string {
-  return `${ms >= 10_000 ? Math.round(ms / 1000) : Math.round(ms / 100) / 10} s`;
 }
 
 function parseBody(text: string): unknown {

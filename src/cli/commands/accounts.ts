@@ -4,7 +4,7 @@ import { BadRequestError } from '../../core/errors.js';
 import type { CliContext } from '../context.js';
 import { examples } from '../help.js';
 import { printJson, printTable } from '../output.js';
-import { type LimitOptions, limitsOf, limitText } from './limits.js';
+import { type LimitOptions, limitFlags, limitsOf, limitText } from './limits.js';
 
 export function registerAccounts(program: Command, ctx: CliContext): void {
   const accounts = examples(program.command('accounts').description('accounts and prepaid balances (unmetered until the first top-up)'), [
@@ -28,13 +28,13 @@ export function registerAccounts(program: Command, ctx: CliContext): void {
     ['mgpt accounts topup local 5', 'mgpt accounts topup acme 0.25 --json'],
   ).action((ref: string, usd: string, o: { json?: boolean }) => runAccountsTopup(ctx, ref, usd, o));
   examples(
-    accounts
-      .command('update')
-      .description("set the default rate limits of the account's keys (a key's own limit wins)")
-      .argument('<account>', 'account id or name')
-      .option('--rpm <n>', 'requests per minute that call a model; none: no limit')
-      .option('--tpm <n>', 'billed tokens per minute; none: no limit')
-      .option('--json', 'JSON output'),
+    limitFlags(
+      accounts
+        .command('update')
+        .description("set the default rate limits of the account's keys (a key's own limit wins)")
+        .argument('<account>', 'account id or name'),
+      'no limit',
+    ).option('--json', 'JSON output'),
     ['mgpt accounts update acme --rpm 60 --tpm 100000', 'mgpt accounts update acme --tpm none'],
   ).action((ref: string, o: { json?: boolean } & LimitOptions) => runAccountsUpdate(ctx, ref, o));
 }

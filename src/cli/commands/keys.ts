@@ -3,7 +3,7 @@ import type { KeyInfo } from '../../core/backend.js';
 import type { CliContext } from '../context.js';
 import { examples } from '../help.js';
 import { printJson, printTable } from '../output.js';
-import { type LimitOptions, limitsOf, limitText } from './limits.js';
+import { type LimitOptions, limitFlags, limitsOf, limitText } from './limits.js';
 
 export function registerKeys(program: Command, ctx: CliContext): void {
   const keys = examples(program.command('keys').description('API keys for mgpt serve (only a hash of the secret is stored)'), [
@@ -12,24 +12,24 @@ export function registerKeys(program: Command, ctx: CliContext): void {
     'mgpt keys update key_0123456789abcdef --rpm 60 --tpm 100000',
   ]);
   examples(
-    keys
-      .command('create')
-      .description('create a key; the full key is printed once and cannot be shown again')
-      .requiredOption('--account <account>', 'account id or name')
-      .requiredOption('--scopes <scopes>', 'comma-separated: mgpt.responses:create, mgpt.images:create, mgpt.logs:read')
-      .option('--rpm <n>', "requests per minute that call a model (default: the account's)")
-      .option('--tpm <n>', "billed tokens per minute (default: the account's)")
-      .option('--json', 'JSON output: { id, key, scopes, account, rpm, tpm }'),
+    limitFlags(
+      keys
+        .command('create')
+        .description('create a key; the full key is printed once and cannot be shown again')
+        .requiredOption('--account <account>', 'account id or name')
+        .requiredOption('--scopes <scopes>', 'comma-separated: mgpt.responses:create, mgpt.images:create, mgpt.logs:read'),
+      "the account's default (also when not given)",
+    ).option('--json', 'JSON output: { id, key, scopes, account, rpm, tpm }'),
     ['mgpt keys create --account acme --scopes mgpt.responses:create,mgpt.logs:read --json', 'mgpt keys create --account acme --scopes mgpt.responses:create --rpm 20'],
   ).action((o: { account: string; scopes: string; json?: boolean } & LimitOptions) => runKeysCreate(ctx, o));
   examples(
-    keys
-      .command('update')
-      .description("set a key's rate limits; every server on the database applies them to its next request")
-      .argument('<id>', 'a key id or a unique prefix of 4+ characters')
-      .option('--rpm <n>', "requests per minute that call a model; none: the account's default")
-      .option('--tpm <n>', "billed tokens per minute; none: the account's default")
-      .option('--json', 'JSON output'),
+    limitFlags(
+      keys
+        .command('update')
+        .description("set a key's rate limits; every server on the database applies them to its next request")
+        .argument('<id>', 'a key id or a unique prefix of 4+ characters'),
+      "the account's default",
+    ).option('--json', 'JSON output'),
     ['mgpt keys update key_0123456789abcdef --rpm 60 --tpm 100000', 'mgpt keys update key_0123 --rpm none'],
   ).action((id: string, o: { json?: boolean } & LimitOptions) => runKeysUpdate(ctx, id, o));
   examples(keys.command('list').alias('ls').description('list keys (never their secrets)').option('--json', 'JSON output'), [

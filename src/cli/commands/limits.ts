@@ -1,3 +1,4 @@
+import type { Command } from 'commander';
 import type { RateLimits } from '../../core/rate-limits.js';
 import { BadRequestError } from '../../core/errors.js';
 
@@ -22,6 +23,13 @@ export function limitsOf(o: LimitOptions, update = false): Partial<RateLimits> {
   }
   if (update && !Object.keys(out).length) throw new BadRequestError('nothing to update', { hint: 'give --rpm N, --tpm N, or none to clear one' });
   return out;
+}
+
+/** `--rpm` and `--tpm` on a command; `none` clears one, and then `without` applies. */
+export function limitFlags(cmd: Command, without: string): Command {
+  return cmd
+    .option('--rpm <n>', `requests per minute that call a model; none: ${without}`)
+    .option('--tpm <n>', `billed tokens per minute; none: ${without}`);
 }
 
 /** A limit in a table: the number, or what applies without one. */
