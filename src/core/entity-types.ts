@@ -155,10 +155,11 @@ export interface CompletionChunk {
 
 /** What a send yields, in order: start, rotation?, delta*, done. */
 export type TurnEvent =
-  | { type: 'start'; id: string; model: string; created: number; entityId: string; replayed: boolean }
+  /** `stores: false`: the reply is known to call tools when it starts, so the turn will not be stored. */
+  | { type: 'start'; id: string; model: string; created: number; entityId: string; replayed: boolean; stores?: false }
   | { type: 'rotation'; covers: [number, number]; summaryTokens: number; windowTokens: number; summaryUsage?: Usage }
   | { type: 'delta'; text: string }
-  /** `billed`: the tokens the turn billed (its message and its reply); absent when it billed none (a replay, a tool round). */
+  /** `billed`: the tokens the turn billed (its message and its reply, tool calls too); absent when it billed none (a replay). */
   | { type: 'done'; completion: EntityCompletion; replayed: boolean; billed?: number };
 
 export interface CreateEntityInput {

@@ -38,10 +38,12 @@ export interface RecallState {
   rounds: number;
   /** Every call's query and the seqs it returned. */
   searches: Array<{ query: string; seqs: number[] }>;
+  /** Tokens of the rounds' calls: what the model wrote in them is billed as reply. */
+  callTokens: number;
 }
 
 export function emptyRecall(): RecallState {
-  return { messages: [], tokens: 0, rounds: 0, searches: [] };
+  return { messages: [], tokens: 0, rounds: 0, searches: [], callTokens: 0 };
 }
 
 /** The reply's calls, when every one of them is a recall and the turn may take another round. */
@@ -77,7 +79,9 @@ export async function runRecallRound(
   }
   state.messages.push(assistant, ...results);
   state.rounds++;
-  state.tokens += tok.count(JSON.stringify(assistant.tool_calls)) + results.reduce((n, m) => n + tok.count(m.content as string), 0);
+  const callTokens = tok.count(JSON.stringify(assistant.tool_calls));
+  state.callTokens += callTokens;
+  state.tokens += callTokens + results.reduce((n, m) => n + tok.count(m.content as string), 0);
 }
 
 /** The first seq the window still holds as a message: recall looks before it. */
@@ -115,15 +119,26 @@ function queryOf(args: string): string {
   }
 }
 
-/** The turn's log record when it used recall: what was searched and which messages came back (never their text). */
-export async function recallLog(deps: EngineDeps, entity: EntityRow, state: RecallState, out: { model: string; inputTokens: number; outputTokens: number; costUsd: number; totalMs: number }): Promise<LogRow | undefined> {
-  if (!state.rounds) return undefined;
+/**
+ * The turn's log record when it used recall or ended in tool calls (a reply that is returned, not
+ * stored): what was searched and which messages came back (never their text), and how many calls
+ * the reply made.
+ */
+export async function recallLog(
+  deps: EngineDeps,
+  entity: EntityRow,
+  state: RecallState,
+  out: { model: string; inputTokens: number; outputTokens: number; costUsd: number; totalMs: number; toolCalls?: number },
+): Promise<LogRow | undefined> {
+  const toolCalls = out.toolCalls ?? 0;
+  if (!state.rounds && !toolCalls) return undefined;
   const account = await deps.store.accounts.get(entity.accountId);
   const userId = account?.userId ?? entity.accountId;
+  const searched = state.rounds ? { rounds: state.rounds, recall: state.searches } : {};
   return logRow(deps, {
     kind: 'text', userId, gameId: null, universeId: null, requestId: null, model: entity.model, providerModel: out.model, status: 'ok', error: null,
     inputTokens: out.inputTokens, outputTokens: out.outputTokens, costUsd: out.costUsd, totalMs: out.totalMs, providerMs: out.totalMs,
-    request: { facade: 'recall', entityId: entity.id, rounds: state.rounds, recall: state.searches },
-    response: {},
+    request: { facade: toolCalls ? 'tool_calls' : 'recall', entityId: entity.id, ...searched },
+    response: toolCalls ? { toolCalls } : {},
   });
 }

@@ -230,18 +230,36 @@ async function withSystem(entity: EntityRow, system: string): Promise<EntityRow>
 
 /**
  * A reply that calls tools: returned to the caller and not stored. The client runs the tools and
- * sends the results; the request that gets the final reply stores the turn.
+ * sends the results; the request that gets the final reply stores the turn. The provider was
+ * called all the same, so the reply is billed and logged like a turn (the message and what the
+ * model wrote, its calls and any recall rounds), in one transaction, and counted by the caller.
  */
 async function* toolRound(turn: TurnState, prepared: PreparedWindow, reply: Reply): AsyncGenerator<TurnEvent> {
-  if (!turn.started) yield* announce(turn, prepared);
-  const tokens = (await loadTokenEstimator()).count(reply.text);
+  if (!turn.started) yield* announce(turn, prepared, false);
+  const tok = await loadTokenEstimator();
+  const replyTokens = tok.count(reply.text) + tok.count(JSON.stringify(replyMessage(reply).tool_calls ?? []));
   const completion: EntityCompletion = {
     id: turn.replyId, object: 'chat.completion', created: turn.created, model: turn.entity.model,
     choices: [{ index: 0, message: replyMessage(reply), finish_reason: 'tool_calls' }],
-    usage: usage(reply.usage?.inputTokens ?? prepared.estimate, reply.usage?.outputTokens ?? tokens, reply.usage?.cachedTokens),
+    usage: usage(reply.usage?.inputTokens ?? prepared.estimate, reply.usage?.outputTokens ?? replyTokens, reply.usage?.cachedTokens),
     entity_id: turn.entity.id,
   };
-  yield { type: 'done', completion, replayed: false };
+  const billed = await chargeToolRound(turn, completion, replyTokens, reply.toolCalls.length);
+  yield { type: 'done', completion, replayed: false, billed };
+}
+
+/** Bills and logs a tool round in one write: the message, and the reply's calls with the recall rounds before them. */
+async function chargeToolRound(turn: TurnState, completion: EntityCompletion, replyTokens: number, toolCalls: number): Promise<number> {
+  const { deps, entity } = turn;
+  const inputTokens = await turn.count.exact();
+  const outputTokens = replyTokens + turn.recall.callTokens;
+  const cost = costUsd(deps.prices[entity.model], inputTokens, outputTokens);
+  const u = completion.usage;
+  const out = { model: turn.model.modelId, inputTokens: u.prompt_tokens, outputTokens: u.completion_tokens, costUsd: cost, totalMs: deps.clock.now() - turn.t0, toolCalls };
+  const log = (await recallLog(deps, entity, turn.recall, out))!;
+  const charge = { accountId: entity.accountId, entityId: entity.id, model: entity.model, inputTokens, outputTokens, costUsd: cost, createdAt: deps.clock.iso() };
+  await deps.store.accounts.chargeWithLog(charge, log);
+  return inputTokens + outputTokens;
 }
 
 async function openTurn(deps: EngineDeps, current: Current, count: MessageCount, signal: AbortSignal, extras: TurnExtras = {}): Promise<TurnState> {
@@ -377,12 +395,15 @@ function generate(turn: TurnState, prepared: PreparedWindow): AsyncIterable<Stre
   return turn.model.stream({ messages, sampling, tools, toolChoice, maxTokens, purpose: 'reply', buffered, signal: turn.signal });
 }
 
-/** The turn's start, and its rotation if it had one: sent once, with the first output. */
-function* announce(turn: TurnState, prepared: PreparedWindow): Generator<TurnEvent> {
+/**
+ * The turn's start, and its rotation if it had one: sent once, with the first output. `stores`
+ * false: the reply is known to call tools, so nothing will be stored.
+ */
+function* announce(turn: TurnState, prepared: PreparedWindow, stores = true): Generator<TurnEvent> {
   turn.started = true;
   turn.firstTokenAt = turn.deps.clock.now();
   const { entity } = turn;
-  yield { type: 'start', id: turn.replyId, model: entity.model, created: turn.created, entityId: entity.id, replayed: false };
+  yield { type: 'start', id: turn.replyId, model: entity.model, created: turn.created, entityId: entity.id, replayed: false, ...(stores ? {} : { stores }) };
   if (prepared.plan && prepared.summary) {
     yield {
       type: 'rotation',
@@ -488,10 +509,10 @@ function turnWrite(turn: TurnState, prepared: PreparedWindow, s: SettledTurn, in
       windowBlocks: prepared.head.blocks.length + 2,
       updatedAt: clock.iso(),
     },
-    // Billed: the new message and the reply; never the window, history or rotation summaries.
+    // Billed: the new message and the reply (with the calls of its recall rounds); never the window, history or rotation summaries.
     charge: {
-      accountId: entity.accountId, entityId: entity.id, model: entity.model, inputTokens: messageTokens, outputTokens: replyTokens,
-      costUsd: costUsd(deps.prices[entity.model], messageTokens, replyTokens), createdAt: clock.iso(),
+      accountId: entity.accountId, entityId: entity.id, model: entity.model, inputTokens: messageTokens, outputTokens: replyTokens + turn.recall.callTokens,
+      costUsd: costUsd(deps.prices[entity.model], messageTokens, replyTokens + turn.recall.callTokens), createdAt: clock.iso(),
     },
     idempotency:
       input.key === undefined

@@ -12,7 +12,15 @@ import type { ClientMessage } from './chat-facade.js';
  *   reply) is answered again without storing the message twice;
  * - anything else (an edited message, another entity's chat) **contradicts** the transcript.
  */
-export type TurnKind = 'stored' | 'side' | 'regenerated' | 'branched' | 'stateless';
+export type TurnKind = 'stored' | 'side' | 'regenerated' | 'branched' | 'stateless' | 'tool_calls';
+
+/**
+ * What a turn became once its reply is known: a reply that calls tools is returned, not stored
+ * (nor its branch created), so a turn that would have been stored says `tool_calls`.
+ */
+export function turnOf(kind: TurnKind, finish: string | null | undefined): TurnKind {
+  return finish === 'tool_calls' && (kind === 'stored' || kind === 'branched') ? 'tool_calls' : kind;
+}
 
 /** The response header that says which of these a request became. */
 export const TURN_HEADER = 'Mgpt-Turn';

@@ -1,7 +1,7 @@
 import { BadRequestError, NotFoundError } from '../../core/errors.js';
-import type { Entity } from '../../core/entity-types.js';
+import type { Entity, TurnEvent } from '../../core/entity-types.js';
 import { sha256 } from '../../core/hash.js';
-import { primed } from '../../core/primed.js';
+import { prepend, primed } from '../../core/primed.js';
 import type { ChatMessage } from '../../providers/spec.js';
 import type { EngineDeps } from '../deps.js';
 import type { Engine } from '../engine.js';
@@ -10,8 +10,15 @@ import { completeStateless } from '../generation/complete.js';
 import { branchIdFor, planBranch } from './chat-branch.js';
 import { type ClientMessage, chatMessage, splitSystem, splitToolRounds } from './chat-facade.js';
 import type { ChatOptions } from './chat-options.js';
-import { KNOWN_SIDE_PATTERNS, type SeenMessage, type TurnKind, align, isSideRequest, normalize } from './chat-policy.js';
+import { KNOWN_SIDE_PATTERNS, type SeenMessage, type TurnKind, align, isSideRequest, normalize, turnOf } from './chat-policy.js';
 import type { ChatReply, ChatRequest } from './chat-service.js';
+
+/** A turn's reply, run to its first event: a reply known by then to call tools is not a stored turn. */
+async function turnReply(entityId: string, kind: TurnKind, events: AsyncGenerator<TurnEvent>): Promise<ChatReply> {
+  const first = await events.next();
+  const callsTools = !first.done && first.value.type === 'start' && first.value.stores === false;
+  return { entityId, turn: callsTools ? turnOf(kind, 'tool_calls') : kind, events: prepend(first, events) };
+}
 
 /** A request to an `entity:` model, read: the chat, the turn's tool round, and what the request adds. */
 interface Read {
@@ -63,8 +70,7 @@ export class EntityChat {
 
   /** A stored turn: the user message and the final reply join the transcript. */
   private async stored(entityId: string, r: Read, turn: TurnKind = 'stored'): Promise<ChatReply> {
-    const events = this.engine.entities.send(entityId, this.turnInput(r), this.req.accountId);
-    return { entityId, turn, events: await primed(events) };
+    return turnReply(entityId, turn, this.engine.entities.send(entityId, this.turnInput(r), this.req.accountId));
   }
 
   /**
@@ -125,7 +131,7 @@ export class EntityChat {
     const row = await entities.row(original.id, this.req.accountId);
     const shared = await this.sharedFromStart(original.id, history, original.transcript.messages);
     const create = await planBranch(this.deps, { original: row, history, sharedMessages: shared, id });
-    return { entityId: id, branchedFrom: original.id, turn: 'branched', events: await primed(entities.sendCreating(create, this.turnInput(r))) };
+    return { ...(await turnReply(id, 'branched', entities.sendCreating(create, this.turnInput(r)))), branchedFrom: original.id };
   }
 
   /** The request's messages again, as the branch reads them. */

@@ -1,7 +1,7 @@
 import { type Context, Hono } from 'hono';
 import { BadRequestError, MgptError, PaymentRequiredError, RateLimitedError, isAbortError } from '../../core/errors.js';
 import { BRANCH_HEADER, type ChatPolicyOptions, type ChatReply } from '../../engine/openai/chat-service.js';
-import { REQUEST_HEADER, TURN_HEADER } from '../../engine/openai/chat-policy.js';
+import { REQUEST_HEADER, TURN_HEADER, turnOf } from '../../engine/openai/chat-policy.js';
 import type { Engine } from '../../engine/engine.js';
 import { type Env, type RouteDeps, closeIfBodyUnread, noteReply, notingReply } from '../route-deps.js';
 import { sseReply } from '../sse.js';
@@ -47,6 +47,7 @@ export function openAICompatRoutes(engine: Engine, deps: RouteDeps, policy: Chat
         if (ev.type === 'start' && 'replayed' in ev && ev.replayed) headers['Idempotent-Replayed'] = 'true';
         if (ev.type !== 'done') continue;
         await noteReply(c, ev);
+        headers[TURN_HEADER] = turnOf(reply.turn, ev.completion.choices[0]?.finish_reason);
         return c.json(ev.completion, 200, headers);
       }
       throw new MgptError('the turn ended without a reply');
