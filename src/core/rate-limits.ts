@@ -37,3 +37,15 @@ export function durationText(ms: number): string {
   if (h) return `${h}h${m}m${s}s`;
   return m ? `${m}m${s}s` : `${s}s`;
 }
+
+/**
+ * One request's share of its key's tokens per minute. Before a model is called, what its reply may
+ * bill is reserved (the input plus the reply's bound), so concurrent requests see each other's
+ * reservations and together overspend by one reservation at most; the reservation is settled to
+ * what the request billed when it ends. A RateLimitedError (429) when none of the allowance is left.
+ */
+export interface TokenAllowance {
+  /** The key's tokens per minute: no reply is allowed more than this (OpenAI refuses a larger max_tokens). */
+  readonly limit: number;
+  reserve(tokens: number): Promise<void>;
+}

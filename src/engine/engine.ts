@@ -20,7 +20,7 @@ import { KeyService } from './platform/keys.js';
 import { RateLimitService } from './platform/rate-limits.js';
 import { LogService } from './platform/logs.js';
 import { ChatService } from './openai/chat-service.js';
-import { type ResponseDelta, respond, respondEvents } from './universes/respond.js';
+import { type RespondOptions, type ResponseDelta, respond, respondEvents } from './universes/respond.js';
 import { UniverseService } from './universes/universes.js';
 import { PromptStore } from './universes/prompts.js';
 import { VersionedCache } from './versioned-cache.js';
@@ -104,7 +104,7 @@ export class Engine {
   }
 
   /** POST /responses (seed 000). `input` comes from parseRespond (core/universe-input.ts); the engine checks it again. */
-  respond(input: RespondInput, opts: { userId?: string; signal?: AbortSignal; xRequestId?: string; onDelta?: (text: string) => void } = {}): Promise<GenerationResponse> {
+  respond(input: RespondInput, opts: RespondOptions & { xRequestId?: string; onDelta?: (text: string) => void } = {}): Promise<GenerationResponse> {
     const res = respond(this.deps, this.universes, input, opts);
     // Mirrored per call (seed 000 section 4.2), also on a replayed stored response.
     const x = opts.xRequestId;
@@ -112,7 +112,7 @@ export class Engine {
   }
 
   /** The same turn as events (the reply's text as it comes, then the response), for callers that stream it. */
-  respondEvents(input: RespondInput, opts: { userId?: string; signal?: AbortSignal } = {}): AsyncGenerator<ResponseDelta, GenerationResponse> {
+  respondEvents(input: RespondInput, opts: RespondOptions = {}): AsyncGenerator<ResponseDelta, GenerationResponse> {
     return respondEvents(this.deps, this.universes, input, opts);
   }
 

@@ -1,14 +1,16 @@
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import type { RateLimitedError } from '../core/errors.js';
 import { type RateStatus, durationText } from '../core/rate-limits.js';
 import type { Engine } from '../engine/engine.js';
+import type { KeyAllowance } from '../engine/platform/rate-limits.js';
 import type { Env } from './route-deps.js';
 
 /**
  * The rate limit of a request that calls a model (a turn, a completion, an image), after its key
  * was checked: admitted (and told what is left in OpenAI's `x-ratelimit-*` headers) or refused
- * with a 429 before its body is read, so nothing is stored or billed. The tokens a reply billed
- * are counted by the route before the reply ends (noteReply).
+ * with a 429 before its body is read, so nothing is stored or billed. A key with tokens per minute
+ * gives the request its allowance: the engine reserves from it before calling a model, and the
+ * route settles it to what the reply billed before the reply ends (noteReply).
  */
 export function rateLimitFor(engine: Engine): MiddlewareHandler<Env> {
   return async (c, next) => {
@@ -17,11 +19,29 @@ export function rateLimitFor(engine: Engine): MiddlewareHandler<Env> {
     if (!status) return next();
     const headers = rateHeaders(status);
     c.set('rateHeaders', headers);
-    // The turn is stored by then: a failure to count it must not fail the reply.
-    c.set('spendTokens', (billed) => engine.rateLimits.spend(principal, billed).catch(() => undefined));
-    await next();
-    for (const [name, value] of Object.entries(headers)) c.res.headers.set(name, value);
+    const allowance = engine.rateLimits.allowance(principal);
+    if (allowance) c.set('allowance', allowance);
+    try {
+      await next();
+    } finally {
+      if (allowance) returnUnsettled(c, allowance);
+    }
+    // A refusal after admission (the engine's token reservation) carries its own, newer state.
+    for (const [name, value] of Object.entries(headers)) if (!c.res.headers.has(name)) c.res.headers.set(name, value);
   };
+}
+
+/**
+ * A request that ends without a reply (a failure, a cancel) billed nothing: its reservation goes
+ * back once the answer is complete (a reply's own settlement, made first, is kept). Without a
+ * socket to watch (the app called in-process) the reservation stands, counted as spent.
+ */
+function returnUnsettled(c: Context<Env>, allowance: KeyAllowance): void {
+  const out = c.env?.outgoing;
+  if (!out) return;
+  const back = () => void allowance.settle(0).catch(() => undefined);
+  if (out.writableFinished || out.destroyed) back();
+  else out.once('close', back);
 }
 
 /** OpenAI's headers for what a key has left: a trio per limit it has. */

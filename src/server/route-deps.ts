@@ -6,6 +6,7 @@ import type { ChunkEvent } from '../core/completion-stream.js';
 import type { TurnEvent } from '../core/entity-types.js';
 import type { Engine } from '../engine/engine.js';
 import type { Principal, Scope } from '../engine/platform/keys.js';
+import type { KeyAllowance } from '../engine/platform/rate-limits.js';
 
 /** What every route module sees: node's request and response when served by node-server, and the app's variables. */
 export type Env = {
@@ -20,8 +21,8 @@ export type Env = {
     tokens?: { prompt: number; completion: number };
     /** What the key has left (`x-ratelimit-*`), for answers written to the socket directly. */
     rateHeaders?: Record<string, string>;
-    /** Counts the tokens a reply billed against its key's tokens per minute (set when the key has limits). */
-    spendTokens?: (billed: number) => Promise<void>;
+    /** The request's share of its key's tokens per minute (set when the key has that limit): reserved by the engine, settled by noteReply. */
+    allowance?: KeyAllowance;
   };
 };
 
@@ -56,7 +57,12 @@ type DoneEvent = Extract<TurnEvent | ChunkEvent, { type: 'done' }>;
  */
 export async function noteReply(c: Context<Env>, ev: DoneEvent): Promise<void> {
   c.set('tokens', { prompt: ev.completion.usage.prompt_tokens, completion: ev.completion.usage.completion_tokens });
-  if (ev.billed) await c.get('spendTokens')?.(ev.billed);
+  await settleTokens(c, ev.billed ?? 0);
+}
+
+/** Settles the request's token reservation to what its reply billed. The reply is stored by then: a failure to count it must not fail the reply. */
+export async function settleTokens(c: Context<Env>, billed: number): Promise<void> {
+  await c.get('allowance')?.settle(billed).catch(() => undefined);
 }
 
 /** A reply's events as they go out, noting its last one (`noteReply`) before it goes. */

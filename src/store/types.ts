@@ -180,7 +180,16 @@ export interface RateStore {
    * request and `admitted: true`; or, refused and unchanged, the state that refused it.
    */
   admit(keyId: string, gate: RateGate): Promise<RateState & { admitted: boolean }>;
-  /** Counts tokens a turn billed: `tokenMs` more of the token time (never refused: a turn already ran). */
+  /**
+   * Reserves what a model call may bill before it is made: `tokenMs` more of the token time when
+   * some of the allowance is left (the state after and `admitted: true`), else refused and unchanged.
+   * Concurrent calls each see the others' reservations, so together they overspend by one at most.
+   */
+  reserve(keyId: string, tokenMs: number, periodMs: number): Promise<RateState & { admitted: boolean }>;
+  /**
+   * Counts tokens a turn billed beyond its reservation (`tokenMs` more of the token time, never
+   * refused: the turn already ran), or returns what it did not use (negative: never back past now).
+   */
   spend(keyId: string, tokenMs: number): Promise<void>;
 }
 

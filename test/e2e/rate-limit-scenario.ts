@@ -1,6 +1,8 @@
 import parsePrometheus from 'parse-prometheus-text-format';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStore } from '../../src/store/open.js';
 import { type CliResult, cliEnv, mgpt, spawnMgpt } from '../helpers/cli.js';
+import { type FakeOpenAI, HALF_CHAR_TOKENS, startFakeOpenAI } from '../helpers/fake-openai.js';
 
 /**
  * Rate limits across two real `mgpt serve` processes on one database (a SQLite file, or a
@@ -147,5 +149,62 @@ export function rateLimitsAcrossTwoServers(what: string, env: () => Record<strin
       expect(facade.body.error).toMatchObject({ type: 'tokens', code: 'rate_limit_exceeded' });
       expect((await refusalsCounted(p.url, 'tokens')) + (await refusalsCounted(q.url, 'tokens'))).toBe(2);
     }, 60_000);
+  });
+}
+
+/**
+ * Issue 31, finding 3: a request was admitted while any of its key's token allowance was left, so
+ * concurrent turns all got in (10 long streams at --tpm 1000 billed 30x the limit). Each now
+ * reserves its message and its reply's bound before the model is called, in one conditional write
+ * on the shared database, so together they bill at most the limit plus one request's reservation.
+ */
+export function tokenReservationsAcrossTwoServers(what: string, env: () => Record<string, string> | null, db: () => string): void {
+  describe.skipIf(!env())(`token reservations across two mgpt serve processes on ${what}`, () => {
+    let fake: FakeOpenAI;
+    let servers: Served[] = [];
+    beforeAll(async () => {
+      fake = await startFakeOpenAI();
+      // A model that honours max_tokens (cut at that many words), as real servers do, with a context big enough for anything here.
+      fake.limit = { nCtx: 1_000_000, ...HALF_CHAR_TOKENS };
+      // Long streams: 3,000 one-token words, a chunk each, a millisecond apart.
+      fake.fallback = () => ({ text: 'word '.repeat(3000), chunkDelayMs: 1 });
+      const provider = { MGPT_PROVIDER: 'openai', MGPT_PROVIDER_URL: fake.url, MGPT_PROVIDER_MODEL: 'fake-model' };
+      servers = await Promise.all([serve({ ...env()!, ...provider }), serve({ ...env()!, ...provider })]);
+    });
+    afterAll(async () => {
+      for (const s of servers) expect((await s.stop()).code).toBe(0);
+      await fake?.close();
+    });
+
+    it('10 concurrent long streams at --tpm 1000 bill at most the limit plus one reservation; the rest get 429 and store nothing', async () => {
+      const key = await keyFor(env()!, 'tpm-burst', ['--tpm', '1000']);
+      const url = (i: number) => servers[i % 2].url;
+      const ids = await Promise.all(Array.from({ length: 10 }, async (_, i) => (await call(url(i), key, 'POST', '/v1/entities', { model: 'mgpt-1-27b' })).body.id as string));
+      const content = 'tell me the longest story you know';
+      const answers = await Promise.all(ids.map((id, i) => call(url(i), key, 'POST', `/v1/entities/${id}/messages`, { content })));
+      const ok = answers.filter((a) => a.status === 200);
+      expect(ok.length).toBeGreaterThanOrEqual(1);
+      for (const a of ok) expect(a.text.trimEnd().endsWith('data: [DONE]')).toBe(true);
+      for (const a of answers.filter((x) => x.status !== 200)) expectRefusal(a, 'tokens', 1000);
+      const store = await openStore(db());
+      try {
+        const account = (await store.accounts.byName('tpm-burst'))!;
+        const ledger = await store.accounts.ledger(account.id);
+        const billed = ledger.reduce((n, r) => n + r.inputTokens + r.outputTokens, 0);
+        const messageTokens = ledger[0].inputTokens;
+        expect(ledger).toHaveLength(ok.length);
+        // One reservation: the message and a reply of at most the limit.
+        expect(billed).toBeLessThanOrEqual(1000 + messageTokens + 1000);
+        expect(billed).toBeGreaterThan(1000);
+      } finally {
+        await store.close();
+      }
+      // No reply was longer than the key's tokens per minute: the model was asked for at most that.
+      expect(fake.prompts.every((p) => p.maxTokens !== undefined && p.maxTokens <= 1000)).toBe(true);
+      // The refused turns stored nothing.
+      const counts = await Promise.all(ids.map(async (id) => (await call(url(0), key, 'GET', `/v1/entities/${id}`)).body.transcript.messages as number));
+      expect(counts.filter((n) => n === 2)).toHaveLength(ok.length);
+      expect(counts.filter((n) => n === 0)).toHaveLength(10 - ok.length);
+    }, 90_000);
   });
 }

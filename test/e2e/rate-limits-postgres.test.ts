@@ -1,7 +1,7 @@
 import { afterAll } from 'vitest';
 import { startPostgres } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/temp.js';
-import { envFor, rateLimitsAcrossTwoServers } from './rate-limit-scenario.js';
+import { envFor, rateLimitsAcrossTwoServers, tokenReservationsAcrossTwoServers } from './rate-limit-scenario.js';
 
 // Two real `mgpt serve` replicas on one PostgreSQL database: one limit between them (issue 23).
 // Where PostgreSQL cannot start here, startPostgres() prints a banner saying these did not run;
@@ -10,3 +10,4 @@ const cluster = await startPostgres('rate limits across two mgpt serve replicas 
 afterAll(() => cluster?.stop());
 const dir = tempDir('mgpt-rate-pg-');
 rateLimitsAcrossTwoServers('one PostgreSQL database', () => (cluster ? envFor(dir, cluster.url) : null));
+tokenReservationsAcrossTwoServers('one PostgreSQL database', () => (cluster ? envFor(dir, cluster.url) : null), () => cluster!.url);

@@ -729,6 +729,31 @@ describe.each(factories)('store contract: $name', (factory) => {
       expect(refused.tokenTat - refused.now).toBeGreaterThan(60_000);
       await s.rates.spend('never-admitted', 1000); // no row: nothing to count
     });
+
+    it('reserves between two replicas while some of the minute is left, each seeing the others (issue 31), and a negative spend returns a reservation', async () => {
+      const k = await key();
+      expect((await s.rates.admit(k.id, { requestMs: 0, tokens: true, periodMs: 60_000 })).admitted).toBe(true);
+      // Ten concurrent reservations of a fifth of the minute each: five fill it, the sixth finds a sliver left, the rest are refused.
+      const results = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? s : s2).rates.reserve(k.id, 12_000, 60_000)));
+      const admitted = results.filter((r) => r.admitted);
+      expect(admitted.length).toBeGreaterThanOrEqual(5);
+      expect(admitted.length).toBeLessThanOrEqual(6);
+      const refused = results.find((r) => !r.admitted)!;
+      // Refused and unchanged: the state that refused it, at least a minute ahead.
+      expect(refused.tokenTat - refused.now).toBeGreaterThanOrEqual(60_000);
+      const last = Math.max(...admitted.map((r) => r.tokenTat));
+      expect(refused.tokenTat).toBe(last);
+      // Together the reservations overspend the minute by one at most.
+      expect(last - refused.now).toBeLessThan(60_000 + 12_000 + 1_000);
+      // A reservation returned (a negative spend) makes room again, never past now.
+      await s.rates.spend(k.id, -36_000);
+      const after = await s2.rates.reserve(k.id, 1, 60_000);
+      expect(after.admitted).toBe(true);
+      await s.rates.spend(k.id, -10_000_000);
+      const whole = await s.rates.reserve(k.id, 0, 60_000);
+      expect(whole.tokenTat).toBeGreaterThanOrEqual(whole.now - 5);
+      expect(whole.tokenTat).toBeLessThanOrEqual(whole.now + 5);
+    });
   });
 
   describe('logs', () => {

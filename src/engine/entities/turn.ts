@@ -20,6 +20,8 @@ import { providerErrorClass } from '../events.js';
 import { type Reply, absorb, emptyReply, replyMessage } from '../generation/reply.js';
 import { type HeldLease, type LeaseRequest, entitySubject, withLease } from '../lease.js';
 import { isMetered, requireFunds } from '../platform/billing.js';
+import { reserveReply } from '../platform/rate-limits.js';
+import type { TokenAllowance } from '../../core/rate-limits.js';
 import type { SummaryUsage } from './window/summarize.js';
 import { type RecallState, RECALL_ROUNDS_MAX, RECALL_TOOL, emptyRecall, recallCalls, recallLog, runRecallRound } from './recall.js';
 import { MessageCount, type PreparedWindow, type WindowTurn, promptMessages, rotate } from './window/turn-window.js';
@@ -56,6 +58,8 @@ export interface TurnExtras {
   buffered?: boolean;
   /** The turn came through the OpenAI facade (it is counted as such). */
   facade?: boolean;
+  /** The request's share of its key's tokens per minute: the turn reserves its message and its reply's bound before the model is called. */
+  allowance?: TokenAllowance;
 }
 
 /** Which entity a turn is for: the account's, or a 404. */
@@ -109,6 +113,7 @@ async function* leasedTurn(
     if (stored) return yield* replay(stored);
     await checkBudget(deps, now.entity, count);
     const turn = await openTurn(deps, now, count, signal, input.extras);
+    turn.extras.sampling = await reserveReply(turn.extras.allowance, count.bound, turn.extras.sampling);
     const { prepared, reply } = yield* rotateAndGenerate(turn);
     if (signal.aborted || (stopped(turn) && !turn.started)) throw cancelled(callerSignal(input));
     if (reply.toolCalls.length) return yield* toolRound(turn, prepared, reply);

@@ -10,6 +10,8 @@ import type { EngineDeps } from '../deps.js';
 import { absorb, emptyReply, replyMessage } from './reply.js';
 import { messageText } from './calibration.js';
 import { isMetered, requireFunds } from '../platform/billing.js';
+import { reserveReply } from '../platform/rate-limits.js';
+import type { TokenAllowance } from '../../core/rate-limits.js';
 import { type LogEntry, cachedOf, logRow, writeLog } from '../platform/logs.js';
 
 export interface StatelessInput {
@@ -33,6 +35,8 @@ export interface StatelessInput {
   signal?: AbortSignal;
   /** The caller watches the reply arrive; false: the provider may answer in one piece. */
   streamed?: boolean;
+  /** The request's share of its key's tokens per minute: the prompt and the reply's bound are reserved before the model is called. */
+  allowance?: TokenAllowance;
 }
 
 type Completion = Extract<ChunkEvent, { type: 'done' }>['completion'];
@@ -52,6 +56,7 @@ export async function* completeStateless(deps: EngineDeps, input: StatelessInput
   const tok = await loadTokenEstimator();
   const promptTokens = input.messages.reduce((n, m) => n + tok.count(messageText(m)), 0);
   await checkBalance(deps, input, promptTokens);
+  const sampling = await reserveReply(input.allowance, promptTokens, input.sampling);
   const model = await deps.chatModel(input.model);
   const id = `chatcmpl-${deps.newId()}`;
   const created = Math.floor(clock.now() / 1000);
@@ -60,7 +65,7 @@ export async function* completeStateless(deps: EngineDeps, input: StatelessInput
   let firstTokenAt: number | undefined;
   const out = emptyReply();
   try {
-    const request = { messages: input.messages, sampling: input.sampling, tools: input.tools, toolChoice: input.toolChoice, purpose: 'reply' as const, buffered: input.streamed === false, signal: input.signal };
+    const request = { messages: input.messages, sampling, tools: input.tools, toolChoice: input.toolChoice, purpose: 'reply' as const, buffered: input.streamed === false, signal: input.signal };
     for await (const part of model.stream(request)) {
       const text = absorb(out, part);
       if (!text) continue;

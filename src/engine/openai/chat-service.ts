@@ -1,3 +1,4 @@
+import type { TokenAllowance } from '../../core/rate-limits.js';
 import type { ChunkEvent } from '../../core/completion-stream.js';
 import { BadRequestError, MgptError } from '../../core/errors.js';
 import type { Entity } from '../../core/entity-types.js';
@@ -35,6 +36,8 @@ export interface ChatRequest {
   accountId: string;
   userId: string;
   signal?: AbortSignal;
+  /** The request's share of its key's tokens per minute (see TokenAllowance). */
+  allowance?: TokenAllowance;
 }
 
 export interface ChatPolicyOptions {
@@ -94,7 +97,7 @@ export class ChatService {
     if (target.kind === 'platform') {
       const events = completeStateless(this.deps, {
         model: target.id, messages: messages.map(chatMessage), ...options,
-        accountId: req.accountId, userId: req.userId, key: req.idempotencyKey, signal: req.signal,
+        accountId: req.accountId, userId: req.userId, key: req.idempotencyKey, signal: req.signal, allowance: req.allowance,
       });
       return { turn: 'stateless', events: await primed(events) };
     }
@@ -110,7 +113,7 @@ export class ChatService {
     const universe = await this.engine.universes.resolve(ref, req.userId);
     const head = { id: `chatcmpl-${this.deps.newId()}`, model: `universe:${universe}`, created: Math.floor(this.deps.clock.now() / 1000) };
     const body = { model: UNIVERSE_MODEL, universe, userInput: last.content, ...(req.idempotencyKey ? { requestId: req.idempotencyKey } : {}) };
-    const turn = this.engine.respondEvents(body, { userId: req.userId, signal: req.signal });
+    const turn = this.engine.respondEvents(body, { userId: req.userId, signal: req.signal, allowance: req.allowance });
     return { turn: 'stored', events: await primed(universeChunks(turn, head)) };
   }
 

@@ -78,9 +78,9 @@ export class EntityChat {
    * far as it went, as the client keeps it; a reply that does not stream is cancelled instead.
    */
   private turnInput(r: Read) {
-    const { idempotencyKey, signal } = this.req;
-    if (!this.options.streamed) return { content: r.content, idempotencyKey, signal, extras: { ...r.extras, buffered: true, facade: true } };
-    return { content: r.content, idempotencyKey, extras: { ...r.extras, stop: signal, facade: true } };
+    const { idempotencyKey, signal, allowance } = this.req;
+    if (!this.options.streamed) return { content: r.content, idempotencyKey, signal, extras: { ...r.extras, buffered: true, facade: true, allowance } };
+    return { content: r.content, idempotencyKey, extras: { ...r.extras, stop: signal, facade: true, allowance } };
   }
 
   /** A reply in the entity's voice that nothing remembers: logged and billed as a generation, not a turn. */
@@ -91,6 +91,7 @@ export class EntityChat {
       sampling: r.extras.sampling, tools: r.extras.tools, toolChoice: r.extras.toolChoice,
       mode: turn === 'side' || turn === 'regenerated' ? turn : 'stateless', entityId: entity.id,
       accountId: this.req.accountId, userId: this.req.userId, key: this.req.idempotencyKey, signal: this.req.signal, streamed: this.options.streamed,
+      allowance: this.req.allowance,
     });
     return { entityId: entity.id, turn, events: await primed(events) };
   }

@@ -1,5 +1,6 @@
 import { BadRequestError, RateLimitedError } from '../../core/errors.js';
-import { MAX_RATE_LIMIT, type RateLimits, type RateStatus, type RateWindow, durationText } from '../../core/rate-limits.js';
+import { MAX_RATE_LIMIT, type RateLimits, type RateStatus, type RateWindow, type TokenAllowance, durationText } from '../../core/rate-limits.js';
+import type { Sampling } from '../../providers/spec.js';
 import type { RateGate, RateState } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';
 import type { Principal } from './keys.js';
@@ -11,9 +12,10 @@ const PERIOD_MS = 60_000;
  * Rate limits per API key (an extension, after OpenAI's): requests and tokens per minute, each a
  * bucket that holds a minute's allowance and refills continuously (one request every 60/rpm
  * seconds). A request is admitted while its key has a request left and some of its token
- * allowance; the tokens a turn billed are counted once it is stored, before its reply's last bytes
- * go out, so a turn already under way is never cut. The counting is the store's (one statement on the database's clock), so every process and
- * replica on one database shares each key's limits.
+ * allowance; before it calls a model it reserves what the call may bill (KeyAllowance), and the
+ * reservation is settled to what it billed before its reply's last bytes go out, so a turn already
+ * under way is never cut. The counting is the store's (one statement on the database's clock), so
+ * every process and replica on one database shares each key's limits.
  */
 export class RateLimitService {
   /**
@@ -66,11 +68,59 @@ export class RateLimitService {
     return later(r.err, elapsed);
   }
 
-  /** Counts the tokens a turn of the principal's key billed against its tokens per minute. */
-  async spend(p: Principal, tokens: number): Promise<void> {
-    if (p.limits.tpm === null || !(tokens > 0)) return;
-    await this.deps.store.rates.spend(p.keyId, (tokens * PERIOD_MS) / p.limits.tpm);
+  /** The request's share of the principal's tokens per minute; undefined when its key has no such limit. */
+  allowance(p: Principal): KeyAllowance | undefined {
+    return p.limits.tpm === null ? undefined : new KeyAllowance(this.deps, p.keyId, p.limits.tpm, (err) => this.refuse(err));
   }
+}
+
+/**
+ * A TokenAllowance of one key: reserved by the engine before it calls a model, settled by the
+ * server once (to what the request billed, or to nothing when it failed) when the answer ends.
+ */
+export class KeyAllowance implements TokenAllowance {
+  private reserved = 0;
+  private settled = false;
+
+  constructor(
+    private readonly deps: EngineDeps,
+    private readonly keyId: string,
+    readonly limit: number,
+    private readonly refuse: (err: RateLimitedError) => never,
+  ) {}
+
+  async reserve(tokens: number): Promise<void> {
+    const state = await this.deps.store.rates.reserve(this.keyId, this.ms(tokens), PERIOD_MS);
+    if (!state.admitted) {
+      const gate: RateGate = { requestMs: 0, tokens: true, periodMs: PERIOD_MS };
+      this.refuse(refusalOf(state, gate, statusOf(state, { rpm: null, tpm: this.limit }), this.keyId));
+    }
+    this.reserved += tokens;
+  }
+
+  /** Counts what the request billed against the key, less what it reserved (which is returned when it billed less). */
+  async settle(billed: number): Promise<void> {
+    if (this.settled) return;
+    this.settled = true;
+    const extra = billed - this.reserved;
+    if (extra !== 0) await this.deps.store.rates.spend(this.keyId, this.ms(extra));
+  }
+
+  private ms(tokens: number): number {
+    return (tokens * PERIOD_MS) / this.limit;
+  }
+}
+
+/**
+ * A model call's sampling under `allowance` (none: as it is), after reserving the call's input and
+ * its reply's bound: a reply is not allowed more than the key's tokens per minute, so the call's
+ * max tokens are at most that (the route's own ceiling still applies below it).
+ */
+export async function reserveReply(allowance: TokenAllowance | undefined, inputTokens: number, sampling: Sampling | undefined): Promise<Sampling | undefined> {
+  if (!allowance) return sampling;
+  const maxTokens = Math.min(sampling?.maxTokens ?? allowance.limit, allowance.limit);
+  await allowance.reserve(inputTokens + maxTokens);
+  return { ...sampling, maxTokens };
 }
 
 /** How many keys' refusals a process remembers at most. */

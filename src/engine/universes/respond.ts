@@ -11,7 +11,7 @@ import {
   type ToolCallRef,
   toolResultContent,
 } from '../../core/universe-types.js';
-import type { ChatMessage, ChatModel, ProviderUsage } from '../../providers/spec.js';
+import type { ChatMessage, ChatModel, ProviderUsage, Sampling } from '../../providers/spec.js';
 import type { LogRow, RequestRow, UniverseMessageRow, UniverseRow } from '../../store/types.js';
 import type { FinishReason } from '../../core/entity-types.js';
 import { type Reply, absorb, emptyReply } from '../generation/reply.js';
@@ -20,6 +20,8 @@ import { providerErrorClass } from '../events.js';
 import { sha256 } from '../../core/hash.js';
 import { type HeldLease, type LeaseRequest, universeSubject, withLease } from '../lease.js';
 import { type LogEntry, cachedOf, logRow } from '../platform/logs.js';
+import { reserveReply } from '../platform/rate-limits.js';
+import type { TokenAllowance } from '../../core/rate-limits.js';
 import { parseRespond } from '../../core/universe-input.js';
 import { toRuntime, type UniverseService } from './universes.js';
 
@@ -45,7 +47,7 @@ export async function respond(
   deps: EngineDeps,
   universes: UniverseService,
   request: RespondInput,
-  opts: { userId?: string; signal?: AbortSignal; onDelta?: (text: string) => void } = {},
+  opts: RespondOptions & { onDelta?: (text: string) => void } = {},
 ): Promise<GenerationResponse> {
   const turn = respondEvents(deps, universes, request, opts);
   try {
@@ -57,6 +59,14 @@ export async function respond(
   } finally {
     await turn.return(undefined as never);
   }
+}
+
+/** Who asks for a turn, and what may end or bound it. */
+export interface RespondOptions {
+  userId?: string;
+  signal?: AbortSignal;
+  /** The request's share of its key's tokens per minute: the prompt and the reply's bound are reserved before the model is called. */
+  allowance?: TokenAllowance;
 }
 
 /** The reply's text as it is generated. */
@@ -73,7 +83,7 @@ export async function* respondEvents(
   deps: EngineDeps,
   universes: UniverseService,
   request: RespondInput,
-  opts: { userId?: string; signal?: AbortSignal } = {},
+  opts: RespondOptions = {},
 ): AsyncGenerator<ResponseDelta, GenerationResponse> {
   const userId = opts.userId ?? LOCAL_USER_ID;
   const t0 = deps.clock.now();
@@ -82,7 +92,7 @@ export async function* respondEvents(
   const stages = { auth: deps.clock.now() - t0, load: 0, truncate: 0, promptBuild: 0, provider: 0 };
   const first = await requestRecord(deps, userId, input);
   if (first?.status === 'done' && first.response) return replayed(JSON.parse(first.response) as GenerationResponse);
-  const ctx = { userId, signal: opts.signal, t0, stages, requestRow: first };
+  const ctx = { userId, signal: opts.signal, allowance: opts.allowance, t0, stages, requestRow: first };
   if (input.universe === undefined) return yield* respondHeld(deps, universes, input, ctx);
   // One writer per universe, like an entity: messages are numbered from what this turn read.
   const universeId = (await universes.owned(input.universe, userId)).id;
@@ -101,6 +111,7 @@ function requestRecord(deps: EngineDeps, userId: string, input: RespondInput): P
 interface HeldContext {
   userId: string;
   signal?: AbortSignal;
+  allowance?: TokenAllowance;
   t0: number;
   stages: GenerationResponse['diagnostics']['serverStages'];
   requestRow: RequestRow | undefined;
@@ -112,16 +123,30 @@ interface HeldContext {
 /** The turn, once the universe (if any) is leased: every check comes before anything is stored. */
 async function* respondHeld(deps: EngineDeps, universes: UniverseService, input: RespondInput, ctx: HeldContext): AsyncGenerator<ResponseDelta, GenerationResponse> {
   const turn = await openTurn(deps, universes, input, ctx);
+  const sampling = await reserveTurn(turn);
   const early = input.toolResults?.length ? await takeToolResults(turn, input.toolResults) : await takeUserInput(turn);
   if (early) return early;
   let tStage = deps.clock.now();
   const built = buildPrompt(input, turn.loaded, turn.messages);
   ctx.stages.promptBuild = deps.clock.now() - tStage;
   tStage = deps.clock.now();
-  const { model, reply } = yield* generate(turn, built);
+  const { model, reply } = yield* generate(turn, built, sampling);
   ctx.stages.provider = deps.clock.now() - tStage;
   const row = replyRow(turn, reply);
   return complete(turn, [row], turn.messages, row, { called: true, model, usage: reply.usage, prompt: built, toolCalls: toolCallsOut(reply), finishReason: reply.finish });
+}
+
+/**
+ * Reserves what the turn may bill under the key's tokens per minute (see TokenAllowance), before
+ * anything is stored, so a refusal (429) leaves no trace: the prompt as the window now builds it,
+ * with the new input, and the reply's bound.
+ */
+async function reserveTurn(turn: Turn): Promise<Sampling | undefined> {
+  const { input, ctx } = turn;
+  if (!ctx.allowance) return undefined;
+  const tok = await loadTokenEstimator();
+  const added = tok.count(input.userInput ?? '') + tok.count(input.toolResults ? JSON.stringify(input.toolResults) : '');
+  return reserveReply(ctx.allowance, (await promptTokens(buildPrompt(input, turn.loaded, turn.messages))) + added, undefined);
 }
 
 /** A universe turn in progress: what it read, what it has stored so far, and how it stores more. */
@@ -280,14 +305,14 @@ function newResults(turn: Turn, pending: ToolCallRef[], results: NonNullable<Res
 }
 
 /** Calls the provider; a failure is logged (and a requestId marked failed) in the turn's last write, then thrown. */
-async function* generate(turn: Turn, built: BuiltPrompt): AsyncGenerator<ResponseDelta, { model: ChatModel; reply: Reply }> {
+async function* generate(turn: Turn, built: BuiltPrompt, sampling: Sampling | undefined): AsyncGenerator<ResponseDelta, { model: ChatModel; reply: Reply }> {
   const { deps, input, ctx } = turn;
   let model: ChatModel | undefined;
   const tStage = deps.clock.now();
   try {
     model = await deps.chatModel(input.model, input.modelOverride);
     const reply = emptyReply();
-    for await (const part of model.stream({ messages: built.messages, tools: input.tools, toolChoice: input.toolChoice, responseFormat: built.responseFormat, signal: ctx.signal })) {
+    for await (const part of model.stream({ messages: built.messages, sampling, tools: input.tools, toolChoice: input.toolChoice, responseFormat: built.responseFormat, signal: ctx.signal })) {
       const text = absorb(reply, part);
       if (!text) continue;
       ctx.firstTokenAt ??= deps.clock.now();
@@ -404,6 +429,12 @@ function leaseLost(universeId: string): ConflictError {
   });
 }
 
+/** The prompt's tokens by the estimate (what a reply is billed for when the provider does not count). */
+async function promptTokens(prompt: BuiltPrompt): Promise<number> {
+  const tok = await loadTokenEstimator();
+  return prompt.messages.reduce((t, m) => t + tok.count(typeof m.content === 'string' ? m.content : ''), 0);
+}
+
 interface BuiltPrompt {
   messages: ChatMessage[];
   responseFormat?: Record<string, unknown>;
@@ -459,7 +490,7 @@ async function settle(turn: Turn, before: UniverseMessageRow[], reply: UniverseM
   const tok = await loadTokenEstimator();
   const text = reply.content ?? '';
   const toolCalls = o.toolCalls?.map((c) => ('callId' in c ? c : { callId: c.id, name: c.function.name, arguments: parseArguments(c.function.arguments) }));
-  const inputTokens = o.called ? (o.usage?.inputTokens ?? prompt.messages.reduce((t, m) => t + tok.count(typeof m.content === 'string' ? m.content : ''), 0)) : 0;
+  const inputTokens = o.called ? (o.usage?.inputTokens ?? (await promptTokens(prompt))) : 0;
   const outputTokens = o.called ? (o.usage?.outputTokens ?? tok.count(text) + tok.count(reply.toolCalls ?? '')) : 0;
   const finishReason = o.called ? (o.finishReason ?? 'stop') : null;
   const s: Settled = {

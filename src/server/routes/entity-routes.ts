@@ -50,7 +50,10 @@ export function entityRoutes(engine: Engine, { auth, limit, body }: RouteDeps): 
     const id = c.req.param('id');
     const turn = engine.entities.send(
       id,
-      { content: m.content as string, idempotencyKey: key, signal: c.get('signal'), sampling: samplingFieldsOf(b as Record<string, unknown>), buffered: m.stream === false },
+      {
+        content: m.content as string, idempotencyKey: key, signal: c.get('signal'), sampling: samplingFieldsOf(b as Record<string, unknown>), buffered: m.stream === false,
+        extras: { allowance: c.get('allowance') },
+      },
       c.get('principal').accountId,
     );
     if (m.stream === false) {

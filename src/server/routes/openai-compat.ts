@@ -40,6 +40,7 @@ export function openAICompatRoutes(engine: Engine, deps: RouteDeps, policy: Chat
       accountId: principal.accountId,
       userId: principal.userId,
       signal: c.get('signal'),
+      allowance: c.get('allowance'),
     });
     const headers = replyHeaders(reply);
     if (req.stream !== true) {

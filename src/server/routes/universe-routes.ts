@@ -3,7 +3,7 @@ import { BadRequestError, ForbiddenError } from '../../core/errors.js';
 import { parseCreateUniverse, parseImage, parseRespond } from '../../core/universe-input.js';
 import type { Engine } from '../../engine/engine.js';
 import { billedTokens } from '../../engine/universes/respond.js';
-import { type Env, type RouteDeps, queryInt } from '../route-deps.js';
+import { type Env, type RouteDeps, queryInt, settleTokens } from '../route-deps.js';
 
 const UNIVERSE_PREFIXES = ['/api/mgpt', '/backend-api/mgpt'];
 
@@ -22,9 +22,10 @@ export function universeRoutes(engine: Engine, { auth, limit, body }: RouteDeps)
         userId: c.get('principal').userId,
         signal: c.get('signal'),
         xRequestId: c.get('callerRequestId'),
+        allowance: c.get('allowance'),
       });
       c.set('tokens', { prompt: res.usageSettlement.inputTokens, completion: res.usageSettlement.outputTokens });
-      await c.get('spendTokens')?.(billedTokens(res));
+      await settleTokens(c, billedTokens(res));
       return c.json(res, 200);
     });
     app.post(`${prefix}/images`, auth('mgpt.images:create'), limit, async (c) => {

@@ -32,12 +32,29 @@ export class PgRateStore implements RateStore {
        RETURNING ${STATE}`,
       [keyId, g.requestMs, g.periodMs, g.tokens],
     );
-    if (rows[0]) return { ...rows[0], admitted: true };
-    const state = (await this.pool.query<RateState>(`SELECT ${STATE} FROM rate_state WHERE key_id = $1`, [keyId])).rows[0]!;
-    return { ...state, admitted: false };
+    return rows[0] ? { ...rows[0], admitted: true } : { ...(await this.state(keyId)), admitted: false };
+  }
+
+  async reserve(keyId: string, tokenMs: number, periodMs: number): Promise<RateState & { admitted: boolean }> {
+    const { rows } = await this.pool.query<RateState>(
+      `UPDATE rate_state SET token_tat = greatest(token_tat, ${NOW_MS}) + $2::double precision
+       WHERE key_id = $1 AND token_tat - ${NOW_MS} < $3::double precision
+       RETURNING ${STATE}`,
+      [keyId, tokenMs, periodMs],
+    );
+    return rows[0] ? { ...rows[0], admitted: true } : { ...(await this.state(keyId)), admitted: false };
   }
 
   async spend(keyId: string, tokenMs: number): Promise<void> {
-    await this.pool.query(`UPDATE rate_state SET token_tat = greatest(token_tat, ${NOW_MS}) + $2::double precision WHERE key_id = $1`, [keyId, tokenMs]);
+    await this.pool.query(
+      `UPDATE rate_state SET token_tat = CASE WHEN $2::double precision >= 0 THEN greatest(token_tat, ${NOW_MS}) + $2::double precision
+         ELSE greatest(token_tat + $2::double precision, ${NOW_MS}) END
+       WHERE key_id = $1`,
+      [keyId, tokenMs],
+    );
+  }
+
+  private async state(keyId: string): Promise<RateState> {
+    return (await this.pool.query<RateState>(`SELECT ${STATE} FROM rate_state WHERE key_id = $1`, [keyId])).rows[0]!;
   }
 }

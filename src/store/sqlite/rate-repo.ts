@@ -28,12 +28,29 @@ export class RateRepo {
          RETURNING ${NOW_MS} AS now, request_tat AS requestTat, token_tat AS tokenTat`,
       )
       .get({ keyId, requestMs: g.requestMs, periodMs: g.periodMs, tokens: g.tokens ? 1 : 0 }) as RateState | undefined;
-    if (row) return { ...row, admitted: true };
-    const state = this.s.get(`SELECT ${NOW_MS} AS now, request_tat AS requestTat, token_tat AS tokenTat FROM rate_state WHERE key_id = ?`).get(keyId) as RateState;
-    return { ...state, admitted: false };
+    return row ? { ...row, admitted: true } : { ...this.state(keyId), admitted: false };
   }
 
+  /** Reserves `tokenMs` of the token time when some of the allowance is left; the state after, or refused and unchanged. */
+  reserve(keyId: string, tokenMs: number, periodMs: number): RateState & { admitted: boolean } {
+    const row = this.s
+      .get(
+        `UPDATE rate_state SET token_tat = max(token_tat, ${NOW_MS}) + @tokenMs
+         WHERE key_id = @keyId AND token_tat - ${NOW_MS} < @periodMs
+         RETURNING ${NOW_MS} AS now, request_tat AS requestTat, token_tat AS tokenTat`,
+      )
+      .get({ keyId, tokenMs, periodMs }) as RateState | undefined;
+    return row ? { ...row, admitted: true } : { ...this.state(keyId), admitted: false };
+  }
+
+  /** Moves the token time by `tokenMs`: forward for tokens spent, back (never before now) for a reservation returned. */
   spend(keyId: string, tokenMs: number): void {
-    this.s.get(`UPDATE rate_state SET token_tat = max(token_tat, ${NOW_MS}) + ? WHERE key_id = ?`).run(tokenMs, keyId);
+    this.s
+      .get(`UPDATE rate_state SET token_tat = CASE WHEN @tokenMs >= 0 THEN max(token_tat, ${NOW_MS}) + @tokenMs ELSE max(token_tat + @tokenMs, ${NOW_MS}) END WHERE key_id = @keyId`)
+      .run({ tokenMs, keyId });
+  }
+
+  private state(keyId: string): RateState {
+    return this.s.get(`SELECT ${NOW_MS} AS now, request_tat AS requestTat, token_tat AS tokenTat FROM rate_state WHERE key_id = ?`).get(keyId) as RateState;
   }
 }

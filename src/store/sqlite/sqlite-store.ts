@@ -63,6 +63,7 @@ export class SqliteStore implements Store {
     };
     this.rates = {
       admit: async (keyId, gate) => repos.rates.admit(keyId, gate),
+      reserve: async (keyId, tokenMs, periodMs) => repos.rates.reserve(keyId, tokenMs, periodMs),
       spend: async (keyId, tokenMs) => repos.rates.spend(keyId, tokenMs),
     };
     this.calibration = {
