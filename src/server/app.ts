@@ -59,6 +59,7 @@ export function createApp(engine: Engine, opts: AppOptions = {}): Hono<Env> {
         onRequest?.(r);
       },
       stream: metrics && ((d) => metrics.stream(d)),
+      failed: opts.onUnexpectedError,
     }));
   }
   if (metrics) app.get('/metrics', async (c) => c.body(await metrics.registry.metrics(), 200, { 'Content-Type': metrics.registry.contentType }));

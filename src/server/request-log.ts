@@ -1,4 +1,4 @@
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import type { Env } from './route-deps.js';
 
 /** One request as `mgpt serve --log-format` writes it: never a key's secret, never a message. */
@@ -27,6 +27,8 @@ const UNIVERSE_PATH = /\/universes\/([^/]+)/;
 export interface RequestListener {
   request(r: RequestRecord, matched: boolean): void;
   stream?(delta: 1 | -1): void;
+  /** Told when building or telling a record threw: the answer has gone, so nothing else can hear of it. */
+  failed?(err: unknown): void;
 }
 
 /**
@@ -39,28 +41,54 @@ export function requestLog(on: RequestListener): MiddlewareHandler<Env> {
     const time = new Date().toISOString();
     await next();
     const out = c.env?.outgoing;
-    const record = (gone: boolean): RequestRecord => {
-      const principal = c.get('principal');
-      const tokens = c.get('tokens');
-      const entityId = ENTITY_PATH.exec(c.req.path)?.[1] ?? c.res.headers.get('x-entity-id') ?? undefined;
-      const universeId = c.get('universeId') ?? UNIVERSE_PATH.exec(c.req.path)?.[1];
-      return {
-        time, requestId: c.get('requestId'), method: c.req.method, route: routeOf(c.req) ?? c.req.path, status: gone ? 499 : c.res.status,
-        durationMs: Math.round((performance.now() - t0) * 100) / 100,
-        ...(principal ? { keyId: principal.keyId, accountId: principal.accountId } : {}),
-        ...(entityId ? { entityId: decodeURIComponent(entityId) } : {}),
-        ...(universeId ? { universeId } : {}),
-        ...(tokens ? { promptTokens: tokens.prompt, completionTokens: tokens.completion } : {}),
-      };
-    };
     const matched = routeOf(c.req) !== undefined;
-    if (!out || out.writableFinished) return on.request(record(false), matched);
+    const tell = (gone: boolean) => on.request(recordOf(c, time, t0, gone), matched);
+    if (!out || out.writableFinished) return guarded(on, () => tell(false));
     on.stream?.(1);
-    out.once('close', () => {
+    // A throw in a socket's event listener is uncaught and ends the process: nothing may escape here.
+    out.once('close', () => guarded(on, () => {
       on.stream?.(-1);
-      on.request(record(!out.writableFinished), matched);
-    });
+      tell(!out.writableFinished);
+    }));
   };
+}
+
+/** The record of the request `c`: derived from the request as received, so nothing in it may be trusted to be well formed. */
+function recordOf(c: Context<Env>, time: string, t0: number, gone: boolean): RequestRecord {
+  const principal = c.get('principal');
+  const tokens = c.get('tokens');
+  const entityId = ENTITY_PATH.exec(c.req.path)?.[1] ?? c.res.headers.get('x-entity-id') ?? undefined;
+  const universeId = c.get('universeId') ?? UNIVERSE_PATH.exec(c.req.path)?.[1];
+  return {
+    time, requestId: c.get('requestId'), method: c.req.method, route: routeOf(c.req) ?? c.req.path, status: gone ? 499 : c.res.status,
+    durationMs: Math.round((performance.now() - t0) * 100) / 100,
+    ...(principal ? { keyId: principal.keyId, accountId: principal.accountId } : {}),
+    ...(entityId ? { entityId: decodeSegment(entityId) } : {}),
+    ...(universeId ? { universeId } : {}),
+    ...(tokens ? { promptTokens: tokens.prompt, completionTokens: tokens.completion } : {}),
+  };
+}
+
+/** A path segment decoded; as it came when it is not valid percent-encoded UTF-8 (`%E0%A4%A`), which decodeURIComponent throws on. */
+function decodeSegment(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
+}
+
+/** Runs `step`; what it throws goes to `on.failed` and no further. */
+function guarded(on: RequestListener, step: () => void): void {
+  try {
+    step();
+  } catch (err) {
+    try {
+      on.failed?.(err);
+    } catch {
+      // Whoever hears of failures failed too: losing one log line beats losing the process.
+    }
+  }
 }
 
 /** The registered path of the route that answered (not the catch-all middleware's `*`); undefined when none did. */

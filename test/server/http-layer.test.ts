@@ -251,3 +251,23 @@ describe('connection limits', () => {
     }
   });
 });
+
+describe('the request log', () => {
+  it('a listener that throws after the answer is an unexpected error told once, not an uncaught exception', async () => {
+    const told: unknown[] = [];
+    const noisy = await listen(engine, '127.0.0.1', 0, {
+      metricsEndpoint: true,
+      onRequest: () => {
+        throw new Error('log sink failed');
+      },
+      onUnexpectedError: (err) => told.push(err),
+    });
+    try {
+      expect((await fetch(`${noisy.url}/v1/entities/%E0%A4%A`)).status).toBe(401);
+      expect((await fetch(`${noisy.url}/healthz`)).status).toBe(200);
+      await expect.poll(() => told.map((e) => (e as Error).message)).toEqual(['log sink failed', 'log sink failed']);
+    } finally {
+      await noisy.close();
+    }
+  });
+});
