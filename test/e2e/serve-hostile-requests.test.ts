@@ -5,6 +5,7 @@ import { tempDir } from '../helpers/temp.js';
 
 // Single requests that once took `mgpt serve` down or wrote to its operator's terminal (issue 31).
 const dir = tempDir();
+const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]/;
 
 async function serve(name: string, logFormat: string) {
   const env = cliEnv(dir, { MGPT_DB: `${dir}/${name}.db` });
@@ -38,5 +39,26 @@ describe('a malformed percent-encoding in a path', () => {
     const r = await server.result;
     expect(r.stderr).not.toContain('URIError');
     expect(r.code).toBe(0);
+  });
+});
+
+describe('--log-format text', () => {
+  it('escapes request-derived fields: a path cannot forge a line, send escapes to the terminal or forge a field', async () => {
+    const { server, url } = await serve('text-log', 'text');
+    await rawRequest(url, get('/%0Aforged'));
+    await rawRequest(url, get('/%1B%5D0;x%07'));
+    await rawRequest(url, get('/v1/entities/a%0D%0Aforged%E2%80%A8line%C2%9Bz'));
+    await rawRequest(url, get('/v1/entities/a%20req%20forged'));
+    await rawRequest(url, get('/healthz', 'X-Request-Id: "quoted\\\r\n'));
+    server.kill('SIGTERM');
+    const { stderr } = await server.result;
+    const lines = stderr.split('\n');
+    expect(lines.filter((l) => CONTROL.test(l))).toEqual([]);
+    expect(lines.filter((l) => l.startsWith('forged'))).toEqual([]);
+    expect(stderr).toMatch(/ GET \/\\nforged 404 [\d.]+ ms req \S+$/m);
+    expect(stderr).toMatch(/ GET \/\\x1b\]0;x\\x07 404 /);
+    expect(stderr).toMatch(/ GET \/v1\/entities\/:id 401 [\d.]+ ms entity a\\r\\nforged\\u2028line\\x9bz req /);
+    expect(stderr).toMatch(/ GET \/v1\/entities\/:id 401 [\d.]+ ms entity "a req forged" req [0-9a-f-]+$/m);
+    expect(stderr).toMatch(/ GET \/healthz 200 [\d.]+ ms req "\\"quoted\\\\"$/m);
   });
 });

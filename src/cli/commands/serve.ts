@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { RequestRecord } from '../../server/request-log.js';
 import { BadRequestError, MgptError } from '../../core/errors.js';
+import { logField } from '../../core/terminal-text.js';
 import type { CliContext } from '../context.js';
 import { examples } from '../help.js';
 import { durationOption, intOption } from '../input.js';
@@ -122,14 +123,17 @@ function requestLogWriter(ctx: CliContext, format: string | undefined): ((r: Req
   throw new BadRequestError(`--log-format must be text, json or off, got ${JSON.stringify(format)}`);
 }
 
-/** `2026-11-25T16:30:00.000Z POST /v1/entities/:id/messages 200 12.3 ms key 1b2c… entity 0a1b… 812+48 tok req 4f…` */
+/**
+ * `2026-11-25T16:30:00.000Z POST /v1/entities/:id/messages 200 12.3 ms key 1b2c… entity 0a1b… 812+48 tok req 4f…`;
+ * what came from the request is escaped (logField): a path is the client's to choose, the terminal is not.
+ */
 function textRecord(r: RequestRecord): string {
-  const parts = [r.time, r.method, r.route, String(r.status), `${r.durationMs} ms`];
-  if (r.keyId) parts.push(`key ${r.keyId}`);
-  if (r.accountId) parts.push(`account ${r.accountId}`);
-  if (r.entityId) parts.push(`entity ${r.entityId}`);
-  if (r.universeId) parts.push(`universe ${r.universeId}`);
+  const parts = [r.time, logField(r.method), logField(r.route), String(r.status), `${r.durationMs} ms`];
+  if (r.keyId) parts.push(`key ${logField(r.keyId)}`);
+  if (r.accountId) parts.push(`account ${logField(r.accountId)}`);
+  if (r.entityId) parts.push(`entity ${logField(r.entityId)}`);
+  if (r.universeId) parts.push(`universe ${logField(r.universeId)}`);
   if (r.promptTokens !== undefined) parts.push(`${r.promptTokens}+${r.completionTokens} tok`);
-  parts.push(`req ${r.requestId}`);
+  parts.push(`req ${logField(r.requestId)}`);
   return parts.join(' ');
 }
