@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { BadRequestError, ProviderError } from '../../src/core/errors.js';
 import { checkPostgresUrl, isPostgresUrl, openStore } from '../../src/store/open.js';
 import { PG_MIGRATIONS } from '../../src/store/postgres/migrations.js';
+import { inTransaction } from '../../src/store/postgres/pg-db.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { startPostgres } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/temp.js';
@@ -110,6 +111,17 @@ describe.skipIf(!cluster)('PostgresStore', () => {
     } finally {
       await c.end();
       await Promise.all(stores.map((s) => s.close()));
+    }
+  });
+
+  it('refuses text with a NUL (an id from a path, %00) as a bad request, not a driver error (500)', async () => {
+    const store = await PostgresStore.open(blank());
+    try {
+      await expect(store.entities.get('local', 'a\0b')).rejects.toBeInstanceOf(BadRequestError);
+      await expect(store.entities.delete('local', '\0')).rejects.toThrow('text may not contain the NUL character (U+0000)');
+      await expect(inTransaction(store.pool, (c) => c.query('SELECT $1::text', ['\0']))).rejects.toBeInstanceOf(BadRequestError);
+    } finally {
+      await store.close();
     }
   });
 

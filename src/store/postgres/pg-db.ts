@@ -1,5 +1,5 @@
 import type { Pool, PoolClient, QueryResultRow } from 'pg';
-import { MgptError, ProviderError } from '../../core/errors.js';
+import { BadRequestError, MgptError, ProviderError } from '../../core/errors.js';
 import { PG_MIGRATIONS } from './migrations.js';
 import { type MigrationStep, migrationTitle } from '../migration-step.js';
 
@@ -36,7 +36,7 @@ export async function inTransaction<T>(pool: Pool, fn: (c: PoolClient) => Promis
   } catch (err) {
     if (broken === undefined && lostDatabase(err) === err) await rollback(client).catch((e: Error) => (broken = e));
     else broken ??= err as Error;
-    throw lostDatabase(err);
+    throw databaseError(err);
   } finally {
     client.removeListener('error', onError);
     client.release(broken);
@@ -119,11 +119,25 @@ export function lostDatabase(err: unknown): unknown {
 }
 
 /**
- * Maps connection failures of every one-statement query on `pool` (the stores call `pool.query`
- * directly) to the 503 above; `inTransaction` maps its own.
+ * Text PostgreSQL cannot store (SQLSTATE 22021): from a JS string only a NUL (U+0000) can be, and
+ * it comes from the client (an id in a path, `%00`), so it is a 400, never a 500. Any other error passes unchanged.
  */
-export function mapLostDatabase(pool: Pool): Pool {
+export function refusedText(err: unknown): unknown {
+  if (err instanceof MgptError || (err as { code?: unknown } | null)?.code !== '22021') return err;
+  return new BadRequestError('text may not contain the NUL character (U+0000)');
+}
+
+/** A driver error as the engine's: a lost database (503) or text it cannot store (400); any other unchanged. */
+export function databaseError(err: unknown): unknown {
+  return refusedText(lostDatabase(err));
+}
+
+/**
+ * Maps the errors of every one-statement query on `pool` (the stores call `pool.query` directly)
+ * as `databaseError` does; `inTransaction` maps its own.
+ */
+export function mapDatabaseErrors(pool: Pool): Pool {
   const query = pool.query.bind(pool) as (...args: unknown[]) => Promise<unknown>;
-  (pool as { query: unknown }).query = (...args: unknown[]) => query(...args).catch((err: unknown) => Promise.reject(lostDatabase(err)));
+  (pool as { query: unknown }).query = (...args: unknown[]) => query(...args).catch((err: unknown) => Promise.reject(databaseError(err)));
   return pool;
 }

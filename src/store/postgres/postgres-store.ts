@@ -1,7 +1,7 @@
 import type { Pool } from 'pg';
 import { ProviderError } from '../../core/errors.js';
 import type { Store } from '../types.js';
-import { PG_CONNECT_TIMEOUT_MS, PG_QUERY_TIMEOUT_MS, mapLostDatabase, migrate } from './pg-db.js';
+import { PG_CONNECT_TIMEOUT_MS, PG_QUERY_TIMEOUT_MS, mapDatabaseErrors, migrate } from './pg-db.js';
 import { PgAccountStore } from './pg-account-store.js';
 import { PgCalibrationStore } from './pg-calibration-store.js';
 import { PgEntityStore } from './pg-entity-store.js';
@@ -81,7 +81,7 @@ export class PostgresStore implements Store {
       const clear = unreachable(url, raw);
       throw clear === raw ? err : clear;
     }
-    return new PostgresStore(mapLostDatabase(pool));
+    return new PostgresStore(mapDatabaseErrors(pool));
   }
 
   /** PostgreSQL has no page images to fold: nothing to do. */
