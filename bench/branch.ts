@@ -1,5 +1,6 @@
 // Large branches on mgpt serve: how long /healthz waits while 8 clients each fork an entity with a
-// 25,000-message history (the event loop must never be held for more than 100 ms).
+// 25,000-message history (the event loop must never be held for more than 250 ms), and the
+// server's peak memory meanwhile.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,7 +18,7 @@ export interface BranchBench {
   idle: BranchRun;
   one: BranchRun;
   eight: BranchRun;
-  /** The floor: the same 8 bodies without the branch header (read, parsed, reconciled, answered 409). */
+  /** The floor: the same 8 bodies without the branch header (read, parsed, reconciled, answered statelessly). */
   eightRefused: BranchRun;
 }
 
@@ -49,10 +50,11 @@ async function branch(url: string, key: string, client: number, fork: boolean): 
     body: JSON.stringify({ model: 'entity:trunk', messages: history(client) }),
   });
   const text = await res.body.text();
-  if (res.statusCode !== (fork ? 200 : 409)) throw new Error(`branch ${client}: ${res.statusCode} ${text.slice(0, 300)}`);
+  // Without the header a contradicting history is answered without storing anything (200).
+  if (res.statusCode !== 200) throw new Error(`branch ${client}: ${res.statusCode} ${text.slice(0, 300)}`);
 }
 
-/** `clients` requests at once (branching, or refused with 409), with /healthz pinged all the while. */
+/** `clients` requests at once (branching, or answered statelessly), with /healthz pinged all the while. */
 async function measure(url: string, key: string, child: ChildProcess, clients: number, fork: boolean): Promise<BranchRun> {
   const t0 = performance.now();
   const all = Promise.all(Array.from({ length: clients }, (_, i) => branch(url, key, i, fork)));

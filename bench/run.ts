@@ -228,9 +228,10 @@ if (section('branch')) {
   const worst = (r: BranchRun) => Math.max(...r.healthMs);
   const about = (r: BranchRun) =>
     `p50 ${median(r.healthMs).toFixed(1)} ms of ${r.healthMs.length} pings; done in ${(r.totalMs / 1000).toFixed(1)} s; peak RSS ${r.peakRssMb.toFixed(0)} MB`;
-  rows.push({ name: '/healthz during 1 x 25k-message branch, max', value: worst(b.one), unit: 'ms', target: '<= 100', met: worst(b.one) <= 100, note: about(b.one) });
-  rows.push({ name: '/healthz during 8 x 25k-message branches, max', value: worst(b.eight), unit: 'ms', target: '<= 100', met: worst(b.eight) <= 100, note: about(b.eight) });
-  rows.push({ name: 'floor: same 8 bodies refused 409, max', value: worst(b.eightRefused), unit: 'ms', note: `${about(b.eightRefused)}; idle p50 ${median(b.idle.healthMs).toFixed(1)} ms` });
+  rows.push({ name: '/healthz during 1 x 25k-message branch, max', value: worst(b.one), unit: 'ms', target: '<= 250', met: worst(b.one) <= 250, note: about(b.one) });
+  rows.push({ name: '/healthz during 8 x 25k-message branches, max', value: worst(b.eight), unit: 'ms', target: '<= 250', met: worst(b.eight) <= 250, note: about(b.eight) });
+  rows.push({ name: 'server peak RSS during 8 x 25k-message branches', value: b.eight.peakRssMb, unit: 'MB', note: `idle ${b.idle.peakRssMb.toFixed(0)} MB` });
+  rows.push({ name: 'floor: same 8 bodies answered stateless, max', value: worst(b.eightRefused), unit: 'ms', note: `${about(b.eightRefused)}; idle p50 ${median(b.idle.healthMs).toFixed(1)} ms` });
 }
 
 // 4b. mgpt serve on PostgreSQL: one replica and two on one database, against SQLite in the same run.
