@@ -148,6 +148,8 @@ await Promise.all([
   // The server bundle builds its own engine from options (src/server/listen.ts), so no object
   // crosses between the two bundles' copies of the engine's classes.
   build({ ...common, entryPoints: ['src/server/listen.ts'], outfile: 'dist/server.cjs', plugins: [vendorPlugin, tokenizerPlugin] }),
+  // The worker thread that writes large entities (src/store/sqlite/large-writer.ts) loads this beside the bundle that starts it.
+  build({ ...common, entryPoints: ['src/store/sqlite/large-write-worker.ts'], outfile: 'dist/sqlite-writer.cjs' }),
   // gpt-tokenizer's code is bundled here (its o200k module with the 2.4 MB ranks literal is not).
   build({ ...common, entryPoints: ['src/core/tokens-table.ts'], outfile: 'dist/tokenizer.cjs', external: ['*.node'] }),
   build({

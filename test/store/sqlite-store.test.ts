@@ -157,3 +157,97 @@ describe('SqliteStore units of work', () => {
     expect(await store.integrityCheck()).toBe('ok');
   });
 });
+
+/** A turn that creates entity `id` with a history of `n` messages (each a block), then adds its own two. */
+function creatingTurn(id: string, owner: string, n: number): EntityTurnWrite {
+  const history = Array.from({ length: n }, (_, i) => ({
+    seq: i + 1, role: (i % 2 ? 'assistant' : 'user') as 'user' | 'assistant', content: `message ${i} of ${id}`, tokens: 2, createdAt: NOW,
+  }));
+  const own = turn(id, owner);
+  return {
+    ...own,
+    create: { entity: { ...entity(id), transcriptMessages: n }, messages: history, blocks: history.map((m) => block(`${id}-h${m.seq}`, m.seq, m.role, m.seq)), keepIds: true },
+    messages: own.messages.map((m, i) => ({ ...m, seq: n + 1 + i })),
+    insertBlocks: own.insertBlocks.map((b, i) => ({ ...b, id: `${id}-t${i}`, position: n + 1 + i, coversFrom: n + 1 + i, coversTo: n + 1 + i })),
+    counters: { ...own.counters, transcriptMessages: n + 2, windowBlocks: n + 2 },
+  };
+}
+
+/** What a reader sees of entity `id` now (in one read transaction): its row and how many messages and blocks it has. */
+function seen(store: SqliteStore, id: string) {
+  const count = (table: string) => (store.db.prepare(`SELECT count(*) AS n FROM ${table} WHERE entity_id = ?`).get(id) as { n: number }).n;
+  return store.repos.snapshot(() => ({
+    entity: store.db.prepare(`SELECT 1 FROM entities WHERE id = ?`).get(id) !== undefined, messages: count('messages'), blocks: count('blocks'),
+  }));
+}
+
+/** Runs `write`, reading entity `id` at every turn of the event loop until it settles: the turns and what each saw. */
+async function watch<T>(store: SqliteStore, id: string, write: Promise<T>) {
+  let settled = false;
+  const done = write.finally(() => (settled = true));
+  const reads: Array<ReturnType<typeof seen>> = [];
+  while (!settled) {
+    await new Promise((r) => setImmediate(r));
+    reads.push(seen(store, id));
+  }
+  return { result: await done, reads };
+}
+
+describe('SqliteStore large creates', () => {
+  const dir = tempDir();
+  let n = 0;
+  let store: SqliteStore;
+  const open = () => (store = SqliteStore.open(join(dir, `large-${n++}.db`)));
+  afterEach(() => store?.close());
+  const N = 5_000;
+
+  it('writes a branch of 5,000 messages while the event loop turns, and a reader sees all of it or nothing', async () => {
+    open();
+    expect(await lease(store, 'entity:big', 'me')).toBeNull();
+    const { result, reads } = await watch(store, 'big', store.entities.commitTurn(creatingTurn('big', 'me', N)));
+    expect(result).toBe(true);
+    // Written in one piece on this thread (before), the loop did not turn until the write was done.
+    expect(reads.length).toBeGreaterThan(1);
+    const none = { entity: false, messages: 0, blocks: 0 };
+    const whole = { entity: true, messages: N + 2, blocks: N + 2 };
+    for (const r of reads) expect([none, whole]).toContainEqual(r);
+    expect(seen(store, 'big')).toEqual(whole);
+    expect(await store.entities.get('local', 'big')).toMatchObject({ transcriptMessages: N + 2 });
+    expect(store.db.prepare(`SELECT count(*) AS n FROM turn_leases`).get()).toEqual({ n: 0 });
+  });
+
+  it("lets the server's own writes through while a large create is written", async () => {
+    open();
+    expect(await lease(store, 'entity:big', 'me')).toBeNull();
+    const commit = store.entities.commitTurn(creatingTurn('big', 'me', N));
+    // Taken during the create: it waits for it rather than failing on a busy database.
+    expect(await lease(store, 'entity:other', 'me')).toBeNull();
+    expect(await commit).toBe(true);
+  });
+
+  it('leaves nothing of a large create that fails midway, or whose lease was lost', async () => {
+    open();
+    expect(await lease(store, 'entity:bad', 'me')).toBeNull();
+    const bad = creatingTurn('bad', 'me', N);
+    // The last block repeats the first one's id: the insert fails after thousands of rows went in.
+    const blocks = bad.create!.blocks;
+    blocks[blocks.length - 1] = { ...blocks[blocks.length - 1], id: blocks[0].id };
+    const failed = await watch(store, 'bad', store.entities.commitTurn({ ...bad, create: { ...bad.create!, keepIds: false } }).catch((err: Error) => err));
+    expect(failed.result).toBeInstanceOf(Error);
+    expect((failed.result as Error & { code?: string }).code).toMatch(/^SQLITE_CONSTRAINT/);
+    for (const r of failed.reads) expect(r).toEqual({ entity: false, messages: 0, blocks: 0 });
+    expect(seen(store, 'bad')).toEqual({ entity: false, messages: 0, blocks: 0 });
+    // Not the lease's owner: nothing is written, and the caller is told (false).
+    expect(await store.entities.commitTurn(creatingTurn('bad', 'someone else', N))).toBe(false);
+    expect(seen(store, 'bad')).toEqual({ entity: false, messages: 0, blocks: 0 });
+  });
+
+  it('imports a large entity whole while the event loop turns', async () => {
+    open();
+    const { create } = creatingTurn('imp', 'me', N);
+    const { result, reads } = await watch(store, 'imp', store.entities.importEntity(create!));
+    expect(result).toBeNull();
+    expect(reads.length).toBeGreaterThan(1);
+    expect(seen(store, 'imp')).toEqual({ entity: true, messages: N, blocks: N });
+  });
+});

@@ -10,11 +10,10 @@ import {
   ProviderError,
   isAbortError,
 } from '../../core/errors.js';
-import { largeWork } from '../../core/lane.js';
 import { costUsd } from '../../core/models.js';
 import { loadTokenEstimator } from '../../core/tokens.js';
 import type { ChatMessage, Sampling, StreamPart, ToolChoice, ToolDefinition } from '../../providers/spec.js';
-import type { BlockRow, EntityImport, EntityRow, EntityTurnWrite, LeaseClaim, LeaseRow, LogRow } from '../../store/types.js';
+import type { BlockRow, EntityImport, EntityRow, EntityTurnWrite, LeaseRow, LogRow } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';
 import { providerErrorClass } from '../events.js';
 import { type Reply, absorb, emptyReply, replyMessage } from '../generation/reply.js';
@@ -428,9 +427,8 @@ async function commit(turn: TurnState, prepared: PreparedWindow, reply: Reply, l
   const settled = await settle(turn, prepared, reply);
   const base = turnWrite(turn, prepared, settled, input);
   const write = { ...base, log: await turnLog(turn, settled, base.charge.costUsd) };
-  const store = (claim: LeaseClaim) => turn.deps.store.entities.commitTurn({ ...write, lease: claim });
-  // A created entity's history may be thousands of rows in one transaction: one such write at a time.
-  await lease.write((claim) => (write.create ? largeWork.run(() => store(claim)) : store(claim)), () => leaseTakenOver(turn.entity.id), true);
+  // A created entity's history may be thousands of rows: the store writes those without holding the thread.
+  await lease.write((claim) => turn.deps.store.entities.commitTurn({ ...write, lease: claim }), () => leaseTakenOver(turn.entity.id), true);
   // Only now, committed, do the two blocks join the kept window (in place: no copy of the window).
   turn.deps.windows.set(turn.entity.id, windowVersion(write.counters), prepared.head.append(settled.userBlock, settled.replyBlock));
   return { completion: settled.completion, billed: base.charge.inputTokens + base.charge.outputTokens };

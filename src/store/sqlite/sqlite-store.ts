@@ -3,11 +3,8 @@ import type {
   CalibrationStore,
   EntityImport,
   EntityStore,
-  EntityTurnWrite,
   IdempotencyStore,
-  ImportConflict,
   KeyStore,
-  LeaseClaim,
   LeaseStore,
   LogStore,
   RateStore,
@@ -17,12 +14,16 @@ import type {
 } from '../types.js';
 import { type Checkpointer, startCheckpointer } from './checkpointer.js';
 import { type Db, type OpenOptions, nativeBinding } from './db.js';
+import { commitTurn, importEntity, owns } from './entity-writes.js';
+import { LARGE_WRITE_ROWS, LargeWriter } from './large-writer.js';
 import { SqliteRepos } from './repos.js';
 
 /**
  * The Store over one SQLite file (better-sqlite3). Every method runs synchronously and resolves at
  * once; each unit of work is one synchronous BEGIN IMMEDIATE transaction, so no other turn's
- * statements can land inside it, and cross-process writers queue on the file lock.
+ * statements can land inside it, and cross-process writers queue on the file lock. An entity of
+ * thousands of rows is written by a worker thread instead (large-writer.ts); while it writes,
+ * this connection's writes wait for it without holding the thread.
  */
 export class SqliteStore implements Store {
   readonly kind = 'sqlite' as const;
@@ -36,42 +37,45 @@ export class SqliteStore implements Store {
   readonly rates: RateStore;
   readonly calibration: CalibrationStore;
   private checkpointer: Checkpointer | undefined;
+  private writer: LargeWriter | undefined;
 
   constructor(readonly repos: SqliteRepos) {
-    this.entities = entityStore(repos);
-    this.leases = leaseStore(repos);
+    const busy = () => this.writer?.busy;
+    const write = <T extends object>(section: T, writes: ReadonlyArray<keyof T>) => waitingFor(busy, section, writes);
+    this.entities = write(entityStore(repos, (rows) => this.largeWriter(rows)), ['insert', 'delete', 'updateHead', 'commitTurn', 'importEntity']);
+    this.leases = write(leaseStore(repos), ['acquire', 'refresh', 'release']);
     this.idempotency = {
       get: async (entityId, key) => repos.idempotency.get(entityId, key),
       completion: async (accountId, key) => repos.idempotency.completion(accountId, key),
     };
-    this.accounts = accountStore(repos);
-    this.universes = universeStore(repos);
-    this.logs = {
+    this.accounts = write(accountStore(repos), ['insert', 'topup', 'setLimits', 'charge', 'chargeWithLog']);
+    this.universes = write(universeStore(repos), ['insert', 'write', 'saveRequest']);
+    this.logs = write({
       insert: async (row) => repos.logs.insert(row),
       idsWithPrefix: async (owner, prefix, limit) => repos.logs.idsWithPrefix(owner, prefix, limit),
       get: async (owner, id) => repos.logs.get(owner, id),
       list: async (f, limit, offset) => repos.logs.list(f, limit, offset),
       search: async (q) => repos.logs.search(q),
-    };
-    this.keys = {
+    }, ['insert']);
+    this.keys = write({
       insert: async (row) => repos.keys.insert(row),
       byPublicId: async (publicId) => repos.keys.byPublicId(publicId),
       idsWithPrefix: async (prefix, limit) => repos.keys.idsWithPrefix(prefix, limit),
       list: async () => repos.keys.list(),
       revoke: async (id, at) => repos.keys.revoke(id, at),
       setLimits: async (id, limits) => repos.keys.setLimits(id, limits),
-    };
-    this.rates = {
+    }, ['insert', 'revoke', 'setLimits']);
+    this.rates = write({
       admit: async (keyId, gate) => repos.rates.admit(keyId, gate),
       reserve: async (keyId, tokenMs, periodMs) => repos.rates.reserve(keyId, tokenMs, periodMs),
       spend: async (keyId, tokenMs) => repos.rates.spend(keyId, tokenMs),
-    };
-    this.calibration = {
+    }, ['admit', 'spend']);
+    this.calibration = write({
       get: async (routeKey) => repos.calibration.get(routeKey),
       save: async (row) => repos.calibration.save(row),
       list: async () => repos.calibration.list(),
       delete: async (routeKey) => repos.calibration.delete(routeKey),
-    };
+    }, ['save', 'delete']);
   }
 
   /** Opens (creating and migrating if needed) the SQLite file at `path`. */
@@ -85,6 +89,7 @@ export class SqliteStore implements Store {
   }
 
   async checkpoint(): Promise<void> {
+    for (let b = this.writer?.busy; b; b = this.writer?.busy) await b;
     this.repos.checkpoint();
   }
 
@@ -119,16 +124,39 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     await this.checkpointer?.stop();
     this.checkpointer = undefined;
+    await this.writer?.stop();
+    this.writer = undefined;
     this.repos.close();
+  }
+
+  /** The worker for an entity this large, started on first use; none for a small one or an in-memory database. */
+  private largeWriter(rows: EntityImport): LargeWriter | undefined {
+    if (rows.messages.length + rows.blocks.length < LARGE_WRITE_ROWS || this.repos.db.memory) return undefined;
+    if (!this.writer || this.writer.stopped) this.writer = LargeWriter.start(this.repos.db.name);
+    return this.writer;
   }
 }
 
-/** Whether the claim's lease row is still its owner's; expiry does not matter (see LeaseRepo.isOwned). */
-function owns(r: SqliteRepos, lease: LeaseClaim): boolean {
-  return r.leases.isOwned(lease.subject, lease.owner);
+/**
+ * `section` with the methods named in `writes` first waiting, while `busy()` says a large write
+ * holds the file's write lock, for it to end: here SQLite would wait by blocking the thread.
+ */
+function waitingFor<T extends object>(busy: () => Promise<void> | undefined, section: T, writes: ReadonlyArray<keyof T>): T {
+  const out: T = { ...section };
+  for (const name of writes) {
+    const write = section[name] as (...args: unknown[]) => Promise<unknown>;
+    const waited = async (args: unknown[]) => {
+      for (let b = busy(); b; b = busy()) await b;
+      return write(...args);
+    };
+    // No wait, no extra promise: the common case costs one call.
+    (out as Record<keyof T, unknown>)[name] = (...args: unknown[]) => (busy() ? waited(args) : write(...args));
+  }
+  return out;
 }
 
-function entityStore(r: SqliteRepos): EntityStore {
+/** A large entity's write goes to the worker `large` gives, if it gives one; the rest are written here. */
+function entityStore(r: SqliteRepos, large: (rows: EntityImport) => LargeWriter | undefined): EntityStore {
   const e = r.entities;
   return {
     insert: async (row) => e.insert(row),
@@ -146,41 +174,17 @@ function entityStore(r: SqliteRepos): EntityStore {
         const entity = e.get(accountId, id);
         return entity && { entity, window: e.window(id) };
       }),
-    commitTurn: async (w) => r.transaction(() => commitTurn(r, w)),
-    importEntity: async (i) => r.transaction(() => importEntity(r, i)),
+    commitTurn: async (w) => {
+      const writer = w.create && large(w.create);
+      if (writer && w.create) return writer.commitTurn({ ...w, create: w.create });
+      return r.transaction(() => commitTurn(r, w));
+    },
+    importEntity: async (i) => {
+      const writer = large(i);
+      return writer ? writer.importEntity(i) : r.transaction(() => importEntity(r, i));
+    },
     search: async (q) => r.entities.search(q),
   };
-}
-
-function commitTurn(r: SqliteRepos, w: EntityTurnWrite): boolean {
-  if (!owns(r, w.lease)) return false;
-  // An id taken meanwhile writes nothing: the caller reports a conflict.
-  if (w.create && importEntity(r, w.create)) return false;
-  const e = r.entities;
-  for (const m of w.messages) e.insertMessage(w.entityId, m);
-  // Before the inserts: a summary takes the position of the first block it folds.
-  e.deleteBlocks(w.deleteBlockIds);
-  for (const b of w.insertBlocks) e.insertBlock(w.entityId, b);
-  e.updateCounters(w.entityId, w.counters);
-  r.accounts.charge(w.charge);
-  if (w.idempotency) r.idempotency.insert(w.entityId, w.idempotency.key, w.idempotency.row, w.idempotency.createdAt);
-  if (w.log) r.logs.insert(w.log);
-  r.leases.release(w.lease.subject, w.lease.owner);
-  return true;
-}
-
-function importEntity(r: SqliteRepos, i: EntityImport): ImportConflict {
-  const e = r.entities;
-  const id = i.entity.id;
-  if (i.keepIds) {
-    if (e.exists(id)) return { taken: 'entity', id };
-    const taken = i.blocks.find((b) => e.blockExists(b.id));
-    if (taken) return { taken: 'block', id: taken.id };
-  }
-  e.insert(i.entity);
-  for (const m of i.messages) e.insertMessage(id, m);
-  for (const b of i.blocks) e.insertBlock(id, b);
-  return null;
 }
 
 function leaseStore(r: SqliteRepos): LeaseStore {

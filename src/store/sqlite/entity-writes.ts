@@ -1,0 +1,43 @@
+import type { EntityImport, EntityTurnWrite, ImportConflict, LeaseClaim } from '../types.js';
+import type { SqliteRepos } from './repos.js';
+
+// The entity writes that run inside one transaction, on the server's connection or on the large
+// write worker's (large-writer.ts): one copy of the logic for both.
+
+/** Whether the claim's lease row is still its owner's; expiry does not matter (see LeaseRepo.isOwned). */
+export function owns(r: SqliteRepos, lease: LeaseClaim): boolean {
+  return r.leases.isOwned(lease.subject, lease.owner);
+}
+
+/** A turn's unit of work (see EntityStore.commitTurn); call it inside a transaction. */
+export function commitTurn(r: SqliteRepos, w: EntityTurnWrite): boolean {
+  if (!owns(r, w.lease)) return false;
+  // An id taken meanwhile writes nothing: the caller reports a conflict.
+  if (w.create && importEntity(r, w.create)) return false;
+  const e = r.entities;
+  for (const m of w.messages) e.insertMessage(w.entityId, m);
+  // Before the inserts: a summary takes the position of the first block it folds.
+  e.deleteBlocks(w.deleteBlockIds);
+  for (const b of w.insertBlocks) e.insertBlock(w.entityId, b);
+  e.updateCounters(w.entityId, w.counters);
+  r.accounts.charge(w.charge);
+  if (w.idempotency) r.idempotency.insert(w.entityId, w.idempotency.key, w.idempotency.row, w.idempotency.createdAt);
+  if (w.log) r.logs.insert(w.log);
+  r.leases.release(w.lease.subject, w.lease.owner);
+  return true;
+}
+
+/** An entity with its transcript and window (see EntityStore.importEntity); call it inside a transaction. */
+export function importEntity(r: SqliteRepos, i: EntityImport): ImportConflict {
+  const e = r.entities;
+  const id = i.entity.id;
+  if (i.keepIds) {
+    if (e.exists(id)) return { taken: 'entity', id };
+    const taken = i.blocks.find((b) => e.blockExists(b.id));
+    if (taken) return { taken: 'block', id: taken.id };
+  }
+  e.insert(i.entity);
+  for (const m of i.messages) e.insertMessage(id, m);
+  for (const b of i.blocks) e.insertBlock(id, b);
+  return null;
+}
