@@ -23,3 +23,21 @@ export class Lane {
  * bodies of hundreds of kilobytes are parsed in it and a branch's history is written in it.
  */
 export const largeWork = new Lane();
+
+/** Items mapped per step of mapInSlices: a few ms of work even when each item takes a UUID. */
+const MAP_SLICE = 2_000;
+
+/**
+ * `items.map(f)`, a slice of MAP_SLICE items per step of the large-work lane: thousands of rows (a
+ * branch's history) built in one piece held the thread for 40-90 ms.
+ */
+export async function mapInSlices<T, U>(items: readonly T[], f: (item: T, index: number) => U): Promise<U[]> {
+  const out: U[] = [];
+  for (let from = 0; from < items.length; from += MAP_SLICE) {
+    const to = Math.min(items.length, from + MAP_SLICE);
+    await largeWork.run(async () => {
+      for (let i = from; i < to; i++) out.push(f(items[i], i));
+    });
+  }
+  return out;
+}
