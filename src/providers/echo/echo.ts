@@ -28,7 +28,7 @@ export class EchoChatModel implements ChatModel {
       return;
     }
     let text: string;
-    if (request.purpose === 'summary') text = summarize(summarySource(request.messages), request.maxTokens);
+    if (request.purpose === 'summary') text = summarize(summaryLines(request.messages), request.maxTokens);
     else if (last?.role === 'tool') text = `tool results: ${toolResults(request.messages).join('; ')}`;
     else text = userText;
     for (const piece of text.match(/\s*\S+/g) ?? []) {
@@ -70,26 +70,29 @@ function toolResults(messages: ChatMessage[]): string[] {
 }
 
 /**
- * What a summary request asks to fold: the conversation before its last message (the request in
- * the conversation's own form), or, for a transcript sent as one message, that message.
+ * What a summary request asks to fold, line by line: the conversation before its last message (the
+ * request in the conversation's own form), or, for a transcript sent as one message, that message.
+ * Lazily: the summary reads only its first lines, and a branch's window has thousands.
  */
-function summarySource(messages: ChatMessage[]): string {
-  const body = messages[0]?.role === 'system' ? messages.slice(1) : messages;
-  const before = body.slice(0, -1);
-  if (before.length === 0) return lastUserText(messages);
-  return before.map((m) => `${m.role === 'system' ? 'Earlier summary' : m.role}: ${textOf(m)}`).join('\n');
+function* summaryLines(messages: ChatMessage[]): Generator<string> {
+  const start = messages[0]?.role === 'system' ? 1 : 0;
+  if (messages.length - start <= 1) return yield* lastUserText(messages).split('\n');
+  for (let i = start; i < messages.length - 1; i++) {
+    const m = messages[i];
+    yield* `${m.role === 'system' ? 'Earlier summary' : m.role}: ${textOf(m)}`.split('\n');
+  }
 }
 
 function textOf(m: ChatMessage): string {
   return typeof m.content === 'string' ? m.content : (m.content ?? []).map((p) => (p.type === 'text' ? p.text : '')).join(' ');
 }
 
-function summarize(text: string, maxTokens = 256): string {
+function summarize(lines: Iterable<string>, maxTokens = 256): string {
   const wordsPerLine = 8;
   const budgetWords = Math.max(1, Math.floor(maxTokens * 0.6));
   const out: string[] = [];
   let used = 0;
-  for (const line of text.split('\n')) {
+  for (const line of lines) {
     if (used >= budgetWords) break;
     const words = line.trim().split(/\s+/).filter(Boolean).slice(0, Math.min(wordsPerLine, budgetWords - used));
     if (words.length === 0) continue;
