@@ -1,6 +1,6 @@
 import { SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, type SearchHit, type SearchInput, type SearchList, type SearchSource } from '../core/entity-types.js';
 import { BadRequestError, NotFoundError } from '../core/errors.js';
-import { type SearchTerms, parseSearch, snippetOf } from '../core/search-query.js';
+import { type Snippet, type SearchTerms, parseSearch, snippetMaker } from '../core/search-query.js';
 import type { LogHit, MessageHit, UniverseMessageHit } from '../store/types.js';
 import type { EngineDeps } from './deps.js';
 
@@ -10,6 +10,8 @@ const SOURCES: readonly SearchSource[] = ['entities', 'universes', 'logs'];
 /** The checks every source shares, done once. */
 interface Checked {
   terms: SearchTerms;
+  /** The query's snippet cutter, compiled once for all its hits. */
+  snippet: (text: string) => Snippet;
   since?: string;
   limit: number;
 }
@@ -25,7 +27,7 @@ export async function search(deps: EngineDeps, input: SearchInput, accountId: st
   if (terms.clauses.length === 0) {
     throw new BadRequestError('the query has no words to search for', { hint: 'search for words, "a phrase" or a prefix*' });
   }
-  const c: Checked = { terms, since: checkSince(input.since), limit: checkLimit(input.limit) };
+  const c: Checked = { terms, snippet: snippetMaker(terms), since: checkSince(input.since), limit: checkLimit(input.limit) };
   if (source !== 'entities' && input.entity_ids !== undefined) throw new BadRequestError(`entity_ids does not apply to ${source}`);
   if (source !== 'universes' && input.universe_ids !== undefined) throw new BadRequestError(`universe_ids applies to source universes only`);
   const data = source === 'entities' ? await entityHits(deps, input, accountId, c) : source === 'universes' ? await universeHits(deps, input, accountId, c) : await logHits(deps, input, accountId, c);
@@ -36,7 +38,7 @@ async function entityHits(deps: EngineDeps, input: SearchInput, accountId: strin
   const role = checkRole(input.role, ['user', 'assistant']);
   const entityIds = await checkIds(input.entity_ids, 'entity_ids', async (id) => Boolean(await deps.store.entities.get(accountId, id)), 'entity', 'mgpt entities list');
   const hits = await deps.store.entities.search({ accountId, terms: c.terms, entityIds, role: role as MessageHit['role'] | undefined, since: c.since, limit: c.limit });
-  return hits.map((h) => ({ object: 'search.hit', entity_id: h.entityId, entity_name: h.entityName, seq: h.seq, role: h.role, created_at: h.createdAt, ...snippetOf(h.content, c.terms) }));
+  return hits.map((h) => ({ object: 'search.hit', entity_id: h.entityId, entity_name: h.entityName, seq: h.seq, role: h.role, created_at: h.createdAt, ...c.snippet(h.content) }));
 }
 
 async function universeHits(deps: EngineDeps, input: SearchInput, accountId: string, c: Checked): Promise<SearchHit[]> {
@@ -45,13 +47,13 @@ async function universeHits(deps: EngineDeps, input: SearchInput, accountId: str
   const owned = async (id: string) => (await deps.store.universes.get(id))?.userId === userId;
   const universeIds = await checkIds(input.universe_ids, 'universe_ids', owned, 'universe', 'mgpt universes list');
   const hits = await deps.store.universes.search({ userId, terms: c.terms, universeIds, role: role as UniverseMessageHit['role'] | undefined, since: c.since, limit: c.limit });
-  return hits.map((h) => ({ object: 'search.hit', universe_id: h.universeId, universe_name: h.universeName, seq: h.seq, role: h.role, created_at: h.createdAt, ...snippetOf(h.content, c.terms) }));
+  return hits.map((h) => ({ object: 'search.hit', universe_id: h.universeId, universe_name: h.universeName, seq: h.seq, role: h.role, created_at: h.createdAt, ...c.snippet(h.content) }));
 }
 
 async function logHits(deps: EngineDeps, input: SearchInput, accountId: string, c: Checked): Promise<SearchHit[]> {
   if (input.role !== undefined) throw new BadRequestError('role does not apply to logs: a record holds both what was asked and what was answered');
   const hits: LogHit[] = await deps.store.logs.search({ ownerUserId: await userOf(deps, accountId), terms: c.terms, since: c.since, limit: c.limit });
-  return hits.map((h) => ({ object: 'search.hit', log_id: h.id, universe_id: h.universeId, created_at: h.createdAt, ...snippetOf(h.text.trim(), c.terms) }));
+  return hits.map((h) => ({ object: 'search.hit', log_id: h.id, universe_id: h.universeId, created_at: h.createdAt, ...c.snippet(h.text.trim()) }));
 }
 
 /** The user that owns the account's universes and logs. */

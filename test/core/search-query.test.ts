@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { parseSearch, snippetOf } from '../../src/core/search-query.js';
 
 describe('the search query language', () => {
@@ -30,5 +30,39 @@ describe('the search query language', () => {
     expect(s.highlights.map(([a, b]) => s.snippet.slice(a, b))).toEqual(['zanzibar42', 'zanzibar']);
     const short = snippetOf('Kite\nflying', parseSearch('kite'));
     expect(short).toEqual({ snippet: 'Kite flying', highlights: [[0, 4]] });
+  });
+
+  it('cuts the same snippet from a large text, tokenizing only a window of it (issue 31)', async () => {
+    const filler = 'filler words here '.repeat(25_000);
+    const text = `${filler}the secret word is Zanzibar42, and zanzibar again.${' more text'.repeat(20)}`;
+    const tokenized: number[] = [];
+    const matchAll = String.prototype.matchAll;
+    const spy = vi.spyOn(String.prototype, 'matchAll').mockImplementation(function (this: string, re: RegExp) {
+      tokenized.push(this.length);
+      return matchAll.call(this, re);
+    });
+    const s = snippetOf(text, parseSearch('zanzibar* secret'));
+    spy.mockRestore();
+    expect(Math.max(...tokenized)).toBeLessThan(200);
+    expect(s.snippet).toBe('…words here filler words here filler words here the secret word is Zanzibar42, and zanzibar again. more text more text more text more text more text more text…');
+    expect(s.highlights.map(([a, b]) => s.snippet.slice(a, b))).toEqual(['secret', 'Zanzibar42', 'zanzibar']);
+  });
+
+  it('finds the first match the way the words are split: whole words, prefixes, shared beginnings, symbols', () => {
+    const first = (text: string, q: string) => {
+      const s = snippetOf(text, parseSearch(q));
+      return s.highlights.map(([a, b]) => s.snippet.slice(a, b));
+    };
+    // `kit` is a word, not the start of `kite`; the prefix `ki*` takes both.
+    expect(first('a kite and a kit', 'kit')).toEqual(['kit']);
+    expect(first('a kite and a kit', 'kite kit')).toEqual(['kite', 'kit']);
+    expect(first('a kite and a kit', 'ki* kite')).toEqual(['kite', 'kit']);
+    // Within a word is no match; punctuation and case do not matter; a symbol is part of a word.
+    expect(first('skit, KIT.', 'kit')).toEqual(['KIT']);
+    expect(first('pay 5$ or a$b', 'a$b')).toEqual(['a$b']);
+    expect(first('über Über', 'über')).toEqual(['über', 'Über']);
+    // The window is placed around the first match, even when a shorter word shares its start.
+    const far = `${'x '.repeat(200)}kitten ${'y '.repeat(200)}kit`;
+    expect(snippetOf(far, parseSearch('kit kitten')).snippet).toMatch(/^….*kitten/);
   });
 });

@@ -482,6 +482,19 @@ describe.each(factories)('store contract: $name', (factory) => {
       expect(await s.entities.search({ accountId: a.id, terms, entityIds: [hexId()], limit: 10 })).toEqual([]);
       expect(await s.entities.search({ accountId: a.id, terms, limit: 1 })).toHaveLength(1);
     });
+
+    it('a query of many clauses still needs every one (SQLite ranks by the first 16: bm25 costs matches times phrases)', async () => {
+      const a = await account();
+      const words = Array.from({ length: 20 }, (_, i) => `w${i}x`);
+      const messages = [
+        msg(1, { content: words.join(' ') }),
+        msg(2, { content: words.slice(0, 19).join(' ') }),
+        msg(3, { content: `${words.join(' ')} ${words.slice(0, 4).join(' ')}` }),
+      ];
+      await s.entities.importEntity({ entity: entity(a.id), messages, blocks: [], keepIds: true });
+      const hits = await s.entities.search({ accountId: a.id, terms: parseSearch(`${words.slice(0, 18).join(' ')} "w18x w19x"`), limit: 10 });
+      expect(hits.map((h) => h.seq).sort()).toEqual([1, 3]);
+    });
   });
 
   describe('universes', () => {

@@ -1,6 +1,6 @@
 import { type Db, Statements } from './db.js';
 import type { BlockRow, EntityRow, MessageHit, MessageRow, MessageSearch } from '../rows.js';
-import { ftsMatch } from '../search-syntax.js';
+import { ftsSearch } from '../search-syntax.js';
 
 const ENTITY_COLS = `id, account_id AS accountId, name, instructions, instructions_tokens AS instructionsTokens, model, state,
   budget_tokens AS budgetTokens, cap_tokens AS capTokens,
@@ -77,16 +77,17 @@ export class EntityRepo {
 
   /** See EntityStore.search: FTS5's bm25 over the messages, filtered to the account (and the entities, role and time given). */
   search(q: MessageSearch): MessageHit[] {
+    const fts = ftsSearch('messages_search', q.terms);
     return this.s(
       `SELECT m.entity_id AS entityId, e.name AS entityName, m.seq, m.role, m.content, m.tokens, m.created_at AS createdAt
        FROM messages_search JOIN messages m ON m.id = messages_search.rowid JOIN entities e ON e.id = m.entity_id
-       WHERE messages_search MATCH @match AND e.account_id = @accountId
+       WHERE ${fts.where} AND e.account_id = @accountId
          AND (@entityIds IS NULL OR m.entity_id IN (SELECT value FROM json_each(@entityIds)))
          AND (@role IS NULL OR m.role = @role) AND (@since IS NULL OR m.created_at >= @since)
          AND (@beforeSeq IS NULL OR m.seq < @beforeSeq)
        ORDER BY bm25(messages_search), m.created_at DESC, m.seq DESC LIMIT @limit`,
     ).all({
-      match: ftsMatch(q.terms),
+      ...fts.params,
       accountId: q.accountId,
       entityIds: q.entityIds ? JSON.stringify(q.entityIds) : null,
       role: q.role ?? null,

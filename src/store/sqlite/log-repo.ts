@@ -1,6 +1,6 @@
 import { type Db, Statements } from './db.js';
 import type { LogFilter, LogHit, LogRow, LogSearch } from '../rows.js';
-import { ftsMatch } from '../search-syntax.js';
+import { ftsSearch } from '../search-syntax.js';
 
 const COLS = `id, kind, owner_user_id AS ownerUserId, user_id AS userId, game_id AS gameId, universe_id AS universeId,
   request_id AS requestId, model, provider_model AS providerModel, status, error, input_tokens AS inputTokens,
@@ -40,15 +40,16 @@ export class LogRepo {
 
   /** See LogStore.search: FTS5's bm25 over each record's input and reply. */
   search(q: LogSearch): LogHit[] {
+    const fts = ftsSearch('generation_logs_search', q.terms);
     return this.s
       .get(
         `SELECT l.id, l.universe_id AS universeId, l.model, l.created_at AS createdAt,
            coalesce(json_extract(l.request_summary, '$.userInput'), '') || ' ' || coalesce(json_extract(l.response_summary, '$.assistantRaw'), '') AS text
          FROM generation_logs_search JOIN generation_logs l ON l.rowid = generation_logs_search.rowid
-         WHERE generation_logs_search MATCH @match AND l.owner_user_id = @owner AND (@since IS NULL OR l.created_at >= @since)
+         WHERE ${fts.where} AND l.owner_user_id = @owner AND (@since IS NULL OR l.created_at >= @since)
          ORDER BY bm25(generation_logs_search), l.created_at DESC LIMIT @limit`,
       )
-      .all({ match: ftsMatch(q.terms), owner: q.ownerUserId, since: q.since ?? null, limit: q.limit }) as LogHit[];
+      .all({ ...fts.params, owner: q.ownerUserId, since: q.since ?? null, limit: q.limit }) as LogHit[];
   }
 
   /** Newest first, with the total for paging. */

@@ -12,6 +12,7 @@ import type {
   UniverseStore,
   UniverseWrite,
 } from '../types.js';
+import { largeWork } from '../../core/lane.js';
 import { type Checkpointer, startCheckpointer } from './checkpointer.js';
 import { type Db, type OpenOptions, nativeBinding } from './db.js';
 import { commitTurn, importEntity, owns } from './entity-writes.js';
@@ -55,7 +56,7 @@ export class SqliteStore implements Store {
       idsWithPrefix: async (owner, prefix, limit) => repos.logs.idsWithPrefix(owner, prefix, limit),
       get: async (owner, id) => repos.logs.get(owner, id),
       list: async (f, limit, offset) => repos.logs.list(f, limit, offset),
-      search: async (q) => repos.logs.search(q),
+      search: (q) => inTurn(() => repos.logs.search(q)),
     }, ['insert']);
     this.keys = write({
       insert: async (row) => repos.keys.insert(row),
@@ -183,7 +184,7 @@ function entityStore(r: SqliteRepos, large: (rows: EntityImport) => LargeWriter 
       const writer = large(i);
       return writer ? writer.importEntity(i) : r.transaction(() => importEntity(r, i));
     },
-    search: async (q) => r.entities.search(q),
+    search: (q) => inTurn(() => r.entities.search(q)),
   };
 }
 
@@ -228,8 +229,17 @@ function universeStore(r: SqliteRepos): UniverseStore {
     write: async (w) => r.transaction(() => writeUniverse(r, w)),
     request: async (userId, requestId) => u.request(userId, requestId),
     saveRequest: async (row, now) => u.saveRequest(row, now),
-    search: async (q) => u.search(q),
+    search: (q) => inTurn(() => u.search(q)),
   };
+}
+
+/**
+ * A search's statement runs on the event loop and may take tens of milliseconds (ranking many
+ * large matches): searches run one at a time in the process's lane, each in a turn of its own, so
+ * ten at once never hold other requests (/healthz) for ten statements in a row (issue 31).
+ */
+function inTurn<T>(query: () => T): Promise<T> {
+  return largeWork.run(async () => query());
 }
 
 function writeUniverse(r: SqliteRepos, w: UniverseWrite): boolean {

@@ -1,6 +1,6 @@
 import { type Db, Statements } from './db.js';
 import type { RequestRow, UniverseMessageHit, UniverseMessageRow, UniverseRow, UniverseSearch } from '../rows.js';
-import { ftsMatch } from '../search-syntax.js';
+import { ftsSearch } from '../search-syntax.js';
 
 const UNIVERSE_COLS = `id, user_id AS userId, display_name AS displayName, stored_prompt AS storedPrompt,
   prompt_text AS promptText, response_format AS responseFormat, additional_instructions AS additionalInstructions,
@@ -28,17 +28,18 @@ export class UniverseRepo {
 
   /** See UniverseStore.search: FTS5's bm25 over the messages of the user's universes. */
   search(q: UniverseSearch): UniverseMessageHit[] {
+    const fts = ftsSearch('universe_messages_search', q.terms);
     return this.s
       .get(
         `SELECT m.universe_id AS universeId, u.display_name AS universeName, m.seq, m.role, m.content, m.created_at AS createdAt
          FROM universe_messages_search JOIN universe_messages m ON m.id = universe_messages_search.rowid JOIN universes u ON u.id = m.universe_id
-         WHERE universe_messages_search MATCH @match AND u.user_id = @userId
+         WHERE ${fts.where} AND u.user_id = @userId
            AND (@universeIds IS NULL OR m.universe_id IN (SELECT value FROM json_each(@universeIds)))
            AND (@role IS NULL OR m.role = @role) AND (@since IS NULL OR m.created_at >= @since)
          ORDER BY bm25(universe_messages_search), m.created_at DESC, m.seq DESC LIMIT @limit`,
       )
       .all({
-        match: ftsMatch(q.terms), userId: q.userId, universeIds: q.universeIds ? JSON.stringify(q.universeIds) : null,
+        ...fts.params, userId: q.userId, universeIds: q.universeIds ? JSON.stringify(q.universeIds) : null,
         role: q.role ?? null, since: q.since ?? null, limit: q.limit,
       }) as UniverseMessageHit[];
   }
