@@ -6,7 +6,7 @@ import type { KeyAllowance } from '../engine/platform/rate-limits.js';
 import type { Env } from './route-deps.js';
 
 /**
- * The rate limit of a request that calls a model (a turn, a completion, an image), after its key
+ * The rate limit of a request that calls a model (a turn, a completion, an image) or searches, after its key
  * was checked: admitted (and told what is left in OpenAI's `x-ratelimit-*` headers) or refused
  * with a 429 before its body is read, so nothing is stored or billed. A key with tokens per minute
  * gives the request its allowance: the engine reserves from it before calling a model, and the

@@ -29,7 +29,7 @@ export type Env = {
 /** What app.ts hands each route module: the key check, the body reader, and where unexpected errors go. */
 export interface RouteDeps {
   auth: (scope: Scope) => MiddlewareHandler<Env>;
-  /** The key's rate limit, after `auth`, on every route that calls a model. */
+  /** The key's rate limit, after `auth`, on every route that calls a model or searches. */
   limit: MiddlewareHandler<Env>;
   body: (c: Context<Env>) => Promise<unknown>;
   onUnexpectedError?: (err: unknown) => void;

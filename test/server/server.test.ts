@@ -377,3 +377,24 @@ describe('request bodies', () => {
     expect(ok.status).toBe(201);
   });
 });
+
+describe('mgpt serve: search and rate limits', () => {
+  it("counts a search against its key's rpm: over it, 429 with OpenAI's headers, on both search routes", async () => {
+    const limited = (await engine.keys.create('local', ['mgpt.responses:create'], { rpm: 2 })).key!;
+    const id = (await call('POST', '/v1/entities', { body: { model: 'mgpt-1-27b' } })).json.id as string;
+    const first = await call('GET', '/v1/search?q=harbour', { key: limited });
+    expect(first.status).toBe(200);
+    expect(first.headers.get('x-ratelimit-limit-requests')).toBe('2');
+    expect(first.headers.get('x-ratelimit-remaining-requests')).toBe('1');
+    expect((await call('GET', `/v1/entities/${id}/search?q=harbour`, { key: limited })).status).toBe(200);
+    for (const path of ['/v1/search?q=harbour', `/v1/entities/${id}/search?q=harbour`]) {
+      const refused = await call('GET', path, { key: limited });
+      expect(refused.status).toBe(429);
+      expect(refused.headers.get('x-ratelimit-remaining-requests')).toBe('0');
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect(refused.json.error).toMatch(/^rate limit reached for requests per minute \(rpm\): limit 2, remaining 0/);
+    }
+    // Reading what is not a search is not limited.
+    expect((await call('GET', '/v1/entities', { key: limited })).status).toBe(200);
+  });
+});

@@ -28,7 +28,7 @@ export function limitsOf(o: LimitOptions, update = false): Partial<RateLimits> {
 /** `--rpm` and `--tpm` on a command; `none` clears one, and then `without` applies. */
 export function limitFlags(cmd: Command, without: string): Command {
   return cmd
-    .option('--rpm <n>', `requests per minute that call a model; none: ${without}`)
+    .option('--rpm <n>', `requests per minute that call a model or search; none: ${without}`)
     .option('--tpm <n>', `billed tokens per minute; none: ${without}`);
 }
 

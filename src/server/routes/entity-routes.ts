@@ -24,9 +24,9 @@ export function entityRoutes(engine: Engine, { auth, limit, body }: RouteDeps): 
     return c.json(await engine.entities.update(c.req.param('id'), b as never, c.get('principal').accountId), 200);
   });
   app.delete('/v1/entities/:id', ent, async (c) => c.json(await engine.entities.delete(c.req.param('id'), c.get('principal').accountId), 202));
-  // An extension (SPEC section 8): the account's transcripts, or one entity's.
-  app.get('/v1/search', ent, async (c) => c.json(await engine.search(searchQuery(c.req), c.get('principal').accountId)));
-  app.get('/v1/entities/:id/search', ent, async (c) => {
+  // An extension (SPEC section 8): the account's transcripts, or one entity's; counted in the rpm (100 large hits cost).
+  app.get('/v1/search', ent, limit, async (c) => c.json(await engine.search(searchQuery(c.req), c.get('principal').accountId)));
+  app.get('/v1/entities/:id/search', ent, limit, async (c) => {
     const input = { ...searchQuery(c.req), entity_ids: [c.req.param('id')] };
     return c.json(await engine.search(input, c.get('principal').accountId));
   });
