@@ -1,10 +1,9 @@
 import { SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, type SearchHit, type SearchInput, type SearchList, type SearchSource } from '../core/entity-types.js';
 import { BadRequestError, NotFoundError } from '../core/errors.js';
-import { type Snippet, type SearchTerms, parseSearch, snippetMaker } from '../core/search-query.js';
+import { SEARCH_QUERY_MAX_CHARS, type Snippet, type SearchTerms, parseSearch, snippetMaker } from '../core/search-query.js';
 import type { LogHit, MessageHit, UniverseMessageHit } from '../store/types.js';
 import type { EngineDeps } from './deps.js';
 
-const QUERY_MAX_CHARS = 1000;
 const SOURCES: readonly SearchSource[] = ['entities', 'universes', 'logs'];
 
 /** The checks every source shares, done once. */
@@ -71,7 +70,7 @@ function checkSource(source: unknown): SearchSource {
 
 function checkQuery(q: unknown): string {
   if (typeof q !== 'string' || q.trim() === '') throw new BadRequestError('q is required: the words to search for', { hint: 'mgpt search "the secret word"' });
-  if (q.length > QUERY_MAX_CHARS) throw new BadRequestError(`q is ${q.length} characters; the limit is ${QUERY_MAX_CHARS}`);
+  if (q.length > SEARCH_QUERY_MAX_CHARS) throw new BadRequestError(`q is ${q.length} characters; the limit is ${SEARCH_QUERY_MAX_CHARS}`);
   return q;
 }
 

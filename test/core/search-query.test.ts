@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
-import { parseSearch, snippetOf } from '../../src/core/search-query.js';
+import { SEARCH_QUERY_MAX_CHARS, parseSearch, snippetOf } from '../../src/core/search-query.js';
+import { ftsMatch, tsQuery } from '../../src/store/search-syntax.js';
 
 describe('the search query language', () => {
   it('reads words, "phrases" and prefix* words, and never fails on ordinary text', () => {
@@ -19,6 +20,16 @@ describe('the search query language', () => {
     ]);
     expect(parseSearch('" * : - "').clauses).toEqual([]);
     expect(parseSearch('NEAR(a b) ^c a:b').clauses.map((c) => c.kind)).toEqual(['phrase', 'word', 'word', 'phrase']);
+  });
+
+  it('bounds the clauses of a query at the limit: a clause said twice counts once, and the SQL stays small', () => {
+    expect(parseSearch('kite KITE kite* "kite" kite*').clauses).toEqual([{ kind: 'word', word: 'kite' }, { kind: 'prefix', word: 'kite' }]);
+    expect(parseSearch('ab '.repeat(SEARCH_QUERY_MAX_CHARS / 3)).clauses).toHaveLength(1);
+    // The most clauses 1,000 characters can hold: one-letter words.
+    const most = parseSearch(Array.from({ length: 500 }, (_, i) => String.fromCodePoint(0x4e00 + i)).join(' ').slice(0, SEARCH_QUERY_MAX_CHARS));
+    expect(most.clauses).toHaveLength(500);
+    expect(ftsMatch(most).length).toBeLessThan(10 * SEARCH_QUERY_MAX_CHARS);
+    expect(tsQuery(most).length).toBeLessThan(10 * SEARCH_QUERY_MAX_CHARS);
   });
 
   it('cuts a snippet around the first match at word boundaries and marks every match in it', () => {

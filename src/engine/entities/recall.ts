@@ -1,4 +1,4 @@
-import { parseSearch } from '../../core/search-query.js';
+import { SEARCH_QUERY_MAX_CHARS, parseSearch } from '../../core/search-query.js';
 import { loadTokenEstimator } from '../../core/tokens.js';
 import type { ChatMessage, ToolDefinition } from '../../providers/spec.js';
 import type { BlockRow, EntityRow, LogRow } from '../../store/types.js';
@@ -23,6 +23,17 @@ export const RECALL_TOOL: ToolDefinition = {
 
 /** Rounds of recall one turn may take before the model must answer. */
 export const RECALL_ROUNDS_MAX = 3;
+/**
+ * Recall calls one round runs; a reply's further calls are each answered with an error. A model
+ * asks for a handful; 2,000 in one reply would be 2,000 searches.
+ */
+export const RECALL_CALLS_MAX = 8;
+/**
+ * The longest arguments a call may have: a query of the limit with every character escaped
+ * (`\u00e9`: six), and room for the rest. Longer ones are refused before they are parsed, so a
+ * megabyte of query costs nothing (a 64 KiB one held the process for seconds).
+ */
+const RECALL_ARGS_MAX = SEARCH_QUERY_MAX_CHARS * 6 + 100;
 /** Messages one recall returns at most. */
 const RECALL_HITS = 5;
 /** The most one round's results may add to the prompt, and the share of the window's limit it may take. */
@@ -36,7 +47,7 @@ export interface RecallState {
   tokens: number;
   /** Rounds taken: each is one reply of recall calls and their results. */
   rounds: number;
-  /** Every call's query and the seqs it returned. */
+  /** Every call run: its query and the seqs it returned (a refused query is empty). */
   searches: Array<{ query: string; seqs: number[] }>;
   /** Tokens of the rounds' calls: what the model wrote in them is billed as reply. */
   callTokens: number;
@@ -54,7 +65,8 @@ export function recallCalls(entity: EntityRow, calls: readonly ReplyToolCall[], 
 
 /**
  * Runs the calls and adds the round to the prompt: the model's calls, then one tool message each
- * with the messages found before the window's live ones, within `limitTokens`' share.
+ * (every call needs one, or the provider refuses the next request) with the messages found before
+ * the window's live ones, within `limitTokens`' share. Calls past RECALL_CALLS_MAX are refused.
  */
 export async function runRecallRound(
   deps: EngineDeps,
@@ -66,22 +78,36 @@ export async function runRecallRound(
 ): Promise<void> {
   const tok = await loadTokenEstimator();
   const cap = Math.max(50, Math.min(RECALL_MAX_TOKENS, Math.floor(limitTokens * RECALL_SHARE)));
-  const assistant: ChatMessage = {
-    role: 'assistant',
-    content: null,
-    tool_calls: calls.map((c) => ({ id: c.callId, type: 'function', function: { name: c.name, arguments: c.arguments } })),
-  };
+  const run = Math.min(calls.length, RECALL_CALLS_MAX);
   const results: ChatMessage[] = [];
-  for (const call of calls) {
-    const { query, text, seqs } = await recall(deps, entity, liveFrom(window), call.arguments, Math.floor(cap / calls.length));
-    state.searches.push({ query, seqs });
+  for (const [i, call] of calls.entries()) {
+    const { query, text, seqs } = i < run ? await recall(deps, entity, liveFrom(window), call.arguments, Math.floor(cap / run)) : tooMany(calls.length);
+    if (i < run) state.searches.push({ query, seqs });
     results.push({ role: 'tool', tool_call_id: call.callId, content: text });
   }
+  const assistant = echoedCalls(calls, run);
   state.messages.push(assistant, ...results);
   state.rounds++;
   const callTokens = tok.count(JSON.stringify(assistant.tool_calls));
   state.callTokens += callTokens;
   state.tokens += callTokens + results.reduce((n, m) => n + tok.count(m.content as string), 0);
+}
+
+/**
+ * The model's calls as the next request repeats them. A refused call's arguments (past the cap,
+ * or too long) are repeated as `{}`: its tool message says why, and the prompt stays small.
+ */
+function echoedCalls(calls: readonly ReplyToolCall[], run: number): Extract<ChatMessage, { role: 'assistant' }> {
+  const args = (c: ReplyToolCall, i: number) => (i < run && c.arguments.length <= RECALL_ARGS_MAX ? c.arguments : '{}');
+  return {
+    role: 'assistant',
+    content: null,
+    tool_calls: calls.map((c, i) => ({ id: c.callId, type: 'function', function: { name: c.name, arguments: args(c, i) } })),
+  };
+}
+
+function tooMany(calls: number): { query: string; text: string; seqs: number[] } {
+  return { query: '', text: `not run: recall takes at most ${RECALL_CALLS_MAX} calls a round, and this reply made ${calls}`, seqs: [] };
 }
 
 /** The first seq the window still holds as a message: recall looks before it. */
@@ -92,7 +118,10 @@ function liveFrom(window: readonly BlockRow[]): number | undefined {
 
 /** One search of the entity's own transcript, as the text the model reads; a call without words says so. */
 async function recall(deps: EngineDeps, entity: EntityRow, beforeSeq: number | undefined, args: string, capTokens: number): Promise<{ query: string; text: string; seqs: number[] }> {
+  // Measured before anything reads the arguments: a refusal costs the same for any length.
+  if (args.length > RECALL_ARGS_MAX) return tooLong(`over ${SEARCH_QUERY_MAX_CHARS} characters (its arguments are ${args.length})`);
   const query = queryOf(args);
+  if (query.length > SEARCH_QUERY_MAX_CHARS) return tooLong(`${query.length} characters`);
   const terms = parseSearch(query);
   if (!terms.clauses.length) return { query, text: 'recall needs a query with words in it, for example {"query": "the secret word"}', seqs: [] };
   const hits = await deps.store.entities.search({ accountId: entity.accountId, terms, entityIds: [entity.id], beforeSeq, limit: RECALL_HITS });
@@ -107,6 +136,10 @@ async function recall(deps: EngineDeps, entity: EntityRow, beforeSeq: number | u
     used += tok.count(line) + 1;
   }
   return { query, text: lines.join('\n'), seqs: hits.slice(0, lines.length).map((h) => h.seq) };
+}
+
+function tooLong(length: string): { query: string; text: string; seqs: number[] } {
+  return { query: '', text: `recall's query is ${length}; the limit is ${SEARCH_QUERY_MAX_CHARS}`, seqs: [] };
 }
 
 /** The call's `query`: its arguments are the model's JSON text, which may be anything. */
