@@ -12,6 +12,7 @@ export interface EngineSettings {
   leaseTtlMs?: number;
   rotateTargetPercent: number;
   summaryPercent: number;
+  recallTokens: number;
   /** PostgreSQL only: connections per process. */
   poolSize?: number;
   prices: Settings['prices'];
@@ -154,6 +155,7 @@ function engineSettings(s: Settings, opts: ContextOptions): EngineSettings {
     leaseTtlMs: s.leaseTtlMs,
     rotateTargetPercent: s.rotateTargetPercent,
     summaryPercent: s.summaryPercent,
+    recallTokens: s.recallTokens,
     poolSize: s.poolSize,
     prices: s.prices,
     version: opts.version,

@@ -67,6 +67,7 @@ export interface Settings {
   leaseTtlMs?: number;
   rotateTargetPercent: number;
   summaryPercent: number;
+  recallTokens: number;
   /** PostgreSQL: connections per process (MGPT_POOL_SIZE, the profile's poolSize); unset = the store's default. */
   poolSize?: number;
   prices: Record<string, ModelPrice>;
@@ -111,6 +112,7 @@ export function resolveSettings(env: Env, flags: GlobalFlags = {}, file: ConfigF
     leaseTtlMs: value('engine.leaseTtlMs'),
     rotateTargetPercent: value('engine.rotateTargetPercent'),
     summaryPercent: value('engine.summaryPercent'),
+    recallTokens: value('engine.recallTokens'),
     poolSize: value('poolSize'),
     prices: pricesOf(p),
     route,

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { DEFAULT_LEASE_TTL_MS, DEFAULT_POOL_SIZE, DEFAULT_TRANSCRIPT_CAP, DEFAULT_WINDOW_BUDGET } from '../core/entity-types.js';
 import { ConfigError } from '../core/errors.js';
 import { DEFAULT_ROTATE_TARGET, DEFAULT_SUMMARY_SHARE } from '../core/window-plan.js';
+import { DEFAULT_RECALL_TOKENS } from '../core/recall-query.js';
 import { type ProfileSettings, parseValue } from './schema.js';
 
 type Env = Record<string, string | undefined>;
@@ -43,6 +44,7 @@ export const SETTINGS: readonly SettingSpec[] = [
   { key: 'engine.transcriptCap', env: 'MGPT_TRANSCRIPT_CAP', int: true, profile: (p) => p.engine?.transcriptCap, fallback: () => DEFAULT_TRANSCRIPT_CAP },
   { key: 'engine.leaseTtlMs', env: 'MGPT_LEASE_TTL_MS', int: true, profile: (p) => p.engine?.leaseTtlMs, fallback: () => DEFAULT_LEASE_TTL_MS },
   { key: 'engine.rotateTargetPercent', env: 'MGPT_ROTATE_TARGET_PERCENT', int: true, profile: (p) => p.engine?.rotateTargetPercent, fallback: () => DEFAULT_ROTATE_TARGET * 100 },
+  { key: 'engine.recallTokens', env: 'MGPT_RECALL_TOKENS', int: true, profile: (p) => p.engine?.recallTokens, fallback: () => DEFAULT_RECALL_TOKENS },
   { key: 'engine.summaryPercent', env: 'MGPT_SUMMARY_PERCENT', int: true, profile: (p) => p.engine?.summaryPercent, fallback: () => DEFAULT_SUMMARY_SHARE * 100 },
 ];
 

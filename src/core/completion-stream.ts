@@ -37,7 +37,8 @@ export class CompletionChunker {
         const calls = ev.completion.choices[0]?.message.tool_calls;
         if (calls?.length) out.push(this.chunk({ tool_calls: calls.map((c, index) => ({ index, ...c })) }, null));
         out.push(this.chunk({}, ev.completion.choices[0]?.finish_reason ?? 'stop'));
-        out.push({ ...this.base(ev.completion), choices: [], usage: ev.completion.usage });
+        const recalled = 'recalled' in ev.completion ? ev.completion.recalled : undefined;
+        out.push({ ...this.base(ev.completion), choices: [], usage: ev.completion.usage, ...(recalled ? { recalled } : {}) });
         return out;
       }
       default:

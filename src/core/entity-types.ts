@@ -1,6 +1,7 @@
 /** Wire shapes of the entity service (seed 001, sections 2 and 4). */
 
 import { PayloadTooLargeError } from './errors.js';
+import type { RecallMode } from './recall-query.js';
 
 export const ENTITY_MODEL = 'mgpt-1-27b';
 export const ENTITY_NAME_MAX = 200;
@@ -44,8 +45,11 @@ export interface Entity {
   transcript: { messages: number; tokens: number; cap_tokens: number };
   /** `tokens` and `blocks` are present on retrieve only, absent on list. */
   window: { budget_tokens: number; tokens?: number; blocks?: number; model_limit_tokens?: number };
-  /** An extension (issue 22), present when on: the model may search its own transcript. */
-  recall?: true;
+  /**
+   * An extension, present when on: `tool`, the model may search its own transcript (issue 22);
+   * `auto`, what it no longer sees is recalled before each turn (issue 32).
+   */
+  recall?: 'tool' | 'auto';
   created_at: string;
   updated_at: string;
 }
@@ -138,6 +142,8 @@ export interface EntityCompletion {
   }>;
   usage: Usage;
   entity_id: string;
+  /** An extension (issue 32), present when automatic recall put earlier messages in the prompt: which, and their tokens. */
+  recalled?: Array<{ seq: number; role: 'user' | 'assistant'; tokens: number }>;
 }
 
 export interface CompletionChunk {
@@ -151,6 +157,8 @@ export interface CompletionChunk {
     finish_reason: FinishReason | null;
   }>;
   usage?: Usage;
+  /** On the usage chunk, as on the completion (an extension, issue 32): what automatic recall put in the prompt. */
+  recalled?: EntityCompletion['recalled'];
 }
 
 /** What a send yields, in order: start, rotation?, delta*, done. */
@@ -166,8 +174,8 @@ export interface CreateEntityInput {
   model: string;
   name?: string;
   instructions?: string;
-  /** An extension (issue 22): offer the model the recall tool over its own transcript. */
-  recall?: boolean;
+  /** An extension: "tool" offers the model the recall tool (issue 22), "auto" recalls before each turn (issue 32); true is "tool", false "off". */
+  recall?: boolean | RecallMode;
 }
 
 /**
@@ -178,7 +186,7 @@ export interface UpdateEntityInput {
   name?: string;
   instructions?: string;
   budget_tokens?: number;
-  recall?: boolean;
+  recall?: boolean | RecallMode;
 }
 
 export interface SendInput {
@@ -251,6 +259,8 @@ export interface ExportManifest {
     instructions: string;
     model: string;
     state: string;
+    /** The recall mode when on (issue 32); an archive without it (or from before modes) imports with recall off. */
+    recall?: 'tool' | 'auto';
     created_at: string;
     updated_at: string;
   };

@@ -15,6 +15,8 @@ export interface EngineLimits {
   leaseTtlMs: number;
   /** What a rotation brings the whole window to, and what one summary may take, as shares of the budget and the model's limit. */
   rotation: RotationShares;
+  /** The most automatic recall adds to a turn's prompt, in estimated tokens (a fifth of a known model context at most). */
+  recallTokens: number;
 }
 
 export interface Clock {

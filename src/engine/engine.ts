@@ -4,6 +4,7 @@ import { BadRequestError } from '../core/errors.js';
 import type { GenerationResponse, ImageRequest, ImageResponse, RespondInput } from '../core/universe-types.js';
 import { DEFAULT_PRICES, type ModelPrice, type ModelRoute } from '../core/models.js';
 import { DEFAULT_ROTATE_TARGET, DEFAULT_SUMMARY_SHARE, type RotationShares } from '../core/window-plan.js';
+import { DEFAULT_RECALL_TOKENS } from '../core/recall-query.js';
 import { createChatModel } from '../providers/registry.js';
 import type { Store } from '../store/types.js';
 import { AccountService } from './platform/accounts.js';
@@ -46,6 +47,8 @@ export interface EngineOptions {
   rotateTargetPercent?: number;
   /** The most one summary may take, in percent of the same (default 10). */
   summaryPercent?: number;
+  /** The most automatic recall adds to a turn's prompt, in tokens (default 1000). */
+  recallTokens?: number;
   prices?: Record<string, ModelPrice>;
   clock?: Clock;
   newId?: () => string;
@@ -137,12 +140,13 @@ export class Engine {
 }
 
 /** The limits `opts` asks for, checked: openEngine checks them before it opens a store. */
-export function engineLimits(opts: Pick<EngineOptions, 'windowBudget' | 'transcriptCap' | 'leaseTtlMs' | 'rotateTargetPercent' | 'summaryPercent'>): EngineLimits {
+export function engineLimits(opts: Pick<EngineOptions, 'windowBudget' | 'transcriptCap' | 'leaseTtlMs' | 'rotateTargetPercent' | 'summaryPercent' | 'recallTokens'>): EngineLimits {
   return {
     windowBudget: checkBudget(opts.windowBudget ?? DEFAULT_WINDOW_BUDGET, 'window budget'),
     transcriptCap: positive(opts.transcriptCap ?? DEFAULT_TRANSCRIPT_CAP, 'transcript cap'),
     leaseTtlMs: positive(opts.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS, 'lease TTL'),
     rotation: rotationShares(opts.rotateTargetPercent ?? DEFAULT_ROTATE_TARGET * 100, opts.summaryPercent ?? DEFAULT_SUMMARY_SHARE * 100),
+    recallTokens: positive(opts.recallTokens ?? DEFAULT_RECALL_TOKENS, 'recall tokens'),
   };
 }
 

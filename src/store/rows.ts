@@ -61,8 +61,8 @@ export interface EntityRow {
   transcriptTokens: number;
   windowTokens: number;
   windowBlocks: number;
-  /** 1 when the model is offered the `recall` tool (issue 22); a row written without it has 0. */
-  recall?: 0 | 1;
+  /** The recall mode: 0 off, 1 the model is offered the `recall` tool (issue 22), 2 automatic recall before each turn (issue 32); a row written without it has 0. */
+  recall?: RecallModeCode;
   createdAt: string;
   updatedAt: string;
 }
@@ -87,6 +87,12 @@ export interface MessageSearch {
   /** Only messages before this seq (recall leaves out what the window still holds). */
   beforeSeq?: number;
   limit: number;
+}
+
+/** A ranked search (recall, `mgpt search --any`): any of the words, by their stems. */
+export interface RankedSearch extends Omit<MessageSearch, 'terms'> {
+  /** Lower-cased words as the query gave them (at most a few dozen; stop words already dropped). */
+  words: string[];
 }
 
 /** A search of the user's universe conversations. */
@@ -130,7 +136,12 @@ export interface LogHit {
 export interface MessageHit extends MessageRow {
   entityId: string;
   entityName: string | null;
+  /** How relevant the store ranks it (higher is more; a ranked search's only, on the store's own scale). */
+  score?: number;
 }
+
+/** An entity's recall mode as stored: off, the recall tool, automatic. */
+export type RecallModeCode = 0 | 1 | 2;
 
 export interface IdempotencyRow {
   contentSha256: string;

@@ -26,6 +26,16 @@ export function ftsSearch(table: string, terms: SearchTerms): { where: string; p
   return { where: `${table} MATCH @rank AND ${table}.rowid IN (SELECT rowid FROM ${table} WHERE ${table} MATCH @match)`, params: { rank, match } };
 }
 
+/** Any of the words as an FTS5 MATCH expression: each quoted (words never hold a quote), the tokenizer stems them. */
+export function ftsAny(words: string[]): string {
+  return words.map((w) => `"${w}"`).join(' OR ');
+}
+
+/** Any of the words as a PostgreSQL tsquery for to_tsquery('english', …), which stems them and drops its stop words. */
+export function tsAny(words: string[]): string {
+  return words.map((w) => `'${w}'`).join(' | ');
+}
+
 /** The terms as a PostgreSQL tsquery: quoted lexemes (words never hold a quote or a backslash), all required. */
 export function tsQuery(terms: SearchTerms): string {
   return terms.clauses

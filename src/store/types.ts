@@ -6,7 +6,7 @@
  * other turns' statements land inside it on SQLite's single connection.
  */
 
-import type { AccountRow, BlockRow, CalibrationRow, EntityRow, IdempotencyRow, KeyRow, LeaseRow, RateGate, RateState, LeaseSubject, LedgerRow, LogFilter, LogHit, LogRow, LogSearch, MessageHit, MessageRow, MessageSearch, RequestRow, UniverseMessageHit, UniverseSearch, UniverseMessageRow, UniverseRow } from './rows.js';
+import type { AccountRow, BlockRow, CalibrationRow, EntityRow, IdempotencyRow, KeyRow, LeaseRow, RateGate, RateState, LeaseSubject, LedgerRow, LogFilter, LogHit, LogRow, LogSearch, MessageHit, MessageRow, MessageSearch, RankedSearch, RecallModeCode, RequestRow, UniverseMessageHit, UniverseSearch, UniverseMessageRow, UniverseRow } from './rows.js';
 
 export type {
   AccountRow,
@@ -17,6 +17,8 @@ export type {
   MessageRow,
   MessageHit,
   MessageSearch,
+  RankedSearch,
+  RecallModeCode,
   UniverseSearch,
   UniverseMessageHit,
   LogSearch,
@@ -118,6 +120,14 @@ export interface EntityStore {
    * index is written in the same transaction as the messages it covers.
    */
   search(q: MessageSearch): Promise<MessageHit[]>;
+  /**
+   * The account's transcript messages that share a stem with any of `words` (stop words never
+   * match), most relevant first by the store's own ranking (FTS5 bm25 over a porter index,
+   * PostgreSQL ts_rank_cd over the english configuration): recall and `mgpt search --any`.
+   */
+  searchAny(q: RankedSearch): Promise<MessageHit[]>;
+  /** The entity's messages at these seqs (those that exist), in seq order. */
+  messagesAt(entityId: string, seqs: number[]): Promise<MessageRow[]>;
 }
 
 export interface LeaseStore {

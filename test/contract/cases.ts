@@ -181,7 +181,7 @@ export function contractSuite(name: string, make: (dir: string, fake: FakeOpenAI
 
       it('recall: the model searches what its window folded away, gets the message back, and the turn stores two messages', async () => {
         const id = (await b().createEntity({ model: 'mgpt-1-27b', instructions: 'Be kind.', recall: true })).id;
-        expect((await b().getEntity(id)).recall).toBe(true);
+        expect((await b().getEntity(id)).recall).toBe('tool');
         await send(id, 'The secret word is zanzibar42, remember it for me.');
         for (let i = 0; i < 30; i++) await send(id, `turn ${i}: a few more words about the weather and the harbour`);
         expect((await b().getWindow(id)).blocks.some((x) => x.kind === 'message' && x.covers[0] <= 2)).toBe(false);
@@ -199,7 +199,7 @@ export function contractSuite(name: string, make: (dir: string, fake: FakeOpenAI
         expect(first.tools.map((x: { function: { name: string } }) => x.function.name)).toEqual(['recall']);
         const tool = second.messages.at(-1);
         expect(tool).toMatchObject({ role: 'tool', tool_call_id: 'r1' });
-        expect(tool.content).toMatch(/^#1 user \(\S+\): The secret word is zanzibar42, remember it for me\./);
+        expect(tool.content).toMatch(/^#1 user \(.+?\): The secret word is zanzibar42, remember it for me\./);
         expect(second.messages.at(-2)).toMatchObject({ role: 'assistant', tool_calls: [{ id: 'r1', function: { name: 'recall' } }] });
         // The transcript has the question and the answer, nothing of the round.
         const page = await b().listMessages(id, { after: 62, limit: 10 });
@@ -211,8 +211,35 @@ export function contractSuite(name: string, make: (dir: string, fake: FakeOpenAI
         const plain = await entity();
         await send(plain, 'hello');
         expect(fake.requests.at(-1)!.body).not.toHaveProperty('tools');
-        await expect(b().updateEntity(plain, { recall: 'yes' as never })).rejects.toThrow('recall must be true or false, got "yes"');
+        await expect(b().updateEntity(plain, { recall: 'yes' as never })).rejects.toThrow('recall must be "auto", "tool" or "off" (or true or false), got "yes"');
         expect((await b().updateEntity(id, { recall: false })).recall).toBeUndefined();
+      });
+
+      it('automatic recall: a fact folded away 40 turns earlier reaches the prompt of a question that shares only a stem with it, with its seq; nothing of it is stored; the log lists it', async () => {
+        const id = (await b().createEntity({ model: 'mgpt-1-27b', recall: 'auto' })).id;
+        expect((await b().getEntity(id)).recall).toBe('auto');
+        await b().updateEntity(id, { budget_tokens: 300 });
+        await send(id, 'My grandmother grew seventeen kinds of tomatoes in her greenhouse.');
+        for (let i = 0; i < 40; i++) await send(id, `turn ${i}: a few more words about the weather and the harbour`);
+        expect((await b().getWindow(id)).blocks.some((x) => x.kind === 'message' && x.covers[0] <= 2)).toBe(false);
+        const events = await send(id, 'How many tomato varieties did grandma grow?');
+        const prompt = fake.requests.at(-1)!.body.messages;
+        expect(prompt.at(-1)).toEqual({ role: 'user', content: 'How many tomato varieties did grandma grow?' });
+        expect(prompt.at(-2).role).toBe('system');
+        expect(prompt.at(-2).content).toMatch(/^#1 user \(.+\): My grandmother grew seventeen kinds of tomatoes/m);
+                expect(done(events).completion.recalled?.map((m) => m.seq)).toEqual([1, 2]);
+        const stored = await b().listMessages(id, { after: 82, limit: 10 });
+        expect(stored.data.map((m) => m.content)).toEqual(['How many tomato varieties did grandma grow?', 'reply: How many tomato varieties did grandma grow?']);
+        expect((await b().getWindow(id)).blocks.map((x) => x.content).join('\n')).not.toContain('Earlier in this conversation');
+        const log = (await b().listLogs({ pageSize: 5 })).data.find((l) => l.facade === 'recall');
+        expect((await b().getLog(log!.id)).request).toMatchObject({ entityId: id, recalled: [{ seq: 1, role: 'user' }, { seq: 2, role: 'assistant' }] });
+        // A question with nothing relevant: the same prompt as an entity without recall sends.
+        const plain = (await b().createEntity({ model: 'mgpt-1-27b' })).id;
+        await send(plain, 'Do you like astronomy?');
+        const without = fake.requests.at(-1)!.body.messages;
+        const other = (await b().createEntity({ model: 'mgpt-1-27b', recall: 'auto' })).id;
+        await send(other, 'Do you like astronomy?');
+        expect(fake.requests.at(-1)!.body.messages).toEqual(without);
       });
 
       it('replays an idempotency key; different content 400; in flight 409; a busy entity 409', async () => {

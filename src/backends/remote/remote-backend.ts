@@ -235,6 +235,7 @@ interface StreamedTurn {
   head?: CompletionChunk;
   text: string;
   usage?: Usage;
+  recalled?: EntityCompletion['recalled'];
   finish: FinishReason;
 }
 
@@ -269,6 +270,7 @@ function* chunkEvents(turn: StreamedTurn, chunk: CompletionChunk | StreamErrorFr
     yield { type: 'delta', text: content };
   }
   if (chunk.usage) turn.usage = chunk.usage;
+  if (chunk.recalled) turn.recalled = chunk.recalled;
 }
 
 function completionOf(turn: StreamedTurn, id: string): EntityCompletion {
@@ -282,6 +284,7 @@ function completionOf(turn: StreamedTurn, id: string): EntityCompletion {
     choices: [{ index: 0, message: { role: 'assistant', content: turn.text }, finish_reason: turn.finish }],
     usage: turn.usage ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
     entity_id: id,
+    ...(turn.recalled ? { recalled: turn.recalled } : {}),
   };
 }
 

@@ -26,7 +26,8 @@ import { BadRequestError, NotFoundError } from '../../core/errors.js';
 import { loadTokenEstimator } from '../../core/tokens.js';
 import type { EntityImport, EntityRow } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';
-import { checkCreateFields, checkInstructions, checkName, checkRecall, checkUpdate } from './entity-rules.js';
+import { checkCreateFields, checkInstructions, checkName, checkRecall, checkUpdate, recallCode } from './entity-rules.js';
+import { DEFAULT_RECALL_MODE } from '../../core/recall-query.js';
 import { toBlock, toEntity, toMessage } from './entity-wire.js';
 import { exportEntity } from './export.js';
 import { importEntity } from './import.js';
@@ -53,8 +54,8 @@ export class EntityService {
     // Absent means empty; null or any other type is a malformed request.
     const name = checkName(input.name === undefined ? '' : input.name);
     const instructions = checkInstructions(input.instructions === undefined ? '' : input.instructions);
-    const recall = input.recall === undefined ? false : checkRecall(input.recall);
-    if (recall) await this.checkCanRecall(model);
+    const recall = input.recall === undefined ? DEFAULT_RECALL_MODE : checkRecall(input.recall);
+    if (recall === 'tool') await this.checkCanRecall(model);
     const tok = await loadTokenEstimator();
     const now = this.deps.clock.iso();
     const row: EntityRow = {
@@ -71,7 +72,7 @@ export class EntityService {
       transcriptTokens: 0,
       windowTokens: 0,
       windowBlocks: 0,
-      recall: recall ? 1 : 0,
+      recall: recallCode(recall),
       createdAt: now,
       updatedAt: now,
     };
@@ -115,7 +116,8 @@ export class EntityService {
   async update(id: string, input: UpdateEntityInput, accountId: string): Promise<Entity> {
     const update = checkUpdate(input);
     const current = await this.row(id, accountId);
-    if (update.recall) await this.checkCanRecall(current.model);
+    const recall = update.recall === undefined ? undefined : checkRecall(update.recall);
+    if (recall === 'tool') await this.checkCanRecall(current.model);
     const instructionsTokens =
       update.instructions === undefined ? undefined : (await loadTokenEstimator()).count(update.instructions);
     const row = await this.deps.store.entities.updateHead(accountId, id, {
@@ -123,7 +125,7 @@ export class EntityService {
       instructions: update.instructions,
       instructionsTokens,
       budgetTokens: update.budget_tokens,
-      recall: update.recall === undefined ? undefined : update.recall ? 1 : 0,
+      recall: recall === undefined ? undefined : recallCode(recall),
       updatedAt: this.deps.clock.iso(),
     });
     // Deleted while the tokenizer loaded.

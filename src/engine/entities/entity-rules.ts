@@ -5,6 +5,8 @@ import {
   WINDOW_BUDGET_MIN,
 } from '../../core/entity-types.js';
 import { BadRequestError } from '../../core/errors.js';
+import { RECALL_MODES, type RecallMode } from '../../core/recall-query.js';
+import type { RecallModeCode } from '../../store/types.js';
 
 /**
  * The rules of an entity's head, shared by create, update and the engine's own options, so that
@@ -25,10 +27,22 @@ export function checkInstructions(value: unknown): string {
   return value;
 }
 
-/** Recall on or off: a boolean. */
-export function checkRecall(value: unknown): boolean {
-  if (typeof value !== 'boolean') throw new BadRequestError(`recall must be true or false, got ${JSON.stringify(value)}`);
-  return value;
+/** A recall mode: "auto", "tool" or "off"; true is "tool" and false "off", as before modes. */
+export function checkRecall(value: unknown): RecallMode {
+  if (value === true) return 'tool';
+  if (value === false) return 'off';
+  if (typeof value === 'string' && (RECALL_MODES as readonly string[]).includes(value)) return value as RecallMode;
+  throw new BadRequestError(`recall must be "auto", "tool" or "off" (or true or false), got ${JSON.stringify(value)}`);
+}
+
+/** A recall mode as the store keeps it. */
+export function recallCode(mode: RecallMode): RecallModeCode {
+  return mode === 'auto' ? 2 : mode === 'tool' ? 1 : 0;
+}
+
+/** The store's recall code as a mode. */
+export function recallModeOf(code: RecallModeCode | undefined): RecallMode {
+  return code === 2 ? 'auto' : code === 1 ? 'tool' : 'off';
 }
 
 /** A window budget in tokens: an integer a rotation can work with. */

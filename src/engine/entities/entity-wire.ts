@@ -1,5 +1,6 @@
 import type { Entity, TranscriptMessage, WindowBlock } from '../../core/entity-types.js';
 import type { BlockRow, EntityRow, MessageRow } from '../../store/types.js';
+import { recallModeOf } from './entity-rules.js';
 
 /** Store rows -> wire objects (seed 001 section 2). Field order is fixed: exports hash these bytes. */
 
@@ -16,7 +17,7 @@ export function toEntity(row: EntityRow, withWindowCounts: boolean): Entity {
     window: withWindowCounts
       ? { budget_tokens: row.budgetTokens, tokens: row.windowTokens, blocks: row.windowBlocks }
       : { budget_tokens: row.budgetTokens },
-    ...(row.recall === 1 ? { recall: true as const } : {}),
+    ...(row.recall ? { recall: recallModeOf(row.recall) as 'tool' | 'auto' } : {}),
     created_at: row.createdAt,
     updated_at: row.updatedAt,
   };

@@ -1,3 +1,4 @@
+import { recallModeOf } from './entity-rules.js';
 import { createHash } from 'node:crypto';
 import type { ExportFormat, ExportManifest } from '../../core/entity-types.js';
 import { tarHeader, tarPadding, tarTrailer } from '../../core/tar.js';
@@ -69,6 +70,7 @@ function manifestOf(deps: EngineDeps, entity: EntityRow, transcriptSha256: strin
       instructions: entity.instructions,
       model: entity.model,
       state: entity.state,
+      ...(entity.recall ? { recall: recallModeOf(entity.recall) as 'tool' | 'auto' } : {}),
       created_at: entity.createdAt,
       updated_at: entity.updatedAt,
     },

@@ -16,7 +16,7 @@ import type { EntityRow, ImportConflict } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';
 import { sha256 } from '../../core/hash.js';
 import type { ImportOptions } from '../../core/backend.js';
-import { checkBudget, checkName } from './entity-rules.js';
+import { checkBudget, checkName, checkRecall, recallCode } from './entity-rules.js';
 import { toEntity, windowDocument } from './entity-wire.js';
 import { EXPORT_FILES } from './export.js';
 
@@ -72,6 +72,8 @@ export async function importEntity(
     transcriptTokens: sumTokens(messages),
     windowTokens: sumTokens(blocks),
     windowBlocks: blocks.length,
+    // The archive's recall mode (issue 32): an archive from before modes has none, and true is the tool.
+    recall: recallCode(manifest.entity.recall === undefined ? 'off' : checkRecall(manifest.entity.recall)),
     createdAt: manifest.entity.created_at,
     updatedAt: manifest.entity.updated_at,
   };
@@ -163,6 +165,7 @@ function checkManifest(m: unknown): ExportManifest {
   const mw = m.window;
   if (isObject(mw)) sameRule(() => checkBudget(mw.budget_tokens), 'manifest window.');
   for (const f of ['state', 'created_at', 'updated_at']) if (typeof e[f] !== 'string') fail(`manifest entity.${f} is missing`);
+  if (e.recall !== undefined) sameRule(() => checkRecall(e.recall), 'manifest entity.');
   const t = m.transcript;
   const w = m.window;
   if (!isObject(t) || !isCount(t.messages) || !isCount(t.tokens) || !isCount(t.cap_tokens) || typeof t.sha256 !== 'string') {

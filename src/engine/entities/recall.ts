@@ -1,4 +1,6 @@
-import { SEARCH_QUERY_MAX_CHARS, parseSearch } from '../../core/search-query.js';
+import { contentWords } from '../../core/recall-query.js';
+import { type Retrieved, retrieve } from './retrieve.js';
+import { SEARCH_QUERY_MAX_CHARS } from '../../core/search-query.js';
 import { loadTokenEstimator } from '../../core/tokens.js';
 import type { ChatMessage, ToolDefinition } from '../../providers/spec.js';
 import type { BlockRow, EntityRow, LogRow } from '../../store/types.js';
@@ -34,8 +36,6 @@ export const RECALL_CALLS_MAX = 8;
  * megabyte of query costs nothing (a 64 KiB one held the process for seconds).
  */
 const RECALL_ARGS_MAX = SEARCH_QUERY_MAX_CHARS * 6 + 100;
-/** Messages one recall returns at most. */
-const RECALL_HITS = 5;
 /** The most one round's results may add to the prompt, and the share of the window's limit it may take. */
 const RECALL_MAX_TOKENS = 1000;
 const RECALL_SHARE = 0.2;
@@ -122,20 +122,11 @@ async function recall(deps: EngineDeps, entity: EntityRow, beforeSeq: number | u
   if (args.length > RECALL_ARGS_MAX) return tooLong(`over ${SEARCH_QUERY_MAX_CHARS} characters (its arguments are ${args.length})`);
   const query = queryOf(args);
   if (query.length > SEARCH_QUERY_MAX_CHARS) return tooLong(`${query.length} characters`);
-  const terms = parseSearch(query);
-  if (!terms.clauses.length) return { query, text: 'recall needs a query with words in it, for example {"query": "the secret word"}', seqs: [] };
-  const hits = await deps.store.entities.search({ accountId: entity.accountId, terms, entityIds: [entity.id], beforeSeq, limit: RECALL_HITS });
-  if (!hits.length) return { query, text: `nothing earlier in the conversation matches ${JSON.stringify(query)}`, seqs: [] };
-  const tok = await loadTokenEstimator();
-  const lines: string[] = [];
-  let used = 0;
-  for (const h of hits) {
-    const line = tok.truncate(`#${h.seq} ${h.role} (${h.createdAt}): ${h.content}`, Math.max(0, capTokens - used));
-    if (!line) break;
-    lines.push(line);
-    used += tok.count(line) + 1;
-  }
-  return { query, text: lines.join('\n'), seqs: hits.slice(0, lines.length).map((h) => h.seq) };
+  if (!contentWords(query).length) return { query, text: 'recall needs a query with words in it, for example {"query": "the secret word"}', seqs: [] };
+  // The one ranked retriever (retrieve.ts): any word of the model's question, by its stem.
+  const found = await retrieve(deps, entity, query, { beforeSeq, budgetTokens: capTokens });
+  if (!found.messages.length) return { query, text: `nothing earlier in the conversation matches ${JSON.stringify(query)}`, seqs: [] };
+  return { query, text: found.text, seqs: found.messages.map((m) => m.seq) };
 }
 
 function tooLong(length: string): { query: string; text: string; seqs: number[] } {
@@ -161,17 +152,18 @@ export async function recallLog(
   deps: EngineDeps,
   entity: EntityRow,
   state: RecallState,
-  out: { model: string; inputTokens: number; outputTokens: number; costUsd: number; totalMs: number; toolCalls?: number },
+  out: { model: string; inputTokens: number; outputTokens: number; costUsd: number; totalMs: number; toolCalls?: number; recalled?: Retrieved },
 ): Promise<LogRow | undefined> {
   const toolCalls = out.toolCalls ?? 0;
-  if (!state.rounds && !toolCalls) return undefined;
+  const recalled = out.recalled?.messages ?? [];
+  if (!state.rounds && !toolCalls && !recalled.length) return undefined;
   const account = await deps.store.accounts.get(entity.accountId);
   const userId = account?.userId ?? entity.accountId;
   const searched = state.rounds ? { rounds: state.rounds, recall: state.searches } : {};
   return logRow(deps, {
     kind: 'text', userId, gameId: null, universeId: null, requestId: null, model: entity.model, providerModel: out.model, status: 'ok', error: null,
     inputTokens: out.inputTokens, outputTokens: out.outputTokens, costUsd: out.costUsd, totalMs: out.totalMs, providerMs: out.totalMs,
-    request: { facade: toolCalls ? 'tool_calls' : 'recall', entityId: entity.id, ...searched },
+    request: { facade: toolCalls ? 'tool_calls' : 'recall', entityId: entity.id, ...searched, ...(recalled.length ? { recalled } : {}) },
     response: toolCalls ? { toolCalls } : {},
   });
 }

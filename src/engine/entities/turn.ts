@@ -23,7 +23,8 @@ import { reserveReply } from '../platform/rate-limits.js';
 import type { TokenAllowance } from '../../core/rate-limits.js';
 import type { SummaryUsage } from './window/summarize.js';
 import { type RecallState, RECALL_ROUNDS_MAX, RECALL_TOOL, emptyRecall, recallCalls, recallLog, runRecallRound } from './recall.js';
-import { MessageCount, type PreparedWindow, type WindowTurn, promptMessages, rotate } from './window/turn-window.js';
+import { MessageCount, type PreparedWindow, type WindowTurn, fixedParts, promptMessages, rotate } from './window/turn-window.js';
+import { autoRecall } from './auto-recall.js';
 import { windowVersion } from '../versioned-cache.js';
 import { WindowState } from './window/window-state.js';
 
@@ -113,6 +114,7 @@ async function* leasedTurn(
     await checkBudget(deps, now.entity, count);
     const turn = await openTurn(deps, now, count, signal, input.extras);
     turn.extras.sampling = await reserveReply(turn.extras.allowance, count.bound, turn.extras.sampling);
+    turn.recalled = await autoRecall(turn);
     const { prepared, reply } = yield* rotateAndGenerate(turn);
     if (signal.aborted || (stopped(turn) && !turn.started)) throw cancelled(callerSignal(input));
     if (reply.toolCalls.length) return yield* toolRound(turn, prepared, reply);
@@ -259,7 +261,7 @@ async function chargeToolRound(turn: TurnState, completion: EntityCompletion, re
   const outputTokens = replyTokens + turn.recall.callTokens;
   const cost = costUsd(deps.prices[entity.model], inputTokens, outputTokens);
   const u = completion.usage;
-  const out = { model: turn.model.modelId, inputTokens: u.prompt_tokens, outputTokens: u.completion_tokens, costUsd: cost, totalMs: deps.clock.now() - turn.t0, toolCalls };
+  const out = { model: turn.model.modelId, inputTokens: u.prompt_tokens, outputTokens: u.completion_tokens, costUsd: cost, totalMs: deps.clock.now() - turn.t0, toolCalls, recalled: turn.recalled };
   const log = (await recallLog(deps, entity, turn.recall, out))!;
   const charge = { accountId: entity.accountId, entityId: entity.id, model: entity.model, inputTokens, outputTokens, costUsd: cost, createdAt: deps.clock.iso() };
   await deps.store.accounts.chargeWithLog(charge, log);
@@ -343,8 +345,8 @@ function continuation(turn: TurnState, err: ContextOverflowError, reply: Reply, 
 
 /** The same prompt with the reply bound the route now has (what it just learned: the context is shared). */
 async function bounded(turn: TurnState, prepared: PreparedWindow): Promise<PreparedWindow> {
-  const { entity } = turn;
-  const fit = await turn.deps.calibration.fit(turn.model, entity.instructionsTokens, entity.instructions ? 1 : 0);
+  const fixed = fixedParts(turn);
+  const fit = await turn.deps.calibration.fit(turn.model, fixed.tokens, fixed.messages);
   return { ...prepared, fit: { ...prepared.fit, replyCap: fit.replyCap } };
 }
 
@@ -390,7 +392,7 @@ function generate(turn: TurnState, prepared: PreparedWindow): AsyncIterable<Stre
   const { round = [], sampling, buffered } = turn.extras;
   const recalled = turn.recall.messages;
   const prefill: ChatMessage[] = turn.prefill ? [{ role: 'assistant', content: turn.prefill.text }] : [];
-  const messages = [...promptMessages(turn.entity.instructions, prepared), ...round, ...recalled, ...prefill];
+  const messages = [...promptMessages(turn.entity.instructions, prepared, turn.recalled), ...round, ...recalled, ...prefill];
   const tools = turn.entity.recall === 1 ? [RECALL_TOOL, ...(turn.extras.tools ?? [])] : turn.extras.tools;
   // After recall rounds the model answers: freely, or without tools once it has taken all it may.
   const toolChoice = !recalled.length ? turn.extras.toolChoice : turn.recall.rounds >= RECALL_ROUNDS_MAX ? 'none' : undefined;
@@ -437,7 +439,7 @@ async function commit(turn: TurnState, prepared: PreparedWindow, reply: Reply, l
 /** The turn's log record, when its model used recall: the rounds, and what the final request cost. */
 function turnLog(turn: TurnState, s: SettledTurn, costUsd: number): Promise<LogRow | undefined> {
   const u = s.completion.usage;
-  const out = { model: turn.model.modelId, inputTokens: u.prompt_tokens, outputTokens: u.completion_tokens, costUsd, totalMs: turn.deps.clock.now() - turn.t0 };
+  const out = { model: turn.model.modelId, inputTokens: u.prompt_tokens, outputTokens: u.completion_tokens, costUsd, totalMs: turn.deps.clock.now() - turn.t0, recalled: turn.recalled };
   return recallLog(turn.deps, turn.entity, turn.recall, out);
 }
 
@@ -479,6 +481,7 @@ async function settle(turn: TurnState, prepared: PreparedWindow, reply: Reply): 
     choices: [{ index: 0, message: { role: 'assistant', content: reply.text }, finish_reason: reply.finish }],
     usage: usage(reply.usage?.inputTokens ?? promptTokens, reply.usage?.outputTokens ?? replyTokens, reply.usage?.cachedTokens),
     entity_id: entity.id,
+    ...(turn.recalled ? { recalled: turn.recalled.messages } : {}),
   };
   const at = userBlock.coversFrom + 1;
   const replyBlock: BlockRow = {

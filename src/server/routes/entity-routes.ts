@@ -1,6 +1,6 @@
 import { SAMPLING_FIELDS, samplingFieldsOf } from '../../core/sampling.js';
 import type { SearchInput } from '../../core/entity-types.js';
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
 import { BadRequestError, MgptError } from '../../core/errors.js';
 import type { Engine } from '../../engine/engine.js';
 import { type Env, type RouteDeps, checkFields, noteReply, notingReply, queryInt, replayHeader } from '../route-deps.js';
@@ -41,34 +41,7 @@ export function entityRoutes(engine: Engine, { auth, limit, body }: RouteDeps): 
     const pieces = await engine.entities.export(c.req.param('id'), tar ? 'tar' : 'json', c.get('principal').accountId);
     return c.body(streamOf(pieces), 200, { 'Content-Type': tar ? 'application/x-svc-entity' : 'application/json' });
   });
-  app.post('/v1/entities/:id/messages', ent, limit, async (c) => {
-    const b = await body(c);
-    checkFields(b, ['content', 'stream', 'idempotency_key', ...SAMPLING_FIELDS]);
-    const m = b as { content?: unknown; stream?: unknown; idempotency_key?: unknown };
-    if (m.stream !== undefined && typeof m.stream !== 'boolean') throw new BadRequestError('stream must be a boolean');
-    const key = c.req.header('idempotency-key') ?? (m.idempotency_key as string | undefined);
-    const id = c.req.param('id');
-    const turn = engine.entities.send(
-      id,
-      {
-        content: m.content as string, idempotencyKey: key, signal: c.get('signal'), sampling: samplingFieldsOf(b as Record<string, unknown>), buffered: m.stream === false,
-        extras: { allowance: c.get('allowance') },
-      },
-      c.get('principal').accountId,
-    );
-    if (m.stream === false) {
-      for await (const ev of turn) {
-        if (ev.type !== 'done') continue;
-        await noteReply(c, ev);
-        return c.json(ev.completion, 200, { 'X-Entity-Id': id, ...replayHeader(ev.replayed) });
-      }
-      throw new MgptError('the turn ended without a reply');
-    }
-    // The first event (the start, or a replayed reply) before the headers: an early failure still gets its real status.
-    const first = await turn.next();
-    const replayed = !first.done && (first.value.type === 'start' || first.value.type === 'done') && first.value.replayed;
-    return sseReply(c, notingReply(c, prepend(first, turn)), { 'X-Entity-Id': id, ...replayHeader(replayed) });
-  });
+  app.post('/v1/entities/:id/messages', ent, limit, async (c) => sendMessage(engine, c, await body(c)));
   return app;
 }
 
@@ -104,3 +77,31 @@ function searchQuery(req: { query(name: string): string | undefined; queries(nam
   };
 }
 
+/** POST /v1/entities/{id}/messages: one turn, streamed (SSE) or buffered (`stream: false`). */
+async function sendMessage(engine: Engine, c: Context<Env>, b: unknown): Promise<Response> {
+  checkFields(b, ['content', 'stream', 'idempotency_key', ...SAMPLING_FIELDS]);
+  const m = b as { content?: unknown; stream?: unknown; idempotency_key?: unknown };
+  if (m.stream !== undefined && typeof m.stream !== 'boolean') throw new BadRequestError('stream must be a boolean');
+  const key = c.req.header('idempotency-key') ?? (m.idempotency_key as string | undefined);
+  const id = c.req.param('id') ?? '';
+  const turn = engine.entities.send(
+    id,
+    {
+      content: m.content as string, idempotencyKey: key, signal: c.get('signal'), sampling: samplingFieldsOf(b as Record<string, unknown>), buffered: m.stream === false,
+      extras: { allowance: c.get('allowance') },
+    },
+    c.get('principal').accountId,
+  );
+  if (m.stream === false) {
+    for await (const ev of turn) {
+      if (ev.type !== 'done') continue;
+      await noteReply(c, ev);
+      return c.json(ev.completion, 200, { 'X-Entity-Id': id, ...replayHeader(ev.replayed) });
+    }
+    throw new MgptError('the turn ended without a reply');
+  }
+  // The first event (the start, or a replayed reply) before the headers: an early failure still gets its real status.
+  const first = await turn.next();
+  const replayed = !first.done && (first.value.type === 'start' || first.value.type === 'done') && first.value.replayed;
+  return sseReply(c, notingReply(c, prepend(first, turn)), { 'X-Entity-Id': id, ...replayHeader(replayed) });
+}

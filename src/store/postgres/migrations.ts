@@ -244,4 +244,14 @@ export const PG_MIGRATIONS: readonly string[] = [
     token_tat   DOUBLE PRECISION NOT NULL
   );
   `,
+  `
+  -- Ranked recall (issue 32): each message's words again, stemmed and without stop words (the
+  -- english configuration), so any word of a question finds the messages that share its stem,
+  -- ranked by ts_rank_cd (recall, mgpt search --any). An entity's recall mode: 0 off, 1 the recall
+  -- tool, 2 automatic.
+  ALTER TABLE messages ADD COLUMN ranked tsvector GENERATED ALWAYS AS (to_tsvector('english', left(content, 100000))) STORED;
+  CREATE INDEX messages_ranked ON messages USING GIN (ranked) WITH (fastupdate = off);
+  ALTER TABLE entities ADD COLUMN recall_mode INTEGER NOT NULL DEFAULT 0 CHECK (recall_mode IN (0, 1, 2));
+  UPDATE entities SET recall_mode = recall;
+  `,
 ];

@@ -12,15 +12,16 @@ import type {
   MessageHit,
   MessageRow,
   MessageSearch,
+  RankedSearch,
 } from '../types.js';
-import { tsQuery } from '../search-syntax.js';
+import { tsAny, tsQuery } from '../search-syntax.js';
 import { insertLog } from './pg-log-store.js';
 import { inTransaction, type Queryable } from './pg-db.js';
 
 const ENTITY_COLS = `id, account_id AS "accountId", name, instructions, instructions_tokens AS "instructionsTokens", model, state,
   budget_tokens AS "budgetTokens", cap_tokens AS "capTokens",
   transcript_messages AS "transcriptMessages", transcript_tokens AS "transcriptTokens",
-  window_tokens AS "windowTokens", window_blocks AS "windowBlocks", recall,
+  window_tokens AS "windowTokens", window_blocks AS "windowBlocks", recall_mode AS recall,
   created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 const BLOCK_COLS = `id, position, kind, role, content, tokens, covers_from AS "coversFrom", covers_to AS "coversTo"`;
@@ -71,6 +72,26 @@ export class PgEntityStore implements EntityStore {
     return rows;
   }
 
+  /** See EntityStore.searchAny: ts_rank_cd over the english tsvector, any word, filtered as search is. */
+  async searchAny(q: RankedSearch): Promise<MessageHit[]> {
+    const { rows } = await this.pool.query<MessageHit>(
+      `SELECT m.entity_id AS "entityId", e.name AS "entityName", m.seq, m.role, m.content, m.tokens, m.created_at AS "createdAt",
+              ts_rank_cd(m.ranked, query, 1) AS score
+       FROM messages m JOIN entities e ON e.id = m.entity_id, to_tsquery('english', $1) query
+       WHERE m.ranked @@ query AND e.account_id = $2
+         AND ($3::text[] IS NULL OR m.entity_id = ANY($3)) AND ($4::text IS NULL OR m.role = $4)
+         AND ($5::text IS NULL OR m.created_at >= $5) AND ($7::bigint IS NULL OR m.seq < $7)
+       ORDER BY score DESC, m.created_at DESC, m.seq DESC LIMIT $6`,
+      [tsAny(q.words), q.accountId, q.entityIds ?? null, q.role ?? null, q.since ?? null, q.limit, q.beforeSeq ?? null],
+    );
+    return rows;
+  }
+
+  async messagesAt(entityId: string, seqs: number[]): Promise<MessageRow[]> {
+    const { rows } = await this.pool.query<MessageRow>(`SELECT ${MESSAGE_COLS} FROM messages WHERE entity_id = $1 AND seq = ANY($2::bigint[]) ORDER BY seq`, [entityId, seqs]);
+    return rows;
+  }
+
   /** Messages, blocks, idempotency keys cascade; the lease goes by trigger. */
   async delete(accountId: string, id: string): Promise<boolean> {
     const r = await this.pool.query(`DELETE FROM entities WHERE id = $1 AND account_id = $2`, [id, accountId]);
@@ -102,7 +123,7 @@ export class PgEntityStore implements EntityStore {
     const { rows } = await this.pool.query<EntityRow>(
       `UPDATE entities SET name = COALESCE($3, name), instructions = COALESCE($4, instructions),
          instructions_tokens = COALESCE($5, instructions_tokens), budget_tokens = COALESCE($6, budget_tokens),
-         recall = COALESCE($8, recall), updated_at = $7
+         recall_mode = COALESCE($8, recall_mode), updated_at = $7
        WHERE id = $1 AND account_id = $2 RETURNING ${ENTITY_COLS}`,
       [id, accountId, h.name ?? null, h.instructions ?? null, h.instructionsTokens ?? null, h.budgetTokens ?? null, h.updatedAt, h.recall ?? null],
     );
@@ -174,7 +195,7 @@ async function writeImport(c: PoolClient, i: EntityImport): Promise<ImportConfli
 async function insertEntity(q: Queryable, row: EntityRow): Promise<void> {
   await q.query(
     `INSERT INTO entities (id, account_id, name, instructions, instructions_tokens, model, state, budget_tokens, cap_tokens,
-       transcript_messages, transcript_tokens, window_tokens, window_blocks, created_at, updated_at, recall)
+       transcript_messages, transcript_tokens, window_tokens, window_blocks, created_at, updated_at, recall_mode)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
     [row.id, row.accountId, row.name, row.instructions, row.instructionsTokens, row.model, row.state, row.budgetTokens,
       row.capTokens, row.transcriptMessages, row.transcriptTokens, row.windowTokens, row.windowBlocks, row.createdAt,

@@ -1,11 +1,11 @@
 import { type Db, Statements } from './db.js';
-import type { BlockRow, EntityRow, MessageHit, MessageRow, MessageSearch } from '../rows.js';
-import { ftsSearch } from '../search-syntax.js';
+import type { BlockRow, EntityRow, MessageHit, MessageRow, MessageSearch, RankedSearch } from '../rows.js';
+import { ftsAny, ftsSearch } from '../search-syntax.js';
 
 const ENTITY_COLS = `id, account_id AS accountId, name, instructions, instructions_tokens AS instructionsTokens, model, state,
   budget_tokens AS budgetTokens, cap_tokens AS capTokens,
   transcript_messages AS transcriptMessages, transcript_tokens AS transcriptTokens,
-  window_tokens AS windowTokens, window_blocks AS windowBlocks, recall,
+  window_tokens AS windowTokens, window_blocks AS windowBlocks, recall_mode AS recall,
   created_at AS createdAt, updated_at AS updatedAt`;
 
 const BLOCK_COLS = `id, position, kind, role, content, tokens, covers_from AS coversFrom, covers_to AS coversTo`;
@@ -24,7 +24,7 @@ export class EntityRepo {
   insert(row: EntityRow): void {
     this.s(
       `INSERT INTO entities (id, account_id, name, instructions, instructions_tokens, model, state, budget_tokens, cap_tokens,
-         transcript_messages, transcript_tokens, window_tokens, window_blocks, recall, created_at, updated_at)
+         transcript_messages, transcript_tokens, window_tokens, window_blocks, recall_mode, created_at, updated_at)
        VALUES (@id, @accountId, @name, @instructions, @instructionsTokens, @model, @state, @budgetTokens, @capTokens,
          @transcriptMessages, @transcriptTokens, @windowTokens, @windowBlocks, @recall, @createdAt, @updatedAt)`,
     ).run({ ...row, recall: row.recall ?? 0 });
@@ -97,6 +97,35 @@ export class EntityRepo {
     }) as MessageHit[];
   }
 
+  /** See EntityStore.searchAny: bm25 over the porter index, any word, filtered as search is. */
+  searchAny(q: RankedSearch): MessageHit[] {
+    return this.s(
+      `SELECT m.entity_id AS entityId, e.name AS entityName, m.seq, m.role, m.content, m.tokens, m.created_at AS createdAt,
+              -bm25(messages_ranked) AS score
+       FROM messages_ranked JOIN messages m ON m.id = messages_ranked.rowid JOIN entities e ON e.id = m.entity_id
+       WHERE messages_ranked MATCH @match AND e.account_id = @accountId
+         AND (@entityIds IS NULL OR m.entity_id IN (SELECT value FROM json_each(@entityIds)))
+         AND (@role IS NULL OR m.role = @role) AND (@since IS NULL OR m.created_at >= @since)
+         AND (@beforeSeq IS NULL OR m.seq < @beforeSeq)
+       ORDER BY bm25(messages_ranked), m.created_at DESC, m.seq DESC LIMIT @limit`,
+    ).all({
+      match: ftsAny(q.words),
+      accountId: q.accountId,
+      entityIds: q.entityIds ? JSON.stringify(q.entityIds) : null,
+      role: q.role ?? null,
+      since: q.since ?? null,
+      beforeSeq: q.beforeSeq ?? null,
+      limit: q.limit,
+    }) as MessageHit[];
+  }
+
+  messagesAt(entityId: string, seqs: number[]): MessageRow[] {
+    return this.s(
+      `SELECT seq, role, content, tokens, created_at AS createdAt FROM messages
+       WHERE entity_id = ? AND seq IN (SELECT value FROM json_each(?)) ORDER BY seq`,
+    ).all(entityId, JSON.stringify(seqs)) as MessageRow[];
+  }
+
   /** A page of the transcript up to `maxSeq`, as raw rows (used by export; keyset paging keeps it O(page)). */
   messagesUpTo(entityId: string, after: number, maxSeq: number, limit: number): MessageRow[] {
     return this.s(
@@ -140,7 +169,7 @@ export class EntityRepo {
       this.s(
         `UPDATE entities SET name = COALESCE(@name, name), instructions = COALESCE(@instructions, instructions),
            instructions_tokens = COALESCE(@instructionsTokens, instructions_tokens),
-           budget_tokens = COALESCE(@budgetTokens, budget_tokens), recall = COALESCE(@recall, recall), updated_at = @updatedAt
+           budget_tokens = COALESCE(@budgetTokens, budget_tokens), recall_mode = COALESCE(@recall, recall_mode), updated_at = @updatedAt
          WHERE id = @id AND account_id = @accountId`,
       ).run({
         id,

@@ -307,4 +307,22 @@ export const MIGRATIONS: readonly string[] = [
     token_tat   REAL NOT NULL
   ) WITHOUT ROWID;
   `,
+  `
+  -- Ranked recall (issue 32): the transcript indexed again with stemming (porter), so any word of a
+  -- question finds the messages that share its stem, ranked by bm25 (recall, mgpt search --any); the
+  -- every-word index stays as it is. An entity's recall mode: 0 off, 1 the recall tool, 2 automatic.
+  CREATE VIRTUAL TABLE messages_ranked USING fts5(content, content='messages', content_rowid='id', tokenize='porter unicode61 remove_diacritics 2');
+  INSERT INTO messages_ranked (messages_ranked) VALUES ('rebuild');
+  CREATE TRIGGER messages_ranked_insert AFTER INSERT ON messages
+    BEGIN INSERT INTO messages_ranked (rowid, content) VALUES (new.id, new.content); END;
+  CREATE TRIGGER messages_ranked_delete AFTER DELETE ON messages
+    BEGIN INSERT INTO messages_ranked (messages_ranked, rowid, content) VALUES ('delete', old.id, old.content); END;
+  CREATE TRIGGER messages_ranked_update AFTER UPDATE OF content ON messages
+    BEGIN
+      INSERT INTO messages_ranked (messages_ranked, rowid, content) VALUES ('delete', old.id, old.content);
+      INSERT INTO messages_ranked (rowid, content) VALUES (new.id, new.content);
+    END;
+  ALTER TABLE entities ADD COLUMN recall_mode INTEGER NOT NULL DEFAULT 0 CHECK (recall_mode IN (0, 1, 2));
+  UPDATE entities SET recall_mode = recall;
+  `,
 ];

@@ -185,6 +185,8 @@ function entityStore(r: SqliteRepos, large: (rows: EntityImport) => LargeWriter 
       return writer ? writer.importEntity(i) : r.transaction(() => importEntity(r, i));
     },
     search: (q) => inTurn(() => r.entities.search(q)),
+    searchAny: async (q) => r.entities.searchAny(q),
+    messagesAt: async (entityId, seqs) => r.entities.messagesAt(entityId, seqs),
   };
 }
 

@@ -1,3 +1,4 @@
+import type { Retrieved } from '../retrieve.js';
 import { ContextOverflowError } from '../../../core/errors.js';
 import { type TokenEstimator, loadTokenEstimator, loadedTokenEstimator, tokenUpperBound } from '../../../core/tokens.js';
 import { type RotationPlan, planRotation } from '../../../core/window-plan.js';
@@ -19,6 +20,8 @@ export interface WindowTurn {
   content: string;
   count: MessageCount;
   signal: AbortSignal;
+  /** What automatic recall found for this turn: one message of the prompt, fitted like the instructions. */
+  recalled?: Retrieved;
 }
 
 /**
@@ -77,13 +80,14 @@ export interface PreparedWindow {
 export async function rotate(turn: WindowTurn, mayProbe = false): Promise<PreparedWindow> {
   const { deps, entity, model, window, count } = turn;
   const blocks = window.blocks;
-  const fixedMessages = entity.instructions ? 1 : 0;
-  let fit = await deps.calibration.fit(model, entity.instructionsTokens, fixedMessages);
+  const fixed = fixedParts(turn);
+  const fixedMessages = fixed.messages;
+  let fit = await deps.calibration.fit(model, fixed.tokens, fixedMessages);
   let plan = await planFor(turn, fit);
   // A rotation only for a context learned from the server: first ask whether it has grown.
   if (plan && mayProbe && fit.retest && !planRotation(blocks, await count.exact(), entity.budgetTokens, undefined, window.tokens, deps.limits.rotation)) {
     if (await contextGrew(turn, fit, await count.exact())) {
-      fit = await deps.calibration.fit(model, entity.instructionsTokens, fixedMessages);
+      fit = await deps.calibration.fit(model, fixed.tokens, fixedMessages);
       plan = await planFor(turn, fit);
     }
   }
@@ -102,7 +106,7 @@ export async function rotate(turn: WindowTurn, mayProbe = false): Promise<Prepar
     user.tokens = await count.exact();
     if (headCost + user.tokens + fit.limit.perBlock > fit.limit.cap) throw doesNotFit(turn, fit, user.tokens);
   }
-  const fixedTokens = entity.instructions ? entity.instructionsTokens : 0;
+  const fixedTokens = (entity.instructions ? entity.instructionsTokens : 0) + recallPromptTokens(turn.recalled);
   const estimate = promptEstimateOf(fixedTokens + head.tokens + user.tokens, fixedMessages + head.blocks.length + 1);
   return { fit, plan, summary, summaryUsage: folded?.usage, head, userBlock: user, estimate };
 }
@@ -152,10 +156,38 @@ function doesNotFit(turn: WindowTurn, fit: RouteFit, messageTokens: number): Con
   );
 }
 
-/** Instructions first (never rotated, not a block), then the window's blocks in order, then the new message. */
-export function promptMessages(instructions: string, prepared: PreparedWindow): ChatMessage[] {
-  return prepared.head.prompt(instructions, prepared.userBlock.content);
+/**
+ * Instructions first (never rotated, not a block), then the window's blocks in order, then what
+ * automatic recall found (after the live messages, so the prompt's cached prefix stays as it was),
+ * then the new message.
+ */
+export function promptMessages(instructions: string, prepared: PreparedWindow, recalled?: Retrieved): ChatMessage[] {
+  const messages = prepared.head.prompt(instructions, prepared.userBlock.content);
+  if (recalled?.text) messages.splice(messages.length - 1, 0, { role: 'system', content: recallText(recalled) });
+  return messages;
 }
+
+/** The recall message: what it is, then the recalled lines. */
+export function recallText(recalled: Retrieved): string {
+  return `${RECALL_PREAMBLE}\n${recalled.text}`;
+}
+
+/** Says what the recalled lines are, so the model reads them as memory, not as new messages. */
+const RECALL_PREAMBLE = 'Earlier in this conversation (recalled from the transcript; no longer in view):';
+
+/** What of the prompt is fitted before the window: the instructions, and the recall message when a turn has one. */
+export function fixedParts(turn: Pick<WindowTurn, 'entity' | 'recalled'>): { tokens: number; messages: number } {
+  const recall = recallPromptTokens(turn.recalled);
+  return { tokens: turn.entity.instructionsTokens + recall, messages: (turn.entity.instructions ? 1 : 0) + (recall ? 1 : 0) };
+}
+
+/** The recall message's estimated tokens; 0 when the turn recalled nothing. */
+export function recallPromptTokens(recalled: Retrieved | undefined): number {
+  return recalled?.text ? recalled.tokens + RECALL_PREAMBLE_TOKENS : 0;
+}
+
+/** The preamble's tokens, at most (o200k counts 16). */
+const RECALL_PREAMBLE_TOKENS = 20;
 
 /** The window's size as the model limit counts it, from the kept sum. */
 function modelCost(head: WindowState, perBlock: number): number {

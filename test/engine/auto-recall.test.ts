@@ -1,0 +1,76 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Engine } from '../../src/engine/engine.js';
+import { collect, done, makeEngine } from '../helpers/engine.js';
+import { type FakeOpenAI, startFakeOpenAI } from '../helpers/fake-openai.js';
+import { tempDir } from '../helpers/temp.js';
+
+/** Automatic recall (issue 32) on the embedded engine: what reaches the prompt, and what is never stored. */
+const dir = tempDir();
+let fake: FakeOpenAI;
+let engine: Engine;
+
+beforeAll(async () => {
+  fake = await startFakeOpenAI();
+  engine = makeEngine(dir, { fake });
+});
+afterAll(async () => {
+  engine.close();
+  await fake.close();
+});
+
+const FILLER = ['the weather was grey', 'we spoke of trains and timetables', 'a long walk by the river', 'coffee in the afternoon', 'the garden needs work'];
+
+async function chatted(recall: 'auto' | 'off', turns: number): Promise<string> {
+  const e = await engine.entities.create({ model: 'mgpt-1-27b', recall }, 'local');
+  await engine.entities.update(e.id, { budget_tokens: 300 }, 'local');
+  await collect(engine.entities.send(e.id, { content: 'My sister Margaret moved to Lisbon in 2019 to teach chemistry.' }, 'local'));
+  for (let i = 0; i < turns; i++) await collect(engine.entities.send(e.id, { content: `${FILLER[i % FILLER.length]}, day ${i}` }, 'local'));
+  return e.id;
+}
+
+function lastPrompt(): Array<{ role: string; content: string }> {
+  const chat = fake.requests.filter((r) => !JSON.stringify(r.body.messages).includes('Summarize'));
+  return chat.at(-1)!.body.messages;
+}
+
+describe('automatic recall', () => {
+  it('puts a folded fact that shares only a stem with the question before the new message, with its seq, and stores none of it', async () => {
+    const id = await chatted('auto', 40);
+    const window = await engine.entities.window(id, 'local');
+    expect(window.blocks.find((b) => b.kind === 'message')!.covers[0]).toBeGreaterThan(2);
+    const events = await collect(engine.entities.send(id, { content: 'Which city is my sister living in these days?' }, 'local'));
+    const prompt = lastPrompt();
+    const recall = prompt.at(-2)!;
+    expect(recall.role).toBe('system');
+    expect(recall.content).toMatch(/^Earlier in this conversation/);
+    expect(recall.content).toMatch(/#1 user \(\d{4}-\d\d-\d\d \d\d:\d\d\): My sister Margaret moved to Lisbon/);
+    expect(prompt.at(-1)).toEqual({ role: 'user', content: 'Which city is my sister living in these days?' });
+    expect(done(events).completion.recalled?.map((m) => m.seq)).toContain(1);
+    // Never stored: the transcript and the window hold the turn's two messages, not the recall.
+    const messages = (await engine.entities.messages(id, { after: 80 }, 'local')).data;
+    expect(messages.map((m) => m.content).join('\n')).not.toContain('Earlier in this conversation');
+    const after = await engine.entities.window(id, 'local');
+    expect(after.blocks.map((b) => b.content).join('\n')).not.toContain('Earlier in this conversation');
+    // The log record lists what was recalled.
+    const logs = await engine.logs.list({ pageSize: 5 });
+    const record = await engine.logs.get(logs.data.find((l) => l.facade === 'recall')!.id);
+    expect((record.request as { recalled: Array<{ seq: number }> }).recalled.map((m) => m.seq)).toContain(1);
+  });
+
+  it('a turn with nothing relevant sends exactly the request it would without recall', async () => {
+    const withRecall = await chatted('auto', 12);
+    await collect(engine.entities.send(withRecall, { content: 'Do you enjoy astronomy?' }, 'local'));
+    const recalled = lastPrompt();
+    const without = await chatted('off', 12);
+    await collect(engine.entities.send(without, { content: 'Do you enjoy astronomy?' }, 'local'));
+    expect(recalled).toEqual(lastPrompt());
+  });
+
+  it('takes "auto", "tool", "off", true and false, and shows the mode', async () => {
+    const e = await engine.entities.create({ model: 'mgpt-1-27b', recall: 'auto' }, 'local');
+    expect(e.recall).toBe('auto');
+    expect((await engine.entities.update(e.id, { recall: true }, 'local')).recall).toBe('tool');
+    expect((await engine.entities.update(e.id, { recall: 'off' }, 'local')).recall).toBeUndefined();
+    await expect(engine.entities.update(e.id, { recall: 'sometimes' as never }, 'local')).rejects.toThrow(/recall must be "auto", "tool" or "off"/);
+  });
+});
