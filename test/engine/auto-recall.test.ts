@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../src/engine/engine.js';
-import { collect, done, makeEngine } from '../helpers/engine.js';
+import { bytes, collect, done, makeEngine } from '../helpers/engine.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../helpers/fake-openai.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -72,5 +72,19 @@ describe('automatic recall', () => {
     expect((await engine.entities.update(e.id, { recall: true }, 'local')).recall).toBe('tool');
     expect((await engine.entities.update(e.id, { recall: 'off' }, 'local')).recall).toBeUndefined();
     await expect(engine.entities.update(e.id, { recall: 'sometimes' as never }, 'local')).rejects.toThrow(/recall must be "auto", "tool" or "off"/);
+  });
+
+  it('export and import carry the mode (an imported copy of an auto entity recalls too)', async () => {
+    for (const mode of ['auto', 'tool'] as const) {
+      const e = await engine.entities.create({ model: 'mgpt-1-27b', recall: mode }, 'local');
+      for (const format of ['json', 'tar'] as const) {
+        const archive = await bytes(await engine.entities.export(e.id, format, 'local'));
+        expect((await engine.entities.import(archive, format, {}, 'local')).recall).toBe(mode);
+      }
+    }
+    const off = await engine.entities.create({ model: 'mgpt-1-27b', recall: 'off' }, 'local');
+    const archive = await bytes(await engine.entities.export(off.id, 'json', 'local'));
+    expect(archive.toString()).not.toContain('"recall"');
+    expect((await engine.entities.import(archive, 'json', {}, 'local')).recall).toBeUndefined();
   });
 });

@@ -58,6 +58,9 @@ describe('store', () => {
     const hits = await store.entities.search({ accountId: 'local', terms: parseSearch('zanzibar42'), limit: 10 });
     expect(hits).toMatchObject([{ entityId: 'e1', entityName: 'ada', seq: 1, role: 'user' }]);
     expect((await store.entities.messages('e1', 0, 10)).map((m) => m.seq)).toEqual([1, 2, 3, 4]);
+    // The ranked index (issue 32) holds them too, by their stems: "harbours" finds "harbour".
+    expect(await store.entities.searchAny({ accountId: 'local', words: ['harbours', 'mills'], limit: 10 })).toEqual(expect.arrayContaining([expect.objectContaining({ seq: 3 }), expect.objectContaining({ seq: 4 })]));
+    expect((await store.entities.get('local', 'e1'))?.recall).toBe(0);
     const quillmoss = parseSearch('quillmoss');
     expect(await store.universes.search({ userId: '00000000-0000-4000-8000-000000000001', terms: quillmoss, limit: 10 })).toMatchObject([{ universeId: 'u1', seq: 1 }]);
     expect(await store.logs.search({ ownerUserId: '00000000-0000-4000-8000-000000000001', terms: quillmoss, limit: 10 })).toMatchObject([{ id: 'l1', text: 'where is Quillmoss asleep' }]);

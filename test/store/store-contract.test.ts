@@ -495,6 +495,30 @@ describe.each(factories)('store contract: $name', (factory) => {
       const hits = await s.entities.search({ accountId: a.id, terms: parseSearch(`${words.slice(0, 18).join(' ')} "w18x w19x"`), limit: 10 });
       expect(hits.map((h) => h.seq).sort()).toEqual([1, 3]);
     });
+
+    it('ranked search (issue 32): any word by its stem, the most relevant first with a score, filtered as search is; messagesAt reads seqs', async () => {
+      const a = await account();
+      const e = entity(a.id);
+      const messages = [
+        msg(1, { content: 'My sister moved to Lisbon to teach chemistry', createdAt: at(1) }),
+        msg(2, { content: 'Lisbon is lovely in spring', createdAt: at(2) }),
+        msg(3, { content: 'We talked about the harbour and nothing else', createdAt: at(3) }),
+        msg(4, { content: 'Moving house is hard', createdAt: at(4) }),
+      ];
+      await s.entities.importEntity({ entity: { ...e, transcriptMessages: 4 }, messages, blocks: [], keepIds: true });
+      // "teaching" and "moves" share only stems with the first message; it matches both, so it ranks first.
+      const hits = await s.entities.searchAny({ accountId: a.id, words: ['teaching', 'moves', 'sisters'], limit: 10 });
+      expect(hits[0]).toMatchObject({ entityId: e.id, seq: 1, role: 'user', content: messages[0].content });
+      expect(hits.map((h) => h.seq).sort()).toEqual([1, 4]);
+      expect(hits[0].score!).toBeGreaterThan(hits[1].score!);
+      expect(hits[1].score!).toBeGreaterThan(0);
+      expect((await s.entities.searchAny({ accountId: a.id, words: ['lisbon'], beforeSeq: 2, limit: 10 })).map((h) => h.seq)).toEqual([1]);
+      expect((await s.entities.searchAny({ accountId: a.id, words: ['lisbon'], role: 'assistant', limit: 10 })).map((h) => h.seq)).toEqual([2]);
+      expect(await s.entities.searchAny({ accountId: a.id, words: ['lisbon'], entityIds: [hexId()], limit: 10 })).toEqual([]);
+      expect(await s.entities.searchAny({ accountId: (await account()).id, words: ['lisbon'], limit: 10 })).toEqual([]);
+      expect(await s.entities.searchAny({ accountId: a.id, words: ['astronomy'], limit: 10 })).toEqual([]);
+      expect((await s.entities.messagesAt(e.id, [4, 2, 9])).map((m) => m.seq)).toEqual([2, 4]);
+    });
   });
 
   describe('universes', () => {
