@@ -113,6 +113,12 @@ export interface ChatModel {
    * OpenAI-compatible provider sends tools as they are and lets the server refuse them).
    */
   toolSupport?(): Promise<string | null>;
+  /**
+   * The context the server says it has now, per request (llama-server's `/props` n_ctx), or
+   * undefined when it does not say. Asked when a rotation would rest on a learned context: a
+   * server restarted with another `-c` is seen without sending it a prompt.
+   */
+  serverContext?(signal?: AbortSignal): Promise<number | undefined>;
   /** Image output, for providers that have it. */
   generateImage?(request: ImageGenerationRequest): Promise<{ images: GeneratedImage[]; usage?: ProviderUsage }>;
 }

@@ -373,3 +373,42 @@ describe('the fake model counts its own way', () => {
     expect(echoLastUser(body).text).toBe(`reply: ${'x'.repeat(100)}`);
   });
 });
+
+describe('asking whether a learned context changed (issue 37, item 14)', () => {
+  async function talk(turns: number, db: string): Promise<{ probes: number; refusedTurns: number; engine: ReturnType<typeof openEngineSync>; id: string }> {
+    const engine = openEngineSync({ db, route: route(fake) });
+    const e = await engine.entities.create({ model: 'mgpt-1-27b', instructions: 'You are a patient storyteller.' }, 'local');
+    for (let i = 0; i < turns; i++) await collect(engine.entities.send(e.id, { content: message(i) }, 'local'));
+    return { probes: fake.prompts.filter((p) => p.probe).length, refusedTurns: fake.prompts.filter((p) => p.refused && !p.probe).length, engine, id: e.id };
+  }
+
+  it('a server that does not report its context is probed once, then not again until a backoff that doubles has passed', async () => {
+    fake.limit = { nCtx: 600, ...HALF_CHAR_TOKENS };
+    fake.prompts = [];
+    const { probes, engine } = await talk(60, `${dir}/probe-backoff.db`);
+    engine.close();
+    fake.limit = undefined;
+    // Before: a probe at every rotation once the context was learned (the 600-token model rotates every few turns).
+    expect(probes).toBe(1);
+  });
+
+  it("a server that reports its context (llama-server's /props) is never probed, and a changed report is used at the next rotation", async () => {
+    fake.limit = { nCtx: 600, ...HALF_CHAR_TOKENS };
+    fake.propsContext = 600;
+    fake.prompts = [];
+    const asked = fake.propsAsked;
+    const { probes, engine, id } = await talk(40, `${dir}/probe-props.db`);
+    expect(fake.propsAsked).toBeGreaterThan(asked);
+    expect(probes).toBe(0);
+    // The server restarted with a larger context: the next rotation reads it and the prompts grow past the old one.
+    fake.limit = { nCtx: 1200, ...HALF_CHAR_TOKENS };
+    fake.propsContext = 1200;
+    fake.prompts = [];
+    for (let i = 40; i < 60; i++) await collect(engine.entities.send(id, { content: message(i) }, 'local'));
+    expect(fake.prompts.filter((p) => p.probe)).toEqual([]);
+    expect(Math.max(...fake.prompts.map((p) => p.tokens))).toBeGreaterThan(600);
+    engine.close();
+    fake.limit = undefined;
+    fake.propsContext = undefined;
+  });
+});

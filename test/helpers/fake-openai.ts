@@ -70,6 +70,10 @@ export interface FakeOpenAI {
   /** The prompt size (own count) of every chat request, and whether it was refused. */
   /** Each prompt the model saw: its size, whether it was refused, its max_tokens, and whether it was a context probe (digits after the turn). */
   prompts: Array<{ tokens: number; refused: boolean; maxTokens?: number; probe: boolean }>;
+  /** What `GET /props` reports as the per-slot context (llama-server's); undefined: a 404, as other servers answer. */
+  propsContext?: number;
+  /** How often `/props` was asked. */
+  propsAsked: number;
   close(): Promise<void>;
 }
 
@@ -100,6 +104,7 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     url: '',
     requests: [],
     aborted: 0,
+    propsAsked: 0,
     firstTokenAt: [],
     prompts: [],
     script: (...replies) => queue.push(...replies),
@@ -108,6 +113,7 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
   };
   const sockets = new Set<import('node:net').Socket>();
   const server = createServer(async (req, res) => {
+    if (req.method === 'GET' && req.url === '/props') return answerProps(fake, res);
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     let body: any = null;
@@ -140,6 +146,18 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
       server.close(() => r());
     });
   return fake;
+}
+
+/** llama-server's `/props` with `fake.propsContext` as its per-slot context; without one, a 404 as other servers give. */
+function answerProps(fake: FakeOpenAI, res: ServerResponse): void {
+  fake.propsAsked++;
+  if (fake.propsContext === undefined) {
+    res.writeHead(404, { 'content-type': 'application/json' });
+    res.end('{"error":"not found"}');
+    return;
+  }
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ default_generation_settings: { n_ctx: fake.propsContext }, total_slots: 1 }));
 }
 
 /** The prompt's size the model's own way. */

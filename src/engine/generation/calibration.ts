@@ -38,6 +38,10 @@ export interface RouteFit {
   replyCap?: number;
 }
 
+/** The first wait after a refused probe of a route's context; each refusal doubles it, up to a day. */
+const PROBE_BACKOFF_MS = 5 * 60_000;
+const PROBE_BACKOFF_MAX_MS = 24 * 3600_000;
+
 /** The reply cap on a shared context whose size is unknown. */
 export const SHARED_REPLY_CAP = 256;
 
@@ -66,6 +70,8 @@ export function promptEstimateOf(tokens: number, messages: number): number {
  */
 export class RouteCalibration {
   private readonly rows = new Map<string, CalibrationRow>();
+  /** When each route's context may be probed again, and the wait that set it (this process's). */
+  private readonly probes = new Map<string, { after: number; waitMs: number }>();
 
   constructor(
     private readonly store: Store,
@@ -152,6 +158,30 @@ export class RouteCalibration {
     row.contextTokens = contextTokens;
     row.contextSource = 'server';
     await this.save(row);
+  }
+
+  /**
+   * The server reports its context now (llama-server's `/props`): kept as the server's, and true
+   * when that changes what was known (the turn then plans again).
+   */
+  async reported(routeKey: string, contextTokens: number): Promise<boolean> {
+    const row = await this.row(routeKey);
+    if (row.contextTokens === contextTokens) return false;
+    await this.confirmContext(routeKey, contextTokens);
+    return true;
+  }
+
+  /** Whether a probe of the route's context may be sent now: the first may, later ones after a backoff. */
+  mayProbe(routeKey: string): boolean {
+    const b = this.probes.get(routeKey);
+    return !b || this.clock.now() >= b.after;
+  }
+
+  /** A probe was answered: a refusal doubles the wait before the next (from PROBE_BACKOFF_MS, up to a day); a context that grew resets it. */
+  probed(routeKey: string, grew: boolean): void {
+    if (grew) return void this.probes.delete(routeKey);
+    const wait = Math.min((this.probes.get(routeKey)?.waitMs ?? PROBE_BACKOFF_MS / 2) * 2, PROBE_BACKOFF_MAX_MS);
+    this.probes.set(routeKey, { after: this.clock.now() + wait, waitMs: wait });
   }
 
   /** The server took more than the context learned from it: forget that value (the next refusal names the new one). */

@@ -27,6 +27,7 @@ export class SharedContextGates {
     };
     if (model.generateImage) gated.generateImage = (request) => model.generateImage!(request);
     if (model.toolSupport) gated.toolSupport = () => model.toolSupport!();
+    if (model.serverContext) gated.serverContext = (signal) => model.serverContext!(signal);
     return gated;
   }
 

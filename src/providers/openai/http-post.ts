@@ -16,6 +16,8 @@ const requireBuiltin = createRequire(import.meta.url);
 export interface PostOptions {
   headers: Record<string, string>;
   body: string;
+  /** POST unless said (a GET sends no body). */
+  method?: 'GET' | 'POST';
   signal?: AbortSignal;
   /** The longest silence: before the response headers, and then between bytes of the body. */
   timeoutMs: number;
@@ -71,8 +73,9 @@ function postOnce(url: string, o: PostOptions): Promise<PostResponse> {
   const target = new URL(url);
   const { request, agent } = agentFor(target.protocol);
   return new Promise<PostResponse>((resolve, reject) => {
-    const headers = { ...o.headers, 'content-length': String(Buffer.byteLength(o.body)) };
-    const req = request(target, { method: 'POST', headers, agent, signal: o.signal });
+    const method = o.method ?? 'POST';
+    const headers = method === 'POST' ? { ...o.headers, 'content-length': String(Buffer.byteLength(o.body)) } : o.headers;
+    const req = request(target, { method, headers, agent, signal: o.signal });
     let response: IncomingMessage | undefined;
     // The socket's idle timer covers both waits (Node's agent clears it when the socket is freed).
     req.setTimeout(o.timeoutMs, () => {
@@ -90,7 +93,7 @@ function postOnce(url: string, o: PostOptions): Promise<PostResponse> {
       response = res;
       resolve({ statusCode: res.statusCode ?? 0, headers: res.headers, body: res });
     });
-    req.end(o.body);
+    req.end(method === 'POST' ? o.body : undefined);
   });
 }
 

@@ -21,6 +21,24 @@ export interface OpenAIChatOptions {
   temperature?: number;
 }
 
+/** llama-server's `/props`, as far as mgpt reads it. */
+interface Props {
+  default_generation_settings?: { n_ctx?: unknown };
+}
+
+/** The per-slot context in a `/props` answer, when it is one. */
+function propsContext(text: string): number | undefined {
+  try {
+    const n = (JSON.parse(text) as Props).default_generation_settings?.n_ctx;
+    return typeof n === 'number' && Number.isSafeInteger(n) && n > 0 ? n : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** How long `/props` may take: a server that is slow to say is taken as one that does not. */
+const PROPS_TIMEOUT_MS = 2000;
+
 /** Any OpenAI-compatible `/v1/chat/completions` server (Ollama, llama-server, vLLM, OpenAI, ...). */
 export class OpenAIChatModel implements ChatModel {
   readonly provider = 'openai';
@@ -65,6 +83,28 @@ export class OpenAIChatModel implements ChatModel {
     }
     yield* wholeParts(json);
   }
+
+  /**
+   * llama-server's `/props` (beside `/v1`): its per-slot context, `default_generation_settings.n_ctx`.
+   * A server that answers without it (a 404, another shape) is not asked again.
+   */
+  async serverContext(signal?: AbortSignal): Promise<number | undefined> {
+    if (this.noProps) return undefined;
+    const url = this.opts.baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '') + '/props';
+    const headers: Record<string, string> = this.opts.apiKey ? { authorization: `Bearer ${this.opts.apiKey}` } : {};
+    try {
+      const res = await post(url, { method: 'GET', headers, body: '', signal, timeoutMs: PROPS_TIMEOUT_MS });
+      const text = await readText(res.body);
+      const n = res.statusCode === 200 ? propsContext(text) : undefined;
+      if (n !== undefined) return n;
+      this.noProps = true;
+    } catch {
+      // Down or slow this once: asked again at the next rotation that needs it.
+    }
+    return undefined;
+  }
+
+  private noProps = false;
 
   /** Image output through chat completions (`modalities: ["image","text"]` + `image_config`). */
   async generateImage(req: ImageGenerationRequest): Promise<{ images: GeneratedImage[]; usage?: ProviderUsage }> {

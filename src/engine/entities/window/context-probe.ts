@@ -5,6 +5,23 @@ import { readReply } from '../../generation/reply.js';
 import type { WindowTurn } from './turn-window.js';
 import { windowMessages } from './window-state.js';
 
+/**
+ * Whether the route's server has another context than the one learned from it (a restart with
+ * another `-c`), asked when a rotation would rest on that learned value. A server that reports its
+ * context (llama-server's `/props`) is believed, and no prompt is sent. Otherwise the context is
+ * probed with a prompt past it, at most once per backoff that doubles with each refusal (issue 37:
+ * a probe at every rotation cost a refused prompt each, 24 in 200 turns).
+ */
+export async function contextChanged(turn: WindowTurn, fit: RouteFit, newTokens: number): Promise<boolean> {
+  const { deps, model } = turn;
+  const reported = await model.serverContext?.(turn.signal);
+  if (reported !== undefined) return deps.calibration.reported(model.routeKey, reported);
+  if (!deps.calibration.mayProbe(model.routeKey)) return false;
+  const grew = await contextGrew(turn, fit, newTokens);
+  deps.calibration.probed(model.routeKey, grew);
+  return grew;
+}
+
 /** How far past the learned context a probe's prompt goes, so an acceptance proves the context grew. */
 const PROBE_OVER = 1.1;
 
@@ -15,7 +32,7 @@ const PROBE_OVER = 1.1;
  * means the context grew: the learned value is forgotten (true), and the turn plans without it.
  * The prompt starts as the turn's does, so what the server processed serves the turn from its cache.
  */
-export async function contextGrew(turn: WindowTurn, fit: RouteFit, newTokens: number): Promise<boolean> {
+async function contextGrew(turn: WindowTurn, fit: RouteFit, newTokens: number): Promise<boolean> {
   const { deps, entity, model, window } = turn;
   const fixed = entity.instructions ? 1 : 0;
   const promptEstimate = promptEstimateOf((fixed ? entity.instructionsTokens : 0) + window.tokens + newTokens, fixed + window.blocks.length + 2);

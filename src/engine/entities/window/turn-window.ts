@@ -6,7 +6,7 @@ import type { ChatMessage, ChatModel } from '../../../providers/spec.js';
 import type { BlockRow, EntityRow } from '../../../store/types.js';
 import { PER_MESSAGE_TOKENS, type RouteFit, promptEstimateOf } from '../../generation/calibration.js';
 import type { EngineDeps } from '../../deps.js';
-import { contextGrew } from './context-probe.js';
+import { contextChanged } from './context-probe.js';
 import { type SummaryUsage, summarizeSpan } from './summarize.js';
 import { WindowState } from './window-state.js';
 
@@ -86,7 +86,7 @@ export async function rotate(turn: WindowTurn, mayProbe = false): Promise<Prepar
   let plan = await planFor(turn, fit);
   // A rotation only for a context learned from the server: first ask whether it has grown.
   if (plan && mayProbe && fit.retest && !planRotation(blocks, await count.exact(), entity.budgetTokens, undefined, window.tokens, deps.limits.rotation)) {
-    if (await contextGrew(turn, fit, await count.exact())) {
+    if (await contextChanged(turn, fit, await count.exact())) {
       fit = await deps.calibration.fit(model, fixed.tokens, fixedMessages);
       plan = await planFor(turn, fit);
     }
