@@ -200,6 +200,8 @@ export function fromSystemError(err: unknown, path?: string): unknown {
   const file = path ?? (err as { path?: string }).path;
   const subject = file ? `cannot write ${file}: ` : '';
   const opts = { cause: err };
+  const busy = databaseBusy(err);
+  if (busy) return busy;
   if (code === 'ENOSPC' || code === 'SQLITE_FULL' || code === 'EDQUOT') {
     return new MgptError(`${subject}the disk is full`, { ...opts, hint: 'free some space (or use a file on another disk) and retry' });
   }
@@ -225,4 +227,20 @@ export function fromSystemError(err: unknown, path?: string): unknown {
     });
   }
   return err;
+}
+
+/**
+ * SQLite's "database is locked" (SQLITE_BUSY and its extended codes) as a 409 that clears by
+ * itself: another process held the file's write lock for longer than the connection waits (its
+ * busy_timeout). Another writer is exactly what a conflict is, so the loser of a contended turn
+ * exits 5 like any other, never as a fault (1) or, behind `mgpt serve`, a server error (7).
+ * Undefined for anything else.
+ */
+export function databaseBusy(err: unknown): ConflictError | undefined {
+  const code = typeof err === 'object' && err !== null ? String((err as { code?: unknown }).code ?? '') : '';
+  if (!code.startsWith('SQLITE_BUSY')) return undefined;
+  return new ConflictError('the database is busy: another process held its write lock for longer than mgpt waits', {
+    cause: err,
+    hint: 'retry in a moment; if it stays busy, look for a process keeping a transaction open on the database file',
+  });
 }

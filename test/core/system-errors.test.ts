@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BadRequestError, MgptError, exitCodeOf, fromSystemError } from '../../src/core/errors.js';
+import { BadRequestError, ConflictError, MgptError, databaseBusy, exitCodeOf, fromSystemError, isBusy } from '../../src/core/errors.js';
 
 const sys = (code: string, path?: string) => Object.assign(new Error(`${code}: raw`), { code, path });
 
@@ -17,6 +17,17 @@ describe('fromSystemError', () => {
     expect(missing).toBeInstanceOf(BadRequestError);
     expect((missing as MgptError).message).toBe('cannot write /missing/dir/x.tar: its directory does not exist');
     expect((fromSystemError(sys('EACCES', '/etc/x')) as MgptError).message).toBe('cannot write /etc/x: permission denied');
+  });
+
+  it('a lock wait that ran out is a conflict that clears by itself (409, exit 5), never a fault', () => {
+    for (const code of ['SQLITE_BUSY', 'SQLITE_BUSY_SNAPSHOT', 'SQLITE_BUSY_RECOVERY']) {
+      const busy = fromSystemError(sys(code));
+      expect(busy).toBeInstanceOf(ConflictError);
+      expect((busy as MgptError).message).toMatch(/^the database is busy: /);
+      expect(exitCodeOf(busy)).toBe(5);
+      expect(isBusy(busy)).toBe(true);
+    }
+    expect(databaseBusy(sys('SQLITE_LOCKED_SHAREDCACHE'))).toBeUndefined();
   });
 
   it('leaves typed errors and unknown failures alone', () => {

@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, mgpt, mgptBinary, spawnMgpt } from '../helpers/cli.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../helpers/fake-openai.js';
@@ -80,5 +81,59 @@ describe('one writer per universe, across processes', () => {
     const doc = JSON.parse((await mgpt(['universes', 'show', u, '--json'], env)).stdout);
     expect(JSON.stringify(doc)).toContain('the only answer');
     expect(JSON.stringify(doc)).not.toMatch(/"second"|"third"/);
+  });
+
+  // Another process holding the file's write lock past busy_timeout (5 s) is what a loaded machine
+  // does now and then to the loser of a contended turn (a slow commit): the loser saw SQLite's raw
+  // "database is locked", exit 1, and behind mgpt serve a 500 its client retried, then exit 7.
+  // Holding the lock here takes that path every time.
+  describe('while another process holds the database write lock', () => {
+    async function lockedUniverse(name: string) {
+      const env = cliEnv(`${dir}/${name}`, { MGPT_PROVIDER: 'openai', MGPT_PROVIDER_URL: fake.url, MGPT_PROMPTS_DIR: `${dir}/${name}/prompts` });
+      expect((await mgpt(['prompts', 'add', 'narrator', 'You narrate.'], env)).code).toBe(0);
+      const u = (await mgpt(['universes', 'create', '--prompt', 'narrator'], env)).stdout.trim();
+      return { env, u };
+    }
+
+    /** Runs `body` while a connection of this process holds a write transaction open on the file. */
+    async function holdingWriteLock<T>(file: string, body: () => Promise<T>): Promise<T> {
+      const db = new Database(file);
+      db.exec('BEGIN IMMEDIATE');
+      try {
+        return await body();
+      } finally {
+        db.exec('ROLLBACK');
+        db.close();
+      }
+    }
+
+    function expectBusyConflict(r: { code: number | null; stderr: string; stdout: string }) {
+      expect({ code: r.code, stderr: r.stderr }).toMatchObject({ code: 5, stderr: expect.stringMatching(/^error: the database is busy: another process held its write lock/m) });
+      expect(r.stdout).toBe('');
+    }
+
+    it('mgpt respond exits 5 with a conflict, not a fault, and stores nothing', async () => {
+      const { env, u } = await lockedUniverse('locked-local');
+      const before = fake.requests.length;
+      const r = await holdingWriteLock(env.MGPT_DB, () => mgptBinary(['respond', u, 'blocked'], env));
+      expectBusyConflict(r);
+      expect(r.stderr).toMatch(/^hint: retry in a moment/m);
+      expect(fake.requests.length).toBe(before);
+      expect(JSON.stringify(JSON.parse((await mgpt(['universes', 'show', u, '--json'], env)).stdout))).not.toContain('blocked');
+    }, 30_000);
+
+    it('behind mgpt serve: a 409 the client reports as exit 5, not a server error (exit 7)', async () => {
+      const { env, u } = await lockedUniverse('locked-remote');
+      const key = (await mgpt(['keys', 'create', '--account', 'local', '--scopes', 'mgpt.responses:create'], env)).stdout.trim();
+      const server = spawnMgpt(['serve', '--port', '0'], env);
+      try {
+        const url = await new Promise<string>((resolve) => server.stdout!.once('data', (d) => resolve(String(d).trim())));
+        const client = cliEnv(`${dir}/locked-remote/client`, { MGPT_BACKEND: 'remote', MGPT_BASE_URL: url, MGPT_ENTITIES_URL: `${url}/v1`, MGPT_API_KEY: key });
+        expectBusyConflict(await holdingWriteLock(env.MGPT_DB, () => mgptBinary(['respond', u, 'blocked'], client)));
+      } finally {
+        server.kill('SIGTERM');
+        await server.result;
+      }
+    }, 60_000);
   });
 });

@@ -39,6 +39,9 @@ export function openDatabase(path: string, opts: OpenOptions = {}): Db {
   let db: Db;
   try {
     db = new Database(path, { nativeBinding: nativeBinding() });
+    // Before anything reads the file: processes opening it at once (one recovering the WAL) wait
+    // for each other instead of failing at once with SQLITE_BUSY.
+    db.pragma('busy_timeout = 5000');
     // The first statement that reads the file: a WAL database in a read-only directory fails here.
     db.pragma('journal_mode = WAL');
   } catch (err) {
@@ -51,7 +54,6 @@ export function openDatabase(path: string, opts: OpenOptions = {}): Db {
   }
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
-  db.pragma('busy_timeout = 5000');
   // Deleted rows are overwritten with zeros, so a deleted entity's text does not linger in the file.
   db.pragma('secure_delete = ON');
   migrate(db, opts.onMigrate);

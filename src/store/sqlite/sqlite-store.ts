@@ -13,6 +13,7 @@ import type {
   UniverseWrite,
 } from '../types.js';
 import { largeWork } from '../../core/lane.js';
+import { busyAsConflict } from './busy.js';
 import { type Checkpointer, startCheckpointer } from './checkpointer.js';
 import { type Db, type OpenOptions, nativeBinding } from './db.js';
 import { commitTurn, importEntity, owns } from './entity-writes.js';
@@ -42,13 +43,13 @@ export class SqliteStore implements Store {
 
   constructor(readonly repos: SqliteRepos) {
     const busy = () => this.writer?.busy;
-    const write = <T extends object>(section: T, writes: ReadonlyArray<keyof T>) => waitingFor(busy, section, writes);
+    const write = <T extends object>(section: T, writes: ReadonlyArray<keyof T>) => busyAsConflict(waitingFor(busy, section, writes));
     this.entities = write(entityStore(repos, (rows) => this.largeWriter(rows)), ['insert', 'delete', 'updateHead', 'commitTurn', 'importEntity']);
     this.leases = write(leaseStore(repos), ['acquire', 'refresh', 'release']);
-    this.idempotency = {
+    this.idempotency = busyAsConflict<IdempotencyStore>({
       get: async (entityId, key) => repos.idempotency.get(entityId, key),
       completion: async (accountId, key) => repos.idempotency.completion(accountId, key),
-    };
+    });
     this.accounts = write(accountStore(repos), ['insert', 'topup', 'setLimits', 'charge', 'chargeWithLog']);
     this.universes = write(universeStore(repos), ['insert', 'write', 'saveRequest']);
     this.logs = write({
@@ -70,7 +71,7 @@ export class SqliteStore implements Store {
       admit: async (keyId, gate) => repos.rates.admit(keyId, gate),
       reserve: async (keyId, tokenMs, periodMs) => repos.rates.reserve(keyId, tokenMs, periodMs),
       spend: async (keyId, tokenMs) => repos.rates.spend(keyId, tokenMs),
-    }, ['admit', 'spend']);
+    }, ['admit', 'reserve', 'spend']);
     this.calibration = write({
       get: async (routeKey) => repos.calibration.get(routeKey),
       save: async (row) => repos.calibration.save(row),
