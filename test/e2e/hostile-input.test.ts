@@ -1,6 +1,7 @@
 import { execFile, execFileSync, spawn } from 'node:child_process';
-import { appendFileSync, chmodSync, rmSync, existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { appendFileSync, chmodSync, cpSync, rmSync, existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tarHeader } from '../../src/core/tar.js';
 // The real binary throughout: these faults are the process's own (umask, another user, a full tmpfs whose
@@ -223,9 +224,45 @@ const asNobody = process.getuid?.() === 0 && (() => {
   }
 })();
 
-if (!asNobody) didNotRun('THE READ-ONLY DATABASE TEST', 'it runs the binary as nobody, which needs root and setpriv');
-describe.skipIf(!asNobody)('a read-only database file (0400)', () => {
+const NOBODY = ['--reuid=65534', '--regid=65534', '--clear-groups'];
+
+/** Whether node, run as nobody from `/`, ends well with these arguments. */
+function nobodyRuns(args: string[]): boolean {
+  try {
+    execFileSync('setpriv', [...NOBODY, process.execPath, ...args], { cwd: '/', stdio: 'ignore', timeout: 30_000 });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The binary as nobody can run it: this checkout's when nobody can reach it, else a copy of what
+ * `entities` needs (the launcher, the bundle, SQLite's addon) in a world-readable temp directory.
+ * A checkout under a directory closed to others (a mkdtemp folder, /root) is unreadable to nobody,
+ * and every run failed before it read the database. A reason instead when even that cannot work.
+ */
+function binaryForNobody(): { bin: string } | { why: string } {
+  if (!nobodyRuns(['-e', `require('node:fs').accessSync(${JSON.stringify(tmpdir())}, 1)`])) {
+    return { why: `nobody cannot enter the temp directory ${tmpdir()} (set TMPDIR to one it can, like /tmp)` };
+  }
+  if (nobodyRuns([BIN, '--version'])) return { bin: BIN };
+  const checkout = dirname(dirname(BIN));
+  const copy = tempDir('mgpt-nobody-bin-');
+  chmodSync(copy, 0o755); // mkdtemp makes it 0700, closed to nobody
+  for (const part of ['bin', 'dist', 'node_modules/better-sqlite3/package.json', 'node_modules/better-sqlite3/build/Release/better_sqlite3.node']) {
+    cpSync(join(checkout, part), join(copy, part), { recursive: true });
+  }
+  execFileSync('chmod', ['-R', 'a+rX', copy]);
+  const bin = join(copy, 'bin', 'mgpt');
+  return nobodyRuns([bin, '--version']) ? { bin } : { why: `nobody cannot run mgpt, neither from ${checkout} nor from a copy in ${copy}` };
+}
+
+const forNobody = asNobody ? binaryForNobody() : { why: 'it runs the binary as nobody, which needs root and setpriv' };
+if ('why' in forNobody) didNotRun('THE READ-ONLY DATABASE TEST', forNobody.why);
+describe.skipIf('why' in forNobody)('a read-only database file (0400)', () => {
   it('still serves reads; a write says the database is read-only, with a hint', async () => {
+    const bin = (forNobody as { bin: string }).bin;
     const home = tempDir('mgpt-readonly-');
     chmodSync(home, 0o755); // mkdtemp makes it 0700, closed to nobody
     const e = cliEnv(home);
@@ -234,12 +271,13 @@ describe.skipIf(!asNobody)('a read-only database file (0400)', () => {
     execFileSync('chmod', ['0400', e.MGPT_DB]);
     const run = (args: string[]) =>
       new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-        const child = execFile('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, BIN, ...args], { env: { ...e, HOME: home } }, (err, stdout, stderr) =>
+        const child = execFile('setpriv', [...NOBODY, process.execPath, bin, ...args], { cwd: '/', env: { ...e, HOME: home } }, (err, stdout, stderr) =>
           resolve({ code: err ? Number((err as { code?: number }).code) : 0, stdout, stderr }),
         );
         child.stdin?.end();
       });
     const list = await run(['entities', 'list']);
+    expect(list.stderr).toBe('');
     expect(list.stdout).toMatch(new RegExp(`^${id}\tfrozen\t`));
     expect(list.code).toBe(0);
     const write = await run(['entities', 'create']);
