@@ -1,8 +1,8 @@
 import { execFile, execFileSync, spawn } from 'node:child_process';
-import { appendFileSync, chmodSync, cpSync, rmSync, existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, cpSync, mkdtempSync, rmSync, existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { tarHeader } from '../../src/core/tar.js';
 // The real binary throughout: these faults are the process's own (umask, another user, a full tmpfs whose
 // files must be closed before it is unmounted).
@@ -263,7 +263,9 @@ if ('why' in forNobody) didNotRun('THE READ-ONLY DATABASE TEST', forNobody.why);
 describe.skipIf('why' in forNobody)('a read-only database file (0400)', () => {
   it('still serves reads; a write says the database is read-only, with a hint', async () => {
     const bin = (forNobody as { bin: string }).bin;
-    const home = tempDir('mgpt-readonly-');
+    // Removed by the test itself: an afterAll registered while a test runs (tempDir's) never runs.
+    const home = mkdtempSync(join(tmpdir(), 'mgpt-readonly-'));
+    onTestFinished(() => rmSync(home, { recursive: true, force: true }));
     chmodSync(home, 0o755); // mkdtemp makes it 0700, closed to nobody
     const e = cliEnv(home);
     const id = (await mgpt(['entities', 'create', '--name', 'frozen'], e)).stdout.trim();
