@@ -104,4 +104,21 @@ describe.skipIf(!parts)('the OpenAI facade against the real llama-server', () =>
     const next = await client.chat.completions.create({ model: 'entity:sue', messages: [{ role: 'user', content: 'Sue ran home' }, { role: 'assistant', content: shown }, { role: 'user', content: 'Sue slept' }] }).withResponse();
     expect(next.response.headers.get('mgpt-turn')).toBe('stored');
   });
+
+  it('an edited message in a chat longer than the context is answered from its newest messages (issue 37, item 13), saying how many were left out', async () => {
+    const key = (await engine.keys.create('local', ['mgpt.responses:create'])).key!;
+    await engine.entities.create({ model: 'mgpt-1-27b', name: 'long', instructions: 'Tell short stories about Lily.' }, 'local');
+    const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: key, maxRetries: 0 });
+    await client.chat.completions.create({ model: 'entity:long', messages: [{ role: 'user', content: 'Once upon a time, Lily' }], max_completion_tokens: 8 });
+    // About 4,000 of the model's tokens of history whose first message differs from the transcript: a stateless answer.
+    const history: Array<{ role: 'user' | 'assistant'; content: string }> = [{ role: 'user', content: 'Once upon a time, Tom' }];
+    for (let i = 0; i < 24; i++) {
+      history.push({ role: 'assistant', content: `Lily went to the park and played with her ball and her dog, story ${i}.` });
+      history.push({ role: 'user', content: `Then Lily found a big red flower near the tree and smiled, part ${i}.` });
+    }
+    const r = await client.chat.completions.create({ model: 'entity:long', messages: history, max_completion_tokens: 8 }).withResponse();
+    expect(r.response.headers.get('mgpt-turn')).toBe('stateless');
+    expect(Number(r.response.headers.get('mgpt-dropped-messages'))).toBeGreaterThan(0);
+    expect(r.data.choices[0].message.content).toEqual(expect.any(String));
+  });
 });

@@ -54,6 +54,8 @@ export interface ChatReply {
   branchedFrom?: string;
   /** What the request became (the Mgpt-Turn header). */
   turn: TurnKind;
+  /** A stateless answer that left out the chat's oldest messages to fit the model: how many (the Mgpt-Dropped-Messages header). */
+  dropped?: number;
   events: AsyncGenerator<ChunkEvent>;
 }
 

@@ -1,4 +1,5 @@
-import { BadRequestError, NotFoundError } from '../../core/errors.js';
+import { BadRequestError, ContextOverflowError, NotFoundError } from '../../core/errors.js';
+import { type Fitted, fitStateless, learnOverflow } from './stateless-fit.js';
 import type { Entity, TurnEvent } from '../../core/entity-types.js';
 import { sha256 } from '../../core/hash.js';
 import { prepend, primed } from '../../core/primed.js';
@@ -83,17 +84,35 @@ export class EntityChat {
     return { content: r.content, idempotencyKey, extras: { ...r.extras, stop: signal, facade: true, allowance } };
   }
 
-  /** A reply in the entity's voice that nothing remembers: logged and billed as a generation, not a turn. */
+  /**
+   * A reply in the entity's voice that nothing remembers: logged and billed as a generation, not a
+   * turn, and fitted to the model (the oldest messages dropped when they do not fit, as the reply
+   * says). A refusal teaches the route its context, and the answer is fitted again once.
+   */
   private async unstored(r: Read, turn: TurnKind, messages: ChatMessage[]): Promise<ChatReply> {
+    const model = r.entity.model;
+    const fitted = await fitStateless(this.deps, model, messages, r.extras.round ?? []);
+    try {
+      return await this.answer(r, turn, fitted);
+    } catch (err) {
+      if (!(err instanceof ContextOverflowError)) throw err;
+      await learnOverflow(this.deps, model, err, fitted.messages);
+      const again = await fitStateless(this.deps, model, messages, r.extras.round ?? []);
+      if (again.dropped <= fitted.dropped) throw err;
+      return this.answer(r, turn, again);
+    }
+  }
+
+  private async answer(r: Read, turn: TurnKind, fitted: Fitted): Promise<ChatReply> {
     const { entity } = r;
     const events = completeStateless(this.deps, {
-      model: entity.model, shownModel: entity.model, messages: [...messages, ...(r.extras.round ?? [])],
+      model: entity.model, shownModel: entity.model, messages: fitted.messages,
       sampling: r.extras.sampling, tools: r.extras.tools, toolChoice: r.extras.toolChoice,
       mode: turn === 'side' || turn === 'regenerated' ? turn : 'stateless', entityId: entity.id,
       accountId: this.req.accountId, userId: this.req.userId, key: this.req.idempotencyKey, signal: this.req.signal, streamed: this.options.streamed,
       allowance: this.req.allowance,
     });
-    return { entityId: entity.id, turn, events: await primed(events) };
+    return { entityId: entity.id, turn, events: await primed(events), ...(fitted.dropped ? { dropped: fitted.dropped } : {}) };
   }
 
   /**

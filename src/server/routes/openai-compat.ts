@@ -64,6 +64,7 @@ function replyHeaders(reply: ChatReply): Record<string, string> {
   const h: Record<string, string> = { [TURN_HEADER]: reply.turn };
   if (reply.entityId) h['X-Entity-Id'] = reply.entityId;
   if (reply.branchedFrom) h['Mgpt-Branched-From'] = reply.branchedFrom;
+  if (reply.dropped) h['Mgpt-Dropped-Messages'] = String(reply.dropped);
   return h;
 }
 
