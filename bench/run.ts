@@ -19,12 +19,13 @@ import { benchServeLlama } from './serve-llama.js';
 import { benchIndexCost, benchSearch } from './search.js';
 import { benchSearchLoad } from './search-load.js';
 import { type LimitRuns, type LoadRun, benchLimits } from './limits.js';
+import { type MemoryRun, benchMemory } from './memory.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = join(root, 'bin', 'mgpt');
 const work = mkdtempSync(join(tmpdir(), 'mgpt-bench-'));
 const quick = process.argv.includes('--quick');
-// `--only=turns,window,serve` runs just those sections (startup, turns, window, export, serve, branch, chat, senders, llama, tokens, rotation, serve-llama, search, limits).
+// `--only=turns,window,serve` runs just those sections (startup, turns, window, export, serve, branch, chat, senders, llama, tokens, rotation, serve-llama, search, limits, memory).
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
 const section = (name: string) => !only || only.includes(name);
 
@@ -373,6 +374,22 @@ if (section('search')) {
     const ratio = c.withIndex / c.without;
     rows.push({ name: `turn with the search index / without @${messages} msgs`, value: ratio, unit: 'x', target: '<= 1.1', met: ratio <= 1.1, note: `${c.withIndex.toFixed(2)} vs ${c.without.toFixed(2)} ms` });
   }
+}
+
+// 11. Memory (issue 32): of 109 facts planted in a 600-turn, 24-session conversation, how many a
+// question worded unlike the fact brings into the prompt: window only, the recall tool, auto recall.
+if (section('memory')) {
+  const m = await benchMemory(work, quick);
+  const share = (r: { found: number; questions: number }) => (100 * r.found) / r.questions;
+  const label = (r: MemoryRun) => (r.mode === 'off' ? 'window only' : r.mode === 'tool' ? 'recall tool' : `auto, recall ${r.recallTokens}`);
+  for (const r of m.runs) {
+    const target = r.mode === 'auto' && r.windowBudget === 2000 && r.recallTokens === 1000 ? { target: '>= 90', met: share(r) >= 90 } : {};
+    const about = r.mode === 'tool' ? `cap ${Math.min(1000, r.windowBudget / 5)} tokens; ` : '';
+    rows.push({ name: `memory @${r.windowBudget}: ${label(r)}: evidence in prompt`, value: share(r), unit: '%', ...target, note: `${about}${r.found} of ${r.questions}` });
+    if (process.env.MGPT_BENCH_TRACE) for (const f of r.missed) console.warn(`missed @${r.windowBudget} ${label(r)}: [${f.kind}] #${f.seq} ${f.question} <- ${f.fact}`);
+  }
+  rows.push({ name: 'floor: memory @2000: plain bm25 top hits in 1,000 tokens', value: share(m.floor), unit: '%', note: `${m.floor.found} of ${m.floor.questions}; no relative floor, partners or context` });
+  console.log(`memory: ${m.facts} facts in ${m.turns} turns over ${m.sessions} sessions`);
 }
 
 rmSync(work, { recursive: true, force: true });
