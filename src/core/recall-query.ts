@@ -37,6 +37,17 @@ const STOP_WORDS = new Set(
   ).split(' '),
 );
 
+/**
+ * Words by which a question points back at what was just said ("where does she live now?", "how
+ * much was it?"): only such a question needs the previous message's words to know its subject.
+ */
+const REFERRING_WORDS = new Set('he him his she her hers they them their theirs it its that those there then'.split(' '));
+
+/** Whether `text` leans on what was said just before it: one of its words points back. */
+export function refersBack(text: string): boolean {
+  return wordsOf(text).some((w) => REFERRING_WORDS.has(w));
+}
+
 /** The words of `text` worth searching for: lower-cased, no stop words, no repeats, at most RECALL_WORDS_MAX. */
 export function contentWords(text: string): string[] {
   const seen = new Set<string>();

@@ -1,4 +1,4 @@
-import { contentWords } from '../../core/recall-query.js';
+import { contentWords, refersBack } from '../../core/recall-query.js';
 import { type TokenEstimator, loadTokenEstimator } from '../../core/tokens.js';
 import type { EntityRow, MessageHit, MessageRow } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';
@@ -52,10 +52,15 @@ export async function retrieve(deps: EngineDeps, entity: EntityRow, query: strin
   return fill(await loadTokenEstimator(), hits, partners, opts.budgetTokens);
 }
 
-/** The question's content words; a short one takes the previous exchange's after its own. */
+/**
+ * The question's content words; a short one that points back ("what was her job?") takes the
+ * previous exchange's after its own. A short question with its own subject ("when did I stop
+ * smoking?") keeps to it: the previous message's words would outnumber its own and find that
+ * message's topic instead (the memory bench lost a fifth of its questions so).
+ */
 function queryWords(query: string, context: string | undefined): string[] {
   const own = contentWords(query);
-  if (own.length >= SHORT_QUESTION_WORDS || !context) return own;
+  if (own.length >= SHORT_QUESTION_WORDS || !context || !refersBack(query)) return own;
   return [...new Set([...own, ...contentWords(context)])].slice(0, 2 * SHORT_QUESTION_WORDS + own.length);
 }
 
