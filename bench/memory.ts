@@ -24,6 +24,8 @@ export interface MemoryRun {
   questions: number;
   /** The facts that were not, for a closer look. */
   missed: Planted[];
+  /** Mean estimated tokens recall added to a question's prompt (auto's message, or the tool's results). */
+  recalledTokens: number;
 }
 
 export interface MemoryBench {
@@ -103,6 +105,8 @@ async function ask(work: string, fake: FakeOpenAI, corpus: Corpus, loaded: Loade
   const clock = benchClock(loaded.endsAt);
   const engine = engineOn(db, fake, clock, { recallTokens: run.recallTokens });
   const missed: Planted[] = [];
+  const tok = await loadTokenEstimator();
+  let recalledTokens = 0;
   let prompt: any[] = [];
   fake.fallback = (body) => {
     if (isSummaryRequest(body)) return echoLastUser(body);
@@ -119,11 +123,12 @@ async function ask(work: string, fake: FakeOpenAI, corpus: Corpus, loaded: Loade
       prompt = [];
       await drain(engine, loaded.entityId, f.question);
       if (!inPrompt(prompt, f.fact)) missed.push(f);
+      recalledTokens += recalledIn(prompt).reduce((n, text) => n + tok.count(text), 0);
     }
   } finally {
     await engine.close();
   }
-  return { ...run, found: corpus.facts.length - missed.length, questions: corpus.facts.length, missed };
+  return { ...run, found: corpus.facts.length - missed.length, questions: corpus.facts.length, missed, recalledTokens: recalledTokens / corpus.facts.length };
 }
 
 /** Runs the question's turn; the fake fails it once its prompt is recorded. */
@@ -133,6 +138,11 @@ async function drain(engine: Engine, entityId: string, content: string): Promise
   } catch {
     // Expected: the reply is refused so that nothing is committed.
   }
+}
+
+/** What recall put in a prompt: auto's one system message, or the tool's results. */
+function recalledIn(messages: any[]): string[] {
+  return messages.filter((m) => m.role === 'tool' || (m.role === 'system' && String(m.content).startsWith('Earlier in this conversation'))).map((m) => String(m.content));
 }
 
 function inPrompt(messages: any[], fact: string): boolean {

@@ -384,8 +384,9 @@ if (section('memory')) {
   const label = (r: MemoryRun) => (r.mode === 'off' ? 'window only' : r.mode === 'tool' ? 'recall tool' : `auto, recall ${r.recallTokens}`);
   for (const r of m.runs) {
     const target = r.mode === 'auto' && r.windowBudget === 2000 && r.recallTokens === 1000 ? { target: '>= 90', met: share(r) >= 90 } : {};
-    const about = r.mode === 'tool' ? `cap ${Math.min(1000, r.windowBudget / 5)} tokens; ` : '';
-    rows.push({ name: `memory @${r.windowBudget}: ${label(r)}: evidence in prompt`, value: share(r), unit: '%', ...target, note: `${about}${r.found} of ${r.questions}` });
+    const cap = r.mode === 'tool' ? `; cap ${Math.min(1000, r.windowBudget / 5)} tokens` : '';
+    const added = r.mode === 'off' ? '' : `; ${r.recalledTokens.toFixed(0)} tokens recalled a question${cap}`;
+    rows.push({ name: `memory @${r.windowBudget}: ${label(r)}: evidence in prompt`, value: share(r), unit: '%', ...target, note: `${r.found} of ${r.questions}${added}` });
     if (process.env.MGPT_BENCH_TRACE) for (const f of r.missed) console.warn(`missed @${r.windowBudget} ${label(r)}: [${f.kind}] #${f.seq} ${f.question} <- ${f.fact}`);
   }
   rows.push({ name: 'floor: memory @2000: plain bm25 top hits in 1,000 tokens', value: share(m.floor), unit: '%', note: `${m.floor.found} of ${m.floor.questions}; no relative floor, partners or context` });
