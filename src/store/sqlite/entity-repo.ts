@@ -78,45 +78,25 @@ export class EntityRepo {
   /** See EntityStore.search: FTS5's bm25 over the messages, filtered to the account (and the entities, role and time given). */
   search(q: MessageSearch): MessageHit[] {
     const fts = ftsSearch('messages_search', q.terms);
-    return this.s(
-      `SELECT m.entity_id AS entityId, e.name AS entityName, m.seq, m.role, m.content, m.tokens, m.created_at AS createdAt
-       FROM messages_search JOIN messages m ON m.id = messages_search.rowid JOIN entities e ON e.id = m.entity_id
-       WHERE ${fts.where} AND e.account_id = @accountId
-         AND (@entityIds IS NULL OR m.entity_id IN (SELECT value FROM json_each(@entityIds)))
-         AND (@role IS NULL OR m.role = @role) AND (@since IS NULL OR m.created_at >= @since)
-         AND (@beforeSeq IS NULL OR m.seq < @beforeSeq)
-       ORDER BY bm25(messages_search), m.created_at DESC, m.seq DESC LIMIT @limit`,
-    ).all({
-      ...fts.params,
-      accountId: q.accountId,
-      entityIds: q.entityIds ? JSON.stringify(q.entityIds) : null,
-      role: q.role ?? null,
-      since: q.since ?? null,
-      beforeSeq: q.beforeSeq ?? null,
-      limit: q.limit,
-    }) as MessageHit[];
+    return this.ranked('messages_search', fts.where, '', { ...fts.params, ...filterParams(q) });
   }
 
   /** See EntityStore.searchAny: bm25 over the porter index, any word, filtered as search is. */
   searchAny(q: RankedSearch): MessageHit[] {
+    return this.ranked('messages_ranked', 'messages_ranked MATCH @match', ', -bm25(messages_ranked) AS score', { match: ftsAny(q.words), ...filterParams(q) });
+  }
+
+  /** Hits of one FTS5 index (`where` matches it), most relevant first, newest first among equals, filtered by filterParams. */
+  private ranked(index: string, where: string, extra: string, params: Record<string, unknown>): MessageHit[] {
     return this.s(
-      `SELECT m.entity_id AS entityId, e.name AS entityName, m.seq, m.role, m.content, m.tokens, m.created_at AS createdAt,
-              -bm25(messages_ranked) AS score
-       FROM messages_ranked JOIN messages m ON m.id = messages_ranked.rowid JOIN entities e ON e.id = m.entity_id
-       WHERE messages_ranked MATCH @match AND e.account_id = @accountId
+      `SELECT m.entity_id AS entityId, e.name AS entityName, m.seq, m.role, m.content, m.tokens, m.created_at AS createdAt${extra}
+       FROM ${index} JOIN messages m ON m.id = ${index}.rowid JOIN entities e ON e.id = m.entity_id
+       WHERE ${where} AND e.account_id = @accountId
          AND (@entityIds IS NULL OR m.entity_id IN (SELECT value FROM json_each(@entityIds)))
          AND (@role IS NULL OR m.role = @role) AND (@since IS NULL OR m.created_at >= @since)
          AND (@beforeSeq IS NULL OR m.seq < @beforeSeq)
-       ORDER BY bm25(messages_ranked), m.created_at DESC, m.seq DESC LIMIT @limit`,
-    ).all({
-      match: ftsAny(q.words),
-      accountId: q.accountId,
-      entityIds: q.entityIds ? JSON.stringify(q.entityIds) : null,
-      role: q.role ?? null,
-      since: q.since ?? null,
-      beforeSeq: q.beforeSeq ?? null,
-      limit: q.limit,
-    }) as MessageHit[];
+       ORDER BY bm25(${index}), m.created_at DESC, m.seq DESC LIMIT @limit`,
+    ).all(params) as MessageHit[];
   }
 
   messagesAt(entityId: string, seqs: number[]): MessageRow[] {
@@ -194,4 +174,16 @@ export class EntityRepo {
          window_tokens = @windowTokens, window_blocks = @windowBlocks, updated_at = @updatedAt WHERE id = @id`,
     ).run({ id, ...c });
   }
+}
+
+/** A search's filters as the statement binds them. */
+function filterParams(q: Omit<MessageSearch, 'terms'>): Record<string, unknown> {
+  return {
+    accountId: q.accountId,
+    entityIds: q.entityIds ? JSON.stringify(q.entityIds) : null,
+    role: q.role ?? null,
+    since: q.since ?? null,
+    beforeSeq: q.beforeSeq ?? null,
+    limit: q.limit,
+  };
 }
