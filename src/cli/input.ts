@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { BadRequestError } from '../core/errors.js';
+import { RECALL_MODES, type RecallMode } from '../core/recall-query.js';
 import type { CliContext } from './context.js';
 import { note } from './output.js';
 
@@ -163,4 +164,18 @@ export function sinceOption(raw: string | undefined, now = Date.now()): string |
   const t = Date.parse(raw);
   if (Number.isNaN(t)) throw new BadRequestError(`--since must be an age (30m, 24h, 7d, 2w) or a date (2026-11-01), got ${JSON.stringify(raw)}`);
   return new Date(t).toISOString();
+}
+
+/**
+ * `--recall [mode]`: a bare flag is `tool` (as before modes), `--no-recall` is `off`. A word that is
+ * no mode is refused here, with the hint the engine's 400 cannot carry over HTTP; the engine checks
+ * the mode again for every other caller.
+ */
+export function recallOption(raw: string | boolean | undefined): RecallMode | undefined {
+  if (raw === undefined) return undefined;
+  if (typeof raw === 'boolean') return raw ? 'tool' : 'off';
+  if ((RECALL_MODES as readonly string[]).includes(raw)) return raw as RecallMode;
+  throw new BadRequestError(`--recall must be auto, tool or off, got ${JSON.stringify(raw)}`, {
+    hint: 'auto recalls earlier messages before each turn, tool lets the model search (a bare --recall), off neither; name the entity before the flag',
+  });
 }

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { ENTITY_MODEL } from '../../../core/entity-types.js';
 import type { CliContext } from '../../context.js';
 import { examples } from '../../help.js';
-import { readTextInput } from '../../input.js';
+import { readTextInput, recallOption } from '../../input.js';
 import { printJson, sanitizeForTerminal as safe } from '../../output.js';
 
 export interface CreateOptions {
@@ -10,7 +10,7 @@ export interface CreateOptions {
   instructions?: string;
   file?: string;
   model: string;
-  recall?: boolean;
+  recall?: string | boolean;
   json?: boolean;
 }
 
@@ -23,12 +23,13 @@ export function registerCreate(entities: Command, ctx: CliContext): void {
       .option('--instructions <text>', 'standing system prompt, never rotated out')
       .option('-f, --file <file>', 'read the instructions from a file (- for stdin)')
       .option('--model <id>', 'model id, fixed for the life of the entity', ENTITY_MODEL)
-      .option('--recall', 'offer the model a recall tool that searches its own transcript for what its window folded away (needs a model that can call tools)')
+      .option('--recall [mode]', 'recall what the window folded away: auto (recalled into the prompt before each turn), tool (the model may call a recall tool; needs a model that can call tools; a bare --recall) or off')
       .option('--json', 'print the created entity as JSON'),
     [
       'mgpt entities create --name ada --instructions "You are Ada, a patient maths tutor."',
       'ENT=$(mgpt entities create --name ada -f persona.md)',
       'mgpt entities create --name ada --recall',
+      'mgpt entities create --name ada --recall auto',
     ],
   ).action((o: CreateOptions) => runCreate(ctx, o));
 }
@@ -36,7 +37,8 @@ export function registerCreate(entities: Command, ctx: CliContext): void {
 export async function runCreate(ctx: CliContext, o: CreateOptions): Promise<void> {
   const instructions =
     o.instructions === undefined && o.file === undefined ? '' : await readTextInput(ctx, 'instructions', o.instructions, o.file);
-  const entity = await (await ctx.backend()).createEntity({ model: o.model, name: o.name, instructions, ...(o.recall ? { recall: true } : {}) });
+  const recall = recallOption(o.recall);
+  const entity = await (await ctx.backend()).createEntity({ model: o.model, name: o.name, instructions, ...(recall ? { recall } : {}) });
   if (o.json) return printJson(ctx.io, entity);
   ctx.io.stdout.write(entity.id + '\n');
   if (ctx.io.stderrIsTTY) ctx.io.stderr.write(`created entity ${entity.name ? JSON.stringify(safe(entity.name)) + ' ' : ''}${entity.id}\n`);

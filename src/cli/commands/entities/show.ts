@@ -1,8 +1,16 @@
 import type { Command } from 'commander';
+import type { Entity } from '../../../core/entity-types.js';
 import type { CliContext } from '../../context.js';
 import { resolveEntity } from '../../entity-ref.js';
 import { examples } from '../../help.js';
 import { colors, formatInt, limitNote, printJson, sanitizeForTerminal as safe, windowLine } from '../../output.js';
+
+/** What each recall mode does, in a line. */
+const RECALL_LINES: Record<NonNullable<Entity['recall']> | 'off', string> = {
+  auto: 'auto: earlier messages the window folded away are recalled into the prompt before each turn',
+  tool: 'tool: the model may search its own transcript',
+  off: 'off',
+};
 
 export function registerShow(entities: Command, ctx: CliContext): void {
   examples(
@@ -23,7 +31,7 @@ export async function runShow(ctx: CliContext, ref: string, o: { json?: boolean 
     ['status', e.read_only ? c.yellow('read-only: transcript at the cap') : 'active'],
     ['transcript', `${formatInt(e.transcript.messages)} messages, ${formatInt(e.transcript.tokens)} / ${formatInt(e.transcript.cap_tokens)} tokens`],
     ['window', windowLine(w.tokens ?? 0, w, 12) + `, ${w.blocks ?? 0} blocks${limitNote(w)}`],
-    ...(e.recall ? [['recall', 'on: the model may search its own transcript'] as [string, string]] : []),
+    ['recall', RECALL_LINES[e.recall ?? 'off']],
     ['created', safe(e.created_at)],
     ['updated', safe(e.updated_at)],
   ];

@@ -4,7 +4,7 @@ import { BadRequestError } from '../../../core/errors.js';
 import type { CliContext } from '../../context.js';
 import { resolveEntity } from '../../entity-ref.js';
 import { examples } from '../../help.js';
-import { readTextInput } from '../../input.js';
+import { readTextInput, recallOption } from '../../input.js';
 import { formatInt, printJson, sanitizeForTerminal as safe } from '../../output.js';
 
 export interface UpdateOptions {
@@ -12,7 +12,7 @@ export interface UpdateOptions {
   instructions?: string;
   file?: string;
   budget?: string;
-  recall?: boolean;
+  recall?: string | boolean;
   json?: boolean;
 }
 
@@ -29,23 +29,23 @@ export function registerUpdate(entities: Command, ctx: CliContext): void {
       .option('--instructions <text>', 'new standing system prompt (- for stdin)')
       .option('-f, --file <file>', 'read the new instructions from a file (- for stdin)')
       .option('--budget <tokens>', 'new window budget in tokens')
-      .option('--recall', 'offer the model the recall tool over its own transcript')
-      .option('--no-recall', 'stop offering it')
+      .option('--recall [mode]', 'recall mode: auto (recall before each turn), tool (a recall tool the model may call; a bare --recall) or off')
+      .option('--no-recall', 'recall off')
       .option('--json', 'print the updated entity as JSON'),
     [
       'mgpt entities update ada --name "Ada Lovelace"',
       'mgpt entities update ada -f persona.md',
       'mgpt entities update ada --budget 8000 --json',
-      'mgpt entities update ada --recall',
+      'mgpt entities update ada --recall auto',
     ],
   ).action((ref: string, o: UpdateOptions) => runUpdate(ctx, ref, o));
 }
 
 export async function runUpdate(ctx: CliContext, ref: string, o: UpdateOptions): Promise<void> {
   if (o.name === undefined && o.instructions === undefined && o.file === undefined && o.budget === undefined && o.recall === undefined) {
-    throw new BadRequestError('nothing to update', { hint: 'give --name, --instructions (or -f FILE), --budget or --recall/--no-recall' });
+    throw new BadRequestError('nothing to update', { hint: 'give --name, --instructions (or -f FILE), --budget or --recall [auto|tool|off]/--no-recall' });
   }
-  const update: UpdateEntityInput = { name: o.name, budget_tokens: budgetOption(o.budget), recall: o.recall };
+  const update: UpdateEntityInput = { name: o.name, budget_tokens: budgetOption(o.budget), recall: recallOption(o.recall) };
   if (o.instructions !== undefined || o.file !== undefined) {
     update.instructions = await readTextInput(ctx, 'instructions', o.instructions, o.file);
   }
