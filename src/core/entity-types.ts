@@ -164,7 +164,8 @@ export interface CompletionChunk {
 /** What a send yields, in order: start, rotation?, delta*, done. */
 export type TurnEvent =
   /** `stores: false`: the reply is known to call tools when it starts, so the turn will not be stored. */
-  | { type: 'start'; id: string; model: string; created: number; entityId: string; replayed: boolean; stores?: false }
+  /** `recalledMessages`: how many earlier messages automatic recall put in the prompt (issue 32), when any; known before the reply. */
+  | { type: 'start'; id: string; model: string; created: number; entityId: string; replayed: boolean; stores?: false; recalledMessages?: number }
   | { type: 'rotation'; covers: [number, number]; summaryTokens: number; windowTokens: number; summaryUsage?: Usage }
   | { type: 'delta'; text: string }
   /** `billed`: the tokens the turn billed (its message and its reply, tool calls too); absent when it billed none (a replay). */

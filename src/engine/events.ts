@@ -17,6 +17,8 @@ export interface EngineEvents {
   promptTokens(total: number, cached: number | undefined): void;
   /** A request refused by its key's requests or tokens per minute (429). */
   rateLimited(limit: 'requests' | 'tokens'): void;
+  /** A committed turn that automatic recall (issue 32) added earlier messages to: how many, and their tokens. */
+  recalled(messages: number, tokens: number): void;
 }
 
 export type TurnKind = 'entity' | 'universe' | 'facade' | 'side';
@@ -30,6 +32,7 @@ export const NO_EVENTS: EngineEvents = {
   leaseConflict() {},
   promptTokens() {},
   rateLimited() {},
+  recalled() {},
 };
 
 /** A provider failure's class, for a label: what went wrong, never which request. */

@@ -22,6 +22,9 @@ export class ServerMetrics {
   private readonly conflicts = new Counter({ name: 'mgpt_lease_conflicts_total', help: 'Turns refused because another held the entity or universe (409)', registers: [this.registry] });
   private readonly promptTokens = new Counter({ name: 'mgpt_prompt_tokens_total', help: 'Prompt tokens sent to providers, by whether the provider said its cache served them', labelNames: ['cached'], registers: [this.registry] });
   private readonly rateLimited = new Counter({ name: 'mgpt_rate_limited_total', help: 'Requests refused (429) by their key\'s requests or tokens per minute, by the limit that refused them', labelNames: ['limit'], registers: [this.registry] });
+  private readonly recallTurns = new Counter({ name: 'mgpt_recall_turns_total', help: 'Committed entity turns that automatic recall added earlier messages to', registers: [this.registry] });
+  private readonly recalledMessages = new Counter({ name: 'mgpt_recalled_messages_total', help: 'Earlier messages automatic recall added to committed turns\' prompts', registers: [this.registry] });
+  private readonly recalledTokens = new Counter({ name: 'mgpt_recalled_tokens_total', help: 'Estimated tokens automatic recall added to committed turns\' prompts', registers: [this.registry] });
   private readonly streams = new Gauge({ name: 'mgpt_streams_in_flight', help: 'Streamed replies being sent now', registers: [this.registry] });
 
   /** What the engine tells, counted. */
@@ -40,6 +43,11 @@ export class ServerMetrics {
       this.promptTokens.inc({ cached: 'false' }, Math.max(0, total - (cached ?? 0)));
     },
     rateLimited: (limit) => this.rateLimited.inc({ limit }),
+    recalled: (messages, tokens) => {
+      this.recallTurns.inc();
+      this.recalledMessages.inc(messages);
+      this.recalledTokens.inc(tokens);
+    },
   };
 
   constructor(engine: Engine) {

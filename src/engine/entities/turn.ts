@@ -409,7 +409,11 @@ function* announce(turn: TurnState, prepared: PreparedWindow, stores = true): Ge
   turn.started = true;
   turn.firstTokenAt = turn.deps.clock.now();
   const { entity } = turn;
-  yield { type: 'start', id: turn.replyId, model: entity.model, created: turn.created, entityId: entity.id, replayed: false, ...(stores ? {} : { stores }) };
+  const recalledMessages = turn.recalled?.messages.length;
+  yield {
+    type: 'start', id: turn.replyId, model: entity.model, created: turn.created, entityId: entity.id, replayed: false,
+    ...(stores ? {} : { stores }), ...(recalledMessages ? { recalledMessages } : {}),
+  };
   if (prepared.plan && prepared.summary) {
     yield {
       type: 'rotation',
@@ -443,7 +447,7 @@ function turnLog(turn: TurnState, s: SettledTurn, costUsd: number): Promise<LogR
   return recallLog(turn.deps, turn.entity, turn.recall, out);
 }
 
-/** Tells the engine's observer what the committed turn did: its time, its rotation, its prompt tokens. */
+/** Tells the engine's observer what the committed turn did: its time, its rotation, its prompt tokens, what it recalled. */
 function told(turn: TurnState, prepared: PreparedWindow, completion: EntityCompletion): void {
   const { events, clock } = turn.deps;
   const seconds = (at: number) => (at - turn.t0) / 1000;
@@ -453,6 +457,7 @@ function told(turn: TurnState, prepared: PreparedWindow, completion: EntityCompl
     events.summaryRequests(prepared.summaryUsage?.requests ?? 1);
   }
   events.promptTokens(completion.usage.prompt_tokens, completion.usage.prompt_tokens_details?.cached_tokens);
+  if (turn.recalled) events.recalled(turn.recalled.messages.length, turn.recalled.tokens);
 }
 
 /** What a finished reply comes to: its counts, the completion the caller gets, and the window's two new blocks. */

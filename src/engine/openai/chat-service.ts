@@ -56,6 +56,8 @@ export interface ChatReply {
   turn: TurnKind;
   /** A stateless answer that left out the chat's oldest messages to fit the model: how many (the Mgpt-Dropped-Messages header). */
   dropped?: number;
+  /** How many earlier messages automatic recall put in the stored turn's prompt (the Mgpt-Recalled header), when any. */
+  recalled?: number;
   events: AsyncGenerator<ChunkEvent>;
 }
 

@@ -14,11 +14,15 @@ import type { ChatOptions } from './chat-options.js';
 import { KNOWN_SIDE_PATTERNS, type SeenMessage, type TurnKind, align, isSideRequest, normalize, turnOf } from './chat-policy.js';
 import type { ChatReply, ChatRequest } from './chat-service.js';
 
-/** A turn's reply, run to its first event: a reply known by then to call tools is not a stored turn. */
+/**
+ * A turn's reply, run to its first event: a reply known by then to call tools is not a stored turn;
+ * what automatic recall added is known by then too (it runs before the reply).
+ */
 async function turnReply(entityId: string, kind: TurnKind, events: AsyncGenerator<TurnEvent>): Promise<ChatReply> {
   const first = await events.next();
-  const callsTools = !first.done && first.value.type === 'start' && first.value.stores === false;
-  return { entityId, turn: callsTools ? turnOf(kind, 'tool_calls') : kind, events: prepend(first, events) };
+  const start = !first.done && first.value.type === 'start' ? first.value : undefined;
+  const turn = start?.stores === false ? turnOf(kind, 'tool_calls') : kind;
+  return { entityId, turn, ...(start?.recalledMessages ? { recalled: start.recalledMessages } : {}), events: prepend(first, events) };
 }
 
 /** A request to an `entity:` model, read: the chat, the turn's tool round, and what the request adds. */

@@ -60,11 +60,15 @@ export function openAICompatRoutes(engine: Engine, deps: RouteDeps, policy: Chat
   return app;
 }
 
+/** How many earlier messages automatic recall (issue 32) put in an entity turn's prompt; absent when none. */
+const RECALLED_HEADER = 'Mgpt-Recalled';
+
 function replyHeaders(reply: ChatReply): Record<string, string> {
   const h: Record<string, string> = { [TURN_HEADER]: reply.turn };
   if (reply.entityId) h['X-Entity-Id'] = reply.entityId;
   if (reply.branchedFrom) h['Mgpt-Branched-From'] = reply.branchedFrom;
   if (reply.dropped) h['Mgpt-Dropped-Messages'] = String(reply.dropped);
+  if (reply.recalled) h[RECALLED_HEADER] = String(reply.recalled);
   return h;
 }
 
