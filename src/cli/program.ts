@@ -84,7 +84,7 @@ export async function buildProgram(ctx: CliContext, argv: string[] = []): Promis
     .option('--profile <name>', 'config profile (env MGPT_PROFILE)')
     .option('--backend <backend>', 'local (embedded engine) or remote (HTTP; env MGPT_BACKEND)')
     .option('--dev', 'remote: use the /backend-api/mgpt prefix')
-    .option('--verbose', 'more detail: rotation notices, ids, usage')
+    .option('--verbose', 'more detail: rotation notices, what recall added, ids, usage')
     .showHelpAfterError('(add --help for usage)')
     .configureOutput({
       writeOut: (s) => ctx.io.stdout.write(s),

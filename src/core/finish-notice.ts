@@ -41,3 +41,11 @@ export function rotationNotice(ev: Extract<TurnEvent, { type: 'rotation' }>, ver
   const text = `window rotated: messages ${ev.covers[0]}–${ev.covers[1]} were folded into a ${ev.summaryTokens}-token summary (window now ${ev.windowTokens} tokens)`;
   return verbose && ev.summaryUsage ? `${text}; the summary took ${usageText(ev.summaryUsage)}` : text;
 }
+
+/** What automatic recall put in a turn's prompt: `recalled 4 messages (#1, #2, #57, #58), 212 tokens`; undefined for nothing. */
+export function recallNotice(recalled: EntityCompletion['recalled']): string | undefined {
+  if (!recalled?.length) return undefined;
+  const tokens = recalled.reduce((sum, m) => sum + m.tokens, 0);
+  const seqs = recalled.map((m) => `#${m.seq}`).join(', ');
+  return `recalled ${recalled.length} message${recalled.length === 1 ? '' : 's'} (${seqs}), ${tokens} tokens`;
+}

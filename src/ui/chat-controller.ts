@@ -1,6 +1,6 @@
 import { homedir } from 'node:os';
 import type { Usage } from '../core/entity-types.js';
-import { cutNotice, rotationNotice } from '../core/finish-notice.js';
+import { cutNotice, recallNotice, rotationNotice } from '../core/finish-notice.js';
 import { TURN_CANCELLED } from '../core/errors.js';
 import { runToolLoop, toolOutput } from '../core/tool-loop.js';
 import type { RespondInput, ToolResultInput } from '../core/universe-types.js';
@@ -145,6 +145,7 @@ export class ChatController extends ChatStore {
     this.set({ busy: true, streaming: '' });
     let reply = '';
     let cut: string | undefined;
+    let recalled: string | undefined;
     try {
       for await (const ev of this.opts.backend.sendMessage(this.target.id, { content, signal: abort.signal })) {
         if (abort.signal.aborted) break;
@@ -157,11 +158,13 @@ export class ChatController extends ChatStore {
           reply = ev.completion.choices[0]?.message.content ?? reply;
           this.lastUsage.set(this.target.id, ev.completion.usage);
           cut = cutNotice(ev.completion, this.opts.cutLimit?.(ev.completion.model));
+          recalled = recallNotice(ev.completion.recalled);
         }
       }
       if (abort.signal.aborted) throw cancelled();
       this.set({ streaming: null });
       this.push({ kind: 'assistant', text: reply });
+      if (recalled) this.push({ kind: 'notice', text: recalled });
       if (cut) this.push({ kind: 'notice', text: cut });
     } catch (err) {
       this.set({ streaming: null });

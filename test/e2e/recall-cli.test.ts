@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openEngineSync } from '../../src/engine/open-engine.js';
+import { collect } from '../helpers/engine.js';
 import { cliEnv, mgpt } from '../helpers/cli.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../helpers/fake-openai.js';
 import { tempDir } from '../helpers/temp.js';
@@ -47,5 +49,51 @@ describe('recall modes', () => {
     const misplaced = await mgpt(['entities', 'update', '--recall', 'bare1'], env);
     expect(misplaced.code).toBe(2);
     expect((await mgpt(['entities', 'list', '--json'], env)).stdout).not.toContain('"x"');
+  });
+});
+
+const FILLER = ['the weather was grey', 'we spoke of trains and timetables', 'a long walk by the river', 'coffee in the afternoon', 'the garden needs work'];
+
+/** An `auto` entity whose first message (a fact about Margaret) the window has folded away. */
+async function folded(name: string): Promise<string> {
+  const engine = openEngineSync({ db: env.MGPT_DB, route: () => ({ provider: 'openai', baseUrl: fake.url, model: 'fake-model' }) });
+  try {
+    const { id } = await engine.entities.create({ model: 'mgpt-1-27b', name, recall: 'auto' }, 'local');
+    await engine.entities.update(id, { budget_tokens: 300 }, 'local');
+    await collect(engine.entities.send(id, { content: 'My sister Margaret moved to Lisbon in 2019 to teach chemistry.' }, 'local'));
+    for (let i = 0; i < 30; i++) await collect(engine.entities.send(id, { content: `${FILLER[i % FILLER.length]}, day ${i}` }, 'local'));
+    return id;
+  } finally {
+    await engine.close();
+  }
+}
+
+describe('what a turn recalled', () => {
+  it('send --verbose says which messages and how many tokens; --json carries recalled; nothing recalled says nothing', async () => {
+    await folded('margaret');
+    const asked = await mgpt(['send', 'margaret', 'Which city is my sister living in these days?', '--json'], env);
+    expect(asked.code).toBe(0);
+    const recalled = json(asked.stdout).recalled as Array<{ seq: number; role: string; tokens: number }>;
+    expect(recalled.map((m) => m.seq)).toContain(1);
+    expect(recalled.every((m) => m.tokens > 0 && (m.role === 'user' || m.role === 'assistant'))).toBe(true);
+
+    for (const mode of [[], ['--no-stream']]) {
+      const told = await mgpt(['--verbose', 'send', 'margaret', 'Does Margaret still teach chemistry in Lisbon?', ...mode], env);
+      expect(told.code).toBe(0);
+      const line = /^recalled (\d+) messages? \(([^)]*)\), (\d+) tokens$/m.exec(told.stderr);
+      expect(line, told.stderr).not.toBeNull();
+      const seqs = line![2]!.split(', ');
+      expect(seqs).toContain('#1');
+      expect(seqs.every((s) => /^#\d+$/.test(s))).toBe(true);
+      expect(Number(line![1])).toBe(seqs.length);
+      expect(Number(line![3])).toBeGreaterThan(0);
+    }
+    // Without --verbose, stderr stays quiet.
+    expect((await mgpt(['send', 'margaret', 'Where does Margaret live now?'], env)).stderr).not.toContain('recalled');
+
+    const nothing = await mgpt(['--verbose', 'send', 'margaret', 'Do you enjoy astronomy, telescopes and comets?'], env);
+    expect(nothing.stderr).toMatch(/prompt \+ \d+ completion tokens/);
+    expect(nothing.stderr).not.toContain('recalled');
+    expect(json((await mgpt(['send', 'margaret', 'Are telescopes or comets more fun, in astronomy?', '--json'], env)).stdout).recalled).toBeUndefined();
   });
 });

@@ -7,7 +7,7 @@ import type { Engine } from '../../src/engine/engine.js';
 import { ChatApp } from '../../src/ui/chat-app.js';
 import { ChatController, type ChatOptions } from '../../src/ui/chat-controller.js';
 import { execTool } from '../../src/cli/tool-exec.js';
-import { makeEngine, sqliteOf } from '../helpers/engine.js';
+import { collect, makeEngine, sqliteOf } from '../helpers/engine.js';
 import { type FakeOpenAI, echoLastUser, startFakeOpenAI } from '../helpers/fake-openai.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -91,6 +91,21 @@ describe('mgpt chat (ink)', () => {
     expect(c.frame()).toMatch(/window rotated: messages 1–\d+ were folded into a \d+-token summary/);
     const w = await backend.getWindow(c.e.id);
     expect(w.blocks[0].kind).toBe('summary');
+    c.app.unmount();
+  });
+
+  it('says what automatic recall put in the prompt, as a notice under the reply; a reply without recall has none', async () => {
+    const c = await chat();
+    await backend.updateEntity(c.e.id, { recall: 'auto' });
+    await collect(engine.entities.send(c.e.id, { content: 'My sister Margaret moved to Lisbon in 2019 to teach chemistry.' }, 'local'));
+    for (let i = 0; i < 8; i++) await collect(engine.entities.send(c.e.id, { content: `the weather was grey on day ${i}` }, 'local'));
+    await c.type('Do you enjoy astronomy, telescopes and comets?\r');
+    await c.idle();
+    expect(c.frame()).not.toContain('recalled');
+    await c.type('Which city is my sister Margaret living in?\r');
+    await c.idle();
+    await c.sees('recalled');
+    expect(c.frame()).toMatch(/Which city is my sister Margaret living in\?[\s\S]*\n· recalled \d+ messages? \(#1(, #\d+)*\), \d+ tokens/);
     c.app.unmount();
   });
 

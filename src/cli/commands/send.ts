@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { Backend } from '../../core/backend.js';
 import { ENTITY_MODEL, type EntityCompletion } from '../../core/entity-types.js';
-import { cutNotice, rotationNotice, usageText } from '../../core/finish-notice.js';
+import { cutNotice, recallNotice, rotationNotice, usageText } from '../../core/finish-notice.js';
 import { cutLimit } from '../cut-limit.js';
 import type { CliContext } from '../context.js';
 import { resolveEntity } from '../entity-ref.js';
@@ -115,6 +115,8 @@ function printCompletion(ctx: CliContext, completion: EntityCompletion, o: { jso
   if (!(o.streaming ? o.printed : reply).endsWith('\n')) ctx.io.stdout.write('\n');
   if (cut) warn(ctx, cut);
   if (ctx.flags.verbose) {
+    const recalled = recallNotice(completion.recalled);
+    if (recalled) note(ctx, recalled);
     note(ctx, `${completion.id}: ${usageText(completion.usage)}, ${Math.round(performance.now() - o.started)} ms`);
   }
 }
