@@ -224,9 +224,12 @@ export interface SearchInput {
   since?: string;
   /** 1 to 100; default 20. */
   limit?: number;
+  /** `exact` (the default): every word, phrase and prefix must match; `any`: any word, by its stem, ranked as recall ranks (entities only). */
+  mode?: SearchMode;
 }
 
 export type SearchSource = 'entities' | 'universes' | 'logs';
+export type SearchMode = 'exact' | 'any';
 
 /** A hit: an entity's message (entity_id, seq, role), a universe's message (universe_id, seq, role) or a log record (log_id). */
 export interface SearchHit {

@@ -1,14 +1,18 @@
-import { SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, type SearchHit, type SearchInput, type SearchList, type SearchSource } from '../core/entity-types.js';
+import { SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, type SearchHit, type SearchInput, type SearchList, type SearchMode, type SearchSource } from '../core/entity-types.js';
+import { contentWords } from '../core/recall-query.js';
 import { BadRequestError, NotFoundError } from '../core/errors.js';
 import { SEARCH_QUERY_MAX_CHARS, type Snippet, type SearchTerms, parseSearch, snippetMaker } from '../core/search-query.js';
 import type { LogHit, MessageHit, UniverseMessageHit } from '../store/types.js';
 import type { EngineDeps } from './deps.js';
 
 const SOURCES: readonly SearchSource[] = ['entities', 'universes', 'logs'];
+const MODES: readonly SearchMode[] = ['exact', 'any'];
 
 /** The checks every source shares, done once. */
 interface Checked {
   terms: SearchTerms;
+  /** Mode `any`: the words any of which a hit shares a stem with (recall's store query); exact matching otherwise. */
+  anyOf?: string[];
   /** The query's snippet cutter, compiled once for all its hits. */
   snippet: (text: string) => Snippet;
   since?: string;
@@ -22,11 +26,11 @@ interface Checked {
  */
 export async function search(deps: EngineDeps, input: SearchInput, accountId: string): Promise<SearchList> {
   const source = checkSource(input.source);
-  const terms = parseSearch(checkQuery(input.q));
-  if (terms.clauses.length === 0) {
-    throw new BadRequestError('the query has no words to search for', { hint: 'search for words, "a phrase" or a prefix*' });
-  }
-  const c: Checked = { terms, snippet: snippetMaker(terms), since: checkSince(input.since), limit: checkLimit(input.limit) };
+  const q = checkQuery(input.q);
+  const anyOf = checkMode(input.mode, source) === 'any' ? anyWords(q) : undefined;
+  // Mode any marks each of its words where it appears as written (a hit by another form of its stem is not marked).
+  const terms: SearchTerms = anyOf ? { clauses: anyOf.map((word) => ({ kind: 'word', word })) } : exactTerms(q);
+  const c: Checked = { terms, anyOf, snippet: snippetMaker(terms), since: checkSince(input.since), limit: checkLimit(input.limit) };
   if (source !== 'entities' && input.entity_ids !== undefined) throw new BadRequestError(`entity_ids does not apply to ${source}`);
   if (source !== 'universes' && input.universe_ids !== undefined) throw new BadRequestError(`universe_ids applies to source universes only`);
   const data = source === 'entities' ? await entityHits(deps, input, accountId, c) : source === 'universes' ? await universeHits(deps, input, accountId, c) : await logHits(deps, input, accountId, c);
@@ -36,7 +40,8 @@ export async function search(deps: EngineDeps, input: SearchInput, accountId: st
 async function entityHits(deps: EngineDeps, input: SearchInput, accountId: string, c: Checked): Promise<SearchHit[]> {
   const role = checkRole(input.role, ['user', 'assistant']);
   const entityIds = await checkIds(input.entity_ids, 'entity_ids', async (id) => Boolean(await deps.store.entities.get(accountId, id)), 'entity', 'mgpt entities list');
-  const hits = await deps.store.entities.search({ accountId, terms: c.terms, entityIds, role: role as MessageHit['role'] | undefined, since: c.since, limit: c.limit });
+  const q = { accountId, entityIds, role: role as MessageHit['role'] | undefined, since: c.since, limit: c.limit };
+  const hits = c.anyOf ? await deps.store.entities.searchAny({ ...q, words: c.anyOf }) : await deps.store.entities.search({ ...q, terms: c.terms });
   return hits.map((h) => ({ object: 'search.hit', entity_id: h.entityId, entity_name: h.entityName, seq: h.seq, role: h.role, created_at: h.createdAt, ...c.snippet(h.content) }));
 }
 
@@ -66,6 +71,32 @@ function checkSource(source: unknown): SearchSource {
   if (source === undefined) return 'entities';
   if (typeof source === 'string' && (SOURCES as readonly string[]).includes(source)) return source as SearchSource;
   throw new BadRequestError(`source must be one of ${SOURCES.join(', ')}, got ${JSON.stringify(source)}`);
+}
+
+/** Mode `any` is recall's ranked query, over entity transcripts only. */
+function checkMode(mode: unknown, source: SearchSource): SearchMode {
+  if (mode === undefined) return 'exact';
+  if (typeof mode !== 'string' || !(MODES as readonly string[]).includes(mode)) throw new BadRequestError(`mode must be exact or any, got ${JSON.stringify(mode)}`);
+  if (mode === 'any' && source !== 'entities') {
+    throw new BadRequestError(`mode any searches entity transcripts only, not ${source}`, { hint: 'search universes and logs for exact words (without --any)' });
+  }
+  return mode as SearchMode;
+}
+
+/** Words, phrases and prefixes, all of which must match. */
+function exactTerms(q: string): SearchTerms {
+  const terms = parseSearch(q);
+  if (terms.clauses.length === 0) throw new BadRequestError('the query has no words to search for', { hint: 'search for words, "a phrase" or a prefix*' });
+  return terms;
+}
+
+/** Mode `any`: the query's content words, as recall takes them (no stop words, at most 16). */
+function anyWords(q: string): string[] {
+  const words = contentWords(q);
+  if (words.length === 0) {
+    throw new BadRequestError('the query has only common words, which mode any never matches alone', { hint: 'add a rarer word, or search for the exact words (without --any)' });
+  }
+  return words;
 }
 
 function checkQuery(q: unknown): string {

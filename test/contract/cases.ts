@@ -179,6 +179,35 @@ export function contractSuite(name: string, make: (dir: string, fake: FakeOpenAI
         ]);
       });
 
+      it('search mode any: any word by its stem, ranked as recall ranks, the words it has marked; entities only', async () => {
+        const id = await entity();
+        const other = await entity();
+        await send(id, 'My sister Margaret moved to Lisbon in 2019 to teach chemistry.');
+        await send(other, 'Chemistry was never my subject.');
+        // Exact: every word as written; any: a stem is enough, and one word of several.
+        expect((await b().search({ q: 'teaching Margaret' })).data).toEqual([]);
+        const hits = (await b().search({ q: 'teaching Margaret', mode: 'any' })).data;
+        expect(hits[0]).toMatchObject({ object: 'search.hit', entity_id: id, seq: 1, role: 'user' });
+        expect(hits[0].highlights.map((h) => hits[0].snippet.slice(...h))).toEqual(['Margaret']);
+        const stemmed = (await b().search({ q: 'teaching', mode: 'any', entity_ids: [id], role: 'user' })).data;
+        expect(stemmed.map((h) => h.seq)).toEqual([1]);
+        expect(stemmed[0].highlights).toEqual([]);
+        const both = (await b().search({ q: 'what about chemistry', mode: 'any', role: 'user' })).data;
+        expect(both.map((h) => h.entity_id).sort()).toEqual([id, other].sort());
+        expect((await b().search({ q: 'astronomy', mode: 'any' })).data).toEqual([]);
+        expect((await b().search({ q: 'chemistry', mode: 'exact', entity_ids: [other], role: 'user' })).data).toHaveLength(1);
+        const refused: string[] = [];
+        for (const bad of [{ q: 'chemistry', mode: 'any', source: 'logs' }, { q: 'chemistry', mode: 'any', source: 'universes' }, { q: 'chemistry', mode: 'fuzzy' }, { q: 'what about it', mode: 'any' }]) {
+          refused.push(await b().search(bad as never).then(() => 'accepted', (err: Error) => `${err.name}: ${err.message}`));
+        }
+        expect(refused).toEqual([
+          'BadRequestError: mode any searches entity transcripts only, not logs',
+          'BadRequestError: mode any searches entity transcripts only, not universes',
+          'BadRequestError: mode must be exact or any, got "fuzzy"',
+          'BadRequestError: the query has only common words, which mode any never matches alone',
+        ]);
+      });
+
       it('recall: the model searches what its window folded away, gets the message back, and the turn stores two messages', async () => {
         const id = (await b().createEntity({ model: 'mgpt-1-27b', instructions: 'Be kind.', recall: true })).id;
         expect((await b().getEntity(id)).recall).toBe('tool');

@@ -97,3 +97,26 @@ describe('what a turn recalled', () => {
     expect(json((await mgpt(['send', 'margaret', 'Are telescopes or comets more fun, in astronomy?', '--json'], env)).stdout).recalled).toBeUndefined();
   });
 });
+
+describe('search --any', () => {
+  it('finds by any word and by stem where exact search finds nothing; no hits behave as without --any; other sources exit 2', async () => {
+    await folded('lisbon');
+    expect((await mgpt(['search', 'teaching', 'Margaret', '--entity', 'lisbon', '--role', 'user'], env)).stdout).toBe('');
+    const hits = json((await mgpt(['search', '--any', 'teaching', 'Margaret', '--entity', 'lisbon', '--role', 'user', '--json'], env)).stdout).data as Array<{ seq: number; snippet: string; highlights: Array<[number, number]> }>;
+    expect(hits[0]!.seq).toBe(1);
+    expect(hits[0]!.highlights.map((h) => hits[0]!.snippet.slice(...h))).toEqual(['Margaret']);
+    const piped = await mgpt(['search', '--any', 'teaching', 'Margaret', '--entity', 'lisbon', '--role', 'user'], env);
+    expect(piped.stdout).toMatch(/^lisbon \S+ #1 user · \S+\n {2}My sister Margaret moved to Lisbon/);
+
+    const without = await mgpt(['search', 'xylophone', 'quasar'], env);
+    const withAny = await mgpt(['search', '--any', 'xylophone', 'quasar'], env);
+    expect(withAny).toEqual(without);
+    expect(withAny).toMatchObject({ code: 0, stdout: '' });
+    expect(json((await mgpt(['search', '--any', 'xylophone', '--json'], env)).stdout)).toEqual({ object: 'list', data: [] });
+
+    const logs = await mgpt(['search', '--any', 'chemistry', '--logs'], env);
+    expect(logs.code).toBe(2);
+    expect(logs.stderr).toMatch(/mode any searches entity transcripts only, not logs/);
+    expect(logs.stderr).toMatch(/hint: search universes and logs for exact words \(without --any\)/);
+  });
+});

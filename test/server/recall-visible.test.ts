@@ -89,3 +89,19 @@ describe('recall made visible', () => {
     expect(await counters()).toEqual(after);
   });
 });
+
+describe('GET search with mode=any', () => {
+  const get = (path: string) => fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${key}` } });
+
+  it('an entity\'s search takes mode=any (a stem finds the folded fact); another source, or another mode, is a 400', async () => {
+    const exact = await get(`/v1/entities/${id}/search?q=teaching&role=user`);
+    expect((await exact.json()).data).toEqual([]);
+    const any = await get(`/v1/entities/${id}/search?q=teaching&role=user&mode=any`);
+    expect(any.status).toBe(200);
+    expect((await any.json()).data.map((h: { seq: number }) => h.seq)).toContain(1);
+    const logs = await get('/v1/search?q=chemistry&source=logs&mode=any');
+    expect(logs.status).toBe(400);
+    expect((await logs.json()).error).toBe('mode any searches entity transcripts only, not logs');
+    expect((await get('/v1/search?q=chemistry&mode=stems')).status).toBe(400);
+  });
+});

@@ -122,6 +122,7 @@ export class RemoteBackend implements Backend {
     if (input.role !== undefined) q.set('role', input.role);
     if (input.since !== undefined) q.set('since', input.since);
     if (input.limit !== undefined) q.set('limit', String(input.limit));
+    if (input.mode !== undefined) q.set('mode', input.mode);
     return this.http.json('GET', this.ent(`/search?${q}`));
   }
   getWindow(id: string): Promise<EntityWindow> {

@@ -16,6 +16,7 @@ export interface SearchOptions {
   role?: string;
   since?: string;
   limit?: string;
+  any?: boolean;
   json?: boolean;
 }
 
@@ -25,7 +26,7 @@ export function registerSearch(program: Command, ctx: CliContext): void {
     program
       .command('search')
       .description("search every entity's full transcript (folded messages included), universe conversations or generation logs; most relevant first")
-      .argument('<query...>', 'words (all must match), "a phrase", or a prefix*')
+      .argument('<query...>', 'words (all must match), "a phrase", or a prefix*; with --any, words any of which may match')
       .option('--entity <entity>', 'only this entity (id, unique id prefix or name); repeatable', (v: string, acc: string[] = []) => [...acc, v])
       .option('--universe <universe>', 'search this universe\'s conversation instead (id, unique id prefix or display name); repeatable', (v: string, acc: string[] = []) => [...acc, v])
       .option('--universes', 'search every universe conversation instead of entity transcripts')
@@ -33,11 +34,13 @@ export function registerSearch(program: Command, ctx: CliContext): void {
       .option('--role <role>', 'only user or assistant messages (universes: also tool)')
       .option('--since <when>', 'only messages since an age (30m, 24h, 7d, 2w) or a date (2026-11-01)')
       .option('--limit <n>', `hits at most, 1-${SEARCH_LIMIT_MAX}`, String(SEARCH_LIMIT_DEFAULT))
+      .option('--any', 'any word, by its stem (teach finds teaching), ranked as recall ranks; entity transcripts only')
       .option('--json', 'JSON output ({ object: "list", data: [{ entity_id, seq, role, created_at, snippet, highlights }] })'),
     [
       'mgpt search zanzibar42',
       'mgpt search "the secret word" --entity ada',
       'mgpt search deploy* --role user --since 7d',
+      'mgpt search --any where does my sister teach',
       'mgpt search dragon --universes',
       'mgpt search dragon --logs',
       "mgpt search invoice --json | jq -r '.data[] | \"\\(.entity_id) \\(.seq)\"'",
@@ -53,7 +56,8 @@ export async function runSearch(ctx: CliContext, q: string, o: SearchOptions): P
   const backend = await ctx.backend();
   const entity_ids = o.entity?.length ? await Promise.all(o.entity.map(async (ref) => (await resolveEntity(ctx, ref)).id)) : undefined;
   const universe_ids = o.universe?.length ? await Promise.all(o.universe.map((ref) => backend.resolveUniverse(ref))) : undefined;
-  const list = await backend.search({ q, source, entity_ids, universe_ids, role: o.role as SearchInput['role'], since, limit });
+  const mode = o.any ? ('any' as const) : undefined;
+  const list = await backend.search({ q, source, entity_ids, universe_ids, role: o.role as SearchInput['role'], since, limit, mode });
   if (o.json) return printJson(ctx.io, list);
   if (list.data.length === 0) {
     if (ctx.io.stdoutIsTTY) ctx.io.stderr.write(`no messages match ${JSON.stringify(q)}\n`);

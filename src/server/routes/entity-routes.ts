@@ -62,7 +62,7 @@ function streamOf(pieces: AsyncGenerator<Uint8Array>): ReadableStream<Uint8Array
   });
 }
 
-/** A search's query parameters: q, source, entity_id and universe_id (repeatable), role, since, limit; the engine checks them. */
+/** A search's query parameters: q, source, entity_id and universe_id (repeatable), role, since, limit, mode; the engine checks them. */
 function searchQuery(req: { query(name: string): string | undefined; queries(name: string): string[] | undefined }): SearchInput {
   const ids = req.queries('entity_id');
   const universes = req.queries('universe_id');
@@ -74,6 +74,7 @@ function searchQuery(req: { query(name: string): string | undefined; queries(nam
     role: req.query('role') as SearchInput['role'],
     since: req.query('since'),
     limit: queryInt(req.query('limit'), 'limit'),
+    mode: req.query('mode') as SearchInput['mode'],
   };
 }
 
