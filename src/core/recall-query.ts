@@ -10,7 +10,7 @@ export type RecallMode = 'off' | 'tool' | 'auto';
 export const RECALL_MODES: readonly RecallMode[] = ['off', 'tool', 'auto'];
 
 /** A new entity's mode when none is given. */
-export const DEFAULT_RECALL_MODE: RecallMode = 'off';
+export const DEFAULT_RECALL_MODE: RecallMode = 'auto';
 
 /** The most automatic recall adds to a turn's prompt, in tokens, unless configured (engine.recallTokens). */
 export const DEFAULT_RECALL_TOKENS = 1000;

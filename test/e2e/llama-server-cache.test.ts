@@ -35,7 +35,7 @@ describe.skipIf(!parts)('rotation against the real llama-server keeps its prompt
     servers.push(server);
     const seen: Timed[] = [];
     const { engine, close } = await routed(server, seen, `${dir}/cache.db`);
-    const e = await engine.entities.create({ model: 'mgpt-1-27b', instructions: INSTRUCTIONS }, 'local');
+    const e = await engine.entities.create({ model: 'mgpt-1-27b', instructions: INSTRUCTIONS, recall: 'off' }, 'local');
     let rotations = 0;
     for (let i = 0; rotations < 3 && i < 80; i++) {
       const before = seen.length;
@@ -70,7 +70,7 @@ describe.skipIf(!parts)('rotation against the real llama-server keeps its prompt
     const port = Number(new URL(small.origin).port);
     const seen: Timed[] = [];
     const { engine, close } = await routed(small, seen, `${dir}/grow.db`);
-    const e = await engine.entities.create({ model: 'mgpt-1-27b', instructions: INSTRUCTIONS }, 'local');
+    const e = await engine.entities.create({ model: 'mgpt-1-27b', instructions: INSTRUCTIONS, recall: 'off' }, 'local');
     const route = (await engine.deps.chatModel('mgpt-1-27b')).routeKey;
     let i = 0;
     for (; i < 60 && !(await engine.store.calibration.get(route))?.contextTokens; i++) {

@@ -278,7 +278,7 @@ describe('window cache', () => {
       windowBudget: 120,
       route: () => ({ provider: 'openai', baseUrl: fake.url, model: 'm', maxRetries: 0 }),
     });
-    const e = await a.entities.create({ model: 'mgpt-1-27b' }, 'local');
+    const e = await a.entities.create({ model: 'mgpt-1-27b', recall: 'off' }, 'local');
     for (let i = 0; i < 30; i++) {
       const engine = i % 3 === 0 ? b : a;
       await send(engine, e.id, `turn ${i} ${'filler words '.repeat(i % 4)}`);

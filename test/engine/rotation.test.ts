@@ -31,7 +31,7 @@ describe('rotation (property, 500 turns)', () => {
     const budget = 400;
     const engine = makeEngine(dir, { fake, windowBudget: budget });
     const tok = await loadTokenEstimator();
-    const e = await engine.entities.create({ model: 'mgpt-1-27b', instructions: 'You are a careful companion.' }, 'local');
+    const e = await engine.entities.create({ model: 'mgpt-1-27b', instructions: 'You are a careful companion.', recall: 'off' }, 'local');
     const rand = rng(20261122);
     const text = (maxWords: number) => Array.from({ length: 1 + Math.floor(rand() * maxWords) }, () => WORDS[Math.floor(rand() * WORDS.length)]).join(' ');
     const expected: Array<{ role: string; content: string }> = [];

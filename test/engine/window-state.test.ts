@@ -37,7 +37,7 @@ describe('the kept window', () => {
   it('a turn does not walk the window: after the first, no stored block is read again', async () => {
     const path = join(dir, 'flat.db');
     const seeding = openEngineSync({ db: path, windowBudget: 1_000_000 });
-    const e = await seeding.entities.create({ model: 'mgpt-1-27b', instructions: 'Be brief.' }, 'local');
+    const e = await seeding.entities.create({ model: 'mgpt-1-27b', instructions: 'Be brief.', recall: 'off' }, 'local');
     for (let i = 0; i < 150; i++) await collect(seeding.entities.send(e.id, { content: `message ${i}` }, 'local'));
     await seeding.close();
 
@@ -54,7 +54,7 @@ describe('the kept window', () => {
 
   it('the prompt from the kept window equals the one built from the stored window, across rotations', async () => {
     const engine = makeEngine(dir, { fake, windowBudget: 300 });
-    const e = await engine.entities.create({ model: 'mgpt-1-27b', instructions: 'You are a careful companion.' }, 'local');
+    const e = await engine.entities.create({ model: 'mgpt-1-27b', instructions: 'You are a careful companion.', recall: 'off' }, 'local');
     let rotations = 0;
     for (let i = 0; i < 40; i++) {
       fake.fallback = () => ({ text: `reply ${i}: ${'words of a reply '.repeat(1 + (i % 5))}` });

@@ -1,8 +1,6 @@
-import type { ChatModel } from '../../providers/spec.js';
 import type { BlockRow } from '../../store/types.js';
-import type { EngineDeps } from '../deps.js';
 import { type Retrieved, retrieve } from './retrieve.js';
-import type { WindowTurn } from './window/turn-window.js';
+import { RECALL_PREAMBLE_TOKENS, type WindowTurn } from './window/turn-window.js';
 
 /** Recall mode `auto` as the store codes it. */
 const AUTO = 2;
@@ -19,7 +17,8 @@ export async function autoRecall(turn: WindowTurn): Promise<Retrieved | undefine
   const live = window.blocks.find((b) => b.kind === 'message');
   const beforeSeq = live?.coversFrom ?? entity.transcriptMessages + 1;
   const previous = lastUserMessage(window.blocks);
-  const budgetTokens = await recallBudget(deps, turn.model);
+  const budgetTokens = await recallBudget(turn);
+  if (budgetTokens < MIN_RECALL_TOKENS) return undefined;
   const found = await retrieve(deps, entity, turn.content, { beforeSeq, budgetTokens, context: previous?.content });
   return found.messages.length ? found : undefined;
 }
@@ -29,9 +28,20 @@ function lastUserMessage(blocks: readonly BlockRow[]): BlockRow | undefined {
   return undefined;
 }
 
-/** engine.recallTokens, and never more than a fifth of the model's context when it is known. */
-async function recallBudget(deps: EngineDeps, model: ChatModel): Promise<number> {
-  const fit = await deps.calibration.fit(model, 0, 0);
-  const fifth = fit.contextTokens ? Math.floor(fit.contextTokens / fit.factor / 5) : Infinity;
-  return Math.min(deps.limits.recallTokens, fifth);
+/**
+ * engine.recallTokens; never more than a fifth of the model's context when it is known, nor more
+ * than half of what the instructions and the new message leave of the model's limit: the window
+ * keeps at least the room the recall takes (a 512-token model with half kept for the reply had
+ * no room left for the message itself).
+ */
+async function recallBudget(turn: WindowTurn): Promise<number> {
+  const { deps, entity, model, count } = turn;
+  const fit = await deps.calibration.fit(model, entity.instructionsTokens, entity.instructions ? 1 : 0);
+  let budget = deps.limits.recallTokens;
+  if (fit.contextTokens) budget = Math.min(budget, Math.floor(fit.contextTokens / fit.factor / 5));
+  if (fit.limit) budget = Math.min(budget, Math.floor((fit.limit.cap - count.bound - 2 * fit.limit.perBlock - RECALL_PREAMBLE_TOKENS) / 2));
+  return budget;
 }
+
+/** Less room than this is not worth a recall message. */
+const MIN_RECALL_TOKENS = 32;

@@ -187,7 +187,7 @@ export function recallPromptTokens(recalled: Retrieved | undefined): number {
 }
 
 /** The preamble's tokens, at most (o200k counts 16). */
-const RECALL_PREAMBLE_TOKENS = 20;
+export const RECALL_PREAMBLE_TOKENS = 20;
 
 /** The window's size as the model limit counts it, from the kept sum. */
 function modelCost(head: WindowState, perBlock: number): number {
