@@ -1,12 +1,16 @@
-import type { AccountInfo, ImportOptions, KeyInfo, LearnedLimits, LocalAdmin, NewPrompt } from '../core/backend.js';
+import type { AccountInfo, ImportOptions, ImportedEntity, NamePolicy, KeyInfo, LearnedLimits, LocalAdmin, NewPrompt } from '../core/backend.js';
 import type { RateLimits } from '../core/rate-limits.js';
-import type { Entity, ExportFormat } from '../core/entity-types.js';
+import type { ExportFormat } from '../core/entity-types.js';
 import type { StoredPromptInfo, UniverseDoc, UniverseSummary } from '../core/universe-types.js';
 import type { Engine } from '../engine/engine.js';
 
 /** The local administration API over the embedded engine; `accountId` owns what import creates. */
 export class EngineAdmin implements LocalAdmin {
-  constructor(private readonly engine: Engine, private readonly accountId: string) {}
+  constructor(
+    private readonly engine: Engine,
+    private readonly accountId: string,
+    private readonly names: NamePolicy = {},
+  ) {}
 
   async listAccounts(): Promise<AccountInfo[]> {
     return this.engine.accounts.list();
@@ -50,8 +54,8 @@ export class EngineAdmin implements LocalAdmin {
   async getUniverseDoc(id: string): Promise<UniverseDoc> {
     return this.engine.universes.doc(id);
   }
-  async importEntity(bytes: Uint8Array, format: ExportFormat, opts?: ImportOptions): Promise<Entity> {
-    return this.engine.entities.import(bytes, format, opts ?? {}, this.accountId);
+  async importEntity(bytes: Uint8Array, format: ExportFormat, opts?: ImportOptions): Promise<ImportedEntity> {
+    return this.engine.entities.import(bytes, format, { ...this.names, ...opts }, this.accountId);
   }
 
   async learnedLimits(modelIds: string[]): Promise<Record<string, LearnedLimits | null>> {

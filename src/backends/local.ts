@@ -1,4 +1,4 @@
-import type { Backend, ChatCompletion, CompleteOptions, EntityPage, LocalAdmin, RespondOptions } from '../core/backend.js';
+import type { Backend, ChatCompletion, CompleteOptions, EntityPage, LocalAdmin, NamePolicy, RespondOptions } from '../core/backend.js';
 import { MgptError } from '../core/errors.js';
 import type {
   CreateEntityInput,
@@ -37,13 +37,19 @@ export class LocalBackend implements Backend {
   /** What only the embedded engine offers (accounts, keys, prompts, universes read back, import). */
   readonly admin: LocalAdmin;
 
-  constructor(engine: Engine, private readonly accountId = 'local') {
+  private readonly accountId: string;
+  private readonly names: NamePolicy;
+
+  /** `uniqueNames`: creates and imports refuse a taken name (the CLI's rule; the HTTP API has none). */
+  constructor(engine: Engine, opts: { accountId?: string; uniqueNames?: boolean } = {}) {
     this.engine = engine;
-    this.admin = new EngineAdmin(this.engine, accountId);
+    this.accountId = opts.accountId ?? 'local';
+    this.names = { uniqueName: opts.uniqueNames === true };
+    this.admin = new EngineAdmin(this.engine, this.accountId, this.names);
   }
 
   async createEntity(input: CreateEntityInput): Promise<CreatedEntity> {
-    return this.engine.entities.create(input, this.accountId);
+    return this.engine.entities.create(input, this.accountId, this.names);
   }
   async listEntities(page?: EntityPage): Promise<EntityList> {
     return this.engine.entities.list(this.accountId, page);

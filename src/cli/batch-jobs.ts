@@ -121,6 +121,8 @@ export function versionedJobKey(batch: string, job: BatchJob, first: string, cur
 export function groupKey(job: BatchJob, resolvedEntity?: string): string {
   if (job.universe) return `u:${job.universe}`;
   if (job.entity) return `e:${resolvedEntity ?? job.entity}`;
+  // newEntity jobs that repeat a name share one entity (names are unique), so they keep file order.
+  if (job.newEntity?.name) return `name:${job.newEntity.name}`;
   return `n:${job.id}`;
 }
 

@@ -95,12 +95,13 @@ export function createContext(opts: ContextOptions): CliContext {
         const { RemoteBackend } = await import('../backends/remote/remote-backend.js');
         // A request the server rate limits is retried after the wait it asks for; the person sees the wait.
         const onRateLimitWait = (text: string) => ctx.notice(text);
-        return { backend: new RemoteBackend({ baseUrl: s.baseUrl, entitiesUrl: s.entitiesUrl, apiKey: s.apiKey, dev: s.dev, userId: s.userId, onRateLimitWait }) };
+        // Names are unique from the CLI (issue 37), on either backend; the HTTP API keeps the seed's rule.
+        return { backend: new RemoteBackend({ baseUrl: s.baseUrl, entitiesUrl: s.entitiesUrl, apiKey: s.apiKey, dev: s.dev, userId: s.userId, onRateLimitWait, uniqueNames: true }) };
       }
       // Loaded here, not at startup: the engine pulls in SQLite and the providers.
       const { LocalBackend } = await import('../backends/local.js');
       const { openEngine } = await import('../engine/open-engine.js');
-      const local = new LocalBackend(await openEngine(ctx.engineOptions()));
+      const local = new LocalBackend(await openEngine(ctx.engineOptions()), { uniqueNames: true });
       return { backend: local, admin: local.admin };
     })());
   const ctx: CliContext = {

@@ -46,11 +46,20 @@ export interface RespondOptions {
   onDelta?: (text: string) => void;
 }
 
-export interface ImportOptions {
+/** Names unique per account: the CLI asks for it; the seed's HTTP API allows duplicates. */
+export interface NamePolicy {
+  /** Refuse a name another entity has (409); an import numbers the archive's name instead. */
+  uniqueName?: boolean;
+}
+
+export interface ImportOptions extends NamePolicy {
   keepId?: boolean;
   /** The copy's name instead of the archive's (the same rules as create). */
   name?: string;
 }
+
+/** An imported entity; `renamedFrom` is the archive's name when it was taken and the copy was numbered (`ada (2)`). */
+export type ImportedEntity = Entity & { renamedFrom?: string };
 
 export interface AccountInfo {
   id: string;
@@ -138,7 +147,7 @@ export interface LocalAdmin {
   getUniverse(id: string): Promise<UniverseSummary>;
   /** The universe in `universeDoc` shape (never with the prompt text). */
   getUniverseDoc(id: string): Promise<UniverseDoc>;
-  importEntity(bytes: Uint8Array, format: ExportFormat, opts?: ImportOptions): Promise<Entity>;
+  importEntity(bytes: Uint8Array, format: ExportFormat, opts?: ImportOptions): Promise<ImportedEntity>;
   /** What the engine learned about the model behind each id's route (null: nothing yet). */
   learnedLimits(modelIds: string[]): Promise<Record<string, LearnedLimits | null>>;
   /** Forgets what was learned about the model behind `modelId`'s route (all routes when undefined); how many were known. */

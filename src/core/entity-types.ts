@@ -1,6 +1,6 @@
 /** Wire shapes of the entity service (seed 001, sections 2 and 4). */
 
-import { PayloadTooLargeError } from './errors.js';
+import { ConflictError, PayloadTooLargeError } from './errors.js';
 import type { RecallMode } from './recall-query.js';
 
 export const ENTITY_MODEL = 'mgpt-1-27b';
@@ -29,6 +29,13 @@ export const IMPORT_MAX_BYTES = 64 * 1024 * 1024;
 export function importTooLarge(): PayloadTooLargeError {
   return new PayloadTooLargeError(`import: the export is larger than ${IMPORT_MAX_BYTES / 1024 / 1024} MiB, the most an export can be`, {
     hint: 'import a file written by mgpt export',
+  });
+}
+
+/** The error for a name another entity has, where names are unique (the CLI; both backends). */
+export function nameTaken(name: string): ConflictError {
+  return new ConflictError(`an entity named ${JSON.stringify(name)} already exists`, {
+    hint: 'choose another --name, or address the existing one by its id (mgpt entities list)',
   });
 }
 

@@ -181,7 +181,9 @@ describe('entities, send, history, window', () => {
     const imported = await mgpt(['import', tarPath], env);
     expect(imported.code).toBe(0);
     const copy = json((await mgpt(['entities', 'show', imported.stdout.trim(), '--json'], env)).stdout);
-    expect(copy).toMatchObject({ name: 'ada', transcript: { messages: 10 } });
+    // Beside its original the copy is numbered, as names are unique (issue 37).
+    expect(copy).toMatchObject({ name: 'ada (2)', transcript: { messages: 10 } });
+    expect(imported.stderr).toContain('imported as "ada (2)"');
     const fromJson = json((await mgpt(['import', jsonPath, '--json'], env)).stdout);
     expect(fromJson.transcript.messages).toBe(10);
     writeFileSync(join(dir, 'broken.tar'), readFileSync(tarPath).subarray(0, 1000));

@@ -65,7 +65,7 @@ describe('model replies with terminal escapes', () => {
   const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/;
 
   it.each([['streamed', []], ['--no-stream', ['--no-stream']], ['ask', ['ask']]])('reach the terminal cleaned (%s); --json keeps them', async (_, extra) => {
-    const args = extra[0] === 'ask' ? ['ask', reply] : ['send', (await mgpt(['entities', 'create', '--name', 'osc'], env)).stdout.trim(), reply, ...extra];
+    const args = extra[0] === 'ask' ? ['ask', reply] : ['send', (await mgpt(['entities', 'create', '--name', `osc${extra.join('')}`], env)).stdout.trim(), reply, ...extra];
     const r = await mgpt(args, env);
     expect(r.code).toBe(0);
     expect(r.stdout).not.toMatch(CONTROL);

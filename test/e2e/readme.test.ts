@@ -39,7 +39,7 @@ describe("the README's Everyday commands", () => {
     });
     expect(r.code, r.err).toBe(0);
     const names = JSON.parse((await mgpt(['entities', 'list', '--json'], env)).stdout).data.map((e: { name: string }) => e.name);
-    expect(names.sort()).toEqual(['ada-copy', 'bob']);
+    expect(names.sort()).toEqual(['ada (2)', 'ada-copy', 'bob']); // the import beside its original is numbered
     const copy = JSON.parse((await mgpt(['entities', 'show', 'ada-copy', '--json'], env)).stdout);
     expect(copy.transcript.messages).toBe(14); // six sends and ask -c, each a message and its reply
   });

@@ -38,7 +38,7 @@ import { errorFromResponse } from './errors.js';
 import type { StreamErrorFrame } from '../../core/completion-stream.js';
 import { pickByRef } from '../../core/ref.js';
 import { UUID } from '../../core/ids.js';
-import { LIST_ENTITIES_MAX } from '../../core/entity-types.js';
+import { LIST_ENTITIES_MAX, nameTaken } from '../../core/entity-types.js';
 
 export interface RemoteOptions extends HttpOptions {
   /** `{base_url}`: the universe API lives under `/api/mgpt` (or `/backend-api/mgpt` with `dev`). */
@@ -48,6 +48,11 @@ export interface RemoteOptions extends HttpOptions {
   dev?: boolean;
   /** The caller's user id, which the logs endpoint scopes by. */
   userId?: string;
+  /**
+   * Refuse to create an entity with a name another has (the CLI's rule). The wire allows
+   * duplicates, so this checks the server's listing first: its newest 200 entities.
+   */
+  uniqueNames?: boolean;
 }
 
 /**
@@ -76,7 +81,11 @@ export class RemoteBackend implements Backend {
     return `${this.opts.entitiesUrl.replace(/\/+$/, '')}${path}`;
   }
 
-  createEntity(input: CreateEntityInput): Promise<CreatedEntity> {
+  async createEntity(input: CreateEntityInput): Promise<CreatedEntity> {
+    if (this.opts.uniqueNames && typeof input.name === 'string' && input.name) {
+      const name = input.name;
+      if ((await this.listEntities()).data.some((e) => e.name === name)) throw nameTaken(name);
+    }
     return this.http.json('POST', this.ent('/entities'), { json: input });
   }
   /** The wire has no paging: the newest 200, whatever the page asks. */

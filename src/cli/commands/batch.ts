@@ -59,7 +59,7 @@ export async function runBatch(ctx: CliContext, file: string, o: BatchOptions): 
   await journal.recordAll(jobs.map((job) => [job.id, jobFingerprint(job)]));
   const progress = new Progress(ctx.io.stderr, jobs.length, ctx.io.stderrIsTTY);
   const tally = { failed: 0, notRun: 0 };
-  const jobContext = { batch: key, fresh: o.fresh === true, journal };
+  const jobContext = { batch: key, fresh: o.fresh === true, journal, made: madeByName(jobs, journal) };
   const ordered = inFileOrder(groups, (job) => runJob(backend, job, jobContext, resolved, ctx.signal));
   try {
     await runGroups([...groups.values()], concurrency, async (job) => {
@@ -187,6 +187,19 @@ interface JobContext {
   batch: string;
   fresh: boolean;
   journal: BatchJournal;
+  /** The entity each newEntity name made (or is making), this run or an earlier one. */
+  made: Map<string, Promise<string>>;
+}
+
+/** The entities earlier runs of this file made for newEntity names, from the journal. */
+function madeByName(jobs: BatchJob[], journal: BatchJournal): Map<string, Promise<string>> {
+  const made = new Map<string, Promise<string>>();
+  for (const job of jobs) {
+    const name = job.newEntity?.name;
+    const id = journal.entity(job.id);
+    if (name && id && !made.has(name)) made.set(name, Promise.resolve(id));
+  }
+  return made;
 }
 
 /** The key to send a job with, or a refusal when its input changed and --fresh was not given. */
@@ -257,9 +270,22 @@ async function entityOf(backend: Backend, job: BatchJob, c: JobContext, resolved
   const known = c.journal.entity(job.id);
   if (known) return known;
   const n = job.newEntity!;
-  const id = (await backend.createEntity({ model: n.model ?? ENTITY_MODEL, name: n.name, instructions: n.instructions })).id;
-  await c.journal.addEntity(job.id, id);
-  return id;
+  const create = async () => (await backend.createEntity({ model: n.model ?? ENTITY_MODEL, name: n.name, instructions: n.instructions })).id;
+  // A name repeated in the file is one entity: the first job makes it, the later ones reuse it.
+  let id: Promise<string>;
+  if (!n.name) id = create();
+  else {
+    const made = c.made.get(n.name);
+    id = made ?? create();
+    if (!made) {
+      c.made.set(n.name, id);
+      // A failed create is not remembered: the next job of the name tries again.
+      id.catch(() => c.made.delete(n.name!));
+    }
+  }
+  const entity = await id;
+  await c.journal.addEntity(job.id, entity);
+  return entity;
 }
 
 async function entityJob(backend: Backend, job: BatchJob, entity: string, key: string, signal: AbortSignal, started: number): Promise<Omit<BatchResult & { ok: true }, 'ms'>> {

@@ -22,7 +22,7 @@ export function registerImport(program: Command, ctx: CliContext): void {
       .description('recreate an exported entity in the local engine (sha256 values are verified)')
       .argument('<file>', 'FILE.tar or FILE.json from mgpt export; - reads stdin')
       .option('--keep-id', 'keep the original entity id instead of a new one')
-      .option('--name <name>', "name the copy (default: the archive's name)")
+      .option('--name <name>', "name the copy (default: the archive's name, numbered when taken: ada (2))")
       .option('--format <format>', 'tar or json (default: from the extension or the content)')
       .option('--json', 'print the imported entity as JSON'),
     ['mgpt import ada.tar', 'mgpt import ada.tar --name ada-copy', 'mgpt import ada.json --keep-id', 'mgpt export ada | mgpt import - --name ada-2'],
@@ -39,7 +39,11 @@ export async function runImport(ctx: CliContext, file: string, o: ImportOptions)
   }
   const format =
     o.format !== undefined || /\.(tar|json)$/i.test(file) ? formatFor(file, o.format) : bytes[0] === 0x7b ? 'json' : 'tar';
-  const entity = await (await ctx.admin('import')).importEntity(bytes, format, { keepId: o.keepId, name: o.name });
+  const { renamedFrom, ...entity } = await (await ctx.admin('import')).importEntity(bytes, format, { keepId: o.keepId, name: o.name });
+  // Names are unique: a copy beside its original is numbered, and says so whatever the output.
+  if (renamedFrom !== undefined) {
+    ctx.io.stderr.write(`an entity named ${JSON.stringify(safe(renamedFrom))} exists: imported as ${JSON.stringify(safe(entity.name))} (--name sets another)\n`);
+  }
   if (o.json) return printJson(ctx.io, entity);
   ctx.io.stdout.write(entity.id + '\n');
   if (ctx.io.stderrIsTTY) {

@@ -18,7 +18,7 @@ import {
   type TurnEvent,
   type UpdateEntityInput,
 } from '../../core/entity-types.js';
-import type { EntityPage, ImportOptions } from '../../core/backend.js';
+import type { EntityPage, ImportOptions, ImportedEntity, NamePolicy } from '../../core/backend.js';
 import { MIN_ID_PREFIX, pickByRef } from '../../core/ref.js';
 import { UUID } from '../../core/ids.js';
 import { sha256 } from '../../core/hash.js';
@@ -31,6 +31,7 @@ import { DEFAULT_RECALL_MODE } from '../../core/recall-query.js';
 import { toBlock, toEntity, toMessage } from './entity-wire.js';
 import { exportEntity } from './export.js';
 import { importEntity } from './import.js';
+import { refuseTakenName } from './entity-names.js';
 import { type EntityRef, type TurnExtras, runTurn } from './turn.js';
 import { windowMessages } from './window/window-state.js';
 import type { ChatMessage } from '../../providers/spec.js';
@@ -42,7 +43,8 @@ export const DEFAULT_ACCOUNT = 'local';
 export class EntityService {
   constructor(private readonly deps: EngineDeps) {}
 
-  async create(input: CreateEntityInput, accountId: string): Promise<CreatedEntity> {
+  /** `policy.uniqueName` refuses a name another entity has (the CLI's rule; the HTTP API allows it). */
+  async create(input: CreateEntityInput, accountId: string, policy: NamePolicy = {}): Promise<CreatedEntity> {
     checkCreateFields(input);
     const model = input?.model;
     if (model === undefined || model === null || model === '') {
@@ -56,6 +58,7 @@ export class EntityService {
     const instructions = checkInstructions(input.instructions === undefined ? '' : input.instructions);
     const recall = input.recall === undefined ? DEFAULT_RECALL_MODE : checkRecall(input.recall);
     if (recall === 'tool') await this.checkCanRecall(model);
+    if (policy.uniqueName) await refuseTakenName(this.deps.store, accountId, name);
     const tok = await loadTokenEstimator();
     const now = this.deps.clock.iso();
     const row: EntityRow = {
@@ -244,7 +247,7 @@ export class EntityService {
     return exportEntity(this.deps, snapshot, format);
   }
 
-  import(bytes: Uint8Array, format: ExportFormat, opts: ImportOptions, accountId: string): Promise<Entity> {
+  import(bytes: Uint8Array, format: ExportFormat, opts: ImportOptions, accountId: string): Promise<ImportedEntity> {
     return importEntity(this.deps, bytes, format, opts, accountId);
   }
 

@@ -1,6 +1,5 @@
 import {
   ENTITY_MODEL,
-  type Entity,
   IMPORT_MAX_BYTES,
   importTooLarge,
   type ExportFormat,
@@ -15,7 +14,8 @@ import { checkWindowInvariant } from '../../core/window-plan.js';
 import type { EntityRow, ImportConflict } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';
 import { sha256 } from '../../core/hash.js';
-import type { ImportOptions } from '../../core/backend.js';
+import type { ImportOptions, ImportedEntity } from '../../core/backend.js';
+import { freeName, refuseTakenName } from './entity-names.js';
 import { checkBudget, checkName, checkRecall, recallCode } from './entity-rules.js';
 import { toEntity, windowDocument } from './entity-wire.js';
 import { EXPORT_FILES } from './export.js';
@@ -43,7 +43,7 @@ export async function importEntity(
   format: ExportFormat,
   opts: ImportOptions,
   accountId: string,
-): Promise<Entity> {
+): Promise<ImportedEntity> {
   if (bytes.length > IMPORT_MAX_BYTES) throw importTooLarge();
   const files = format === 'tar' ? fromTar(bytes) : fromJson(bytes);
   const manifest = checkManifest(files.manifest);
@@ -58,10 +58,11 @@ export async function importEntity(
   const id = opts.keepId ? manifest.entity.id : deps.newId();
   // Block ids are global; a copy next to its original needs fresh ones.
   const blockIds = opts.keepId ? blocks.map((b) => b.id) : blocks.map(() => deps.newId());
+  const name = await importName(deps, opts, manifest.entity.name, accountId);
   const row: EntityRow = {
     id,
     accountId,
-    name: opts.name === undefined ? manifest.entity.name : checkName(opts.name),
+    name,
     instructions: manifest.entity.instructions,
     instructionsTokens: tok.count(manifest.entity.instructions),
     model: manifest.entity.model,
@@ -94,7 +95,21 @@ export async function importEntity(
     keepIds: opts.keepId === true,
   });
   if (taken) idTaken(taken);
-  return toEntity(row, true);
+  return name === manifest.entity.name || opts.name !== undefined ? toEntity(row, true) : { ...toEntity(row, true), renamedFrom: manifest.entity.name };
+}
+
+/**
+ * The copy's name: `--name` as given, or the archive's. With unique names (the CLI), a given
+ * name that is taken is refused and a taken archive name is numbered: `ada (2)`, `ada (3)`…
+ * (the result then carries `renamedFrom`, so the CLI can say so).
+ */
+async function importName(deps: EngineDeps, opts: ImportOptions, archived: string, accountId: string): Promise<string> {
+  if (opts.name !== undefined) {
+    const name = checkName(opts.name);
+    if (opts.uniqueName) await refuseTakenName(deps.store, accountId, name);
+    return name;
+  }
+  return opts.uniqueName ? freeName(deps.store, accountId, archived) : archived;
 }
 
 /** An id `--keep-id` wanted is already taken: a conflict. */
