@@ -29,6 +29,7 @@ const COMMANDS: Array<[string[], () => Promise<Register>]> = [
   [['accounts'], () => import('./commands/accounts.js').then((m) => m.registerAccounts)],
   [['config'], () => import('./commands/config/config.js').then((m) => m.registerConfig)],
   [['login', 'logout'], () => import('./commands/login.js').then((m) => m.registerLogin)],
+  [['auth'], () => import('./commands/auth.js').then((m) => m.registerAuth)],
   [['models'], () => import('./commands/models.js').then((m) => m.registerModels)],
   [['completion'], () => import('./commands/completion.js').then((m) => m.registerCompletion)],
   // Hidden: what the completion scripts call for entity names.
@@ -43,7 +44,7 @@ const HELP_GROUPS: Record<string, string> = {
   entities: 'Entities:', history: 'Entities:', window: 'Entities:', search: 'Entities:', export: 'Entities:', import: 'Entities:',
   universes: 'Universes:', respond: 'Universes:', image: 'Universes:', logs: 'Universes:', prompts: 'Universes:',
   serve: 'Server:', keys: 'Server:', accounts: 'Server:',
-  config: 'Setup:', login: 'Setup:', logout: 'Setup:', models: 'Setup:', completion: 'Setup:',
+  config: 'Setup:', login: 'Setup:', logout: 'Setup:', auth: 'Setup:', models: 'Setup:', completion: 'Setup:',
 };
 
 /** `-v` as well as `-V`/`--version`, where a global flag goes (commander takes one short flag). */

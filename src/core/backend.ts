@@ -46,6 +46,14 @@ export interface RespondOptions {
   onDelta?: (text: string) => void;
 }
 
+/** What `GET /v1/whoami` (an extension of mgpt serve) says of the key that asks. */
+export interface KeyIdentity {
+  object: 'api_key';
+  id: string;
+  account: string;
+  scopes: string[];
+}
+
 /** Names unique per account: the CLI asks for it; the seed's HTTP API allows duplicates. */
 export interface NamePolicy {
   /** Refuse a name another entity has (409); an import numbers the archive's name instead. */

@@ -28,7 +28,8 @@ export type Env = {
 
 /** What app.ts hands each route module: the key check, the body reader, and where unexpected errors go. */
 export interface RouteDeps {
-  auth: (scope: Scope) => MiddlewareHandler<Env>;
+  /** `null`: any valid key (GET /v1/whoami). */
+  auth: (scope: Scope | null) => MiddlewareHandler<Env>;
   /** The key's rate limit, after `auth`, on every route that calls a model or searches. */
   limit: MiddlewareHandler<Env>;
   body: (c: Context<Env>) => Promise<unknown>;
@@ -41,7 +42,7 @@ export function authFor(engine: Engine): RouteDeps['auth'] {
     const header = c.req.header('authorization');
     const token = header?.match(/^Bearer\s+(\S+)\s*$/i)?.[1] ?? (header ? 'malformed' : undefined);
     const principal = await engine.keys.authenticate(token);
-    if (!principal.scopes.includes(scope)) throw new ForbiddenError(`the API key lacks the scope ${scope}`);
+    if (scope !== null && !principal.scopes.includes(scope)) throw new ForbiddenError(`the API key lacks the scope ${scope}`);
     c.set('principal', principal);
     await next();
   };

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Backend, ChatCompletion, CompleteOptions, RespondOptions } from '../../core/backend.js';
+import type { Backend, ChatCompletion, CompleteOptions, KeyIdentity, RespondOptions } from '../../core/backend.js';
 import type {
   CompletionChunk,
   FinishReason,
@@ -214,6 +214,10 @@ export class RemoteBackend implements Backend {
    * Whether the key may call the universe contract: an empty POST /responses, which a server that
    * accepts the key refuses with 400 before it does anything (`mgpt login` checks a key this way).
    */
+  /** The key's id, account and scopes: `GET /v1/whoami`, an extension of mgpt serve (404 elsewhere). */
+  whoami(): Promise<KeyIdentity> {
+    return this.http.json('GET', this.ent('/whoami'));
+  }
   async checkUniverseAccess(): Promise<void> {
     await this.http.json('POST', this.api('/responses'), { json: {} }).catch((err) => {
       if (!(err instanceof BadRequestError)) throw err;

@@ -32,7 +32,7 @@ export function registerLogin(program: Command, ctx: CliContext): void {
       'echo "$MGPT_KEY" | mgpt login --base-url https://mgpt.example.com --entities-url https://entities.example.com/v1',
     ],
   ).action((o: LoginOptions) => runLogin(ctx, o));
-  examples(program.command('logout').description('forget the stored API key and use the local backend again'), ['mgpt logout']).action(() =>
+  examples(program.command('logout').description("forget what login stored (the key, the server's URLs, the user id) and use the local backend again"), ['mgpt logout']).action(() =>
     runLogout(ctx),
   );
 }
@@ -41,8 +41,10 @@ export async function runLogin(ctx: CliContext, o: LoginOptions): Promise<void> 
   const key = (o.key ?? (ctx.io.stdinIsTTY ? undefined : (await readStdin(ctx)).trim())) || undefined;
   if (!key) throw new BadRequestError('no API key given', { hint: 'pass --key KEY, or pipe it on stdin' });
   const settings = ctx.settings();
-  const baseUrl = o.baseUrl ?? settings.baseUrl;
-  const entitiesUrl = o.entitiesUrl ?? settings.entitiesUrl;
+  // The URLs given are the server; a URL left from an earlier login is not mixed in (issue 37).
+  const given = o.baseUrl !== undefined || o.entitiesUrl !== undefined;
+  const baseUrl = given ? o.baseUrl : settings.baseUrl;
+  const entitiesUrl = given ? o.entitiesUrl : settings.entitiesUrl;
   if (!baseUrl && !entitiesUrl) throw new BadRequestError('no server URL', { hint: 'pass --base-url and/or --entities-url' });
   for (const [name, v] of [['baseUrl', baseUrl], ['entitiesUrl', entitiesUrl]] as const) {
     if (v) {
@@ -74,19 +76,22 @@ export async function runLogin(ctx: CliContext, o: LoginOptions): Promise<void> 
   const at = `profiles.${profile}`;
   store.set(`${at}.backend`, 'remote');
   store.set(`${at}.apiKey`, key);
-  if (baseUrl) store.set(`${at}.baseUrl`, baseUrl.replace(/\/+$/, ''));
-  if (entitiesUrl) store.set(`${at}.entitiesUrl`, entitiesUrl.replace(/\/+$/, ''));
-  if (o.userId) store.set(`${at}.userId`, o.userId);
+  for (const [name, v] of [['baseUrl', baseUrl], ['entitiesUrl', entitiesUrl], ['userId', o.userId]] as const) {
+    if (v) store.set(`${at}.${name}`, name === 'userId' ? v : v.replace(/\/+$/, ''));
+    else store.delete(`${at}.${name}`);
+  }
   const summary = { profile, backend: 'remote', baseUrl: baseUrl ?? null, entitiesUrl: entitiesUrl ?? null, apiKey: maskSecret(key), checked: checks };
   if (o.json) return printJson(ctx.io, summary);
   ctx.io.stderr.write(`logged in (profile ${profile}, key ${summary.apiKey}); commands now use the remote backend\n`);
 }
 
+/** What login sets, and so what logout clears: the next login starts from nothing. */
+const LOGIN_KEYS = ['backend', 'apiKey', 'baseUrl', 'entitiesUrl', 'userId'] as const;
+
 export async function runLogout(ctx: CliContext): Promise<void> {
   const store = await openConfigStore(ctx.env);
   const profile = activeProfileName(store.store as ConfigFile, ctx.env, ctx.flags);
   const had = store.has(`profiles.${profile}.apiKey`);
-  store.delete(`profiles.${profile}.apiKey`);
-  store.set(`profiles.${profile}.backend`, 'local');
+  for (const key of LOGIN_KEYS) store.delete(`profiles.${profile}.${key}`);
   ctx.io.stderr.write(had ? `logged out (profile ${profile}); commands use the local backend\n` : `no stored key in profile ${profile}\n`);
 }

@@ -1,5 +1,6 @@
 import { SAMPLING_FIELDS, samplingFieldsOf } from '../../core/sampling.js';
 import type { SearchInput } from '../../core/entity-types.js';
+import type { KeyIdentity } from '../../core/backend.js';
 import { type Context, Hono } from 'hono';
 import { BadRequestError, MgptError } from '../../core/errors.js';
 import type { Engine } from '../../engine/engine.js';
@@ -17,6 +18,11 @@ export function entityRoutes(engine: Engine, { auth, limit, body }: RouteDeps): 
     return c.json(created, 201);
   });
   app.get('/v1/entities', ent, async (c) => c.json(await engine.entities.list(c.get('principal').accountId)));
+  // An extension (issue 37): whose key this is, for `mgpt auth status`; any valid key may ask.
+  app.get('/v1/whoami', auth(null), (c) => {
+    const p = c.get('principal');
+    return c.json({ object: 'api_key', id: p.keyId, account: p.accountId, scopes: p.scopes } satisfies KeyIdentity);
+  });
   app.get('/v1/entities/:id', ent, async (c) => c.json(await engine.entities.get(c.req.param('id'), c.get('principal').accountId)));
   // An extension (SPEC section 8): the engine checks the body (fields, model, types) itself.
   app.patch('/v1/entities/:id', ent, async (c) => {
