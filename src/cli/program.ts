@@ -1,6 +1,8 @@
 import { Command } from 'commander';
 import type { CliContext } from './context.js';
 import { examples } from './help.js';
+import { profileExists } from '../config/effective.js';
+import { warn } from './output.js';
 
 type Register = (program: Command, ctx: CliContext) => void;
 
@@ -92,8 +94,9 @@ export async function buildProgram(ctx: CliContext, argv: string[] = []): Promis
       writeErr: (s) => ctx.io.stderr.write(s),
     })
     .exitOverride()
-    .hook('preAction', () => {
+    .hook('preAction', (_root, action) => {
       Object.assign(ctx.flags, program.opts());
+      warnMissingProfile(ctx, action);
     });
   examples(program, [
     'mgpt entities create --name ada --instructions "You are Ada."',
@@ -109,6 +112,27 @@ export async function buildProgram(ctx: CliContext, argv: string[] = []): Promis
     cmd.exitOverride().configureOutput(program.configureOutput()).showHelpAfterError('(add --help for usage)');
   }
   return program;
+}
+
+/** Commands that write the profile they name, so a new one is not a mistake; completion never prints. */
+const MAKES_PROFILE = new Set(['config set', 'config unset', 'login', 'completion', '__complete']);
+
+/**
+ * A `--profile` (or MGPT_PROFILE, or the file's `profile`) that names no profile gets one warning
+ * line on stderr, whatever the command: otherwise the defaults would run silently.
+ */
+function warnMissingProfile(ctx: CliContext, action: Command): void {
+  const path = [action.parent?.parent ? action.parent.name() : '', action.name()].filter(Boolean).join(' ');
+  if (MAKES_PROFILE.has(path)) return;
+  let missing: { profile: string; exists: boolean };
+  try {
+    missing = profileExists(ctx.env, ctx.flags);
+  } catch {
+    return; // an unreadable config.json is the command's error to report
+  }
+  if (!missing.exists) {
+    warn(ctx, `profile ${missing.profile} does not exist: using the defaults (mgpt --profile ${missing.profile} config set KEY VALUE creates it)`);
+  }
 }
 
 function allCommands(cmd: Command): Command[] {

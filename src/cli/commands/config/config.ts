@@ -1,12 +1,12 @@
 import type { Command } from 'commander';
 import { activeProfileName, configPath, readConfigFile } from '../../../config/config.js';
-import { type EffectiveSetting, effectiveSettings, profileExists } from '../../../config/effective.js';
+import { type EffectiveSetting, effectiveSettings } from '../../../config/effective.js';
 import { type ConfigFile, KEYS, keySpec, parseValue } from '../../../config/schema.js';
 import { openConfigStore } from '../../../config/store.js';
 import { BadRequestError, NotFoundError } from '../../../core/errors.js';
 import type { CliContext } from '../../context.js';
 import { examples } from '../../help.js';
-import { colors, printJson, printTable, warn } from '../../output.js';
+import { colors, printJson, printTable } from '../../output.js';
 
 interface JsonOpt {
   json?: boolean;
@@ -53,10 +53,8 @@ export function runConfigGet(ctx: CliContext, key: string, o: JsonOpt): void {
   ctx.io.stdout.write(ctx.io.stdoutIsTTY ? `${String(found.value)}  ${colors(ctx, 'stdout').dim(`(${found.source})`)}\n` : `${String(found.value)}\n`);
 }
 
-/** The settings in effect (flags, environment, profile, defaults), warning when the profile named does not exist. */
+/** The settings in effect (flags, environment, profile, defaults); a profile that does not exist was warned of before the command ran (program.ts). */
 function effective(ctx: CliContext): EffectiveSetting[] {
-  const { profile, exists } = profileExists(ctx.env, ctx.flags);
-  if (!exists) warn(ctx, `profile ${profile} does not exist: these are the defaults (mgpt --profile ${profile} config set KEY VALUE creates it)`);
   return effectiveSettings(ctx.env, ctx.flags);
 }
 
