@@ -2,6 +2,7 @@ import { type Backend, type LocalAdmin, notOnRemote } from '../core/backend.js';
 import { type Env, type GlobalFlags, type Settings, resolveSettings } from '../config/config.js';
 import type { ModelRoute } from '../core/models.js';
 import type { MigrationStep } from '../store/migration-step.js';
+import type { JsonFilter } from './json-flags.js';
 
 export interface EngineSettings {
   db: string;
@@ -33,6 +34,8 @@ export interface Io {
   stdinIsTTY: boolean;
   /** The terminal's width when stdout is one; tables fit it. */
   columns?: number;
+  /** What `--json FIELDS` and `--jq` keep of a JSON document (json-flags.ts); unset, all of it. */
+  jsonFilter?: JsonFilter;
 }
 
 export interface CliFlags extends GlobalFlags {

@@ -1,6 +1,7 @@
 import { sanitizeForTerminal } from '../core/terminal-text.js';
 import { windowLimit } from '../core/window-plan.js';
 import type { CliContext, Io } from './context.js';
+import { filteredJson } from './json-flags.js';
 
 export { sanitizeForTerminal };
 
@@ -39,8 +40,9 @@ export function colors(ctx: CliContext, stream: 'stdout' | 'stderr' = 'stdout'):
   return tty && chalk && !ctx.env.NO_COLOR ? chalk : plain;
 }
 
-/** Machine output: exactly one JSON document on stdout. */
+/** Machine output: exactly one JSON document on stdout (or what `--json FIELDS` and `--jq` keep of it). */
 export function printJson(io: Io, value: unknown): void {
+  if (io.jsonFilter) return void io.stdout.write(filteredJson(value, io.jsonFilter, io.stdoutIsTTY));
   io.stdout.write(JSON.stringify(value, null, 2) + '\n');
 }
 

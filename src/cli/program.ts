@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import type { CliContext } from './context.js';
 import { examples } from './help.js';
 import { profileExists } from '../config/effective.js';
+import { addJsonFlags, jsonFilterFor } from './json-flags.js';
 import { warn } from './output.js';
 
 type Register = (program: Command, ctx: CliContext) => void;
@@ -97,6 +98,8 @@ export async function buildProgram(ctx: CliContext, argv: string[] = []): Promis
     .hook('preAction', (_root, action) => {
       Object.assign(ctx.flags, program.opts());
       warnMissingProfile(ctx, action);
+      const jsonFilter = jsonFilterFor(action);
+      if (jsonFilter) ctx.io = { ...ctx.io, jsonFilter };
     });
   examples(program, [
     'mgpt entities create --name ada --instructions "You are Ada."',
@@ -107,6 +110,7 @@ export async function buildProgram(ctx: CliContext, argv: string[] = []): Promis
   ]);
   for (const register of registers) register(program, ctx);
   for (const cmd of program.commands) cmd.helpGroup(HELP_GROUPS[cmd.name()] ?? 'Commands:');
+  addJsonFlags(allCommands(program));
   // Subcommands inherit output and exit handling from the root.
   for (const cmd of allCommands(program)) {
     cmd.exitOverride().configureOutput(program.configureOutput()).showHelpAfterError('(add --help for usage)');

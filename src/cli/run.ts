@@ -3,13 +3,14 @@ import { type ExitCode, MgptError, PaymentRequiredError, exitCodeOf, fromOtherBu
 import { type CliContext, createContext, type ContextOptions } from './context.js';
 import { colorWanted, colors, loadColors, sanitizeForTerminal } from './output.js';
 import { buildProgram, versionAlias } from './program.js';
+import { splitJsonFields } from './json-flags.js';
 
 /** Runs one command line and returns its exit code; prints `error: ...` lines, never exits. */
 export async function runCli(argv: string[], opts: ContextOptions): Promise<number> {
   const ctx = createContext(opts);
   try {
     if (colorWanted(opts.io, opts.env)) await loadColors();
-    const args = versionAlias(argv);
+    const args = splitJsonFields(versionAlias(argv));
     await (await buildProgram(ctx, args)).parseAsync(args, { from: 'user' });
     return ctx.exitCode;
   } catch (err) {
