@@ -23,7 +23,9 @@ describe('recall modes', () => {
     expect(auto.recall).toBe('auto');
     const bare = json((await mgpt(['entities', 'create', '--name', 'bare1', '--recall', '--json'], env)).stdout);
     expect(bare.recall).toBe('tool');
-    const none = json((await mgpt(['entities', 'create', '--name', 'none1', '--json'], env)).stdout);
+    // A new entity recalls automatically unless told otherwise.
+    expect(json((await mgpt(['entities', 'create', '--name', 'default1', '--json'], env)).stdout).recall).toBe('auto');
+    const none = json((await mgpt(['entities', 'create', '--name', 'none1', '--recall', 'off', '--json'], env)).stdout);
     expect(none.recall).toBeUndefined();
 
     const shown = await mgpt(['entities', 'show', 'auto1'], env);

@@ -23,13 +23,13 @@ export function registerCreate(entities: Command, ctx: CliContext): void {
       .option('--instructions <text>', 'standing system prompt, never rotated out')
       .option('-f, --file <file>', 'read the instructions from a file (- for stdin)')
       .option('--model <id>', 'model id, fixed for the life of the entity', ENTITY_MODEL)
-      .option('--recall [mode]', 'recall what the window folded away: auto (recalled into the prompt before each turn), tool (the model may call a recall tool; needs a model that can call tools; a bare --recall) or off')
+      .option('--recall [mode]', 'recall what the window folded away: auto (recalled into the prompt before each turn), tool (the model may call a recall tool; needs a model that can call tools; a bare --recall) or off; a new entity recalls auto unless told')
       .option('--json', 'print the created entity as JSON'),
     [
       'mgpt entities create --name ada --instructions "You are Ada, a patient maths tutor."',
       'ENT=$(mgpt entities create --name ada -f persona.md)',
       'mgpt entities create --name ada --recall',
-      'mgpt entities create --name ada --recall auto',
+      'mgpt entities create --name ada --recall off',
     ],
   ).action((o: CreateOptions) => runCreate(ctx, o));
 }
