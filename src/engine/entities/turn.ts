@@ -249,6 +249,7 @@ async function* toolRound(turn: TurnState, prepared: PreparedWindow, reply: Repl
     choices: [{ index: 0, message: replyMessage(reply), finish_reason: 'tool_calls' }],
     usage: usage(reply.usage?.inputTokens ?? prepared.estimate, reply.usage?.outputTokens ?? replyTokens, reply.usage?.cachedTokens),
     entity_id: turn.entity.id,
+    ...(turn.recalled ? { recalled: turn.recalled.messages } : {}),
   };
   const billed = await chargeToolRound(turn, completion, replyTokens, reply.toolCalls.length);
   yield { type: 'done', completion, replayed: false, billed };
