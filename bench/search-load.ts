@@ -7,6 +7,7 @@ import { Agent, request } from 'undici';
 import { openEngine } from '../src/engine/open-engine.js';
 import type { MessageRow } from '../src/store/types.js';
 import { startChild } from './serve.js';
+import { MANY_PREFIXES, largeMessage } from '../test/helpers/search-corpus.js';
 
 export interface SearchLoadBench {
   /** /healthz's waits while the searches ran, over all rounds. */
@@ -17,19 +18,6 @@ export interface SearchLoadBench {
   roundMs: number;
 }
 
-const PREFIXES = Array.from({ length: 250 }, (_, i) => String.fromCharCode(97 + Math.floor(i / 26), 97 + (i % 26)));
-const MANY_PREFIXES = PREFIXES.map((p) => `${p}*`).join(' ');
-
-/** ~0.4 MB of words, each matching a prefix, with `harbour` every tenth word. */
-function largeMessage(seed: number): string {
-  const words: string[] = [];
-  for (let i = 0, k = seed, size = 0; size < 400_000; i++) {
-    const w = i % 10 === 9 ? 'harbour' : `${PREFIXES[k++ % PREFIXES.length]}${'lorem'.slice(0, 1 + (i % 5))}`;
-    words.push(w);
-    size += w.length + 1;
-  }
-  return words.join(' ');
-}
 
 /** The database: one entity with the six large messages, and a key. */
 async function seed(db: string): Promise<string> {

@@ -6,6 +6,7 @@ import { type Listening, listen } from '../../src/server/listen.js';
 import type { MessageRow } from '../../src/store/types.js';
 import { makeEngine } from '../helpers/engine.js';
 import { tempDir } from '../helpers/temp.js';
+import { MANY_PREFIXES, largeMessage } from '../helpers/search-corpus.js';
 
 // Issue 31, finding 4: a search's snippets were built over each hit's whole text on the event
 // loop, so a few large hits and a query of many prefixes held /healthz for seconds.
@@ -14,20 +15,6 @@ let engine: Engine;
 let server: Listening;
 let key: string;
 
-/** 250 two-letter prefixes: a 999-character query, under search's limit of 1,000. */
-const PREFIXES = Array.from({ length: 250 }, (_, i) => String.fromCharCode(97 + Math.floor(i / 26), 97 + (i % 26)));
-const MANY_PREFIXES = PREFIXES.map((p) => `${p}*`).join(' ');
-
-/** ~0.4 MB of words, every one matching a prefix (the worst case for marking matches), and `harbour` throughout. */
-function largeMessage(seed: number): string {
-  const words: string[] = [];
-  for (let i = 0, k = seed, size = 0; size < 400_000; i++) {
-    const w = i % 10 === 9 ? 'harbour' : `${PREFIXES[k++ % PREFIXES.length]}${'lorem'.slice(0, 1 + (i % 5))}`;
-    words.push(w);
-    size += w.length + 1;
-  }
-  return words.join(' ');
-}
 
 beforeAll(async () => {
   engine = makeEngine(dir);

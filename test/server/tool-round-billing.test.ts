@@ -1,10 +1,6 @@
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Engine } from '../../src/engine/engine.js';
-import { type Listening, listen } from '../../src/server/listen.js';
-import { makeEngine } from '../helpers/engine.js';
-import { type FakeOpenAI, startFakeOpenAI } from '../helpers/fake-openai.js';
-import { tempDir } from '../helpers/temp.js';
+import { describe, expect, it } from 'vitest';
+import { servedFake } from '../helpers/served.js';
 
 /**
  * Issue 31, finding 2: a reply made of tool calls on an entity (the facade's `entity:` models, and
@@ -13,56 +9,42 @@ import { tempDir } from '../helpers/temp.js';
  * `Mgpt-Turn: stored` though nothing was stored. Every provider call is billed and logged to the
  * account that asked for it, whatever the reply holds.
  */
-const dir = tempDir();
-let fake: FakeOpenAI;
-let engine: Engine;
-let server: Listening;
-
-beforeAll(async () => {
-  fake = await startFakeOpenAI();
-  engine = makeEngine(dir, { fake });
-  server = await listen(engine, '127.0.0.1', 0);
-});
-afterAll(async () => {
-  await server.close();
-  engine.close();
-  await fake.close();
-});
+const served = servedFake();
 
 const tools = [{ type: 'function' as const, function: { name: 'roll', parameters: { type: 'object', properties: { sides: { type: 'integer' } } } } }];
 const roll = (id: string) => ({ toolCalls: [{ id, name: 'roll', arguments: '{"sides":20}' }] });
 
 async function accountWithKey(name: string, limits: { tpm?: number } = {}): Promise<{ id: string; userId: string; key: string }> {
-  const a = await engine.accounts.create(name);
-  const key = (await engine.keys.create(name, ['mgpt.responses:create'], limits)).key!;
+  const a = await served.engine.accounts.create(name);
+  const key = (await served.engine.keys.create(name, ['mgpt.responses:create'], limits)).key!;
   return { id: a.id, userId: a.userId, key };
 }
 
 function clientFor(key: string): OpenAI {
-  return new OpenAI({ baseURL: `${server.url}/v1`, apiKey: key, maxRetries: 0 });
+  return new OpenAI({ baseURL: `${served.server.url}/v1`, apiKey: key, maxRetries: 0 });
 }
 
 async function logsOf(userId: string, facade: string) {
-  const list = await engine.logs.list({ pageSize: 100 }, userId);
-  return Promise.all(list.data.filter((l) => l.facade === facade).map((l) => engine.logs.get(l.id, userId)));
+  const list = await served.engine.logs.list({ pageSize: 100 }, userId);
+  return Promise.all(list.data.filter((l) => l.facade === facade).map((l) => served.engine.logs.get(l.id, userId)));
 }
 
 describe('a reply that calls tools is billed, logged and counted (issue 31)', () => {
   it("on the facade's entity: models, streamed and not, it is billed and logged and says Mgpt-Turn: tool_calls", async () => {
     const acct = await accountWithKey('toolfacade');
     const client = clientFor(acct.key);
-    const e = await engine.entities.create({ model: 'mgpt-1-27b', name: 'dice' }, acct.id);
-    fake.script(roll('call_1'));
+    const e = await served.engine.entities.create({ model: 'mgpt-1-27b', name: 'dice' }, acct.id);
+    served.fake.script(roll('call_1'));
     const buffered = await client.chat.completions.create({ model: 'entity:dice', messages: [{ role: 'user', content: 'roll a d20' }], tools }).withResponse();
     expect(buffered.data.choices[0].finish_reason).toBe('tool_calls');
     expect(buffered.response.headers.get('mgpt-turn')).toBe('tool_calls');
-    fake.script(roll('call_2'));
+    served.fake.script(roll('call_2'));
     const stream = await client.chat.completions.create({ model: 'entity:dice', messages: [{ role: 'user', content: 'roll a d20' }], tools, stream: true }).withResponse();
     expect(stream.response.headers.get('mgpt-turn')).toBe('tool_calls');
     for await (const _ of stream.data) void _;
     // Nothing stored, but both provider calls billed to the account and logged.
-    expect((await engine.entities.messages(e.id, {}, acct.id)).data).toEqual([]);
-    const ledger = await engine.store.accounts.ledger(acct.id);
+    expect((await served.engine.entities.messages(e.id, {}, acct.id)).data).toEqual([]);
+    const ledger = await served.engine.store.accounts.ledger(acct.id);
     expect(ledger).toHaveLength(2);
     for (const row of ledger) expect(row).toMatchObject({ entityId: e.id, model: 'mgpt-1-27b', inputTokens: expect.any(Number), outputTokens: expect.any(Number) });
     expect(ledger.every((r) => r.inputTokens > 0 && r.outputTokens > 0)).toBe(true);
@@ -70,7 +52,7 @@ describe('a reply that calls tools is billed, logged and counted (issue 31)', ()
     expect(logs).toHaveLength(2);
     expect(logs[0]).toMatchObject({ status: 'ok', request: { entityId: e.id }, response: { toolCalls: 1 } });
     // The final reply of the round is a stored turn, as before.
-    fake.script({ text: 'You rolled 17.' });
+    served.fake.script({ text: 'You rolled 17.' });
     const round = [
       { role: 'user' as const, content: 'roll a d20' },
       { role: 'assistant' as const, content: null, tool_calls: buffered.data.choices[0].message.tool_calls },
@@ -78,21 +60,21 @@ describe('a reply that calls tools is billed, logged and counted (issue 31)', ()
     ];
     const final = await client.chat.completions.create({ model: 'entity:dice', messages: round, tools }).withResponse();
     expect(final.response.headers.get('mgpt-turn')).toBe('stored');
-    expect(await engine.store.accounts.ledger(acct.id)).toHaveLength(3);
+    expect(await served.engine.store.accounts.ledger(acct.id)).toHaveLength(3);
   });
 
   it('counts the tool round against the key’s tokens per minute', async () => {
     const acct = await accountWithKey('tooltpm', { tpm: 100_000 });
     const client = clientFor(acct.key);
-    await engine.entities.create({ model: 'mgpt-1-27b', name: 'counted' }, acct.id);
-    fake.script(roll('call_3'));
+    await served.engine.entities.create({ model: 'mgpt-1-27b', name: 'counted' }, acct.id);
+    served.fake.script(roll('call_3'));
     const first = await client.chat.completions.create({ model: 'entity:counted', messages: [{ role: 'user', content: 'roll '.repeat(40) }], tools }).withResponse();
     expect(first.data.choices[0].finish_reason).toBe('tool_calls');
-    const billed = (await engine.store.accounts.ledger(acct.id)).reduce((n, r) => n + r.inputTokens + r.outputTokens, 0);
+    const billed = (await served.engine.store.accounts.ledger(acct.id)).reduce((n, r) => n + r.inputTokens + r.outputTokens, 0);
     expect(billed).toBeGreaterThan(40);
-    const next = await fetch(`${server.url}/v1/models`, { headers: { authorization: `Bearer ${acct.key}` } });
+    const next = await fetch(`${served.server.url}/v1/models`, { headers: { authorization: `Bearer ${acct.key}` } });
     expect(next.status).toBe(200);
-    fake.script({ text: 'ok' });
+    served.fake.script({ text: 'ok' });
     const after = await client.chat.completions.create({ model: 'entity:counted', messages: [{ role: 'user', content: 'hi' }] }).withResponse();
     // What this request found left: the limit less the tool round's tokens (refilled a little since).
     const remaining = Number(after.response.headers.get('x-ratelimit-remaining-tokens'));
@@ -101,11 +83,11 @@ describe('a reply that calls tools is billed, logged and counted (issue 31)', ()
 
   it('on POST /v1/entities/{id}/messages, recall calls past the cap: all four provider calls billed and logged', async () => {
     const acct = await accountWithKey('recaller');
-    const e = await engine.entities.create({ model: 'mgpt-1-27b', name: 'stubborn', recall: true }, acct.id);
-    const before = fake.requests.length;
+    const e = await served.engine.entities.create({ model: 'mgpt-1-27b', name: 'stubborn', recall: true }, acct.id);
+    const before = served.fake.requests.length;
     // A model that ignores tool_choice "none" after the third round and calls recall again.
-    fake.script(...[1, 2, 3, 4].map((i) => ({ toolCalls: [{ id: `r${i}`, name: 'recall', arguments: JSON.stringify({ query: `word ${i}` }) }] })));
-    const res = await fetch(`${server.url}/v1/entities/${e.id}/messages`, {
+    served.fake.script(...[1, 2, 3, 4].map((i) => ({ toolCalls: [{ id: `r${i}`, name: 'recall', arguments: JSON.stringify({ query: `word ${i}` }) }] })));
+    const res = await fetch(`${served.server.url}/v1/entities/${e.id}/messages`, {
       method: 'POST',
       headers: { authorization: `Bearer ${acct.key}`, 'content-type': 'application/json' },
       body: JSON.stringify({ content: 'what was the word?', stream: false }),
@@ -113,40 +95,40 @@ describe('a reply that calls tools is billed, logged and counted (issue 31)', ()
     expect(res.status).toBe(200);
     const body = (await res.json()) as { choices: Array<{ finish_reason: string }> };
     expect(body.choices[0].finish_reason).toBe('tool_calls');
-    expect(fake.requests.length - before).toBe(4);
-    expect(fake.requests.at(-1)!.body.tool_choice).toBe('none');
-    const [row] = await engine.store.accounts.ledger(acct.id);
+    expect(served.fake.requests.length - before).toBe(4);
+    expect(served.fake.requests.at(-1)!.body.tool_choice).toBe('none');
+    const [row] = await served.engine.store.accounts.ledger(acct.id);
     const oneCall = Math.ceil(JSON.stringify([{ id: 'r1', type: 'function', function: { name: 'recall', arguments: '{"query":"word 1"}' } }]).length / 8);
     // The message, and what the model wrote in all four replies.
     expect(row).toMatchObject({ entityId: e.id });
     expect(row.outputTokens).toBeGreaterThanOrEqual(4 * oneCall);
     const [log] = await logsOf(acct.userId, 'tool_calls');
     expect(log).toMatchObject({ request: { entityId: e.id, rounds: 3 }, response: { toolCalls: 1 } });
-    expect((await engine.entities.messages(e.id, {}, acct.id)).data).toEqual([]);
+    expect((await served.engine.entities.messages(e.id, {}, acct.id)).data).toEqual([]);
   });
 
   it('a balance the tool rounds used up gets 402 before the provider is called', async () => {
     const acct = await accountWithKey('toolbroke');
     const client = clientFor(acct.key);
-    await engine.entities.create({ model: 'mgpt-1-27b', name: 'spender' }, acct.id);
-    await engine.accounts.topup('toolbroke', 0.00005);
+    await served.engine.entities.create({ model: 'mgpt-1-27b', name: 'spender' }, acct.id);
+    await served.engine.accounts.topup('toolbroke', 0.00005);
     let refused: { status?: number; error?: { type?: string } } | undefined;
-    const fallback = fake.fallback;
-    fake.fallback = () => roll('again');
+    const fallback = served.fake.fallback;
+    served.fake.fallback = () => roll('again');
     try {
       for (let i = 0; i < 50 && !refused; i++) {
-        const before = fake.requests.length;
+        const before = served.fake.requests.length;
         const r = await client.chat.completions.create({ model: 'entity:spender', messages: [{ role: 'user', content: 'roll again and again' }], tools }).catch((x) => x);
         if (r.status !== 402) continue;
         refused = r;
-        expect(fake.requests.length).toBe(before);
+        expect(served.fake.requests.length).toBe(before);
       }
     } finally {
-      fake.fallback = fallback;
+      served.fake.fallback = fallback;
     }
     expect(refused?.error).toMatchObject({ type: 'insufficient_quota' });
-    const account = await engine.store.accounts.get(acct.id);
+    const account = await served.engine.store.accounts.get(acct.id);
     expect(account!.balanceUsd!).toBeLessThanOrEqual(0.00005);
-    expect((await engine.store.accounts.ledger(acct.id)).length).toBeGreaterThan(0);
+    expect((await served.engine.store.accounts.ledger(acct.id)).length).toBeGreaterThan(0);
   });
 });
