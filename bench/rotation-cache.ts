@@ -19,6 +19,8 @@ export interface RotationCost {
   /** Of the prompt tokens processed, the share summaries took. */
   summaryShare: number;
   failures: number;
+  /** Tokens automatic recall put in a turn's prompt, on average (0 with recall off). */
+  recalledPerTurn: number;
   /** Every request, in order: for a closer look (MGPT_BENCH_TRACE=1 prints them). */
   trace: Timed[];
 }
@@ -41,7 +43,13 @@ function messages(seed: number): () => string {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 
 /** null when llama-server or the model is not here (the helper says so loudly). */
-export async function benchRotationCost(work: string, context: number, turns: number, shares: { rotateTargetPercent?: number; summaryPercent?: number } = {}): Promise<RotationCost | null> {
+export async function benchRotationCost(
+  work: string,
+  context: number,
+  turns: number,
+  shares: { rotateTargetPercent?: number; summaryPercent?: number } = {},
+  recall: 'off' | 'auto' = 'off',
+): Promise<RotationCost | null> {
   const parts = llamaServerParts();
   if (!parts) return null;
   // The tiny model was trained at 2,048 tokens, and llama-server caps a slot there unless told otherwise.
@@ -50,17 +58,20 @@ export async function benchRotationCost(work: string, context: number, turns: nu
   const seen: Timed[] = [];
   const proxy = await recordingProxy(server.origin, seen);
   const engine = openEngineSync({
-    db: join(work, `rotation-${context}-${Date.now()}.db`),
+    db: join(work, `rotation-${context}-${recall}-${Date.now()}.db`),
     ...shares,
     route: () => ({ provider: 'openai', baseUrl: `${proxy.origin}/v1`, model: 'stories', maxRetries: 0 }),
   });
   let failures = 0;
+  let recalled = 0;
   try {
-    const e = await engine.entities.create({ model: 'mgpt-1-27b', instructions: 'Tell gentle stories about Lily and Tom.' }, 'local');
+    const e = await engine.entities.create({ model: 'mgpt-1-27b', instructions: 'Tell gentle stories about Lily and Tom.', recall }, 'local');
     const next = messages(context);
     for (let i = 0; i < turns; i++) {
       try {
-        for await (const _ of engine.entities.send(e.id, { content: next() }, 'local'));
+        for await (const part of engine.entities.send(e.id, { content: next() }, 'local')) {
+          if (part.type === 'done') recalled += part.completion.recalled?.reduce((t, m) => t + m.tokens, 0) ?? 0;
+        }
       } catch {
         failures++;
       }
@@ -70,10 +81,10 @@ export async function benchRotationCost(work: string, context: number, turns: nu
     proxy.close();
     await server.stop();
   }
-  return costOf(context, turns, seen, failures);
+  return { ...costOf(context, turns, seen, failures), recalledPerTurn: recalled / turns };
 }
 
-function costOf(context: number, turns: number, seen: Timed[], failures: number): RotationCost {
+function costOf(context: number, turns: number, seen: Timed[], failures: number): Omit<RotationCost, 'recalledPerTurn'> {
   const processed = seen.reduce((t, r) => t + r.promptN, 0);
   const cached = seen.reduce((t, r) => t + r.cacheN, 0);
   const summaries = seen.filter((r) => r.summary);

@@ -144,6 +144,39 @@ if (section('turns') || section('serve')) {
   rows.push({ name: 'turn @20k / turn @100', value: ratio, unit: 'x', target: '<= 1.2', met: ratio <= 1.2 });
 }
 
+// 2a. What automatic recall adds to a turn (issue 32): two entities with the same 20,000-message
+// transcript in one engine, one with recall off and one with `auto`, their turns interleaved so load
+// noise hits both. The question shares "tomatoes" with a quarter of the transcript: every one of
+// those 5,000 matches is ranked, the retriever's worst ordinary case.
+if (section('turns')) {
+  const r = await recallOverhead(20_000);
+  const added = median(r.auto) - median(r.off);
+  rows.push({ name: 'turn @20k msgs, recall off (median)', value: median(r.off), unit: 'ms', note: `p95 ${pct(r.off, 0.95).toFixed(2)} ms` });
+  rows.push({ name: 'turn @20k msgs, recall auto (median)', value: median(r.auto), unit: 'ms', note: `p95 ${pct(r.auto, 0.95).toFixed(2)} ms; ${r.recalled} messages recalled a turn` });
+  rows.push({ name: 'recall auto adds to a turn @20k msgs', value: added, unit: 'ms', target: '<= 2', met: added <= 2 });
+}
+
+async function recallOverhead(messages: number): Promise<{ off: number[]; auto: number[]; recalled: number }> {
+  const engine = newEngine(join(work, `recall-${messages}.db`));
+  const off = await engine.entities.create({ model: 'mgpt-1-27b', instructions: 'You are a benchmark.' }, 'local');
+  const auto = await engine.entities.create({ model: 'mgpt-1-27b', instructions: 'You are a benchmark.', recall: 'auto' }, 'local');
+  await seedTranscript(engine, off.id, messages, 40);
+  await seedTranscript(engine, auto.id, messages, 40);
+  const out = { off: [] as number[], auto: [] as number[], recalled: 0 };
+  const turns = quick ? 100 : 300;
+  for (let i = 0; i < turns + 20; i++) {
+    for (const [id, into] of [[off.id, out.off], [auto.id, out.auto]] as const) {
+      const t0 = performance.now();
+      for await (const part of engine.entities.send(id, { content: `turn ${i}: how are the tomatoes doing this week?` }, 'local')) {
+        if (part.type === 'done' && id === auto.id) out.recalled = part.completion.recalled?.length ?? 0;
+      }
+      if (i >= 20) into.push(performance.now() - t0);
+    }
+  }
+  await engine.close();
+  return out;
+}
+
 // 2b. Turn overhead flat in window size: an 8,000-block window against an empty one, turns interleaved.
 if (section('window')) {
   const w = await windowFlatness();
@@ -328,15 +361,17 @@ if (section('tokens')) {
 // 8. Rotation against the real llama-server: what a long conversation makes the server process,
 // from its own timings (issue 21). 200 turns on one entity, the default budget, nothing configured.
 if (section('rotation')) {
-  for (const [context, processedTarget] of [[2048, 2.5], [8192, 1.5]] as const) {
+  // With recall `auto` too at 2,048 (issue 32): the recalled lines take part of the context every turn.
+  for (const [context, processedTarget, recall] of [[2048, 2.5, 'off'], [2048, 2.5, 'auto'], [8192, 1.5, 'off']] as const) {
     if (quick && context > 2048) continue;
-    const r = await benchRotationCost(work, context, quick ? 100 : 200);
+    const r = await benchRotationCost(work, context, quick ? 100 : 200, {}, recall);
     if (!r) {
       console.warn('rotation: no llama-server (MGPT_TEST_LLAMA_SERVER) or model (MGPT_TEST_GGUF): its rows were not measured');
       break;
     }
     const ratio = r.processedPerTurn / r.newPerTurn;
-    const at = `@${context}`;
+    const at = `@${context}${recall === 'auto' ? ', recall auto' : ''}`;
+    if (recall === 'auto') rows.push({ name: `rotation ${at}: recalled tokens a turn`, value: r.recalledPerTurn, unit: 'n' });
     rows.push({ name: `rotation ${at}: processed / new prompt tokens`, value: ratio, unit: 'x', target: `<= ${processedTarget}`, met: ratio <= processedTarget, note: `${r.processedPerTurn.toFixed(0)} vs ${r.newPerTurn} a turn; ${r.turns} turns, ${r.failures} failed` });
     const summaries = context === 2048 ? { target: '<= 15', met: r.summariesPer100 <= 15 } : {};
     rows.push({ name: `rotation ${at}: summary calls per 100 turns`, value: r.summariesPer100, unit: 'n', ...summaries, note: `summaries took ${(r.summaryShare * 100).toFixed(0)}% of the tokens processed` });
