@@ -6,6 +6,8 @@ import type { TurnEvent } from '../../src/core/entity-types.js';
 import { CancelledError } from '../../src/core/errors.js';
 import { checkWindowInvariant } from '../../src/core/window-plan.js';
 import type { Engine } from '../../src/engine/engine.js';
+import { loadTokenEstimator } from '../../src/core/tokens.js';
+import type { ChatModel, ChatRequest } from '../../src/providers/spec.js';
 import { openEngineSync } from '../../src/engine/open-engine.js';
 import { defaultThreads } from '../../src/providers/llama/llama-chat.js';
 import { llamaGpu, llamaInstallCommand } from '../../src/providers/llama/llama-install.js';
@@ -319,4 +321,62 @@ describe.skipIf(!gguf)('recall on the llama provider (real model, offline)', () 
       await engine.close();
     }
   });
+  it('in auto, the folded message is recalled into the prompt the model gets, counted, and the turn fits the model', async () => {
+    const engine = openEngineSync({
+      db: `${dir}/auto-recall.db`,
+      windowBudget: 120,
+      route: () => ({ provider: 'llama', gguf: gguf!, threads: 1, contextSize: 1024, temperature: 0, maxTokens: 40 }),
+    });
+    // What the llama provider is asked: every request of every turn, as the engine built it.
+    const requests: ChatRequest[] = [];
+    const chatModel = engine.deps.chatModel;
+    engine.deps.chatModel = async (...args) => recording(await chatModel(...args), requests);
+    try {
+      const e = await engine.entities.create({ model: 'mgpt-1-27b', instructions: 'Tell short stories about Lily.', recall: 'auto' }, 'local');
+      const fact = 'Lily painted the garden fence green with her grandfather.';
+      await collect(engine.entities.send(e.id, { content: fact }, 'local'));
+      for (let i = 0; i < 6; i++) await collect(engine.entities.send(e.id, { content: `Turn ${i}: what next?` }, 'local'));
+      const before = await engine.entities.window(e.id, 'local');
+      expect(before.blocks.some((b) => b.kind === 'message' && b.covers[0] === 1)).toBe(false);
+      requests.length = 0;
+      const question = 'Who was painting the fence?';
+      const c = done(await collect(engine.entities.send(e.id, { content: question }, 'local'))).completion;
+      expect(c.choices[0].message.content.length).toBeGreaterThan(0);
+      // Found by its stem ("painting" for "painted"), though the window no longer shows it.
+      expect(c.recalled?.map((m) => m.seq)).toContain(1);
+      const prompt = requests.at(-1)!.messages;
+      const recall = prompt.at(-2) as { role: string; content: string };
+      expect(recall.role).toBe('system');
+      expect(recall.content).toMatch(/^Earlier in this conversation/);
+      expect(recall.content).toContain(`#1 user (`);
+      expect(recall.content).toContain(fact);
+      expect(prompt.at(-1)).toMatchObject({ role: 'user', content: question });
+      // Counted: the engine's own count of its lines, and the model's count of the whole prompt.
+      const tok = await loadTokenEstimator();
+      const lines = recall.content.slice(recall.content.indexOf('\n') + 1);
+      const counted = c.recalled!.reduce((t, m) => t + m.tokens, 0);
+      for (const m of c.recalled!) expect(lines).toContain(`#${m.seq} ${m.role} (`);
+      // Each line's count plus one for its line break (a reply may hold breaks of its own).
+      expect(Math.abs(counted - tok.count(lines) - c.recalled!.length)).toBeLessThanOrEqual(c.recalled!.length);
+      const llama = await (await import('node-llama-cpp')).getLlama({ gpu: llamaGpu(), build: 'never', maxThreads: 1 });
+      const tokenizer = await llama.loadModel({ modelPath: gguf! });
+      expect(c.usage.prompt_tokens).toBeGreaterThan(tokenizer.tokenize(recall.content).length + tokenizer.tokenize(question).length);
+      // Within the model's context, prompt and reply together: no overflow, no retry.
+      expect(c.usage.prompt_tokens + c.usage.completion_tokens).toBeLessThanOrEqual(1024);
+      expect(requests.filter((r) => r.messages.at(-1)?.content === question)).toHaveLength(1);
+    } finally {
+      await engine.close();
+    }
+  });
 });
+
+/** The same model, recording each request it is sent. */
+function recording(model: ChatModel, into: ChatRequest[]): ChatModel {
+  return new Proxy(model, {
+    get(target, key) {
+      if (key === 'stream') return (request: ChatRequest) => (into.push(request), target.stream(request));
+      const value = Reflect.get(target, key, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
