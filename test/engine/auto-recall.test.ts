@@ -66,6 +66,33 @@ describe('automatic recall', () => {
     expect(recalled).toEqual(lastPrompt());
   });
 
+  it('never brings a rotation sooner: recalled lines take only the room the window leaves under the model', async () => {
+    // A model of 700 tokens with 100 kept for the reply; every message names the garden, so every turn recalls.
+    const small = makeEngine(dir, {
+      route: () => ({ provider: 'openai', baseUrl: fake.url, model: 'fake-model', maxRetries: 0, contextSize: 700, maxTokens: 100 }),
+    });
+    try {
+      const rotations = async (recall: 'auto' | 'off') => {
+        const e = await small.entities.create({ model: 'mgpt-1-27b', recall }, 'local');
+        const at: number[] = [];
+        let recalled = 0;
+        for (let i = 0; i < 40; i++) {
+          const events = await collect(small.entities.send(e.id, { content: `the garden and ${FILLER[i % FILLER.length]}, day ${i}` }, 'local'));
+          if (events.some((x) => x.type === 'rotation')) at.push(i);
+          recalled += done(events).completion.recalled?.length ?? 0;
+        }
+        return { at, recalled };
+      };
+      const off = await rotations('off');
+      const auto = await rotations('auto');
+      expect(off.at.length).toBeGreaterThanOrEqual(2);
+      expect(auto.recalled).toBeGreaterThan(0);
+      expect(auto.at).toEqual(off.at);
+    } finally {
+      small.close();
+    }
+  });
+
   it('takes "auto", "tool", "off", true and false, and shows the mode', async () => {
     const e = await engine.entities.create({ model: 'mgpt-1-27b', recall: 'auto' }, 'local');
     expect(e.recall).toBe('auto');

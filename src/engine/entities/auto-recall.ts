@@ -1,6 +1,6 @@
 import type { BlockRow } from '../../store/types.js';
 import { type Retrieved, retrieve } from './retrieve.js';
-import { RECALL_PREAMBLE_TOKENS, type WindowTurn } from './window/turn-window.js';
+import { RECALL_PREAMBLE_TOKENS, type WindowTurn, roomForRecall } from './window/turn-window.js';
 
 /** Recall mode `auto` as the store codes it. */
 const AUTO = 2;
@@ -29,19 +29,24 @@ function lastUserMessage(blocks: readonly BlockRow[]): BlockRow | undefined {
 }
 
 /**
- * engine.recallTokens; never more than a fifth of the model's context when it is known, nor more
- * than half of what the instructions and the new message leave of the model's limit: the window
- * keeps at least the room the recall takes (a 512-token model with half kept for the reply had
- * no room left for the message itself).
+ * engine.recallTokens, and never more than a fifth of the model's context when it is known. Nor
+ * more than the room the window leaves under the model's limit: recalled lines that pushed the
+ * window over it would force a rotation (a summary call, and a prompt the cache no longer holds)
+ * a turn early. A turn that rotates anyway recalls more, its rotation makes the room, but never
+ * more than half of what the instructions and the new message leave: the window keeps at least
+ * the room the recall takes (a 512-token model with half kept for the reply had none left for
+ * the message itself).
  */
 async function recallBudget(turn: WindowTurn): Promise<number> {
   const { deps, entity, model, count } = turn;
   const fit = await deps.calibration.fit(model, entity.instructionsTokens, entity.instructions ? 1 : 0);
-  let budget = deps.limits.recallTokens;
-  if (fit.contextTokens) budget = Math.min(budget, Math.floor(fit.contextTokens / fit.factor / 5));
-  if (fit.limit) budget = Math.min(budget, Math.floor((fit.limit.cap - count.bound - 2 * fit.limit.perBlock - RECALL_PREAMBLE_TOKENS) / 2));
-  return budget;
+  const fifth = fit.contextTokens ? Math.floor(fit.contextTokens / fit.factor / 5) : Infinity;
+  const budget = Math.min(deps.limits.recallTokens, fifth);
+  const room = roomForRecall(turn, fit);
+  if (!room || !fit.limit) return budget;
+  if (!room.rotates) return Math.min(budget, room.lines);
+  return Math.min(budget, Math.floor((fit.limit.cap - count.bound - 2 * fit.limit.perBlock - RECALL_PREAMBLE_TOKENS) / 2));
 }
 
-/** Less room than this is not worth a recall message. */
-const MIN_RECALL_TOKENS = 32;
+/** Less room than this recalls nothing: not even one short line would fit. */
+const MIN_RECALL_TOKENS = 24;

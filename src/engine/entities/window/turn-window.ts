@@ -186,6 +186,18 @@ export function recallPromptTokens(recalled: Retrieved | undefined): number {
   return recalled?.text ? recalled.tokens + RECALL_PREAMBLE_TOKENS : 0;
 }
 
+/**
+ * What the model's limit leaves for recalled lines after the window, the new message and the recall
+ * message's own preamble; `rotates` when the window and the message alone are over it (the turn
+ * rotates whatever is recalled). Undefined while the context is unknown.
+ */
+export function roomForRecall(turn: Pick<WindowTurn, 'window' | 'count'>, fit: RouteFit): { lines: number; rotates: boolean } | undefined {
+  if (!fit.limit) return undefined;
+  const { perBlock, cap } = fit.limit;
+  const free = cap - modelCost(turn.window, perBlock) - (turn.count.bound + perBlock);
+  return { lines: free - RECALL_PREAMBLE_TOKENS - PER_MESSAGE_TOKENS, rotates: free < 0 };
+}
+
 /** The preamble's tokens, at most (o200k counts 16). */
 export const RECALL_PREAMBLE_TOKENS = 20;
 
