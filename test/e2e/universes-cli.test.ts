@@ -96,12 +96,25 @@ describe('universes and respond', () => {
     const r = await mgpt(['respond', u, 'roll', '--tools', join(dir, 'tools.json')], env);
     expect(r.code).toBe(0);
     expect(r.stderr).toMatch(/tool call m1: roll \{\}/);
+    expect(r.stderr).toContain(`the turn waits for tool results (m1): answer with \`mgpt respond ${u} --tool-results FILE\``);
     const waiting = await mgpt(['respond', u, 'something else'], env);
     expect([waiting.code, waiting.stderr]).toEqual([2, expect.stringMatching(/waiting for tool results \(m1\)/)]);
     writeFileSync(join(dir, 'results.json'), JSON.stringify([{ callId: 'm1', name: 'roll', output: { value: 2 }, ok: true }]));
     fake.script({ text: 'Two.' });
-    const done = await mgpt(['respond', u, 'roll', '--tool-results', join(dir, 'results.json')], env);
+    const done = await mgpt(['respond', u, '--tool-results', join(dir, 'results.json')], env);
     expect(done.stdout).toBe('Two.\n');
+  });
+
+  it('names the pending calls in --json as pending_tool_calls, and on stderr', async () => {
+    fake.script({ toolCalls: [{ id: 'j1', name: 'roll', arguments: '{"sides":6}' }] });
+    const r = await mgpt(['respond', u, 'roll again', '--tools', join(dir, 'tools.json'), '--json'], env);
+    expect(r.code).toBe(0);
+    expect(json(r.stdout).pending_tool_calls).toEqual([{ callId: 'j1', name: 'roll', arguments: { sides: 6 } }]);
+    expect(r.stderr).toMatch(/waits for tool results \(j1\)/);
+    writeFileSync(join(dir, 'results-j1.json'), JSON.stringify([{ callId: 'j1', name: 'roll', output: { value: 4 }, ok: true }]));
+    fake.script({ text: 'Four.' });
+    const done = await mgpt(['respond', u, '--tool-results', join(dir, 'results-j1.json'), '--json'], env);
+    expect(json(done.stdout).pending_tool_calls).toBeUndefined();
   });
 
   it('wraps a tool output that is not a JSON object as the REPL does: { value } for other JSON, { text } for plain text', async () => {

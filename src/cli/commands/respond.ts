@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { BadRequestError } from '../../core/errors.js';
 import { parseRespond } from '../../core/universe-input.js';
 import { runToolLoop } from '../../core/tool-loop.js';
-import { type GenerationResponse, TEXT_ALIASES, type ToolResultInput, UNIVERSE_MODEL, type UniverseDoc, toolResultContent } from '../../core/universe-types.js';
+import { type GenerationResponse, TEXT_ALIASES, type ToolCallOut, type ToolResultInput, UNIVERSE_MODEL, type UniverseDoc, toolResultContent } from '../../core/universe-types.js';
 import { execTool } from '../tool-exec.js';
 import type { CliContext } from '../context.js';
 import { examples } from '../help.js';
@@ -70,7 +70,8 @@ export async function runRespond(ctx: CliContext, a: string | undefined, b: stri
   else if (a !== undefined && UUID.test(a) && !o.doc) universe = a;
   else text = a;
   if (o.doc && universe) throw new BadRequestError('--doc (inline mode) and a universe id are mutually exclusive');
-  const userInput = await readTextInput(ctx, 'user input', text, o.file);
+  // Answering a pending turn needs no new input: `mgpt respond U --tool-results FILE`.
+  const userInput = o.toolResults && text === undefined && o.file === undefined ? '' : await readTextInput(ctx, 'user input', text, o.file);
   const body: Record<string, unknown> = { model: o.model, userInput };
   if (universe) body.universe = await (await ctx.backend()).resolveUniverse(universe);
   let doc: UniverseDoc | undefined;
@@ -106,16 +107,24 @@ export async function runRespond(ctx: CliContext, a: string | undefined, b: stri
   });
   // Warnings go to stderr in every mode, so a script reading --json still sees them in its log.
   for (const w of res.diagnostics.warnings ?? []) warn(ctx, w);
-  if (o.json) return printJson(ctx.io, res);
+  const pending = res.toolCalls ?? [];
+  // A turn left waiting still succeeded (exit 0, as a script expects), but it says so on stderr
+  // in every mode: the next input to this universe is refused until the calls are answered.
+  if (pending.length) pendingNotice(ctx, pending, universe === undefined ? undefined : String(body.universe));
+  if (o.json) return printJson(ctx.io, pending.length ? { ...res, pending_tool_calls: pending } : res);
   if (res.assistantRaw) ctx.io.stdout.write(res.assistantRaw.endsWith('\n') ? res.assistantRaw : res.assistantRaw + '\n');
-  if (res.toolCalls?.length) {
-    for (const c of res.toolCalls) ctx.io.stderr.write(`tool call ${c.callId}: ${c.name} ${JSON.stringify(c.arguments)}\n`);
-    note(ctx, 'the turn waits for tool results: run them with --tool-exec CMD, or send --tool-results FILE with the same request');
-  }
   if (ctx.flags.verbose) {
     const d = res.diagnostics;
     note(ctx, `log ${res.requestLog.id}; window ${d.prompt.windowStart}+${d.prompt.windowMessages}/${d.prompt.totalMessages}; ${res.usageSettlement.inputTokens}+${res.usageSettlement.outputTokens} tokens; ${res.timingBreakdown.totalMs} ms`);
   }
+}
+
+/** Names each pending call and the exact command that answers them. */
+function pendingNotice(ctx: CliContext, calls: ToolCallOut[], universe: string | undefined): void {
+  for (const c of calls) ctx.io.stderr.write(`tool call ${c.callId}: ${c.name} ${JSON.stringify(c.arguments)}\n`);
+  const file = JSON.stringify(calls.map((c) => ({ callId: c.callId, name: c.name, output: {}, ok: true })));
+  const answer = universe ? `mgpt respond ${universe} --tool-results FILE` : 'the same command with --tool-results FILE';
+  ctx.io.stderr.write(`the turn waits for tool results (${calls.map((c) => c.callId).join(', ')}): answer with \`${answer}\`, FILE holding ${file}\n`);
 }
 
 /**
