@@ -1,5 +1,7 @@
 import { sanitizeForTerminal } from '../core/terminal-text.js';
+import { shortId } from '../core/ref.js';
 import { windowLimit } from '../core/window-plan.js';
+import { timeAgo } from '../ui/time-ago.js';
 import type { CliContext, Io } from './context.js';
 import { filteredJson } from './json-flags.js';
 
@@ -55,6 +57,10 @@ export interface Column<T> {
   right?: boolean;
   /** Truncate to this many characters on a terminal. */
   max?: number;
+  /** An id: its first 8 characters on a terminal (they work as input), whole when piped. */
+  id?: boolean;
+  /** Never narrowed to fit the terminal (short lists such as scopes, where a cut hides meaning). */
+  keep?: boolean;
 }
 
 /** A table on a terminal; tab-separated lines without a header when piped (gh's convention). */
@@ -66,7 +72,8 @@ export function printTable<T>(ctx: CliContext, columns: Column<T>[], rows: T[]):
   }
   const c = colors(ctx);
   const now = Date.now();
-  const text = (col: Column<T>, r: T) => (col.time ? relativeTime(col.value(r), now) : oneLine(sanitizeForTerminal(col.value(r))));
+  const text = (col: Column<T>, r: T) =>
+    col.time ? relativeTime(col.value(r), now) : col.id ? shortId(col.value(r)) : oneLine(sanitizeForTerminal(col.value(r)));
   let cells = rows.map((r) => columns.map((col) => clip(text(col, r), col.max)));
   const widths = fitWidths(columns, cells, io.columns);
   cells = cells.map((row) => row.map((v, i) => clip(v, widths[i])));
@@ -89,7 +96,7 @@ function fitWidths<T>(columns: Column<T>[], cells: string[][], total?: number): 
   while (excess > 0) {
     let i = -1;
     for (let j = 0; j < columns.length; j++) {
-      if (columns[j].right || columns[j].time) continue;
+      if (columns[j].right || columns[j].time || columns[j].id || columns[j].keep) continue;
       if (widths[j] - floor(j) > (i < 0 ? 0 : widths[i] - floor(i))) i = j;
     }
     if (i < 0) break;
@@ -100,16 +107,9 @@ function fitWidths<T>(columns: Column<T>[], cells: string[][], total?: number): 
   return widths;
 }
 
-/** `just now`, `3 min ago`, `5 h ago`, `2 days ago`; older than a month, the date. */
+/** The one time format of every table and list: `just now`, `3 min ago`, `yesterday`; after a week, the date. */
 export function relativeTime(iso: string, now = Date.now()): string {
-  const t = Date.parse(iso);
-  if (Number.isNaN(t)) return iso;
-  const s = Math.round((now - t) / 1000);
-  if (s < 45) return 'just now';
-  if (s < 3600) return `${Math.round(s / 60)} min ago`;
-  if (s < 86_400) return `${Math.round(s / 3600)} h ago`;
-  if (s < 30 * 86_400) return `${Math.round(s / 86_400)} day${Math.round(s / 86_400) === 1 ? '' : 's'} ago`;
-  return iso.slice(0, 10);
+  return timeAgo(iso, now);
 }
 
 export function oneLine(s: string): string {

@@ -11,15 +11,20 @@ import type { ChatItem, ChatSources, ChatTarget } from './chat-types.js';
 /** What a slash command shows: an item without its id. */
 type Shown = Extract<ChatItem, { kind: 'output' } | { kind: 'error' }> extends infer T ? (T extends ChatItem ? Omit<T, 'id'> : never) : never;
 
+const COMMANDS: [usage: string, what: string][] = [
+  ['/help', 'this list'],
+  ['/window', 'the blocks the model sees now (summaries and live messages)'],
+  ['/history [n]', 'the last n transcript messages (default 10)'],
+  ['/search TEXT', "find TEXT in this conversation's whole transcript, folded messages included"],
+  ['/export [-f] [file]', 'save the transcript (.tar or .json; universes: .json); -f overwrites; ~ is your home'],
+  ['/new [name]', 'start a new entity (or universe on the same prompt) and switch to it'],
+  ['/switch [ref]', 'switch to another entity or universe (a name or a 4+ character id prefix); without ref, list them'],
+  ['/exit', 'leave (Ctrl-D also leaves)'],
+];
+const USAGE_WIDTH = Math.max(...COMMANDS.map(([usage]) => usage.length)) + 2;
+
 export const HELP = [
-  '/help              this list',
-  '/window            the blocks the model sees now (summaries and live messages)',
-  '/history [n]       the last n transcript messages (default 10)',
-  '/search TEXT       find TEXT in this conversation\'s whole transcript, folded messages included',
-  '/export [-f] [file] save the transcript (.tar or .json; universes: .json); -f overwrites; ~ is your home',
-  '/new [name]        start a new entity (or universe on the same prompt) and switch to it',
-  '/switch [ref]      switch to another entity or universe (a name or a 4+ character id prefix); without ref, list them',
-  '/exit              leave (Ctrl-D also leaves)',
+  ...COMMANDS.map(([usage, what]) => usage.padEnd(USAGE_WIDTH) + what),
   'Enter sends; end a line with \\ to continue on the next. Up/Down recall earlier inputs.',
   'Tab completes commands, and names and ids after /switch.',
   'Ctrl-A/E or Home/End: line start/end; Ctrl-B/F: a character back/forward; Alt-B/F: a word back/forward;',

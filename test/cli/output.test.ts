@@ -35,9 +35,52 @@ describe('tables', () => {
     expect(relativeTime('2026-11-23T11:59:50Z', now)).toBe('just now');
     expect(relativeTime('2026-11-23T11:57:00Z', now)).toBe('3 min ago');
     expect(relativeTime('2026-11-23T07:00:00Z', now)).toBe('5 h ago');
-    expect(relativeTime('2026-11-22T11:00:00Z', now)).toBe('1 day ago');
+    expect(relativeTime('2026-11-22T11:00:00Z', now)).toBe('yesterday');
     expect(relativeTime('2026-11-20T12:00:00Z', now)).toBe('3 days ago');
     expect(relativeTime('2026-01-01T00:00:00Z', now)).toBe('2026-01-01');
+    expect(relativeTime('2026-11-10T12:00:00Z', now)).toBe('2026-11-10');
     expect(relativeTime('not a time', now)).toBe('not a time');
+  });
+});
+
+describe('one table style (issue 37, item 10)', () => {
+  it('shows ids at 8 characters on a terminal and whole when piped', () => {
+    const idRows = [{ id: '3f0c6a1e-9d2b-4c1a-8e7f-0123456789ab', at: '2020-01-02T03:04:05.000Z' }];
+    const cols = [
+      { header: 'ID', value: (r: (typeof idRows)[0]) => r.id, id: true },
+      { header: 'AT', value: (r: (typeof idRows)[0]) => r.at, time: true },
+    ];
+    const tty = testContext(engine, true);
+    printTable(tty, cols, idRows);
+    expect(tty.out().split('\n')[1]).toBe('3f0c6a1e  2020-01-02');
+    const piped = testContext(engine, false);
+    printTable(piped, cols, idRows);
+    expect(piped.out()).toBe('3f0c6a1e-9d2b-4c1a-8e7f-0123456789ab\t2020-01-02T03:04:05.000Z\n');
+  });
+
+  it('keys list: short ids, whole scopes, human times', async () => {
+    const { runKeysCreate, runKeysList } = await import('../../src/cli/commands/keys.js');
+    const setup = testContext(engine, false);
+    await engine.accounts.create('keyed');
+    await runKeysCreate(setup, { account: 'keyed', scopes: 'mgpt.responses:create,mgpt.images:create,mgpt.logs:read' });
+    const ctx = testContext(engine, true);
+    ctx.io.columns = 80;
+    await runKeysList(ctx, {});
+    const row = ctx.out().split('\n')[1];
+    expect(row).toMatch(/^\S{8}  /);
+    expect(row).toContain('mgpt.responses:create,mgpt.images:create,mgpt.logs:read');
+    expect(row).toMatch(/just now/);
+  });
+
+  it('prompts list says when a prompt changed as every table does', async () => {
+    const { mkdirSync, writeFileSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const dir = tempDir();
+    mkdirSync(join(dir, 'prompts'));
+    writeFileSync(join(dir, 'prompts', 'narrator.md'), 'You narrate.');
+    const { runPromptsList } = await import('../../src/cli/commands/prompts.js');
+    const ctx = testContext(makeEngine(dir, { promptsDir: join(dir, 'prompts') }), true);
+    await runPromptsList(ctx, {});
+    expect(ctx.out().split('\n')[1]).toMatch(/^narrator\s+12\s+-\s+-\s+just now$/);
   });
 });

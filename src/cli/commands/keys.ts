@@ -44,11 +44,11 @@ function table(ctx: CliContext, rows: KeyInfo[]): void {
   printTable(
     ctx,
     [
-      { header: 'ID', value: (k) => k.id },
+      { header: 'ID', value: (k) => k.id, id: true },
       { header: 'ACCOUNT', value: (k) => k.account },
-      { header: 'SCOPES', value: (k) => k.scopes.join(',') },
+      { header: 'SCOPES', value: (k) => k.scopes.join(','), keep: true },
       { header: 'CREATED', value: (k) => k.createdAt, time: true },
-      { header: 'REVOKED', value: (k) => k.revokedAt ?? '-' },
+      { header: 'REVOKED', value: (k) => k.revokedAt ?? '-', time: true },
       { header: 'RPM', value: (k) => limitText(k.rpm, 'account'), right: true },
       { header: 'TPM', value: (k) => limitText(k.tpm, 'account'), right: true },
     ],

@@ -48,7 +48,7 @@ export async function runLogs(ctx: CliContext, o: LogsOptions): Promise<void> {
   printTable(
     ctx,
     [
-      { header: 'ID', value: (l) => l.id },
+      { header: 'ID', value: (l) => l.id, id: true },
       { header: 'KIND', value: (l) => (l.facade ? `${l.kind}/${l.facade}` : l.kind) },
       { header: 'MODEL', value: (l) => l.model },
       { header: 'STATUS', value: (l) => l.status },

@@ -58,7 +58,7 @@ export async function runPromptsList(ctx: CliContext, o: { json?: boolean }): Pr
       { header: 'CHARS', value: (p) => String(p.text.length), right: true },
       { header: 'CONTRACT', value: (p) => (p.responseFormat ? String(p.responseFormat.type ?? 'yes') : '-') },
       { header: 'ADDITIONAL', value: (p) => (p.additionalInstructions ? 'yes' : '-') },
-      { header: 'MODIFIED', value: (p) => p.modifiedAt },
+      { header: 'MODIFIED', value: (p) => p.modifiedAt, time: true },
     ],
     list,
   );

@@ -44,7 +44,7 @@ export async function runUniversesList(ctx: CliContext, o: { json?: boolean }): 
   printTable(
     ctx,
     [
-      { header: 'ID', value: (u) => u.id },
+      { header: 'ID', value: (u) => u.id, id: true },
       { header: 'NAME', value: (u) => u.displayName ?? '', max: 30 },
       { header: 'PROMPT', value: (u) => u.storedPrompt },
       { header: 'MESSAGES', value: (u) => String(u.messages), right: true },

@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { shortId } from '../../../core/ref.js';
 import { LIST_ENTITIES_MAX, type EntityList } from '../../../core/entity-types.js';
 import type { CliContext } from '../../context.js';
 import { examples } from '../../help.js';
@@ -39,8 +38,8 @@ export async function runList(ctx: CliContext, o: ListOptions): Promise<void> {
   printTable(
     ctx,
     [
-      // A terminal gets short ids, which work as input; scripts get the whole id.
-      { header: 'ID', value: (e) => (ctx.io.stdoutIsTTY ? shortId(e.id) : e.id) },
+      // A terminal gets short ids, which work as input; scripts get the whole id (printTable's id column).
+      { header: 'ID', value: (e) => e.id, id: true },
       { header: 'NAME', value: (e) => e.name, max: 30 },
       { header: 'MESSAGES', value: (e) => formatInt(e.transcript.messages), right: true },
       { header: 'TOKENS', value: (e) => formatInt(e.transcript.tokens), right: true },
