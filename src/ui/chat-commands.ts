@@ -106,7 +106,7 @@ export function expandHome(path: string, home: string): string {
 function fileError(err: unknown, file: string, given: string): Shown | undefined {
   switch ((err as NodeJS.ErrnoException).code) {
     case 'EEXIST':
-      return { kind: 'error', text: `${file} already exists`, hint: `/export -f ${given} overwrites it`, exitCode: 5 };
+      return { kind: 'error', text: `${file} already exists`, hint: `/export -f ${given} overwrites it`, exitCode: 2 };
     case 'ENOENT':
       return { kind: 'error', text: `no directory ${dirname(file)}`, hint: 'create it first, or export to another path', exitCode: 4 };
     case 'EISDIR':

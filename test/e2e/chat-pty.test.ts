@@ -176,7 +176,7 @@ describe('mgpt chat without a terminal', () => {
     const homeEnv = { ...env, HOME: home };
     const refused = await mgpt(['chat', id], homeEnv, 'hello\n/export ~/t.json\n');
     expect(refused.stderr).toBe(`error: ${join(home, 't.json')} already exists\nhint: /export -f ~/t.json overwrites it\n`);
-    expect(refused.code).toBe(5);
+    expect(refused.code).toBe(2);
     expect(readFileSync(join(home, 't.json'), 'utf8')).toBe('old');
     const forced = await mgpt(['chat', id], homeEnv, '/export -f ~/t.json\n');
     expect([forced.code, forced.stderr]).toEqual([0, '']);

@@ -113,7 +113,7 @@ describe('search --any', () => {
     const without = await mgpt(['search', 'xylophone', 'quasar'], env);
     const withAny = await mgpt(['search', '--any', 'xylophone', 'quasar'], env);
     expect(withAny).toEqual(without);
-    expect(withAny).toMatchObject({ code: 0, stdout: '' });
+    expect(withAny).toMatchObject({ code: 1, stdout: '' });
     expect(json((await mgpt(['search', '--any', 'xylophone', '--json'], env)).stdout)).toEqual({ object: 'list', data: [] });
 
     const logs = await mgpt(['search', '--any', 'chemistry', '--logs'], env);

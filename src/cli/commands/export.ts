@@ -1,4 +1,4 @@
-import { open, rename, rm } from 'node:fs/promises';
+import { open, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import type { ExportFormat } from '../../core/entity-types.js';
@@ -11,6 +11,7 @@ import { formatInt, printJson } from '../output.js';
 export interface ExportOptions {
   output?: string;
   format?: string;
+  force?: boolean;
   json?: boolean;
 }
 
@@ -22,8 +23,9 @@ export function registerExport(program: Command, ctx: CliContext): void {
       .argument('<entity>', 'entity id or exact name')
       .option('-o, --output <file>', 'FILE.tar or FILE.json; - or no -o writes to stdout (tar unless --format json), never tar to a terminal')
       .option('--format <format>', 'tar or json (default: from the file extension; tar on stdout)')
+      .option('-f, --force', 'overwrite the output file if it exists')
       .option('--json', 'print a JSON summary of the export'),
-    ['mgpt export ada -o ada.tar', 'mgpt export ada -o ada.json', 'mgpt export ada | tar -tf -', 'mgpt export ada --format json | jq .manifest'],
+    ['mgpt export ada -o ada.tar', 'mgpt export ada -o ada.json -f', 'mgpt export ada | tar -tf -', 'mgpt export ada --format json | jq .manifest'],
   ).action((ref: string, o: ExportOptions) => runExport(ctx, ref, o));
 }
 
@@ -37,6 +39,15 @@ export function formatFor(file: string, explicit: string | undefined): ExportFor
   throw new BadRequestError(`cannot tell the format of ${JSON.stringify(file)}`, { hint: 'name it .tar or .json, or pass --format' });
 }
 
+/** An export never overwrites a file unless told to (as the REPL's `/export` without `-f`). */
+async function refuseExisting(file: string, ref: string): Promise<void> {
+  const found = await stat(file).then(
+    () => true,
+    () => false,
+  );
+  if (found) throw new BadRequestError(`${file} already exists`, { hint: `mgpt export ${ref} -o ${file} --force overwrites it` });
+}
+
 export async function runExport(ctx: CliContext, ref: string, opts: ExportOptions): Promise<void> {
   const o = { ...opts, output: opts.output ?? '-' };
   const format = formatFor(o.output, o.format);
@@ -44,6 +55,7 @@ export async function runExport(ctx: CliContext, ref: string, opts: ExportOption
   if (o.output === '-' && format === 'tar' && ctx.io.stdoutIsTTY) {
     throw new BadRequestError('not writing a tar archive to a terminal', { hint: `write it to a file (mgpt export ${ref} -o ${ref}.tar) or pipe it` });
   }
+  if (o.output !== '-' && !o.force) await refuseExisting(o.output, ref);
   const entity = await resolveEntity(ctx, ref);
   const body = (await ctx.backend()).exportEntity(entity.id, format);
   // Loaded here: a static import of node:crypto would cost every command ~2 ms at startup.

@@ -58,11 +58,12 @@ export async function runSearch(ctx: CliContext, q: string, o: SearchOptions): P
   const universe_ids = o.universe?.length ? await Promise.all(o.universe.map((ref) => backend.resolveUniverse(ref))) : undefined;
   const mode = o.any ? ('any' as const) : undefined;
   const list = await backend.search({ q, source, entity_ids, universe_ids, role: o.role as SearchInput['role'], since, limit, mode });
-  if (o.json) return printJson(ctx.io, list);
+  // No hits is exit 1, as grep: a script tells "nothing found" from "found" (and from an error, 2+).
   if (list.data.length === 0) {
-    if (ctx.io.stdoutIsTTY) ctx.io.stderr.write(`no messages match ${JSON.stringify(q)}\n`);
-    return;
+    ctx.exitCode = 1;
+    ctx.io.stderr.write(`no matches for ${JSON.stringify(q)}\n`);
   }
+  if (o.json) return printJson(ctx.io, list);
   for (const hit of list.data) printHit(ctx, hit);
 }
 
