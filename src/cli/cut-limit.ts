@@ -16,5 +16,11 @@ export function cutLimit(ctx: CliContext, model: string, requested?: number): Cu
     return { maxTokens: requested, source: '--max-tokens', raise: 'a larger --max-tokens' };
   }
   const name = s.routeName(model);
-  return { maxTokens: routeMax, source: `models.${name}.maxTokens`, raise: `mgpt config set models.${name}.maxTokens N` };
+  // A limit from a profile other than the default one is raised in that profile, so the hint names it.
+  const named = s.profile !== 'default';
+  return {
+    maxTokens: routeMax,
+    source: `${named ? `profile ${s.profile}'s ` : ''}models.${name}.maxTokens`,
+    raise: `mgpt config set ${named ? `--profile ${s.profile} ` : ''}models.${name}.maxTokens N`,
+  };
 }

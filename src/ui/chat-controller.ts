@@ -36,6 +36,7 @@ export class ChatController extends ChatStore {
   private queue: string[] = [];
   /** Each entity's last turn's usage, for /window. */
   private readonly lastUsage = new Map<string, Usage>();
+  private readonly said = new Set<string>();
   private leaving = false;
 
   constructor(private readonly opts: ChatOptions) {
@@ -53,6 +54,13 @@ export class ChatController extends ChatStore {
   /** Loads the status line and greets; an unknown target is an error item, not a crash. */
   /** A notice from outside a turn's events (the remote backend waiting out a rate limit). */
   notice(text: string): void {
+    this.push({ kind: 'notice', text });
+  }
+
+  /** A notice that says the same thing every turn (a reply cut at the limit) is said once a session. */
+  private sayOnce(key: string, text: string): void {
+    if (this.said.has(key)) return;
+    this.said.add(key);
     this.push({ kind: 'notice', text });
   }
 
@@ -165,7 +173,7 @@ export class ChatController extends ChatStore {
       this.set({ streaming: null });
       this.push({ kind: 'assistant', text: reply });
       if (recalled) this.push({ kind: 'notice', text: recalled });
-      if (cut) this.push({ kind: 'notice', text: cut });
+      if (cut) this.sayOnce('cut', cut);
     } catch (err) {
       this.set({ streaming: null });
       if (isCancel(err) || abort.signal.aborted) {

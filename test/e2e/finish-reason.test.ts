@@ -86,6 +86,14 @@ describe('finish_reason length, end to end', () => {
     const asked = await mgpt(['send', id, '--max-tokens', '2', 'one two three four'], env);
     expect(asked.stderr).toContain('reply cut at 2 tokens: the --max-tokens limit (2); raise it with: a larger --max-tokens');
 
+    // A limit from a profile other than the default: the hint sets it in that profile.
+    const prof = cliEnv(join(dir, 'profiled'));
+    expect((await mgpt(['config', 'set', '--profile', 'small', 'models.mgpt-1-27b.baseUrl', fake.url], prof)).code).toBe(0);
+    expect((await mgpt(['config', 'set', '--profile', 'small', 'models.mgpt-1-27b.maxTokens', '3'], prof)).code).toBe(0);
+    const pid = (await mgpt(['--profile', 'small', 'entities', 'create'], prof)).stdout.trim();
+    const viaProfile = await mgpt(['--profile', 'small', 'send', pid, 'one two three four'], prof);
+    expect(viaProfile.stderr).toContain("the profile small's models.mgpt-1-27b.maxTokens limit (3); raise it with: mgpt config set --profile small models.mgpt-1-27b.maxTokens N");
+
     // Routed to a named model: its entry holds the setting (the id's own maxTokens would be ignored).
     const named = cliEnv(join(dir, 'named'));
     const add = ['models', 'add', 'big', '--provider', 'openai', '--base-url', fake.url, '--model', 'm', '--max-tokens', '3', '--route', 'mgpt-1-27b'];

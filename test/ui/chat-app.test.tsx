@@ -482,3 +482,19 @@ describe('one wrapping rule for tool outputs that are not JSON objects', () => {
     expect(toolMessages()).toEqual(WRAPPED);
   });
 });
+
+describe('notices said once a session (issue 37, item 8)', () => {
+  it('says a reply was cut once, not on every turn', async () => {
+    const cutLimit = () => ({ maxTokens: 3, source: "profile small's models.mgpt-1-27b.maxTokens", raise: 'mgpt config set --profile small models.mgpt-1-27b.maxTokens N' });
+    const c = await chat({ cutLimit });
+    for (const text of ['one', 'two']) {
+      fake.script({ text: `${text} reply`, finishReason: 'length', usage: { prompt_tokens: 5, completion_tokens: 3 } });
+      await c.type(`${text}\r`);
+      await c.idle();
+    }
+    const cuts = c.controller.getState().items.filter((i) => i.kind === 'notice' && /reply cut/.test(i.text));
+    expect(cuts).toHaveLength(1);
+    expect(cuts[0]).toMatchObject({ text: expect.stringContaining('mgpt config set --profile small models.mgpt-1-27b.maxTokens N') });
+    c.app.unmount();
+  });
+});
