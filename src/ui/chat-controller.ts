@@ -74,7 +74,9 @@ export class ChatController extends ChatStore {
   /** Re-reads the status line; failures are shown inline. */
   async refresh(): Promise<void> {
     try {
-      this.set({ status: await loadStatus(this.opts, this.target, this.state.status, this.opts.model) });
+      const status = await loadStatus(this.opts, this.target, this.state.status, this.opts.model);
+      const route = status.kind === 'entity' && status.model ? this.opts.route?.(status.model) : undefined;
+      this.set({ status: { ...status, route } });
       if (this.opts.balance) this.set({ status: { ...this.state.status, balanceUsd: await this.opts.balance() } });
     } catch (err) {
       this.fail(err);

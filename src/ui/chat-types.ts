@@ -23,6 +23,8 @@ export interface ChatStatus {
   label: string;
   /** The entity's model, or the universe model alias. */
   model?: string;
+  /** Who answers `model` here: provider and model (local backend only). */
+  route?: string;
   backend: string;
   /** `budget` is the limit that binds: the window's budget, or the model's context (`byModel`) when smaller. */
   window?: { tokens: number; budget: number; byModel?: boolean; blocks: number };
@@ -69,6 +71,8 @@ export interface ChatOptions extends ChatSources {
   home?: string;
   /** The reply-length limit turns on a model run under, to say which limit cut a reply (the local backend knows it). */
   cutLimit?: (model: string) => CutLimit | undefined;
+  /** The provider and model an entity's model routes to here (`openai gpt-4o-mini`), for the status line; the local backend knows it. */
+  route?: (model: string) => string | undefined;
   /** Shown under the greeting (e.g. that no real model is configured). */
   notices?: string[];
 }

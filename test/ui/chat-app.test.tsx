@@ -498,3 +498,12 @@ describe('notices said once a session (issue 37, item 8)', () => {
     c.app.unmount();
   });
 });
+
+describe('the status line says who answers (issue 37, item 6)', () => {
+  it("shows the route's provider and model beside the entity's model", async () => {
+    const c = await chat({ route: (model) => (model === 'mgpt-1-27b' ? 'openai fake-model' : undefined) });
+    expect(c.controller.getState().status.route).toBe('openai fake-model');
+    await c.sees('mgpt-1-27b → openai fake-model');
+    c.app.unmount();
+  });
+});

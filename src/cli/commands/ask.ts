@@ -108,5 +108,5 @@ async function continueLatest(ctx: CliContext, prompt: string, o: AskOptions, sa
   const latest = (await backend.listEntities()).data[0];
   if (!latest) throw new NotFoundError('no entity to continue', { hint: 'start one: mgpt entities create --name NAME, or ask without -c' });
   if (ctx.flags.verbose || ctx.io.stderrIsTTY) note(ctx, `continuing ${latest.name ?? latest.id}`);
-  await sendAndPrint(ctx, latest.id, prompt, { stream: o.stream, json: o.json, sampling });
+  await sendAndPrint(ctx, latest, prompt, { stream: o.stream, json: o.json, sampling });
 }

@@ -1,10 +1,12 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { cutLimit } from '../cut-limit.js';
+import { localRouteText, routeChange } from '../route-memory.js';
 import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { dataDir } from '../../config/config.js';
 import { ENTITY_MODEL } from '../../core/entity-types.js';
 import { BadRequestError } from '../../core/errors.js';
+import type { Backend } from '../../core/backend.js';
 import type { ToolDefinitionInput } from '../../core/universe-types.js';
 import { ChatController, type ChatOptions, type ChatTarget } from '../../ui/chat-controller.js';
 import { HISTORY_MAX } from '../../ui/line-editor.js';
@@ -89,11 +91,9 @@ export async function runChat(ctx: CliContext, ref: string | undefined, o: ChatC
     instructions,
     home: ctx.env.HOME || undefined,
     humanTimes: tty,
-    notices:
-      backend.kind === 'local' && !o.universe && ctx.settings().usesDefaultEcho(ENTITY_MODEL)
-        ? ['no model is configured: replies come from the built-in echo provider (mgpt config set models.mgpt-1-27b.baseUrl URL)']
-        : [],
+    notices: await chatNotices(ctx, backend, target),
     cutLimit: (model) => cutLimit(ctx, model),
+    route: (model) => localRouteText(ctx, model),
     balance: admin ? async () => (await admin.listAccounts()).find((a) => a.id === 'local' || a.name === 'local')?.balanceUsd ?? null : undefined,
   };
   if (ui) {
@@ -197,4 +197,14 @@ async function lineMode(ctx: CliContext, chat: ChatController): Promise<number> 
     ctx.signal.removeEventListener('abort', onAbort);
   }
   return ctx.signal.aborted ? 130 : exitCode;
+}
+
+/** Said under the greeting: no model configured (echo answers), or another route than last time answers the entity. */
+async function chatNotices(ctx: CliContext, backend: Backend, target: ChatTarget): Promise<string[]> {
+  if (backend.kind !== 'local' || target.kind !== 'entity') return [];
+  const notices = ctx.settings().usesDefaultEcho(ENTITY_MODEL)
+    ? ['no model is configured: replies come from the built-in echo provider (mgpt config set models.mgpt-1-27b.baseUrl URL)']
+    : [];
+  const changed = await routeChange(ctx, await backend.getEntity(target.id));
+  return changed ? [...notices, `warning: ${changed}`] : notices;
 }

@@ -3,6 +3,7 @@ import type { Backend } from '../../core/backend.js';
 import { ENTITY_MODEL, type EntityCompletion } from '../../core/entity-types.js';
 import { cutNotice, recallNotice, rotationNotice, usageText } from '../../core/finish-notice.js';
 import { cutLimit } from '../cut-limit.js';
+import { checkRoute, localRouteText } from '../route-memory.js';
 import type { CliContext } from '../context.js';
 import { resolveEntity } from '../entity-ref.js';
 import { examples } from '../help.js';
@@ -45,13 +46,13 @@ export async function runSend(ctx: CliContext, ref: string, text: string | undef
   const sampling = samplingFields(o, text);
   const content = await readPromptInput(ctx, 'message', sampling.text, o.file);
   const entity = await resolveEntity(ctx, ref);
-  await sendAndPrint(ctx, entity.id, content, { ...o, sampling: sampling.fields });
+  await sendAndPrint(ctx, entity, content, { ...o, sampling: sampling.fields });
 }
 
 /** Sends one message and prints the reply: streamed, buffered or as JSON, with the notices a person needs. */
 export async function sendAndPrint(
   ctx: CliContext,
-  entityId: string,
+  entity: { id: string; model: string; name?: string },
   content: string,
   o: { stream: boolean; json?: boolean; idempotencyKey?: string; sampling?: Record<string, unknown> },
 ): Promise<void> {
@@ -59,10 +60,18 @@ export async function sendAndPrint(
   if (backend.kind === 'local' && ctx.settings().usesDefaultEcho(ENTITY_MODEL)) {
     note(ctx, 'using the built-in echo provider (no model configured); set one with: mgpt config set models.mgpt-1-27b.baseUrl http://127.0.0.1:11434/v1');
   }
+  await checkRoute(ctx, entity);
+  if (ctx.flags.verbose) note(ctx, `route: ${entity.model} -> ${localRouteText(ctx, entity.model) ?? "the server's route"} (${routeWhere(ctx)})`);
   const started = performance.now();
   const streaming = o.stream && !o.json;
-  const { completion, printed } = await streamTurn(ctx, backend, entityId, content, { ...o, streaming });
+  const { completion, printed } = await streamTurn(ctx, backend, entity.id, content, { ...o, streaming });
   if (completion) printCompletion(ctx, completion, { json: o.json, streaming, printed, started, maxTokens: requestedMaxTokens(o.sampling) });
+}
+
+/** Where the route comes from: the profile on the local backend, the server on a remote one. */
+function routeWhere(ctx: CliContext): string {
+  const s = ctx.settings();
+  return s.backend === 'local' ? `profile ${s.profile}` : `remote ${s.baseUrl ?? ''}`.trim();
 }
 
 /** The reply length a command asked for (--max-tokens), to say which limit cut a reply. */

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { Entity } from '../../../core/entity-types.js';
 import type { CliContext } from '../../context.js';
 import { resolveEntity } from '../../entity-ref.js';
+import { localRouteText } from '../../route-memory.js';
 import { examples } from '../../help.js';
 import { colors, formatInt, limitNote, printJson, sanitizeForTerminal as safe, windowLine } from '../../output.js';
 
@@ -19,6 +20,12 @@ export function registerShow(entities: Command, ctx: CliContext): void {
   ).action((ref: string, o: { json?: boolean }) => runShow(ctx, ref, o));
 }
 
+/** Who answers the entity's model: the provider and model of this profile's route, or the server's. */
+function routeLine(ctx: CliContext, model: string): string {
+  const s = ctx.settings();
+  return s.backend === 'local' ? `${localRouteText(ctx, model)} (profile ${s.profile})` : `the server's (${s.baseUrl ?? 'remote'})`;
+}
+
 export async function runShow(ctx: CliContext, ref: string, o: { json?: boolean }): Promise<void> {
   const e = await resolveEntity(ctx, ref);
   if (o.json) return printJson(ctx.io, e);
@@ -28,6 +35,7 @@ export async function runShow(ctx: CliContext, ref: string, o: { json?: boolean 
     ['id', e.id],
     ['name', safe(e.name) || c.dim('(none)')],
     ['model', `${e.model} (state: ${safe(e.state)})`],
+    ['route', routeLine(ctx, e.model)],
     ['status', e.read_only ? c.yellow('read-only: transcript at the cap') : 'active'],
     ['transcript', `${formatInt(e.transcript.messages)} messages, ${formatInt(e.transcript.tokens)} / ${formatInt(e.transcript.cap_tokens)} tokens`],
     ['window', windowLine(w.tokens ?? 0, w, 12) + `, ${w.blocks ?? 0} blocks${limitNote(w)}`],
