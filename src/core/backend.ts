@@ -51,6 +51,8 @@ export interface KeyIdentity {
   object: 'api_key';
   id: string;
   account: string;
+  /** The account's user id (what the logs endpoint takes as ownerUserId); absent from older servers. */
+  user?: string;
   scopes: string[];
 }
 

@@ -16,6 +16,7 @@ export class CompletionChunker {
   private model = '';
   private created = 0;
   private first = true;
+  private rotation?: CompletionChunk['rotation'];
 
   /** Chunks for one event (possibly none). */
   push(ev: ChunkEvent): CompletionChunk[] {
@@ -25,6 +26,12 @@ export class CompletionChunker {
         this.model = ev.model;
         this.created = ev.created;
         return [];
+      case 'rotation': {
+        // Told on the usage chunk: a frame of its own would be a chunk no OpenAI client expects.
+        const { type: _type, ...rotation } = ev;
+        this.rotation = rotation;
+        return [];
+      }
       case 'delta': {
         const delta = this.first ? { role: 'assistant' as const, content: ev.text } : { content: ev.text };
         this.first = false;
@@ -38,7 +45,8 @@ export class CompletionChunker {
         if (calls?.length) out.push(this.chunk({ tool_calls: calls.map((c, index) => ({ index, ...c })) }, null));
         out.push(this.chunk({}, ev.completion.choices[0]?.finish_reason ?? 'stop'));
         const recalled = 'recalled' in ev.completion ? ev.completion.recalled : undefined;
-        out.push({ ...this.base(ev.completion), choices: [], usage: ev.completion.usage, ...(recalled ? { recalled } : {}) });
+        const rotation = this.rotation ? { rotation: this.rotation } : {};
+        out.push({ ...this.base(ev.completion), choices: [], usage: ev.completion.usage, ...(recalled ? { recalled } : {}), ...rotation });
         return out;
       }
       default:

@@ -166,6 +166,8 @@ export interface CompletionChunk {
   usage?: Usage;
   /** On the usage chunk, as on the completion (an extension, issue 32): what automatic recall put in the prompt. */
   recalled?: EntityCompletion['recalled'];
+  /** On the usage chunk (an extension, issue 37): the rotation the turn made, so a remote client says so as a local one does. */
+  rotation?: Omit<Extract<TurnEvent, { type: 'rotation' }>, 'type'>;
 }
 
 /** What a send yields, in order: start, rotation?, delta*, done. */

@@ -142,6 +142,18 @@ export function contractSuite(name: string, make: (dir: string, fake: FakeOpenAI
         expect((await b().listMessages(id, { limit: 500 })).data).toHaveLength(20);
       });
 
+      it('tells a rotation as a rotation event, so the CLI says so on every backend (issue 37, item 7)', async () => {
+        const id = await entity();
+        const rotations: TurnEvent[] = [];
+        for (let i = 0; i < 10; i++) {
+          const events = await collect(b().sendMessage(id, { content: `message ${i} with a handful of words to fill the window` }));
+          rotations.push(...events.filter((e) => e.type === 'rotation'));
+          expect(events.at(-1)?.type).toBe('done');
+        }
+        expect(rotations.length).toBeGreaterThan(0);
+        expect(rotations[0]).toMatchObject({ type: 'rotation', covers: [1, expect.any(Number)], summaryTokens: expect.any(Number), windowTokens: expect.any(Number) });
+      });
+
       it('finds a fact said in turn 1 and folded out of the window 40 turns later, by word, phrase and prefix', async () => {
         const id = await entity();
         const other = await entity();

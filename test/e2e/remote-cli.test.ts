@@ -92,3 +92,32 @@ describe('local administration against a remote server', () => {
     expect(existsSync(`${dir}/admin-client/never.db`)).toBe(false);
   });
 });
+
+describe('a remote backend says what the local one says (issue 37, item 7)', () => {
+  it('where the local entities went, the rotation notice, and logs without config set userId', async () => {
+    const serverEnv = cliEnv(`${dir}/said`, { MGPT_DB: `${dir}/said/served.db`, MGPT_PROVIDER: 'openai', MGPT_PROVIDER_URL: fake.url, MGPT_WINDOW_BUDGET: '200' });
+    const key = (await mgpt(['keys', 'create', '--account', 'local', '--scopes', 'mgpt.responses:create,mgpt.logs:read'], serverEnv)).stdout.trim();
+    const server = spawnMgpt(['serve', '--port', '0'], serverEnv);
+    const url = await new Promise<string>((resolve) => server.stdout!.once('data', (d) => resolve(String(d).trim())));
+    const client = cliEnv(`${dir}/said/client`, { MGPT_BACKEND: 'remote', MGPT_BASE_URL: url, MGPT_ENTITIES_URL: `${url}/v1`, MGPT_API_KEY: key });
+    try {
+      const empty = await mgpt(['entities', 'list'], client);
+      expect(empty.code).toBe(0);
+      expect(empty.stderr).toContain('your local ones are still in the local database: `mgpt --backend local entities list` shows them');
+
+      const id = (await mgpt(['entities', 'create', '--name', 'far'], client)).stdout.trim();
+      let said = '';
+      for (let i = 0; i < 10 && !said.includes('window rotated'); i++) {
+        said += (await mgpt(['send', id, `message ${i} with a handful of words to fill the window`, '--verbose'], client)).stderr;
+      }
+      expect(said).toMatch(/window rotated: messages 1–\d+ were folded into a \d+-token summary/);
+
+      const logs = await mgpt(['logs', '--json'], client);
+      expect([logs.code, logs.stderr]).toEqual([0, '']);
+      expect(JSON.parse(logs.stdout)).toMatchObject({ data: expect.any(Array), page: 1 });
+    } finally {
+      server.kill('SIGTERM');
+      await server.result;
+    }
+  });
+});

@@ -223,23 +223,28 @@ export class RemoteBackend implements Backend {
       if (!(err instanceof BadRequestError)) throw err;
     });
   }
-  listLogs(query: LogQuery): Promise<LogList> {
-    const q = this.logQuery();
+  async listLogs(query: LogQuery): Promise<LogList> {
+    const q = await this.logQuery();
     for (const [k, v] of Object.entries(query)) if (v !== undefined) q.set(k, String(v));
     return this.http.json('GET', this.api(`/logs?${q}`));
   }
-  getLog(id: string): Promise<LogDetail> {
-    const q = this.logQuery();
+  async getLog(id: string): Promise<LogDetail> {
+    const q = await this.logQuery();
     q.set('identifier', id);
     return this.http.json('GET', this.api(`/logs?${q}`));
   }
 
-  private logQuery(): URLSearchParams {
-    if (!this.opts.userId) {
-      throw new ConfigError('the logs endpoint needs your user id', { hint: 'mgpt config set userId UUID (or MGPT_USER_ID); universes create --json shows it' });
+  /** The logs endpoint's owner: the configured userId, else the key's own user (GET /v1/whoami). */
+  private async logQuery(): Promise<URLSearchParams> {
+    this.keyUser ??= this.opts.userId ?? (await this.whoami().catch(() => undefined))?.user;
+    if (!this.keyUser) {
+      throw new ConfigError('the logs endpoint needs your user id, and the server does not say whose key this is', {
+        hint: 'mgpt config set userId UUID (or MGPT_USER_ID); universes create --json shows it',
+      });
     }
-    return new URLSearchParams({ ownerUserId: this.opts.userId });
+    return new URLSearchParams({ ownerUserId: this.keyUser });
   }
+  private keyUser?: string;
 
   async close(): Promise<void> {}
 }
@@ -285,6 +290,7 @@ function* chunkEvents(turn: StreamedTurn, chunk: CompletionChunk | StreamErrorFr
   }
   if (chunk.usage) turn.usage = chunk.usage;
   if (chunk.recalled) turn.recalled = chunk.recalled;
+  if (chunk.rotation) yield { type: 'rotation', ...chunk.rotation };
 }
 
 function completionOf(turn: StreamedTurn, id: string): EntityCompletion {

@@ -21,7 +21,7 @@ export function entityRoutes(engine: Engine, { auth, limit, body }: RouteDeps): 
   // An extension (issue 37): whose key this is, for `mgpt auth status`; any valid key may ask.
   app.get('/v1/whoami', auth(null), (c) => {
     const p = c.get('principal');
-    return c.json({ object: 'api_key', id: p.keyId, account: p.accountId, scopes: p.scopes } satisfies KeyIdentity);
+    return c.json({ object: 'api_key', id: p.keyId, account: p.accountId, user: p.userId, scopes: p.scopes } satisfies KeyIdentity);
   });
   app.get('/v1/entities/:id', ent, async (c) => c.json(await engine.entities.get(c.req.param('id'), c.get('principal').accountId)));
   // An extension (SPEC section 8): the engine checks the body (fields, model, types) itself.

@@ -30,6 +30,10 @@ export function registerList(entities: Command, ctx: CliContext): void {
 export async function runList(ctx: CliContext, o: ListOptions): Promise<void> {
   const limit = intOption('--limit', o.limit, 1);
   const list = await readList(ctx, o.all ? Infinity : (limit ?? LIST_ENTITIES_MAX));
+  // After `mgpt login` the local database's entities drop out of view: say where they went.
+  if (list.data.length === 0 && (await ctx.backend()).kind === 'remote') {
+    note(ctx, `no entities on ${ctx.settings().entitiesUrl ?? ctx.settings().baseUrl ?? 'the server'}; your local ones are still in the local database: \`mgpt --backend local entities list\` shows them (\`mgpt logout\` goes back to it)`);
+  }
   if (o.json) return printJson(ctx.io, list);
   if (list.data.length === 0 && ctx.io.stdoutIsTTY) {
     ctx.io.stderr.write('no entities yet: create one with `mgpt entities create --name NAME`\n');
