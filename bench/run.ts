@@ -146,29 +146,31 @@ if (section('turns') || section('serve')) {
 
 // 2a. What automatic recall adds to a turn (issue 32): two entities with the same 20,000-message
 // transcript in one engine, one with recall off and one with `auto`, their turns interleaved so load
-// noise hits both. The question shares "tomatoes" with a quarter of the transcript: every one of
-// those 5,000 matches is ranked, the retriever's worst ordinary case.
+// noise hits both. The question is about a fact planted every 400th message (50 of them, the
+// rest of the transcript four lines over and over), so every turn recalls.
 if (section('turns')) {
   const r = await recallOverhead(20_000);
   const added = median(r.auto) - median(r.off);
   rows.push({ name: 'turn @20k msgs, recall off (median)', value: median(r.off), unit: 'ms', note: `p95 ${pct(r.off, 0.95).toFixed(2)} ms` });
-  rows.push({ name: 'turn @20k msgs, recall auto (median)', value: median(r.auto), unit: 'ms', note: `p95 ${pct(r.auto, 0.95).toFixed(2)} ms; ${r.recalled} messages recalled a turn` });
+  rows.push({ name: 'turn @20k msgs, recall auto (median)', value: median(r.auto), unit: 'ms', note: `p95 ${pct(r.auto, 0.95).toFixed(2)} ms; ${r.recalled.toFixed(1)} messages recalled a turn on average` });
   rows.push({ name: 'recall auto adds to a turn @20k msgs', value: added, unit: 'ms', target: '<= 2', met: added <= 2 });
 }
 
 async function recallOverhead(messages: number): Promise<{ off: number[]; auto: number[]; recalled: number }> {
   const engine = newEngine(join(work, `recall-${messages}.db`));
-  const off = await engine.entities.create({ model: 'mgpt-1-27b', instructions: 'You are a benchmark.' }, 'local');
+  const off = await engine.entities.create({ model: 'mgpt-1-27b', instructions: 'You are a benchmark.', recall: 'off' }, 'local');
   const auto = await engine.entities.create({ model: 'mgpt-1-27b', instructions: 'You are a benchmark.', recall: 'auto' }, 'local');
-  await seedTranscript(engine, off.id, messages, 40);
-  await seedTranscript(engine, auto.id, messages, 40);
+  // Every 400th message a fact a question asks about: 50 of them, so auto has something to recall.
+  const plant = { every: 400, line: 'The blue heron nested by the old mill again this spring' };
+  await seedTranscript(engine, off.id, messages, 40, 20, plant);
+  await seedTranscript(engine, auto.id, messages, 40, 20, plant);
   const out = { off: [] as number[], auto: [] as number[], recalled: 0 };
   const turns = quick ? 100 : 300;
   for (let i = 0; i < turns + 20; i++) {
     for (const [id, into] of [[off.id, out.off], [auto.id, out.auto]] as const) {
       const t0 = performance.now();
-      for await (const part of engine.entities.send(id, { content: `turn ${i}: how are the tomatoes doing this week?` }, 'local')) {
-        if (part.type === 'done' && id === auto.id) out.recalled = part.completion.recalled?.length ?? 0;
+      for await (const part of engine.entities.send(id, { content: `turn ${i}: where did that heron build its nest?` }, 'local')) {
+        if (part.type === 'done' && id === auto.id && i >= 20) out.recalled += (part.completion.recalled?.length ?? 0) / turns;
       }
       if (i >= 20) into.push(performance.now() - t0);
     }

@@ -15,7 +15,7 @@ const LINES = [
  * window in a rotated state: one summary over the old part, then the recent messages. Written
  * straight through the store in one transaction: seeding by running turns would take minutes.
  */
-export async function seedTranscript(engine: Engine, entityId: string, messages: number, tokensPerMessage: number, liveMessages = 20) {
+export async function seedTranscript(engine: Engine, entityId: string, messages: number, tokensPerMessage: number, liveMessages = 20, plant?: { every: number; line: string }) {
   const tok = await loadTokenEstimator();
   const contents = LINES.map((l) => {
     let s = l;
@@ -44,8 +44,12 @@ export async function seedTranscript(engine: Engine, entityId: string, messages:
     for (let seq = 1; seq <= messages; seq++) {
       const i = seq % contents.length;
       const role = seq % 2 === 1 ? 'user' : 'assistant';
-      store.entities.insertMessage(entityId, { seq, role, content: contents[i], tokens: counts[i], createdAt: now });
-      transcriptTokens += counts[i];
+      // A rarer line now and then (a fact a later question asks about), in place of the cycled one.
+      const planted = plant && seq % plant.every === 0 && seq < firstLive ? `${plant.line} (${seq})` : undefined;
+      const content = planted ?? contents[i];
+      const tokens = planted ? tok.count(planted) : counts[i];
+      store.entities.insertMessage(entityId, { seq, role, content, tokens, createdAt: now });
+      transcriptTokens += tokens;
       if (seq >= firstLive) {
         store.entities.insertBlock(entityId, {
           id: randomUUID(), position: position++, kind: 'message', role, content: contents[i],

@@ -126,6 +126,11 @@ export interface EntityStore {
    * PostgreSQL ts_rank_cd over the english configuration): recall and `mgpt search --any`.
    */
   searchAny(q: RankedSearch): Promise<MessageHit[]>;
+  /**
+   * How many messages (of every entity in the database) share each word's stem, each counted up
+   * to `cap`: a ranked search's cost is its words' matches, so the commonest can be left out.
+   */
+  wordMatches(words: string[], cap: number): Promise<number[]>;
   /** The entity's messages at these seqs (those that exist), in seq order. */
   messagesAt(entityId: string, seqs: number[]): Promise<MessageRow[]>;
 }

@@ -518,6 +518,9 @@ describe.each(factories)('store contract: $name', (factory) => {
       expect(await s.entities.searchAny({ accountId: (await account()).id, words: ['lisbon'], limit: 10 })).toEqual([]);
       expect(await s.entities.searchAny({ accountId: a.id, words: ['astronomy'], limit: 10 })).toEqual([]);
       expect((await s.entities.messagesAt(e.id, [4, 2, 9])).map((m) => m.seq)).toEqual([2, 4]);
+      // Matches per word by stem, counted up to a cap (what a retrieval ranks is bounded by them).
+      expect(await s.entities.wordMatches(['lisbon', 'astronomy', 'moves'], 10)).toEqual([2, 0, 2]);
+      expect(await s.entities.wordMatches(['lisbon'], 1)).toEqual([1]);
     });
   });
 

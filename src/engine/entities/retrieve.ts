@@ -44,13 +44,38 @@ const SHORT_QUESTION_WORDS = 3;
 export const NOTHING_RETRIEVED: Retrieved = { text: '', tokens: 0, messages: [] };
 
 export async function retrieve(deps: EngineDeps, entity: EntityRow, query: string, opts: RetrieveOptions): Promise<Retrieved> {
-  const words = queryWords(query, opts.context);
-  if (!words.length || opts.budgetTokens <= 0) return NOTHING_RETRIEVED;
+  if (opts.budgetTokens <= 0) return NOTHING_RETRIEVED;
+  const words = await rarest(deps, queryWords(query, opts.context));
+  if (!words.length) return NOTHING_RETRIEVED;
   const hits = relevant(await deps.store.entities.searchAny({ accountId: entity.accountId, words, entityIds: [entity.id], beforeSeq: opts.beforeSeq, limit: CANDIDATES }));
   if (!hits.length) return NOTHING_RETRIEVED;
   const partners = await partnersOf(deps, entity.id, hits, opts.beforeSeq);
   return fill(await loadTokenEstimator(), hits, partners, opts.budgetTokens);
 }
+
+/**
+ * The question's rarest words whose matches together stay within MATCHES_RANKED: ranking scores
+ * every message a word matches (bm25 or ts_rank_cd), so a word found in thousands of messages
+ * made a turn cost tens of milliseconds (issue 32: 23-35 ms over 20,000 messages, for 2 allowed)
+ * while telling little about which message is meant. A question whose every word is that common
+ * recalls nothing.
+ */
+async function rarest(deps: EngineDeps, words: string[]): Promise<string[]> {
+  if (words.length === 0) return words;
+  const counts = await deps.store.entities.wordMatches(words, MATCHES_RANKED + 1);
+  const byCount = words.map((w, i) => ({ w, n: counts[i] ?? 0 })).filter((x) => x.n > 0).sort((a, b) => a.n - b.n);
+  const kept: string[] = [];
+  let total = 0;
+  for (const { w, n } of byCount) {
+    if (total + n > MATCHES_RANKED) break;
+    kept.push(w);
+    total += n;
+  }
+  return kept;
+}
+
+/** The most matches one retrieval ranks (about a millisecond of SQLite's bm25). */
+const MATCHES_RANKED = 1000;
 
 /**
  * The question's content words; a short one that points back ("what was her job?") takes the

@@ -87,6 +87,13 @@ export class PgEntityStore implements EntityStore {
     return rows;
   }
 
+  async wordMatches(words: string[], cap: number): Promise<number[]> {
+    const counts = await Promise.all(
+      words.map((w) => this.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM (SELECT 1 FROM messages WHERE ranked @@ to_tsquery('english', $1) LIMIT $2) x`, [tsAny([w]), cap])),
+    );
+    return counts.map((r) => r.rows[0]!.n);
+  }
+
   async messagesAt(entityId: string, seqs: number[]): Promise<MessageRow[]> {
     const { rows } = await this.pool.query<MessageRow>(`SELECT ${MESSAGE_COLS} FROM messages WHERE entity_id = $1 AND seq = ANY($2::bigint[]) ORDER BY seq`, [entityId, seqs]);
     return rows;

@@ -99,6 +99,11 @@ export class EntityRepo {
     ).all(params) as MessageHit[];
   }
 
+  wordMatches(words: string[], cap: number): number[] {
+    const count = this.s(`SELECT count(*) AS n FROM (SELECT 1 FROM messages_ranked WHERE messages_ranked MATCH ? LIMIT ?)`);
+    return words.map((w) => (count.get(ftsAny([w]), cap) as { n: number }).n);
+  }
+
   messagesAt(entityId: string, seqs: number[]): MessageRow[] {
     return this.s(
       `SELECT seq, role, content, tokens, created_at AS createdAt FROM messages

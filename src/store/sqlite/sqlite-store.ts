@@ -187,6 +187,7 @@ function entityStore(r: SqliteRepos, large: (rows: EntityImport) => LargeWriter 
     },
     search: (q) => inTurn(() => r.entities.search(q)),
     searchAny: async (q) => r.entities.searchAny(q),
+    wordMatches: async (words, cap) => r.entities.wordMatches(words, cap),
     messagesAt: async (entityId, seqs) => r.entities.messagesAt(entityId, seqs),
   };
 }
