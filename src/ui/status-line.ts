@@ -14,11 +14,11 @@ export interface StatusLine {
  * The line under the conversation, fitted to `columns` so it never wraps (a wrapped status line
  * repeats on every streamed token). Wide:
  * `ada · mgpt-1-27b → openai gpt-4o-mini · local · window [██░░░░░░░░] 812/8000 tok, 12 blocks · transcript 40 msgs, 3.2k tok · $4.99`
- * Compact: `ada · mgpt-1-27b · local · window 10% 812/8k · 40 msgs · $4.99`
+ * Compact (the route alone names the model that answers): `ada · openai gpt-4o-mini · local · window 10% 812/8k · 40 msgs · $4.99`
  */
 export function statusLine(s: ChatStatus, busy: boolean, columns: number): StatusLine {
   const wide = columns >= WIDE_COLUMNS;
-  const model = s.model && s.route ? `${s.model} → ${s.route}` : s.model;
+  const model = s.model && s.route ? (wide ? `${s.model} → ${s.route}` : s.route) : s.model;
   const parts = [s.label, ...(model ? [model] : []), s.backend];
   if (s.window) {
     const pct = s.window.budget ? Math.round((s.window.tokens / s.window.budget) * 100) : 0;

@@ -109,7 +109,7 @@ describe.skipIf(!withTmux)('mgpt chat in a real pseudo-terminal (tmux)', () => {
     const exports = Object.entries(env).map(([k, v]) => `export ${k}=${JSON.stringify(v)}`).join('\n');
     writeFileSync(script, `${exports}\nexport CI=true\n${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} chat narrow\n`);
     await tmux('new-session', '-d', '-s', 'narrow', '-x', '80', '-y', '30', `bash ${script}`);
-    const statusLines = (s: string) => s.split('\n').filter((l) => l.includes('mgpt-1-27b'));
+    const statusLines = (s: string) => s.split('\n').filter((l) => l.startsWith('narrow · '));
     await until('the status line', (s) => statusLines(s).length === 1, 15_000, 'narrow');
     fake.script({ text: ['a ', 'reply ', 'that ', 'streams ', 'slowly'], chunkDelayMs: 250 });
     await tmux('send-keys', '-t', 'narrow', 'hello narrow', 'Enter');

@@ -33,7 +33,8 @@ describe.skipIf(!parts)('turns in parallel on a context shared by the server’s
     expect(await inParallel(engine, ids, 1, true)).toEqual([]);
     for (const id of ids) expect((await engine.entities.get(id, 'local')).transcript.messages).toBe(2 * (TURNS + 1));
     engine.close();
-  });
+    // The turns take turns on one context: about a minute on a quiet machine, several under load.
+  }, 300_000);
 });
 
 /** `turns` turns on each entity as batch runs them: an entity's in order, `PARALLEL` entities side by side. Returns the failures. */
