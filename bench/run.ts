@@ -16,6 +16,7 @@ import { seedTranscript } from './seed.js';
 import { benchTokens } from './tokens.js';
 import { benchRotationCost } from './rotation-cache.js';
 import { benchServeLlama } from './serve-llama.js';
+import { benchSharedContext } from './shared-context.js';
 import { benchIndexCost, benchSearch } from './search.js';
 import { benchSearchLoad } from './search-load.js';
 import { type LimitRuns, type LoadRun, benchLimits } from './limits.js';
@@ -25,7 +26,7 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = join(root, 'bin', 'mgpt');
 const work = mkdtempSync(join(tmpdir(), 'mgpt-bench-'));
 const quick = process.argv.includes('--quick');
-// `--only=turns,window,serve` runs just those sections (startup, turns, window, export, serve, branch, chat, senders, llama, tokens, rotation, serve-llama, search, limits, memory).
+// `--only=turns,window,serve` runs just those sections (startup, turns, window, export, serve, branch, chat, senders, llama, tokens, rotation, serve-llama, shared, search, limits, memory).
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
 const section = (name: string) => !only || only.includes(name);
 
@@ -390,6 +391,21 @@ if (section('serve-llama')) {
     rows.push({ name: 'serve: buffered completion vs llama-server direct, added', value: r.addedMs, unit: 'ms', target: '<= 2', met: r.addedMs <= 2, note: `${r.serveMs.toFixed(1)} vs ${r.directMs.toFixed(1)} ms` });
     rows.push({ name: 'the same to the scripted fake, added', value: r.fakeAddedMs, unit: 'ms', note: "serve's own work a request, no model server beside it" });
     rows.push({ name: 'floor: a bare node:http process that only forwards it, added', value: r.proxyAddedMs, unit: 'ms', note: `serve's own share: ${(r.addedMs - r.proxyAddedMs).toFixed(2)} ms` });
+  }
+}
+
+// 9b. Turns on a context llama-server shares between parallel requests (-c 2048, its default
+// slots): what the shared-context gate lets run at once, against the same turns with a context a slot.
+if (section('shared')) {
+  const r = await benchSharedContext(work);
+  if (!r) {
+    console.warn('shared: no llama-server (MGPT_TEST_LLAMA_SERVER) or model (MGPT_TEST_GGUF): its rows were not measured');
+  } else {
+    const own = quick ? undefined : await benchSharedContext(work, ['-c', '8192', '-np', '4']);
+    rows.push({ name: 'shared context: 8 x 10 buffered turns, wall', value: r.wallMs / 1000, unit: 's', note: `${r.turns - r.failed} of ${r.turns}${own ? `; -np 4 -c 8192 (a context a slot): ${(own.wallMs / 1000).toFixed(1)} s` : ''}` });
+    rows.push({ name: 'shared context: slots busy (mean while any)', value: r.busyMean, unit: 'n', note: `max ${r.busyMax} of 4` });
+    rows.push({ name: 'shared context: turn, send to reply (max)', value: r.turnMaxMs / 1000, unit: 's', note: `p50 ${(r.turnP50Ms / 1000).toFixed(1)} s` });
+    rows.push({ name: 'shared context: reply tokens p90 / reply bound', value: r.replyP90 / r.replyCap, unit: 'x', note: `replies p50 ${r.replyP50}, p90 ${r.replyP90}, max ${r.replyMax}; bound ${r.replyCap}; prompts p50 ${r.promptP50}` });
   }
 }
 
