@@ -395,14 +395,13 @@ if (section('serve-llama')) {
 }
 
 // 9b. Turns on a context llama-server shares between parallel requests (-c 2048, its default
-// slots): what the shared-context gate lets run at once, against the same turns with a context a slot.
+// slots): what the shared-context gate lets run at once, and what replies use of the room it holds.
 if (section('shared')) {
   const r = await benchSharedContext(work);
   if (!r) {
     console.warn('shared: no llama-server (MGPT_TEST_LLAMA_SERVER) or model (MGPT_TEST_GGUF): its rows were not measured');
   } else {
-    const own = quick ? undefined : await benchSharedContext(work, ['-c', '8192', '-np', '4']);
-    rows.push({ name: 'shared context: 8 x 10 buffered turns, wall', value: r.wallMs / 1000, unit: 's', note: `${r.turns - r.failed} of ${r.turns}${own ? `; -np 4 -c 8192 (a context a slot): ${(own.wallMs / 1000).toFixed(1)} s` : ''}` });
+    rows.push({ name: 'shared context: 8 x 10 buffered turns, wall', value: r.wallMs / 1000, unit: 's', note: `${r.turns - r.failed} of ${r.turns}` });
     rows.push({ name: 'shared context: slots busy (mean while any)', value: r.busyMean, unit: 'n', note: `max ${r.busyMax} of 4` });
     rows.push({ name: 'shared context: turn, send to reply (max)', value: r.turnMaxMs / 1000, unit: 's', note: `p50 ${(r.turnP50Ms / 1000).toFixed(1)} s` });
     rows.push({ name: 'shared context: reply tokens p90 / reply bound', value: r.replyP90 / r.replyCap, unit: 'x', note: `replies p50 ${r.replyP50}, p90 ${r.replyP90}, max ${r.replyMax}; bound ${r.replyCap}; prompts p50 ${r.promptP50}` });
