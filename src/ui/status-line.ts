@@ -14,11 +14,14 @@ export interface StatusLine {
  * The line under the conversation, fitted to `columns` so it never wraps (a wrapped status line
  * repeats on every streamed token). Wide:
  * `ada · mgpt-1-27b → openai gpt-4o-mini · local · window [██░░░░░░░░] 812/8000 tok, 12 blocks · transcript 40 msgs, 3.2k tok · $4.99`
- * Compact (the route alone names the model that answers): `ada · openai gpt-4o-mini · local · window 10% 812/8k · 40 msgs · $4.99`
+ * Compact (the provider's model alone says who answers): `ada · gpt-4o-mini · local · window 10% 812/8k · 40 msgs · $4.99`
+ *
+ * A line longer than a terminal that narrows is reflowed by the terminal onto two rows, and ink
+ * then erases one row too few (a ghost line): the compact form stays as short as it can.
  */
 export function statusLine(s: ChatStatus, busy: boolean, columns: number): StatusLine {
   const wide = columns >= WIDE_COLUMNS;
-  const model = s.model && s.route ? (wide ? `${s.model} → ${s.route}` : s.route) : s.model;
+  const model = s.model && s.route ? (wide ? `${s.model} → ${s.route}` : providerModel(s.route)) : s.model;
   const parts = [s.label, ...(model ? [model] : []), s.backend];
   if (s.window) {
     const pct = s.window.budget ? Math.round((s.window.tokens / s.window.budget) * 100) : 0;
@@ -40,6 +43,12 @@ export function statusLine(s: ChatStatus, busy: boolean, columns: number): Statu
   const room = Math.max(0, columns - 1);
   if ([...text].length + [...note].length <= room) return { text, busy: note };
   return { text: cut(text, Math.max(0, room - [...note].length)), busy: cut(note, room) };
+}
+
+/** A route (`openai gpt-4o-mini`) without its provider. */
+function providerModel(route: string): string {
+  const space = route.indexOf(' ');
+  return space === -1 ? route : route.slice(space + 1);
 }
 
 function cut(text: string, width: number): string {

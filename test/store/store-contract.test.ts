@@ -781,9 +781,10 @@ describe.each(factories)('store contract: $name', (factory) => {
       const refused = results.find((r) => !r.admitted)!;
       // Refused and unchanged: the state that refused it, at least a minute ahead.
       expect(refused.tokenTat - refused.now).toBeGreaterThanOrEqual(60_000);
-      const last = Math.max(...admitted.map((r) => r.tokenTat));
-      expect(refused.tokenTat).toBe(last);
+      // The state that refused it is one an admission left (time moves on between them: a sliver may be admitted after a refusal).
+      expect(admitted.map((r) => r.tokenTat)).toContain(refused.tokenTat);
       // Together the reservations overspend the minute by one at most.
+      const last = Math.max(...admitted.map((r) => r.tokenTat));
       expect(last - refused.now).toBeLessThan(60_000 + 12_000 + 1_000);
       // A reservation returned (a negative spend) makes room again, never past now.
       await s.rates.spend(k.id, -36_000);
