@@ -21,12 +21,13 @@ import { benchIndexCost, benchSearch } from './search.js';
 import { benchSearchLoad } from './search-load.js';
 import { type LimitRuns, type LoadRun, benchLimits } from './limits.js';
 import { type MemoryRun, benchMemory } from './memory.js';
+import { benchRepl } from './repl.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = join(root, 'bin', 'mgpt');
 const work = mkdtempSync(join(tmpdir(), 'mgpt-bench-'));
 const quick = process.argv.includes('--quick');
-// `--only=turns,window,serve` runs just those sections (startup, turns, window, export, serve, branch, chat, senders, llama, tokens, rotation, serve-llama, shared, search, limits, memory).
+// `--only=turns,window,serve` runs just those sections (startup, turns, window, export, serve, branch, chat, repl, senders, llama, tokens, rotation, serve-llama, shared, search, limits, memory).
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
 const section = (name: string) => !only || only.includes(name);
 
@@ -323,6 +324,22 @@ if (section('chat')) {
     rows.push({ name: `batch ${n} jobs, 100 ms, c=16 / ideal`, value: r, unit: 'x', target: `<= ${target}`, met: r <= target, note: `${b.batchMs.toFixed(0)} ms wall vs ${b.batchIdealMs.toFixed(0)} ms ideal${all.length > 1 ? `; median of ${all.length}` : ''}` });
     rows.push({ name: `batch ${n} job phase / ideal (no startup)`, value: b.batchJobsMs / b.batchIdealMs, unit: 'x', note: `${b.batchJobsMs.toFixed(0)} ms from the first job to the last` });
   }
+}
+
+// 5a. mgpt chat streaming a 2,000-token reply in a pty: the REPL's CPU against send printing the
+// same stream (its startup, a one-token send, taken off), and Ctrl-C to the cancel notice under a burner.
+if (section('repl')) {
+  const r = await benchRepl(root, work, quick);
+  const repl = median(r.replCpuMs);
+  const send = median(r.sendCpuMs);
+  const stream = send - median(r.sendIdleCpuMs);
+  const ratio = repl / stream;
+  const runs = `median of ${r.replCpuMs.length}`;
+  rows.push({ name: `repl: CPU for a ${r.tokens}-token streamed reply`, value: repl, unit: 'ms', note: `${runs}; REPL process, Enter to the status line after the reply` });
+  rows.push({ name: `floor: send printing it, startup taken off`, value: stream, unit: 'ms', note: `whole send ${send.toFixed(0)} ms, one-token send ${median(r.sendIdleCpuMs).toFixed(0)} ms; ${runs}` });
+  rows.push({ name: 'repl reply CPU / send', value: ratio, unit: 'x', target: '<= 2', met: ratio <= 2, note: `whole send process: ${(repl / send).toFixed(2)}x` });
+  const cancel = median(r.cancelMs);
+  rows.push({ name: `repl: Ctrl-C to cancel notice${r.burner ? ', stress-ng --cpu 2' : ', no burner'}`, value: cancel, unit: 'ms', target: '<= 200', met: Math.max(...r.cancelMs) <= 200, note: `max ${Math.max(...r.cancelMs).toFixed(0)} ms; ${runs}` });
 }
 
 // 5b. 50 CLI senders at once on 50 different entities, every reply 400 ms late: no false conflicts.
