@@ -12,6 +12,7 @@ import { ChatStore } from './chat-store.js';
 import { createTarget, resolveTarget, switchTargets, targetList } from './chat-targets.js';
 import type { ChatOptions, ChatTarget } from './chat-types.js';
 import { type Completion, type SwitchTarget, complete, wantsTargets } from './completion.js';
+import { StreamThrottle } from './stream-throttle.js';
 import { timeAgo } from './time-ago.js';
 
 export type { ChatItem, ChatOptions, ChatState, ChatStatus, ChatTarget } from './chat-types.js';
@@ -156,6 +157,7 @@ export class ChatController extends ChatStore {
     let reply = '';
     let cut: string | undefined;
     let recalled: string | undefined;
+    const shown = new StreamThrottle((text) => this.set({ streaming: text }));
     try {
       for await (const ev of this.opts.backend.sendMessage(this.target.id, { content, signal: abort.signal })) {
         if (abort.signal.aborted) break;
@@ -163,7 +165,7 @@ export class ChatController extends ChatStore {
           this.push({ kind: 'notice', text: rotationNotice(ev, true) });
         } else if (ev.type === 'delta') {
           reply += ev.text;
-          this.set({ streaming: reply });
+          shown.update(reply);
         } else if (ev.type === 'done') {
           reply = ev.completion.choices[0]?.message.content ?? reply;
           this.lastUsage.set(this.target.id, ev.completion.usage);
@@ -172,18 +174,23 @@ export class ChatController extends ChatStore {
         }
       }
       if (abort.signal.aborted) throw cancelled();
-      this.set({ streaming: null });
-      this.push({ kind: 'assistant', text: reply });
+      shown.stop();
+      this.pushWith({ streaming: null }, { kind: 'assistant', text: reply });
       if (recalled) this.push({ kind: 'notice', text: recalled });
       if (cut) this.sayOnce('cut', cut);
     } catch (err) {
-      this.set({ streaming: null });
       if (isCancel(err) || abort.signal.aborted) {
+        shown.stop();
         // What came so far stays on screen, marked, so the person can see where it was cut.
-        if (reply) this.push({ kind: 'assistant', text: reply, cancelled: true });
-        this.push({ kind: 'notice', text: TURN_CANCELLED });
-      } else this.fail(err);
+        const cut = reply ? [{ kind: 'assistant' as const, text: reply, cancelled: true }] : [];
+        this.pushWith({ streaming: null }, ...cut, { kind: 'notice', text: TURN_CANCELLED });
+      } else {
+        shown.flush();
+        this.set({ streaming: null });
+        this.fail(err);
+      }
     } finally {
+      shown.stop();
       this.turn = null;
       this.set({ busy: false });
     }

@@ -21,6 +21,11 @@ export class ChatStore {
 
   /** Appends items, numbered in order. */
   protected push(...items: NewItem[]): void {
-    this.set({ items: [...this.state.items, ...items.map((i) => ({ ...i, id: this.nextId++ }) as ChatItem)] });
+    this.pushWith({}, ...items);
+  }
+
+  /** Appends items and changes the state in one update, so no screen shows one without the other. */
+  protected pushWith(patch: Partial<ChatState>, ...items: NewItem[]): void {
+    this.set({ ...patch, items: [...this.state.items, ...items.map((i) => ({ ...i, id: this.nextId++ }) as ChatItem)] });
   }
 }
