@@ -5,7 +5,9 @@ import type { ChatController, ChatItem, ChatStatus } from './chat-controller.js'
 import { editingKey } from './editing-keys.js';
 import { type EditorState, clear, deleteForward, emptyEditor, enter, insert, setText } from './line-editor.js';
 import { statusLine } from './status-line.js';
+import { StreamTail } from './stream-tail.js';
 import { useChat } from './use-chat.js';
+import { usePrinted } from './use-printed.js';
 
 export interface ChatAppProps {
   controller: ChatController;
@@ -17,6 +19,7 @@ export interface ChatAppProps {
 /** `mgpt chat`: the conversation so far, the reply streaming in, a status line and the input. */
 export function ChatApp({ controller, history = [], onExit }: ChatAppProps) {
   const state = useChat(controller);
+  const { printed, live } = usePrinted(state);
   const app = useApp();
   // The editor lives in a ref too: several keys can arrive before React renders again.
   const ref = useRef<EditorState | null>(null);
@@ -64,12 +67,8 @@ export function ChatApp({ controller, history = [], onExit }: ChatAppProps) {
 
   return (
     <Box flexDirection="column">
-      <Static items={state.items}>{(item) => <Item key={item.id} item={item} />}</Static>
-      {state.streaming !== null && (
-        <Box>
-          <Text color="green">{safe(state.streaming) || '…'}</Text>
-        </Box>
-      )}
+      <Static items={printed}>{(p) => <Item key={p.key} item={p.item} />}</Static>
+      {live !== null && <Streaming text={safe(live)} below={rowsBelow(editor.text, choices)} />}
       <StatusBar status={state.status} busy={state.busy} />
       {!state.exited && <Input editor={editor} waiting={state.pendingTools[0]?.name} />}
       {!state.exited && choices.length > 0 && <Text dimColor>{choices.join('  ')}</Text>}
@@ -146,7 +145,8 @@ function Item({ item }: { item: ChatItem }) {
           <Text color="yellow">{' [cancelled]'}</Text>
         </Text>
       ) : (
-        <Text color="green">{safe(item.text)}</Text>
+        // A reply's line break printed as its own line is an empty line, not no line.
+        <Text color="green">{safe(item.text) || ' '}</Text>
       );
     case 'notice':
       return <Text color="yellow">{`· ${item.text}`}</Text>;
@@ -160,6 +160,28 @@ function Item({ item }: { item: ChatItem }) {
     case 'output':
       return <Text>{safe(item.text)}</Text>;
   }
+}
+
+/** The reply streaming in, as much of its end as leaves the live screen shorter than the terminal (see StreamTail). */
+function Streaming({ text, below }: { text: string; below: (columns: number) => number }) {
+  const columns = useColumns();
+  const rows = useRows();
+  const tail = useRef<StreamTail | null>(null);
+  if (tail.current?.columns !== columns) tail.current = new StreamTail(columns);
+  const shown = Number.isFinite(rows) ? tail.current.tail(text, Math.max(1, rows - below(columns))) : text;
+  return (
+    <Box>
+      <Text color="green">{shown || '…'}</Text>
+    </Box>
+  );
+}
+
+/** Rows the live screen keeps under a streaming reply: the status line, the input, Tab's choices, and one spare. */
+function rowsBelow(input: string, choices: string[]) {
+  return (columns: number) => {
+    const inputRows = input.split('\n').reduce((n, line) => n + Math.ceil((line.length + 3) / columns), 0);
+    return 2 + inputRows + (choices.length ? Math.ceil(choices.join('  ').length / columns) : 0);
+  };
 }
 
 function StatusBar({ status, busy }: { status: ChatStatus; busy: boolean }) {
@@ -185,6 +207,19 @@ function useColumns(): number {
     return () => void stdout.off('resize', resized);
   }, [stdout]);
   return columns;
+}
+
+/** The terminal's height, following resizes; Infinity when it is not a terminal. */
+function useRows(): number {
+  const { stdout } = useStdout();
+  const [rows, setRows] = useState(stdout.rows || Infinity);
+  useEffect(() => {
+    const resized = () => setRows(stdout.rows || Infinity);
+    stdout.on('resize', resized);
+    resized();
+    return () => void stdout.off('resize', resized);
+  }, [stdout]);
+  return rows;
 }
 
 function Input({ editor, waiting }: { editor: EditorState; waiting?: string }) {

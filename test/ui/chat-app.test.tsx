@@ -71,6 +71,21 @@ describe('mgpt chat (ink)', () => {
     c.app.unmount();
   });
 
+  it('prints a many-line reply streamed in small pieces once, exactly, blank lines included', async () => {
+    const c = await chat();
+    const lines = Array.from({ length: 30 }, (_, i) => (i % 7 === 6 ? '' : `line ${i} of the reply`));
+    const text = lines.join('\n');
+    const pieces = text.match(/.{1,5}/gs)!;
+    fake.script({ text: pieces, chunkDelayMs: 2 });
+    await c.type('a long one\r');
+    await c.idle();
+    await c.sees('transcript 2 msgs');
+    const frame = c.frame();
+    expect(frame).toContain(`› a long one\n${text}\n`);
+    expect(frame.split('line 29 of the reply')).toHaveLength(2);
+    c.app.unmount();
+  });
+
   it('shows a notice from outside the turn (a rate limit being waited out) as one of its lines, while the reply goes on', async () => {
     const c = await chat();
     fake.script({ text: ['after ', 'the wait'], chunkDelayMs: 100 });
