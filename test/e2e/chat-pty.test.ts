@@ -1,5 +1,6 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,6 +15,7 @@ const dir = tempDir('mgpt-chat-pty-');
 const socket = `mgpt-test-${process.pid}`;
 const tmux = (...args: string[]) => run('tmux', ['-L', socket, ...args]);
 const withTmux = hasTool('tmux', 'THE CHAT PSEUDO-TERMINAL TESTS');
+const hasStressNg = spawnSync('stress-ng', ['--version']).status === 0;
 let fake: FakeOpenAI;
 let env: Record<string, string>;
 
@@ -121,6 +123,33 @@ describe.skipIf(!withTmux)('mgpt chat in a real pseudo-terminal (tmux)', () => {
     const resized = await until('the status line redrawn at 60 columns', (s) => statusLines(s).length === 1 && s.split('\n').every((l) => l.trimEnd().length <= 60), 15_000, 'narrow');
     expect(statusLines(resized)[0]).toContain('narrow');
     await tmux('send-keys', '-t', 'narrow', 'C-d');
+  });
+
+  it('Ctrl-C cancels a long streamed reply while a CPU burner keeps every core busy', async () => {
+    const id = (await mgpt(['entities', 'create', '--name', 'pty-busy'], env)).stdout.trim();
+    const script = join(dir, 'busy.sh');
+    const exports = Object.entries(env).map(([k, v]) => `export ${k}=${JSON.stringify(v)}`).join('\n');
+    writeFileSync(script, `${exports}\nexport CI=true\n${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} chat pty-busy\n`);
+    await tmux('new-session', '-d', '-s', 'busy', '-x', '120', '-y', '40', `bash ${script}`);
+    await until('the status line', (s) => s.includes('transcript 0 msgs'), 15_000, 'busy');
+    // Busy loops, one a core (stress-ng where it is installed): the machine the issue was seen on.
+    const burners = availableParallelism();
+    const burner = hasStressNg
+      ? [spawn('stress-ng', ['--cpu', String(burners), '--timeout', '120s', '--quiet'], { stdio: 'ignore' })]
+      : Array.from({ length: burners }, () => spawn(process.execPath, ['-e', 'for (;;);'], { stdio: 'ignore' }));
+    try {
+      // 3,000 small pieces, a few ms apart: far longer than the test waits.
+      fake.script({ text: Array.from({ length: 3000 }, (_, i) => `t${i}${i % 20 === 19 ? '\n' : ' '}`), chunkDelayMs: 5 });
+      await tmux('send-keys', '-t', 'busy', 'a long one please', 'Enter');
+      await until('the reply streaming', (s) => s.includes('t100 '), 30_000, 'busy');
+      await tmux('send-keys', '-t', 'busy', 'C-c');
+      await until('the cancel notice', (s) => s.includes('cancelled: nothing of this turn was stored'), 15_000, 'busy');
+    } finally {
+      for (const b of burner) b.kill('SIGKILL');
+    }
+    const history = await mgpt(['history', id, '--json'], env);
+    expect(JSON.parse(history.stdout).data).toEqual([]);
+    await tmux('send-keys', '-t', 'busy', 'C-d');
   });
 
   it('SIGTERM during a streamed reply: the REPL cancels it, frees the entity and exits 143', async () => {
