@@ -186,7 +186,7 @@ function entityStore(r: SqliteRepos, large: (rows: EntityImport) => LargeWriter 
       return writer ? writer.importEntity(i) : r.transaction(() => importEntity(r, i));
     },
     search: (q) => inTurn(() => r.entities.search(q)),
-    searchAny: async (q) => r.entities.searchAny(q),
+    searchAny: (q) => inTurn(() => r.entities.searchAny(q)),
     wordMatches: async (words, cap) => r.entities.wordMatches(words, cap),
     messagesAt: async (entityId, seqs) => r.entities.messagesAt(entityId, seqs),
   };
