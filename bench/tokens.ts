@@ -1,6 +1,6 @@
 // Token counting: a 400,000-character run of one letter against as much ordinary prose, and prose
 // against o200k's own unsplit count. Runs alone too: node --import tsx bench/tokens.ts [--quick]
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
@@ -20,9 +20,10 @@ const LENGTH = 400_000;
 const AS_TEXT = { disallowedSpecial: new Set<string>() };
 const unsplitCount = (text: string) => countTokens(text, AS_TEXT);
 
-/** The repository's own README and CLI docs, repeated to LENGTH characters. */
+/** The repository's own README and docs (the CLI reference last), repeated to LENGTH characters. */
 function prose(root: string): string {
-  const text = ['README.md', 'docs/cli.md'].map((f) => readFileSync(join(root, f), 'utf8')).join('\n');
+  const docs = readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md') && f !== 'cli.md').sort().map((f) => `docs/${f}`);
+  const text = ['README.md', ...docs, 'docs/cli.md'].map((f) => readFileSync(join(root, f), 'utf8')).join('\n');
   return text.repeat(Math.ceil(LENGTH / text.length)).slice(0, LENGTH);
 }
 

@@ -16,7 +16,7 @@ const pseudoRandom = (n: number, span: number) => {
 };
 
 const texts = {
-  prose: file('README.md'),
+  prose: file('docs/configuration.md'),
   code: file('src/engine/entities/turn.ts'),
   unicode: 'Ünïcödé, 東京の天気は晴れ, Привет мир, مرحبا, emoji 🍅🎉👩‍👩‍👧 and 𝐀𝐁𝐂 math letters.',
   specialMarkers: 'text with <|endoftext|> and <|im_start|>user markers is text',

@@ -3,7 +3,7 @@ import { countTokens as o200kCount, decode, encode as o200kEncode } from 'gpt-to
 import { beforeAll, describe, expect, it } from 'vitest';
 import { boundedChunks, isSpace, LONGEST_RUN, loadTokenEstimator, type TokenEstimator, tokenUpperBound } from '../../src/core/tokens.js';
 
-// o200k as the estimator uses it: special-token markers in the text (the README has one) are text.
+// o200k as the estimator uses it: special-token markers in the text (docs/configuration.md has one) are text.
 const AS_TEXT = { disallowedSpecial: new Set<string>() };
 const countTokens = (text: string) => o200kCount(text, AS_TEXT);
 const encode = (text: string) => o200kEncode(text, AS_TEXT);
@@ -20,7 +20,7 @@ const randomLetters = (n: number) => {
 };
 
 const ordinary = {
-  prose: file('README.md'),
+  prose: file('docs/configuration.md'),
   code: file('src/engine/entities/turn.ts'),
   unicode: 'Ünïcödé, 東京の天気は晴れ, Привет мир, مرحبا, emoji 🍅🎉👩‍👩‍👧 and 𝐀𝐁𝐂 math letters.',
   numbers: 'Pi is 3.14159265358979, 1,234,567.89 USD on 2024-05-13T10:00:00Z; 0xdeadbeef 1e-9.',

@@ -46,7 +46,7 @@ describe.skipIf(!gguf)('a 512-token llama model with the default budget (real mo
     expect(checkWindowInvariant(w.blocks.map((b) => ({ kind: b.kind, covers: b.covers })), 60)).toBeNull();
   });
 
-  it("runs the README's llama example as written, several turns in fresh processes", async () => {
+  it("runs the llama example of docs/configuration.md as written, several turns in fresh processes", async () => {
     const env = cliEnv(`${dir}/readme`);
     const added = await mgptBinary(['models', 'add', 'tiny', '--provider', 'llama', '--gguf', gguf!, '--threads', '1', '--context', '512', '--route', 'mgpt-1-27b'], env);
     expect(added.code, added.stderr).toBe(0);

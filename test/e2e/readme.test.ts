@@ -6,17 +6,18 @@ import { BIN, cliEnv, mgpt } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 
 const dir = tempDir('mgpt-readme-');
-const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+// The README's tour points to the user's guide, whose first block is the everyday commands.
+const GUIDE = readFileSync(new URL('../../docs/guide.md', import.meta.url), 'utf8');
 
-/** The first sh block after a heading of the README, as written there. */
+/** The first sh block after a heading of the user's guide, as written there. */
 function block(heading: string): string {
-  const at = README.indexOf(`\n${heading}\n`);
-  expect(at, `README has no heading ${heading}`).toBeGreaterThan(0);
-  const m = /```sh\n([\s\S]*?)```/.exec(README.slice(at));
+  const at = GUIDE.indexOf(`\n${heading}\n`);
+  expect(at, `docs/guide.md has no heading ${heading}`).toBeGreaterThan(0);
+  const m = /```sh\n([\s\S]*?)```/.exec(GUIDE.slice(at));
   return m![1];
 }
 
-describe("the README's Everyday commands", () => {
+describe("the user's guide's Everyday commands (docs/guide.md)", () => {
   it('run top to bottom as a script, as written', async () => {
     const bin = join(dir, 'bin');
     mkdirSync(bin, { recursive: true });
@@ -28,7 +29,7 @@ describe("the README's Everyday commands", () => {
     writeFileSync(join(work, 'question.txt'), 'Is 1 a prime?\n');
     writeFileSync(join(work, 'notes.md'), '- primes below 20\n- 91 = 7 x 13\n');
     const env = cliEnv(dir, { PATH: `${bin}:${process.env.PATH}` });
-    const script = `set -euo pipefail\n${block('### Everyday commands')}`;
+    const script = `set -euo pipefail\n${block('## Everyday commands')}`;
     const r = await new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
       const child = spawn('bash', ['-c', script], { cwd: work, env, stdio: ['ignore', 'pipe', 'pipe'] });
       let out = '';

@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -63,7 +63,9 @@ describe.skipIf(process.platform === 'win32')('the packed package, installed glo
     const modules = readdirSync(join(installed, 'node_modules'));
     expect(modules).toContain('better-sqlite3');
     for (const bundled of ['commander', 'ink', 'react', 'hono', '@hono', 'pg', 'undici', 'conf', 'chalk', 'yaml', 'gpt-tokenizer']) expect(modules).not.toContain(bundled);
-    for (const f of ['LICENSE', 'README.md', 'docs/cli.md', 'dist/cli.cjs']) expect(existsSync(join(installed, f)), f).toBe(true);
+    const linked = [...readFileSync(join(ROOT, 'README.md'), 'utf8').matchAll(/\]\((docs\/[\w.-]+\.md)/g)].map((m) => m[1]);
+    expect(linked).toContain('docs/cli.md');
+    for (const f of ['LICENSE', 'README.md', ...linked, 'dist/cli.cjs']) expect(existsSync(join(installed, f)), f).toBe(true);
     expect(existsSync(join(installed, 'dist', 'cli.cjs.v8cache'))).toBe(false);
   });
 

@@ -9,7 +9,7 @@ import { tempDir } from '../helpers/temp.js';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const dir = tempDir('mgpt-platforms-');
 
-/** Where the README says mgpt installs; npm checks each package's os/cpu/libc against these. */
+/** Where docs/development.md#supported-platforms says mgpt installs; npm checks each package's os/cpu/libc against these. */
 const PLATFORMS = [
   ['darwin', 'arm64'],
   ['darwin', 'x64'],
