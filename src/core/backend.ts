@@ -164,7 +164,7 @@ export interface LocalAdmin {
   resetCalibration(modelId?: string): Promise<number>;
 }
 
-/** What turns taught the engine about a model (SPEC 3): its context, how that was learned, and its token factor. */
+/** What turns taught the engine about a model (docs/design.md#route-limits-and-calibration): its context, how that was learned, and its token factor. */
 export interface LearnedLimits {
   contextTokens: number | null;
   /** 'server' (named in an overflow answer), 'estimate' (a refusal without numbers), 'shared' (parallel requests ran out of a shared context). */

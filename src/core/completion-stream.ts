@@ -7,7 +7,7 @@ export type ChunkEvent =
   | { type: 'done'; completion: Omit<EntityCompletion, 'entity_id'>; billed?: number };
 
 /**
- * Turn events -> the seed's stream (4.5): content chunks (the first delta carries the role), a
+ * Turn events -> the seed's stream (docs/design.md#the-reply-stream): content chunks (the first delta carries the role), a
  * final chunk with an empty delta and the reply's finish_reason ("stop", or "length" when cut), a usage chunk with no choices, then
  * the literal [DONE]. Pure, so the server and tests share one definition.
  */

@@ -1,4 +1,4 @@
-/** Wire shapes of the entity service (seed 001, sections 2 and 4). */
+/** Wire shapes of the entity service (seed 001: docs/design.md#the-two-wire-contracts). */
 
 import { ConflictError, PayloadTooLargeError } from './errors.js';
 import type { RecallMode } from './recall-query.js';
@@ -189,7 +189,7 @@ export interface CreateEntityInput {
 }
 
 /**
- * PATCH /v1/entities/{id} (an extension, SPEC section 8): any of these, at least one. `model`
+ * PATCH /v1/entities/{id} (an extension: docs/design.md#extensions-beyond-the-wire-contracts): any of these, at least one. `model`
  * never changes; the engine refuses it and any other field.
  */
 export interface UpdateEntityInput {
@@ -262,7 +262,7 @@ export interface SearchList {
   data: SearchHit[];
 }
 
-/** Export manifest (SPEC section 4). */
+/** Export manifest (docs/design.md#export-and-import). */
 export interface ExportManifest {
   format: 'mgpt-entity';
   version: 1;

@@ -1,4 +1,4 @@
-/** Platform model ids and aliases (SPEC section 3). */
+/** Platform model ids and aliases (docs/design.md#models-and-routes). */
 
 export type ModelKind = 'entity' | 'text' | 'image';
 

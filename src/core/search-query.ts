@@ -16,7 +16,7 @@ export interface SearchTerms {
 
 /**
  * What is not space, punctuation or a control character makes words, as SQLite's unicode61
- * tokenizer sees them (PostgreSQL's parser agrees on letters and digits; see the README).
+ * tokenizer sees them (PostgreSQL's parser agrees on letters and digits; see docs/entities-and-memory.md#searching-transcripts-mgpt-search).
  */
 const WORD = /[^\p{P}\p{Z}\p{C}\s]+/gu;
 

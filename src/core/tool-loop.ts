@@ -3,7 +3,7 @@ import { type GenerationResponse, MAX_TOOL_ROUNDS, type RespondInput, type ToolC
 
 /**
  * A tool's answer (what a `--tool-exec` command printed, or what a person typed) as the `output`
- * object a tool result must carry (seed 000 section 2.3: `output` is an object). A JSON object is
+ * object a tool result must carry (`output` is an object: docs/design.md#turn-storage-and-tool-continuation). A JSON object is
  * kept as it is; any other JSON value becomes `{ value }`; text that is not JSON becomes `{ text }`
  * (trimmed). `respond --tool-exec` and the REPL both answer through this one rule.
  */

@@ -1,4 +1,4 @@
-/** Wire shapes of the universe service (seed 000) as SPEC section 5 settles them. */
+/** Wire shapes of the universe service (seed 000) as docs/design.md#universes settles them. */
 
 export const TEXT_ALIASES = ['game-1-lite-frozen', 'agent-1-lite-frozen', 'general-frozen-overridable'] as const;
 export const OVERRIDABLE_ALIAS = 'general-frozen-overridable';
@@ -133,7 +133,7 @@ export interface GenerationResponse {
     requestId?: string;
     /** The stored response of an earlier request with this requestId, returned again (nothing was generated). */
     replayed?: boolean;
-    /** The caller's X-Request-Id header, mirrored back (seed 000 section 4.2); absent when none or not sane. */
+    /** The caller's X-Request-Id header, mirrored back (docs/design.md#requestid); absent when none or not sane. */
     xRequestId?: string;
   };
   toolCalls?: ToolCallOut[];

@@ -1,5 +1,5 @@
 /**
- * The 64/16 block window of universe prompts (SPEC section 5), pure.
+ * The 64/16 block window of universe prompts (docs/design.md#the-6416-window), pure.
  *
  * A block is one message of `runtime.conversation`. With n messages the window starts at
  * s = 0 when n <= 64, else s = 16 * ceil((n - 64) / 16), then moves forward to the next user

@@ -1,5 +1,5 @@
 /**
- * Entity window rotation planning (SPEC section 4), pure.
+ * Entity window rotation planning (docs/design.md#the-window-and-rotation), pure.
  *
  * The window is a list of blocks covering transcript seqs 1..N exactly once. When the new
  * message pushes it over the budget or the model's limit, the oldest blocks are folded into one

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
-// Functions stay short, as named steps (STYLE.md): none in src/ is over 60 lines, not counting the
+// Functions stay short, as named steps (docs/design.md#functions-as-named-steps): none in src/ is over 60 lines, not counting the
 // lines of template strings and JSX inside it (a completion script, a screen layout).
 const SRC = fileURLToPath(new URL('../../src', import.meta.url));
 const MAX_LINES = 60;

@@ -166,7 +166,7 @@ describe.skipIf(!cluster)('mgpt serve replicas when PostgreSQL fails', () => {
     }
     for (const a of answers) {
       expect(a.status, a.text).toBe(503);
-      // The bound: 10 s a statement, 5 s to get a connection (README, "Running on PostgreSQL").
+      // The bound: 10 s a statement, 5 s to get a connection (docs/operating.md#running-on-postgresql-replicas-past-one-machine).
       expect(a.ms).toBeLessThan(16_000);
     }
     expect(await recovered(replicas[0].url, 10_000)).toBeLessThan(10_000);

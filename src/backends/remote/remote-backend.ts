@@ -109,7 +109,7 @@ export class RemoteBackend implements Backend {
   getEntity(id: string): Promise<Entity> {
     return this.http.json('GET', this.ent(`/entities/${encodeURIComponent(id)}`));
   }
-  /** PATCH /entities/{id}: an extension of mgpt serve (SPEC section 8), not in the seed. */
+  /** PATCH /entities/{id}: an extension of mgpt serve, not in the seed (docs/design.md#extensions-beyond-the-wire-contracts). */
   updateEntity(id: string, input: UpdateEntityInput): Promise<Entity> {
     return this.http.json('PATCH', this.ent(`/entities/${encodeURIComponent(id)}`), { json: input });
   }
@@ -122,7 +122,7 @@ export class RemoteBackend implements Backend {
     if (input.limit !== undefined) q.set('limit', String(input.limit));
     return this.http.json('GET', this.ent(`/entities/${encodeURIComponent(id)}/messages?${q}`));
   }
-  /** GET /v1/search: an extension of mgpt serve (SPEC section 8), not in the seed. */
+  /** GET /v1/search: an extension of mgpt serve, not in the seed (docs/design.md#extensions-beyond-the-wire-contracts). */
   search(input: SearchInput): Promise<SearchList> {
     const q = new URLSearchParams({ q: input.q });
     if (input.source !== undefined) q.set('source', input.source);

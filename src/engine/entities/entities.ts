@@ -39,7 +39,7 @@ import type { RouteFit } from '../generation/calibration.js';
 
 export const DEFAULT_ACCOUNT = 'local';
 
-/** The entity service of seed 001 over the store: every rule of SPEC section 4. */
+/** The entity service of seed 001 over the store: every rule of docs/design.md#entities. */
 export class EntityService {
   constructor(private readonly deps: EngineDeps) {}
 
@@ -111,7 +111,7 @@ export class EntityService {
   }
 
   /**
-   * PATCH (SPEC section 8): name, instructions and budget; the model never changes. Allowed while
+   * PATCH (docs/design.md#extensions-beyond-the-wire-contracts): name, instructions and budget; the model never changes. Allowed while
    * a turn holds the lease: that turn already read the head and its commit writes only counters,
    * so it finishes on the old values; the next turn reads the new ones, and a smaller budget is
    * met by that turn's rotation. The window is untouched, so its cached blocks stay valid.

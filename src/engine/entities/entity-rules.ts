@@ -13,7 +13,7 @@ import type { RecallModeCode } from '../../store/types.js';
  * the local backend and `mgpt serve` refuse exactly the same input with the same words.
  */
 
-/** A display name: a string of at most 200 characters (seed 001 section 8). */
+/** A display name: a string of at most 200 characters (docs/design.md#the-two-wire-contracts). */
 export function checkName(value: unknown): string {
   if (typeof value !== 'string') throw new BadRequestError('name must be a string');
   const length = [...value].length;

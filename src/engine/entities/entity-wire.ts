@@ -2,7 +2,7 @@ import type { Entity, TranscriptMessage, WindowBlock } from '../../core/entity-t
 import type { BlockRow, EntityRow, MessageRow } from '../../store/types.js';
 import { recallModeOf } from './entity-rules.js';
 
-/** Store rows -> wire objects (seed 001 section 2). Field order is fixed: exports hash these bytes. */
+/** Store rows -> wire objects (seed 001: docs/design.md#the-two-wire-contracts). Field order is fixed: exports hash these bytes. */
 
 export function toEntity(row: EntityRow, withWindowCounts: boolean): Entity {
   return {

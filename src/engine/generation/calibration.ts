@@ -64,7 +64,7 @@ export function promptEstimateOf(tokens: number, messages: number): number {
 }
 
 /**
- * Per-route calibration (SPEC 3): the factor between what the model counts and what the
+ * Per-route calibration (docs/design.md#route-limits-and-calibration): the factor between what the model counts and what the
  * estimator counts, learned from the provider's `prompt_tokens`, and the context learned from
  * overflow answers. Kept in the store, so a new process fits the first time.
  */

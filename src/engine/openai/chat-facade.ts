@@ -3,7 +3,7 @@ import { KNOWN_MODELS } from '../../core/models.js';
 import type { ChatMessage, ChatToolCall } from '../../providers/spec.js';
 
 /**
- * The rules of the OpenAI-compatible facade (SPEC section 8), without HTTP: which target a
+ * The rules of the OpenAI-compatible facade (docs/design.md#extensions-beyond-the-wire-contracts), without HTTP: which target a
  * `model` names, what a client's messages must look like, and how a resent history is reconciled
  * with an entity's transcript.
  */

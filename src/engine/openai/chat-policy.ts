@@ -2,8 +2,8 @@ import { BadRequestError } from '../../core/errors.js';
 import type { ClientMessage } from './chat-facade.js';
 
 /**
- * What the facade does with a request to an `entity:` model (README "Use mgpt from Open WebUI or
- * any OpenAI client"), decided from the messages alone, without HTTP or storage:
+ * What the facade does with a request to an `entity:` model (docs/openai-clients.md#use-mgpt-from-open-webui-or-any-openai-client),
+ * decided from the messages alone, without HTTP or storage:
  *
  * - a **side request** (a client's title, tags, follow-up or query prompt) is answered in the
  *   entity's voice and never stored;

@@ -61,7 +61,7 @@ export interface ChatReply {
   events: AsyncGenerator<ChunkEvent>;
 }
 
-/** The OpenAI-compatible facade over the engine (SPEC section 8): GET /v1/models, POST /v1/chat/completions. */
+/** The OpenAI-compatible facade over the engine (docs/design.md#extensions-beyond-the-wire-contracts): GET /v1/models, POST /v1/chat/completions. */
 export class ChatService {
   constructor(
     private readonly engine: Engine,

@@ -8,7 +8,7 @@ import type { RateLimits } from '../../core/rate-limits.js';
 import type { KeyRow } from '../../store/types.js';
 import { checkLimits } from './rate-limits.js';
 
-/** The scopes keys carry (seed 000 section 5; seed 001 uses the first for every entity route). */
+/** The scopes keys carry (seed 000; seed 001 uses the first for every entity route: docs/design.md#the-two-wire-contracts). */
 export const SCOPES = ['mgpt.responses:create', 'mgpt.images:create', 'mgpt.logs:read'] as const;
 export type Scope = (typeof SCOPES)[number];
 

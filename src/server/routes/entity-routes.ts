@@ -24,13 +24,13 @@ export function entityRoutes(engine: Engine, { auth, limit, body }: RouteDeps): 
     return c.json({ object: 'api_key', id: p.keyId, account: p.accountId, user: p.userId, scopes: p.scopes } satisfies KeyIdentity);
   });
   app.get('/v1/entities/:id', ent, async (c) => c.json(await engine.entities.get(c.req.param('id'), c.get('principal').accountId)));
-  // An extension (SPEC section 8): the engine checks the body (fields, model, types) itself.
+  // An extension (docs/design.md#extensions-beyond-the-wire-contracts): the engine checks the body (fields, model, types) itself.
   app.patch('/v1/entities/:id', ent, async (c) => {
     const b = await body(c);
     return c.json(await engine.entities.update(c.req.param('id'), b as never, c.get('principal').accountId), 200);
   });
   app.delete('/v1/entities/:id', ent, async (c) => c.json(await engine.entities.delete(c.req.param('id'), c.get('principal').accountId), 202));
-  // An extension (SPEC section 8): the account's transcripts, or one entity's; counted in the rpm (100 large hits cost).
+  // An extension (docs/design.md#extensions-beyond-the-wire-contracts): the account's transcripts, or one entity's; counted in the rpm (100 large hits cost).
   app.get('/v1/search', ent, limit, async (c) => c.json(await engine.search(searchQuery(c.req), c.get('principal').accountId)));
   app.get('/v1/entities/:id/search', ent, limit, async (c) => {
     const input = { ...searchQuery(c.req), entity_ids: [c.req.param('id')] };

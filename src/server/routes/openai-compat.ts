@@ -8,7 +8,7 @@ import { sseReply } from '../sse.js';
 import { refusalHeaders } from '../rate-limit.js';
 
 /**
- * The OpenAI-compatible surface (SPEC section 8): GET /v1/models, GET /v1/models/{id},
+ * The OpenAI-compatible surface (docs/design.md#extensions-beyond-the-wire-contracts): GET /v1/models, GET /v1/models/{id},
  * POST /v1/chat/completions, answering errors in OpenAI's shape. Routes only translate; the
  * rules (targets, reconciliation, branches, stateless completions) are in engine/openai/chat-service.ts.
  */
