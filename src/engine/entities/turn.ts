@@ -586,7 +586,7 @@ function keyReused(key: string): BadRequestError {
 function readOnly(entity: EntityRow): ConflictError {
   return new ConflictError(
     `entity ${entity.id} is read-only: its transcript reached the cap of ${entity.capTokens} tokens`,
-    { hint: 'export it (mgpt export) and start a new entity' },
+    { hint: 'export it (mgpt export) and start a new entity', code: 'read_only' },
   );
 }
 
