@@ -31,8 +31,8 @@ function report(ctx: CliContext, thrown: unknown): ExitCode {
   // Messages can quote stored values (names, archive entries).
   const message = sanitizeForTerminal(err instanceof Error ? err.message : String(err));
   ctx.io.stderr.write(`${c.red('error:')} ${message}\n`);
-  // A 402 says the balance, the cost and what is missing in its message; a server that does not gets them here.
-  if (err instanceof PaymentRequiredError && !/missing/.test(message)) {
+  // mgpt's 402 says the balance, the cost and what is missing in its message; another server's gets them here.
+  if (err instanceof PaymentRequiredError && !err.detailed) {
     const d = err.details;
     ctx.io.stderr.write(`balance $${d.balanceUsd.toFixed(6)}, this request $${d.billedUsd.toFixed(6)}, missing $${d.missingUsd.toFixed(6)}\n`);
   }

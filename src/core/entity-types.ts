@@ -35,6 +35,7 @@ export function importTooLarge(): PayloadTooLargeError {
 /** The error for a name another entity has, where names are unique (the CLI; both backends). */
 export function nameTaken(name: string): ConflictError {
   return new ConflictError(`an entity named ${JSON.stringify(name)} already exists`, {
+    code: 'already_exists',
     hint: 'choose another --name, or address the existing one by its id (mgpt entities list)',
   });
 }

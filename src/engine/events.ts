@@ -1,3 +1,5 @@
+import { ContextOverflowError, ProviderError, type ProviderFailure } from '../core/errors.js';
+
 /**
  * What the engine tells an observer as it works: `mgpt serve`'s /metrics counts these. The engine
  * never waits on an observer and gives it no ids (metrics carry no account, key or entity).
@@ -35,13 +37,13 @@ export const NO_EVENTS: EngineEvents = {
   recalled() {},
 };
 
-/** A provider failure's class, for a label: what went wrong, never which request. */
-export function providerErrorClass(err: { name?: string; message?: string }): string {
-  if (err.name === 'ContextOverflowError') return 'context';
-  const message = err.message ?? '';
-  if (/timed out|timeout/i.test(message)) return 'timeout';
-  const answered = /provider answered (\d)\d\d/.exec(message);
-  if (answered) return `http_${answered[1]}xx`;
-  if (/cannot reach/.test(message)) return 'connection';
+/**
+ * A provider failure's class, for a label: what went wrong, never which request. Decided by the
+ * error's type and the failure it carries (the provider's HTTP status or the transport's error
+ * code, docs/design.md#errors-and-their-codes), never by its message.
+ */
+export function providerErrorClass(err: unknown): ProviderFailure | 'context' {
+  if (err instanceof ContextOverflowError) return 'context';
+  if (err instanceof ProviderError) return err.failure;
   return 'other';
 }

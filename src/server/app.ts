@@ -1,5 +1,5 @@
 import { type Context, Hono } from 'hono';
-import { BadRequestError, MgptError, NotFoundError, PaymentRequiredError, RateLimitedError, isAbortError } from '../core/errors.js';
+import { BadRequestError, ERROR_CODE_HEADER, MgptError, NotFoundError, PaymentRequiredError, RateLimitedError, isAbortError } from '../core/errors.js';
 import type { Engine } from '../engine/engine.js';
 import { requestIdFrom } from './request-id.js';
 import { type RequestRecord, requestLog } from './request-log.js';
@@ -101,5 +101,8 @@ function errorResponse(c: Context<Env>, err: unknown): Response {
   if (known && status === 503 && err.hint) payload.hint = err.hint;
   const res = c.json(payload, status as 400, err instanceof RateLimitedError ? refusalHeaders(err) : undefined);
   res.headers.set('X-Request-Id', c.get('requestId') ?? requestIdFrom(undefined).id);
+  // An extension beside both contracts' bodies, which stay as the seeds give them: the error's
+  // stable code (docs/design.md#errors-and-their-codes), which the remote backend reads.
+  if (known) res.headers.set(ERROR_CODE_HEADER, err.code);
   return closeIfBodyUnread(res, err);
 }

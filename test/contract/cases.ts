@@ -105,7 +105,7 @@ export function contractSuite(name: string, make: (dir: string, fake: FakeOpenAI
         await expect(b().createEntity({ model: 'mgpt-1-27b', name: 'n'.repeat(201) })).rejects.toBeInstanceOf(BadRequestError);
         const id = await entity();
         await expect(send(id, '')).rejects.toBeInstanceOf(BadRequestError);
-        await expect(send(id, 'word '.repeat(400))).rejects.toThrow(/larger than the window budget/);
+        await expect(send(id, 'word '.repeat(400))).rejects.toMatchObject({ code: 'bad_request', message: expect.stringMatching(/larger than the window budget/) });
       });
 
       it('streams a turn: start, deltas, done; instructions first, then the window', async () => {
@@ -252,7 +252,7 @@ export function contractSuite(name: string, make: (dir: string, fake: FakeOpenAI
         const plain = await entity();
         await send(plain, 'hello');
         expect(fake.requests.at(-1)!.body).not.toHaveProperty('tools');
-        await expect(b().updateEntity(plain, { recall: 'yes' as never })).rejects.toThrow('recall must be "auto", "tool" or "off" (or true or false), got "yes"');
+        await expect(b().updateEntity(plain, { recall: 'yes' as never })).rejects.toMatchObject({ code: 'bad_request', message: 'recall must be "auto", "tool" or "off" (or true or false), got "yes"' });
         expect((await b().updateEntity(id, { recall: false })).recall).toBeUndefined();
       });
 
@@ -296,7 +296,7 @@ export function contractSuite(name: string, make: (dir: string, fake: FakeOpenAI
         const running = send(id, 'slow', 'key-b');
         await new Promise((r) => setTimeout(r, 150));
         await expect(send(id, 'slow', 'key-b')).rejects.toBeInstanceOf(ConflictError);
-        await expect(send(id, 'someone else')).rejects.toThrow(/answering another message/);
+        await expect(send(id, 'someone else')).rejects.toMatchObject({ code: 'busy', status: 409 });
         await running;
         expect((await b().getEntity(id)).transcript.messages).toBe(4);
       });
@@ -343,7 +343,7 @@ export function contractSuite(name: string, make: (dir: string, fake: FakeOpenAI
         const id = await entity();
         const long = 'many words make a long message '.repeat(8);
         while (!(await b().getEntity(id)).read_only) await send(id, long);
-        await expect(send(id, 'more')).rejects.toThrow(/read-only/);
+        await expect(send(id, 'more')).rejects.toMatchObject({ code: 'read_only', status: 409 });
         const paid = await entity();
         await t.engine.accounts.topup('local', 0.00000001);
         const err = await send(paid, 'a message that costs more than a hundred-millionth of a dollar').catch((x) => x);
@@ -487,7 +487,7 @@ export function contractSuite(name: string, make: (dir: string, fake: FakeOpenAI
         fake.script({ text: 'a slow reply comes now', chunkDelayMs: 80 });
         const running = send(id, 'slow one');
         await new Promise((r) => setTimeout(r, 120));
-        await expect(send(id, 'meanwhile')).rejects.toThrow(/answering another message/);
+        await expect(send(id, 'meanwhile')).rejects.toMatchObject({ code: 'busy', status: 409 });
         const updated = await b().updateEntity(id, { name: 'renamed', instructions: 'New instructions.', budget_tokens: 150 });
         expect(updated).toMatchObject({ name: 'renamed', window: { budget_tokens: 150 }, transcript: { messages: 0 } });
         expect(done(await running).completion.choices[0].message.content).toBe('a slow reply comes now');
@@ -551,7 +551,7 @@ export function contractSuite(name: string, make: (dir: string, fake: FakeOpenAI
         expect(JSON.stringify(r)).not.toContain('CONTRACT-PROMPT-MARKER');
         expect(Object.keys(r.diagnostics.serverStages)).toEqual(['auth', 'load', 'truncate', 'promptBuild', 'provider']);
         await expect(b().createUniverse({ storedPrompt: 'missing' })).rejects.toBeInstanceOf(NotFoundError);
-        await expect(ask({ universe: '00000000-0000-4000-8000-0000000000aa', userInput: 'x' })).rejects.toThrow('Universe not found');
+        await expect(ask({ universe: '00000000-0000-4000-8000-0000000000aa', userInput: 'x' })).rejects.toMatchObject({ code: 'not_found', message: 'Universe not found' });
       });
 
       it('continues tool calls with cumulative results, each stored once', async () => {

@@ -98,7 +98,7 @@ describe('automatic recall', () => {
     expect(e.recall).toBe('auto');
     expect((await engine.entities.update(e.id, { recall: true }, 'local')).recall).toBe('tool');
     expect((await engine.entities.update(e.id, { recall: 'off' }, 'local')).recall).toBeUndefined();
-    await expect(engine.entities.update(e.id, { recall: 'sometimes' as never }, 'local')).rejects.toThrow(/recall must be "auto", "tool" or "off"/);
+    await expect(engine.entities.update(e.id, { recall: 'sometimes' as never }, 'local')).rejects.toMatchObject({ code: 'bad_request', message: expect.stringMatching(/recall must be "auto", "tool" or "off"/) });
   });
 
   it('export and import carry the mode (an imported copy of an auto entity recalls too)', async () => {

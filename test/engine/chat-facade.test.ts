@@ -11,9 +11,9 @@ describe('chat facade rules', () => {
     expect(parseFacadeModel('entity:web')).toEqual({ kind: 'entity', ref: 'web' });
     expect(parseFacadeModel('universe:abcd')).toEqual({ kind: 'universe', ref: 'abcd' });
     expect(parseFacadeModel('game-1-lite-frozen')).toEqual({ kind: 'platform', id: 'game-1-lite-frozen' });
-    expect(() => parseFacadeModel('image-1')).toThrow(/does not exist/);
-    expect(() => parseFacadeModel('entity:')).toThrow(/does not exist/);
-    expect(() => parseFacadeModel(3)).toThrow(/model is required/);
+    expect(() => parseFacadeModel('image-1')).toThrow(expect.objectContaining({ code: 'not_found' }));
+    expect(() => parseFacadeModel('entity:')).toThrow(expect.objectContaining({ code: 'not_found' }));
+    expect(() => parseFacadeModel(3)).toThrow(expect.objectContaining({ code: 'bad_request', message: expect.stringMatching(/model is required/) }));
   });
 
   it('reads text parts, developer messages and tool rounds; refuses other roles and non-text parts', () => {
@@ -23,17 +23,17 @@ describe('chat facade rules', () => {
       { role: 'assistant', content: '', toolCalls: [call] },
       { role: 'tool', content: '4', toolCallId: 'c1' },
     ]);
-    expect(() => checkMessages([{ role: 'tool', content: 'x' }])).toThrow(/tool_call_id/);
-    expect(() => checkMessages([{ role: 'function', content: 'x' }])).toThrow(/not supported/);
-    expect(() => checkMessages([{ role: 'user', content: [{ type: 'image_url', image_url: {} }] }])).toThrow(/only text/);
-    expect(() => checkMessages([])).toThrow(/non-empty/);
+    expect(() => checkMessages([{ role: 'tool', content: 'x' }])).toThrow(expect.objectContaining({ code: 'bad_request', message: expect.stringMatching(/tool_call_id/) }));
+    expect(() => checkMessages([{ role: 'function', content: 'x' }])).toThrow(expect.objectContaining({ code: 'bad_request', message: expect.stringMatching(/not supported/) }));
+    expect(() => checkMessages([{ role: 'user', content: [{ type: 'image_url', image_url: {} }] }])).toThrow(expect.objectContaining({ code: 'bad_request', message: expect.stringMatching(/only text/) }));
+    expect(() => checkMessages([])).toThrow(expect.objectContaining({ code: 'bad_request', message: expect.stringMatching(/non-empty/) }));
   });
 
   it('applies a client system message to the request (after the instructions); --strict-system refuses it', () => {
     const msgs = [{ role: 'system' as const, content: 'You are a helpful assistant.' }, { role: 'system' as const, content: ' Be kind. ' }, { role: 'user' as const, content: 'x' }];
     expect(splitSystem(msgs, 'Be kind.', 'e', false)).toEqual({ system: 'You are a helpful assistant.', rest: [{ role: 'user', content: 'x' }] });
     expect(splitSystem(msgs.slice(1), 'Be kind.', 'e', true)).toEqual({ rest: [{ role: 'user', content: 'x' }] });
-    expect(() => splitSystem(msgs, 'Be kind.', 'e', true)).toThrow(/strict-system/);
+    expect(() => splitSystem(msgs, 'Be kind.', 'e', true)).toThrow(expect.objectContaining({ code: 'bad_request', message: expect.stringMatching(/strict-system/) }));
   });
 
   it('keeps the tool round after the last user message out of the conversation, and earlier rounds out of both', () => {
@@ -58,7 +58,7 @@ describe('chat facade rules', () => {
     // An edit of "b" (and the next message of that edited chat): the first unknown message is where it diverged.
     expect(align(m('a', 'ra', 'B!'), transcript, 6)).toMatchObject({ kind: 'conflict', divergence: 2 });
     expect(align(m('a', 'ra', 'B!', 'rB', 'next'), transcript, 6)).toMatchObject({ kind: 'conflict', divergence: 2 });
-    expect(() => align([{ role: 'user', content: 'a' }, { role: 'user', content: 'b' }], [], 0)).toThrow(/alternate/);
+    expect(() => align([{ role: 'user', content: 'a' }, { role: 'user', content: 'b' }], [], 0)).toThrow(expect.objectContaining({ code: 'bad_request', message: expect.stringMatching(/alternate/) }));
   });
 
   it('knows side requests by their text or by Mgpt-Request: side', () => {
@@ -79,9 +79,9 @@ describe('chat facade rules', () => {
       tools: [{ type: 'function', name: 'roll', parameters: { type: 'object' } }],
       toolChoice: { type: 'function', name: 'roll' },
     });
-    expect(() => parseChatOptions({ temperature: 'hot' })).toThrow(/temperature must be a number/);
-    expect(() => parseChatOptions({ max_completion_tokens: 0 })).toThrow(/at least 1/);
-    expect(() => parseChatOptions({ n: 2 })).toThrow(/n must be 1/);
-    expect(() => parseChatOptions({ tools, tool_choice: { type: 'function', function: { name: 'other' } } })).toThrow(/not among the tools/);
+    expect(() => parseChatOptions({ temperature: 'hot' })).toThrow(expect.objectContaining({ code: 'bad_request', message: expect.stringMatching(/temperature must be a number/) }));
+    expect(() => parseChatOptions({ max_completion_tokens: 0 })).toThrow(expect.objectContaining({ code: 'bad_request', message: expect.stringMatching(/at least 1/) }));
+    expect(() => parseChatOptions({ n: 2 })).toThrow(expect.objectContaining({ code: 'bad_request', message: expect.stringMatching(/n must be 1/) }));
+    expect(() => parseChatOptions({ tools, tool_choice: { type: 'function', function: { name: 'other' } } })).toThrow(expect.objectContaining({ code: 'bad_request', message: expect.stringMatching(/not among the tools/) }));
   });
 });

@@ -120,8 +120,8 @@ describe('export', () => {
     }
     const json = JSON.parse((await bytes(await engine.entities.export(e.id, 'json', 'local'))).toString());
     json.transcript[0].content = 'edited';
-    await expect(engine.entities.import(Buffer.from(JSON.stringify(json)), 'json', {}, 'local')).rejects.toThrow(/transcript sha256/);
-    await expect(engine.entities.import(Buffer.from('{nope'), 'json', {}, 'local')).rejects.toThrow(/not valid JSON/);
+    await expect(engine.entities.import(Buffer.from(JSON.stringify(json)), 'json', {}, 'local')).rejects.toMatchObject({ code: 'bad_request', message: expect.stringMatching(/transcript sha256/) });
+    await expect(engine.entities.import(Buffer.from('{nope'), 'json', {}, 'local')).rejects.toMatchObject({ code: 'bad_request', message: expect.stringMatching(/not valid JSON/) });
     expect(count()).toEqual(before);
     engine.close();
   });

@@ -109,6 +109,7 @@ describe('import of rehashed hostile archives', () => {
     const tar = await bytes(await engine.entities.export(e.id, 'tar', 'local'));
     const taken = await engine.entities.import(tar, 'tar', { keepId: true }, 'local').catch((x) => x);
     expect(taken).toBeInstanceOf(ConflictError);
+    expect(taken.code).toBe('already_exists');
     expect(taken.message).toMatch(`an entity with id ${e.id} already exists`);
     expect(taken.hint).toMatch(/without --keep-id/);
     // A new entity id but the original's block ids.
@@ -117,6 +118,7 @@ describe('import of rehashed hostile archives', () => {
     const before = count();
     const err = await engine.entities.import(rehashed(f), 'tar', { keepId: true }, 'local').catch((x) => x);
     expect(err).toBeInstanceOf(ConflictError);
+    expect(err.code).toBe('already_exists');
     expect(err.message).toMatch(/a window block with id .* already exists/);
     expect(err.hint).toMatch(/without --keep-id/);
     expect(count()).toEqual(before);

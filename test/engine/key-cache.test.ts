@@ -41,7 +41,7 @@ describe('the API key cache', () => {
     await server.keys.authenticate(created.key!); // cached now
     const other = openEngineSync({ db: path });
     await other.keys.revoke(created.id);
-    await expect(server.keys.authenticate(created.key!)).rejects.toThrow('revoked');
+    await expect(server.keys.authenticate(created.key!)).rejects.toMatchObject({ code: 'unauthorized', message: expect.stringMatching(/revoked/) });
     await other.close();
     await server.close();
   });
@@ -51,7 +51,7 @@ describe('the API key cache', () => {
     const created = await engine.keys.create('local', ['mgpt.responses:create']);
     await engine.keys.authenticate(created.key!);
     await engine.keys.revoke(created.id);
-    await expect(engine.keys.authenticate(created.key!)).rejects.toThrow('revoked');
+    await expect(engine.keys.authenticate(created.key!)).rejects.toMatchObject({ code: 'unauthorized', message: expect.stringMatching(/revoked/) });
     await engine.close();
   });
 });

@@ -101,6 +101,7 @@ describe('an entity deleted mid-turn', () => {
       release();
       const err = await turn;
       expect(err).toBeInstanceOf(NotFoundError);
+      expect(err.code).toBe('not_found');
       expect(err.message).toBe(`entity ${e.id} was deleted while this turn ran; nothing was stored`);
       expect(sqliteOf(engine).db.prepare(`SELECT COUNT(*) AS n FROM messages WHERE entity_id = ?`).get(e.id)).toEqual({ n: 0 });
       engine.close();

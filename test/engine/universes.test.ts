@@ -46,7 +46,7 @@ describe('universes', () => {
     await expect(e.universes.create({ storedPrompt: 'nope' })).rejects.toThrow(NotFoundError);
     await expect(e.universes.create({ storedPrompt: '../etc/passwd' })).rejects.toThrow(BadRequestError);
     await expect(() => e.universes.doc('not-a-uuid')).rejects.toThrow(BadRequestError);
-    await expect(() => e.universes.doc('00000000-0000-4000-8000-00000000abcd')).rejects.toThrow('Universe not found');
+    await expect(() => e.universes.doc('00000000-0000-4000-8000-00000000abcd')).rejects.toMatchObject({ code: 'not_found', message: 'Universe not found' });
     await expect(() => e.universes.doc(created.universe, '11111111-1111-4111-8111-111111111111')).rejects.toThrow(ForbiddenError);
     e.close();
   });
@@ -238,7 +238,7 @@ describe('responses: validation, modes and options', () => {
     }
     await expect(e.respond('nope' as never)).rejects.toThrow(BadRequestError);
     await expect(ask(e, { universe: 'bad-id', userInput: 'x' })).rejects.toThrow(BadRequestError);
-    await expect(ask(e, { universe: '00000000-0000-4000-8000-00000000abcd', userInput: 'x' })).rejects.toThrow('Universe not found');
+    await expect(ask(e, { universe: '00000000-0000-4000-8000-00000000abcd', userInput: 'x' })).rejects.toMatchObject({ code: 'not_found', message: 'Universe not found' });
     e.close();
   });
 

@@ -80,7 +80,7 @@ describe('openai provider', () => {
     const whole = await parts(m.stream({ messages: [{ role: 'user', content: 'hi' }], buffered: true }));
     expect(whole[0]).toEqual({ type: 'text-delta', text: 'slow but whole' });
     fake.script({ text: 'slow stream', delayMs: 300 });
-    await expect(parts(m.stream({ messages: [{ role: 'user', content: 'hi' }] }))).rejects.toThrow(/within 100 ms/);
+    await expect(parts(m.stream({ messages: [{ role: 'user', content: 'hi' }] }))).rejects.toMatchObject({ code: 'provider_error', failure: 'timeout', message: expect.stringMatching(/within 100 ms/) });
   });
 
   it('retries 5xx, 429 and dropped connections before the first byte, then succeeds', async () => {
@@ -97,7 +97,7 @@ describe('openai provider', () => {
   it('gives up after the retry bound, and never retries 4xx', async () => {
     const before = fake.requests.length;
     fake.script({ status: 500 }, { status: 500 }, { status: 500 });
-    await expect(parts(model({ maxRetries: 2 }).stream({ messages: [] }))).rejects.toThrow(/answered 500/);
+    await expect(parts(model({ maxRetries: 2 }).stream({ messages: [] }))).rejects.toMatchObject({ code: 'provider_error', failure: 'http_5xx', upstreamStatus: 500 });
     expect(fake.requests.length - before).toBe(3);
     fake.script({ status: 400, body: JSON.stringify({ error: { message: 'bad model' } }) });
     const err = await parts(model({ maxRetries: 2 }).stream({ messages: [] })).catch((e) => e);
@@ -136,6 +136,6 @@ describe('openai provider', () => {
 
   it('reports an unreachable server clearly', async () => {
     const m = new OpenAIChatModel({ baseUrl: 'http://127.0.0.1:9/v1', model: 'x', maxRetries: 1, retryBaseMs: 5 });
-    await expect(parts(m.stream({ messages: [] }))).rejects.toThrow(/cannot reach the model provider at http:\/\/127.0.0.1:9\/v1/);
+    await expect(parts(m.stream({ messages: [] }))).rejects.toMatchObject({ failure: 'connection', message: expect.stringMatching(/cannot reach the model provider at http:\/\/127.0.0.1:9\/v1/) });
   });
 });

@@ -151,7 +151,9 @@ describe('mgpt serve: entities', () => {
     await new Promise((r) => setTimeout(r, 150));
     const second = await call('POST', `/v1/entities/${id}/messages`, { body: { content: 'b' } });
     expect(second.status).toBe(409);
-    expect(second.json).toEqual({ error: expect.stringMatching(/answering another message/) });
+    expect(second.json).toEqual({ error: expect.any(String) });
+    // The body stays the seed's; the error's code rides in a header the remote backend reads.
+    expect(second.headers.get('mgpt-error-code')).toBe('busy');
     await first;
     const acme = await engine.accounts.find('acme');
     const eid = (await call('POST', '/v1/entities', { key: other, body: { model: 'mgpt-1-27b' } })).json.id;
@@ -159,6 +161,7 @@ describe('mgpt serve: entities', () => {
     const poor = await call('POST', `/v1/entities/${eid}/messages`, { key: other, body: { content: 'many words cost more than nothing at all' } });
     expect(poor.status).toBe(402);
     expect(poor.json).toEqual({ error: expect.any(String), balanceUsd: 0.0000001, billedUsd: expect.any(Number), missingUsd: expect.any(Number) });
+    expect(poor.headers.get('mgpt-error-code')).toBe('payment_required');
   });
 });
 

@@ -118,7 +118,7 @@ describe.skipIf(!cluster)('PostgresStore', () => {
     const store = await PostgresStore.open(blank());
     try {
       await expect(store.entities.get('local', 'a\0b')).rejects.toBeInstanceOf(BadRequestError);
-      await expect(store.entities.delete('local', '\0')).rejects.toThrow('text may not contain the NUL character (U+0000)');
+      await expect(store.entities.delete('local', '\0')).rejects.toMatchObject({ code: 'bad_request', message: 'text may not contain the NUL character (U+0000)' });
       await expect(inTransaction(store.pool, (c) => c.query('SELECT $1::text', ['\0']))).rejects.toBeInstanceOf(BadRequestError);
     } finally {
       await store.close();

@@ -4,6 +4,7 @@ import {
   ConflictError,
   type FieldError,
   ForbiddenError,
+  isErrorCode,
   MgptError,
   NotFoundError,
   PayloadTooLargeError,
@@ -17,38 +18,40 @@ import {
  * `{ error }` (entities) and `{ detail, errors? }` (universes), and OpenAI's `{ error: { message } }`
  * (the facade's chat completions).
  */
-export function errorFromResponse(status: number, body: unknown, requestId?: string): MgptError {
+export function errorFromResponse(status: number, body: unknown, requestId?: string, errorCode?: string): MgptError {
   const b = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
   const openai = (typeof b.error === 'object' && b.error !== null ? b.error : {}) as { message?: unknown };
   const message = (typeof b.error === 'string' && b.error) || (typeof b.detail === 'string' && b.detail) || (typeof openai.message === 'string' && openai.message) || `HTTP ${status}`;
   const hint = requestId ? `request id ${requestId}` : undefined;
+  // mgpt serve names each error's code in a header (ERROR_CODE_HEADER); another server's errors take their class's.
+  const code = isErrorCode(errorCode) ? errorCode : undefined;
   switch (status) {
     case 400:
-      return new BadRequestError(message, { errors: Array.isArray(b.errors) ? (b.errors as FieldError[]) : undefined, hint });
+      return new BadRequestError(message, { errors: Array.isArray(b.errors) ? (b.errors as FieldError[]) : undefined, hint, code });
     case 401:
-      return new AuthError(message, { hint: 'check the API key: mgpt login' });
+      return new AuthError(message, { hint: 'check the API key: mgpt login', code });
     case 402:
       return new PaymentRequiredError(message, {
         balanceUsd: Number(b.balanceUsd ?? 0),
         billedUsd: Number(b.billedUsd ?? 0),
         missingUsd: Number(b.missingUsd ?? 0),
-      });
+      }, { code, detailed: code === 'payment_required' });
     case 403:
-      return new ForbiddenError(message, { hint });
+      return new ForbiddenError(message, { hint, code });
     case 404:
-      return new NotFoundError(message, { hint });
+      return new NotFoundError(message, { hint, code });
     case 409:
-      return new ConflictError(message, { hint });
+      return new ConflictError(message, { hint, code });
     case 413:
-      return new PayloadTooLargeError(message, { hint });
+      return new PayloadTooLargeError(message, { hint, code });
     case 408:
-      return new ProviderError(`the server timed out waiting for the request: ${message}`, { status, retryable: true, hint });
+      return new ProviderError(`the server timed out waiting for the request: ${message}`, { status, upstreamStatus: status, retryable: true, hint });
     case 429:
-      return new ProviderError(`rate limited by the server: ${message}`, { status, retryable: true, hint: hint ?? 'wait a little and retry' });
+      return new ProviderError(`rate limited by the server: ${message}`, { status, upstreamStatus: status, retryable: true, hint: hint ?? 'wait a little and retry' });
     default:
       // A 503 names what is unavailable (the database) and what to do in its own `hint`.
       return status >= 500
-        ? new ProviderError(`server error ${status}: ${message}`, { status, retryable: true, hint: (typeof b.hint === 'string' && b.hint) || hint })
-        : new BadRequestError(`HTTP ${status}: ${message}`, { hint });
+        ? new ProviderError(`server error ${status}: ${message}`, { status, upstreamStatus: status, retryable: true, hint: (typeof b.hint === 'string' && b.hint) || hint })
+        : new BadRequestError(`HTTP ${status}: ${message}`, { hint, code });
   }
 }

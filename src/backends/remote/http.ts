@@ -1,5 +1,5 @@
 import type { Dispatcher } from 'undici';
-import { CancelledError, ProviderError } from '../../core/errors.js';
+import { CancelledError, ERROR_CODE_HEADER, ProviderError } from '../../core/errors.js';
 import { type Attempt, parseRetryAfter, retrying, shouldRetry } from '../../core/retry.js';
 import { durationText } from '../../core/rate-limits.js';
 import { errorFromResponse } from './errors.js';
@@ -56,7 +56,7 @@ export class HttpClient {
         const res = await request(url, { method: method as Dispatcher.HttpMethod, headers, body, signal: o.signal, headersTimeout: timeout, bodyTimeout: timeout });
         if (res.statusCode >= 200 && res.statusCode < 300) return { value: { status: res.statusCode, headers: res.headers, body: res.body } };
         const text = await res.body.text().catch(() => '');
-        const failure = errorFromResponse(res.statusCode, parseBody(text), header(res.headers, 'x-request-id'));
+        const failure = errorFromResponse(res.statusCode, parseBody(text), header(res.headers, 'x-request-id'), header(res.headers, ERROR_CODE_HEADER));
         return { failure, retry: shouldRetry({ status: res.statusCode }, policy), retryAfter: header(res.headers, 'retry-after') };
       } catch (err) {
         if (o.signal?.aborted || (err as { name?: string }).name === 'AbortError') return { failure: new CancelledError(), retry: false };

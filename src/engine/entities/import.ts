@@ -116,7 +116,7 @@ async function importName(deps: EngineDeps, opts: ImportOptions, archived: strin
 function idTaken(taken: NonNullable<ImportConflict>): never {
   const hint = 'import without --keep-id to get new ids';
   const what = taken.taken === 'entity' ? 'an entity' : 'a window block';
-  throw new ConflictError(`${what} with id ${taken.id} already exists`, { hint });
+  throw new ConflictError(`${what} with id ${taken.id} already exists`, { hint, code: 'already_exists' });
 }
 
 function sumTokens(items: ReadonlyArray<{ tokens: number }>): number {

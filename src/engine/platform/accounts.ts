@@ -18,7 +18,7 @@ export class AccountService {
     if (typeof name !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(name)) {
       throw new BadRequestError('account name: 1-64 letters, digits, dots, dashes or underscores');
     }
-    if (await this.deps.store.accounts.byName(name)) throw new ConflictError(`account ${name} already exists`);
+    if (await this.deps.store.accounts.byName(name)) throw new ConflictError(`account ${name} already exists`, { code: 'already_exists' });
     const row: AccountRow = { id: `acct_${this.deps.newId()}`, name, balanceUsd: null, userId: randomUUID(), createdAt: this.deps.clock.iso(), rpm: null, tpm: null };
     await this.deps.store.accounts.insert(row);
     return toInfo(row);

@@ -18,6 +18,6 @@ export function requireFunds(account: AccountRow & { balanceUsd: number }, bille
   throw new PaymentRequiredError(
     `insufficient balance: $${balance.toFixed(6)} left, ${what} costs $${billedUsd.toFixed(6)}, $${missing.toFixed(6)} missing`,
     { balanceUsd: balance, billedUsd, missingUsd: missing },
-    { hint: `add funds: mgpt accounts topup ${account.name} 5` },
+    { hint: `add funds: mgpt accounts topup ${account.name} 5`, detailed: true },
   );
 }

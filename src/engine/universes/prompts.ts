@@ -62,7 +62,7 @@ export class PromptStore {
         return false;
       }
     });
-    if (exists && !opts.force) throw new ConflictError(`stored prompt ${name} already exists`, { hint: 'pass --force to replace it' });
+    if (exists && !opts.force) throw new ConflictError(`stored prompt ${name} already exists`, { hint: 'pass --force to replace it', code: 'already_exists' });
     const meta: Record<string, unknown> = {};
     if (p.responseFormat !== undefined) meta.responseFormat = p.responseFormat;
     if (p.additionalInstructions !== undefined) meta.additionalInstructions = p.additionalInstructions;

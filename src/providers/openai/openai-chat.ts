@@ -1,4 +1,4 @@
-import { CancelledError, ContextOverflowError, ProviderError } from '../../core/errors.js';
+import { CancelledError, ContextOverflowError, ProviderError, transportFailure } from '../../core/errors.js';
 import { ceiling } from '../../core/models.js';
 import { retrying, shouldRetry } from '../../core/retry.js';
 import type { ChatModel, ChatRequest, GeneratedImage, ImageGenerationRequest, ProviderUsage, RouteLimits, StreamPart } from '../spec.js';
@@ -173,6 +173,8 @@ export class OpenAIChatModel implements ChatModel {
         const failure = new ProviderError(`provider answered ${res.statusCode}: ${errorText(text)}`, {
           retryable: retry,
           status: res.statusCode === 429 ? 503 : 502,
+          upstreamStatus: res.statusCode,
+          providerCode: errorCode(text),
         });
         return { failure, retry, retryAfter: header(res.headers['retry-after']) };
       } catch (err) {
@@ -188,6 +190,8 @@ export class OpenAIChatModel implements ChatModel {
     return new ProviderError(`cannot reach the model provider at ${this.opts.baseUrl}: ${(err as Error).message}`, {
       retryable: shouldRetry({ error: err }, { idempotent: true }),
       cause: err,
+      // A timeout or a refused, reset or unknown host, by the error's code; anything else on the way there is a connection failure.
+      failure: transportFailure(err) ?? 'connection',
       hint: 'check the provider URL with `mgpt models`, or that the model server is running',
     });
   }
@@ -208,12 +212,12 @@ interface WholeCompletion {
   }>;
   usage?: OpenAIChunk['usage'];
   timings?: OpenAIChunk['timings'];
-  error?: { message?: string };
+  error?: ProviderErrorBody;
 }
 
 /** A whole completion's parts, in a stream's order: text, tool calls, usage, the finish reason. */
 function* wholeParts(json: WholeCompletion): Generator<StreamPart> {
-  if (json.error) throw streamOverflow(json.error) ?? new ProviderError(`provider error: ${json.error.message ?? JSON.stringify(json.error)}`);
+  if (json.error) throw streamOverflow(json.error) ?? inBodyError(json.error);
   const choice = json.choices?.[0];
   if (!choice) throw new ProviderError('provider sent a completion without choices');
   const text = choice.message?.content;
@@ -240,7 +244,38 @@ interface OpenAIChunk {
   usage?: { prompt_tokens?: number; completion_tokens?: number; prompt_tokens_details?: { cached_tokens?: number } };
   /** llama-server's own counts: `cache_n` prompt tokens came from its cache. */
   timings?: { cache_n?: number };
-  error?: { message?: string };
+  error?: ProviderErrorBody;
+}
+
+/** An error the provider sent inside a 200 (a stream's chunk or a whole completion), with its own code and status when it gave them. */
+function inBodyError(error: ProviderErrorBody): ProviderError {
+  const status = typeof error.code === 'number' ? error.code : undefined;
+  return new ProviderError(`provider error: ${error.message ?? JSON.stringify(error)}`, {
+    upstreamStatus: status !== undefined && status >= 400 && status < 600 ? status : undefined,
+    providerCode: codeOf(error),
+  });
+}
+
+/** What OpenAI-compatible servers put in `error`: OpenAI a string `code` and `type`, llama-server a numeric `code`. */
+interface ProviderErrorBody {
+  message?: string;
+  code?: unknown;
+  type?: unknown;
+}
+
+function codeOf(error: ProviderErrorBody): string | undefined {
+  if (typeof error.code === 'string' && error.code !== '') return error.code;
+  return typeof error.type === 'string' && error.type !== '' ? error.type : undefined;
+}
+
+/** The provider's own error code in an error body, when it is JSON and names one. */
+function errorCode(body: string): string | undefined {
+  try {
+    const j = JSON.parse(body) as { error?: ProviderErrorBody | string };
+    return typeof j.error === 'object' && j.error !== null ? codeOf(j.error) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function errorText(body: string): string {
@@ -296,7 +331,7 @@ function* handlePayloads(payloads: string[], state: ChunkState): Generator<Strea
     } catch {
       throw new ProviderError(`provider sent a malformed stream chunk: ${data.slice(0, 80)}`);
     }
-    if (chunk.error) throw streamOverflow(chunk.error) ?? new ProviderError(`provider error: ${chunk.error.message ?? JSON.stringify(chunk.error)}`);
+    if (chunk.error) throw streamOverflow(chunk.error) ?? inBodyError(chunk.error);
     for (const choice of chunk.choices ?? []) {
       const d = choice.delta ?? {};
       if (typeof d.content === 'string' && d.content.length > 0) yield { type: 'text-delta', text: d.content };

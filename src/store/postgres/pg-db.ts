@@ -1,5 +1,5 @@
 import type { Pool, PoolClient, QueryResultRow } from 'pg';
-import { BadRequestError, MgptError, ProviderError } from '../../core/errors.js';
+import { BadRequestError, databaseBusy, MgptError, ProviderError } from '../../core/errors.js';
 import { PG_MIGRATIONS } from './migrations.js';
 import { type MigrationStep, migrationTitle } from '../migration-step.js';
 
@@ -127,9 +127,9 @@ export function refusedText(err: unknown): unknown {
   return new BadRequestError('text may not contain the NUL character (U+0000)');
 }
 
-/** A driver error as the engine's: a lost database (503) or text it cannot store (400); any other unchanged. */
+/** A driver error as the engine's, by its code: another writer (409), a lost database (503) or text it cannot store (400); any other unchanged. */
 export function databaseError(err: unknown): unknown {
-  return refusedText(lostDatabase(err));
+  return databaseBusy(err) ?? refusedText(lostDatabase(err));
 }
 
 /**
