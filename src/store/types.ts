@@ -36,6 +36,10 @@ export type {
   UniverseRow,
 };
 
+import type { EntityHistory, PromptHeadRow, RotationRow, RotationTrigger, SteerWrite, TurnWindowRow, TurnWindowWrite } from './history-rows.js';
+
+export type { EntityHistory, PromptHeadRow, RotationRow, RotationTrigger, SteerWrite, TurnWindowRow, TurnWindowWrite };
+
 export type EntityCounters = Pick<
   EntityRow,
   'transcriptMessages' | 'transcriptTokens' | 'windowTokens' | 'windowBlocks' | 'updatedAt'
@@ -67,6 +71,10 @@ export interface EntityTurnWrite {
   idempotency?: { key: string; row: IdempotencyRow; createdAt: string };
   /** The turn's generation record, when it has one (a turn whose model used recall). */
   log?: LogRow;
+  /** The rotation this turn made, for the entity's history. */
+  rotation?: RotationRow;
+  /** What the turn's prompt was made of (`mgpt window --at`). */
+  turnWindow?: TurnWindowWrite;
 }
 
 /** A universe write while its lease is held; `release` (the turn's last write) also frees the lease. */
@@ -91,6 +99,8 @@ export interface EntityImport {
   blocks: BlockRow[];
   /** `--keep-id`: the ids must be free; checked inside the write. */
   keepIds: boolean;
+  /** The window history an archive carried (version 2). */
+  history?: EntityHistory;
 }
 
 /** Why an import with kept ids could not be written: the first id already taken. */
@@ -133,6 +143,28 @@ export interface EntityStore {
   wordMatches(words: string[], cap: number): Promise<number[]>;
   /** The entity's messages at these seqs (those that exist), in seq order. */
   messagesAt(entityId: string, seqs: number[]): Promise<MessageRow[]>;
+}
+
+/** An entity's window history: rotations and what each turn's prompt was made of (issue 33). */
+export interface HistoryStore {
+  /** The entity's rotations, oldest first. */
+  rotations(entityId: string): Promise<RotationRow[]>;
+  /** The rotations numbered `ns`. */
+  rotationsNumbered(entityId: string, ns: number[]): Promise<RotationRow[]>;
+  /** The rotations whose first-folded span meets seqs [from, to] (where folded blocks' ids are kept). */
+  rotationsFolding(entityId: string, from: number, to: number): Promise<RotationRow[]>;
+  /** The rotations that wrote summary block `blockId`, newest first. */
+  rotationsWriting(entityId: string, blockId: string): Promise<RotationRow[]>;
+  /** The highest rotation number (0 for none). */
+  lastRotation(entityId: string): Promise<number>;
+  /** What the prompt of the turn whose user message is `seq` was made of, with its head's messages. */
+  turnWindow(entityId: string, seq: number): Promise<(TurnWindowRow & { head: string }) | undefined>;
+  /** The last user message stored at or before `iso`, or undefined. */
+  seqAt(entityId: string, iso: string): Promise<number | undefined>;
+  /** The whole history, for export. */
+  history(entityId: string): Promise<EntityHistory>;
+  /** A steering action's unit of work; false (nothing written) when the lease is no longer ours. */
+  steer(w: SteerWrite): Promise<boolean>;
 }
 
 export interface LeaseStore {
@@ -253,6 +285,7 @@ export interface Store {
   readonly keys: KeyStore;
   readonly rates: RateStore;
   readonly calibration: CalibrationStore;
+  readonly history: HistoryStore;
   /** After deletes: drop old page images (SQLite's WAL); a no-op where there are none. */
   checkpoint(): Promise<void>;
   /** "ok", or what the database's own check found. */

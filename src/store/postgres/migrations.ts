@@ -254,4 +254,49 @@ export const PG_MIGRATIONS: readonly string[] = [
   ALTER TABLE entities ADD COLUMN recall_mode INTEGER NOT NULL DEFAULT 0 CHECK (recall_mode IN (0, 1, 2));
   UPDATE entities SET recall_mode = recall;
   `,
+  `
+  -- Window history (issue 33): every rotation with its span, summary, route, usage and the window
+  -- before and after (blocks by reference), and for each turn what its prompt was made of (a head
+  -- stored once per entity by its hash, the window's block refs, what came after the window).
+  CREATE TABLE rotations (
+    entity_id         TEXT COLLATE "C" NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    n                 BIGINT NOT NULL,
+    id                TEXT COLLATE "C" NOT NULL,
+    created_at        TEXT NOT NULL,
+    trigger           TEXT NOT NULL CHECK (trigger IN ('turn', 'manual', 'resummarize')),
+    seq               BIGINT,
+    from_seq          BIGINT NOT NULL,
+    to_seq            BIGINT NOT NULL,
+    summary_id        TEXT COLLATE "C" NOT NULL,
+    covers_from       BIGINT NOT NULL,
+    summary_text      TEXT NOT NULL,
+    summary_tokens    BIGINT NOT NULL,
+    provider          TEXT NOT NULL,
+    model             TEXT NOT NULL,
+    prompt_tokens     BIGINT NOT NULL,
+    cached_tokens     BIGINT,
+    completion_tokens BIGINT NOT NULL,
+    blocks_before     TEXT NOT NULL,
+    blocks_after      TEXT NOT NULL,
+    folded_ids        TEXT NOT NULL,
+    undone            BOOLEAN NOT NULL DEFAULT false,
+    PRIMARY KEY (entity_id, n)
+  );
+  CREATE INDEX rotations_summary ON rotations (entity_id, summary_id);
+  CREATE TABLE prompt_heads (
+    id        BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    entity_id TEXT COLLATE "C" NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    sha256    TEXT NOT NULL,
+    messages  TEXT NOT NULL,
+    UNIQUE (entity_id, sha256)
+  );
+  CREATE TABLE turn_windows (
+    entity_id TEXT COLLATE "C" NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    seq       BIGINT NOT NULL,
+    head_id   BIGINT NOT NULL,
+    blocks    TEXT NOT NULL,
+    tail      TEXT,
+    PRIMARY KEY (entity_id, seq)
+  );
+  `,
 ];

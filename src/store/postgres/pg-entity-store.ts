@@ -13,10 +13,12 @@ import type {
   MessageRow,
   MessageSearch,
   RankedSearch,
+  SteerWrite,
 } from '../types.js';
 import { tsAny, tsQuery } from '../search-syntax.js';
 import { insertLog } from './pg-log-store.js';
 import { inTransaction, type Queryable } from './pg-db.js';
+import { importHistory, insertRotation, writeTurnHistory } from './pg-history-store.js';
 
 const ENTITY_COLS = `id, account_id AS "accountId", name, instructions, instructions_tokens AS "instructionsTokens", model, state,
   budget_tokens AS "budgetTokens", cap_tokens AS "capTokens",
@@ -170,6 +172,7 @@ export class PgEntityStore implements EntityStore {
         );
       }
       if (w.log) await insertLog(c, w.log);
+      await writeTurnHistory(c, w.entityId, w.rotation, w.turnWindow);
       await releaseLease(c, w.lease);
       return true;
     });
@@ -196,7 +199,27 @@ async function writeImport(c: PoolClient, i: EntityImport): Promise<ImportConfli
   await insertEntity(c, i.entity);
   await insertMessages(c, i.entity.id, i.messages);
   await insertBlocks(c, i.entity.id, i.blocks);
+  if (i.history) await importHistory(c, i.entity.id, i.history);
   return null;
+}
+
+/** A steering action's unit of work (see HistoryStore.steer). */
+export function steerWrite(pool: Pool, w: SteerWrite): Promise<boolean> {
+  return inTransaction(pool, async (c) => {
+    if (!(await lockOwnedLease(c, w.lease))) return false;
+    await replaceWindow(c, w.entityId, w.window, w.windowTokens, w.updatedAt);
+    if (w.insert) await insertRotation(c, w.insert);
+    if (w.undo !== undefined) await c.query(`UPDATE rotations SET undone = true WHERE entity_id = $1 AND n = $2`, [w.entityId, w.undo]);
+    await releaseLease(c, w.lease);
+    return true;
+  });
+}
+
+/** The whole window rewritten (a steering action), with its counters. */
+export async function replaceWindow(q: Queryable, entityId: string, blocks: readonly BlockRow[], windowTokens: number, updatedAt: string): Promise<void> {
+  await q.query(`DELETE FROM blocks WHERE entity_id = $1`, [entityId]);
+  await insertBlocks(q, entityId, blocks);
+  await q.query(`UPDATE entities SET window_tokens = $2, window_blocks = $3, updated_at = $4 WHERE id = $1`, [entityId, windowTokens, blocks.length, updatedAt]);
 }
 
 async function insertEntity(q: Queryable, row: EntityRow): Promise<void> {

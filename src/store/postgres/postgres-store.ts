@@ -4,7 +4,8 @@ import type { Store } from '../types.js';
 import { PG_CONNECT_TIMEOUT_MS, PG_QUERY_TIMEOUT_MS, mapDatabaseErrors, migrate } from './pg-db.js';
 import { PgAccountStore } from './pg-account-store.js';
 import { PgCalibrationStore } from './pg-calibration-store.js';
-import { PgEntityStore } from './pg-entity-store.js';
+import { PgEntityStore, steerWrite } from './pg-entity-store.js';
+import { PgHistoryStore } from './pg-history-store.js';
 import { PgIdempotencyStore } from './pg-idempotency-store.js';
 import { PgKeyStore } from './pg-key-store.js';
 import { PgLeaseStore } from './pg-lease-store.js';
@@ -39,6 +40,7 @@ export class PostgresStore implements Store {
   readonly keys: PgKeyStore;
   readonly rates: PgRateStore;
   readonly calibration: PgCalibrationStore;
+  readonly history: PgHistoryStore;
   private closed = false;
 
   constructor(readonly pool: Pool) {
@@ -51,6 +53,7 @@ export class PostgresStore implements Store {
     this.keys = new PgKeyStore(pool);
     this.rates = new PgRateStore(pool);
     this.calibration = new PgCalibrationStore(pool);
+    this.history = new PgHistoryStore(pool, (w) => steerWrite(pool, w));
   }
 
   /** Connects (loading `pg` only now, so SQLite commands never do), then migrates under the advisory lock. */

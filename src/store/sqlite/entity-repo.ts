@@ -136,6 +136,13 @@ export class EntityRepo {
     ).run(b.id, entityId, b.position, b.kind, b.role, b.content, b.tokens, b.coversFrom, b.coversTo);
   }
 
+  /** The whole window rewritten (a steering action), with its counters. */
+  replaceWindow(entityId: string, blocks: readonly BlockRow[], windowTokens: number, updatedAt: string): void {
+    this.s(`DELETE FROM blocks WHERE entity_id = ?`).run(entityId);
+    for (const b of blocks) this.insertBlock(entityId, b);
+    this.s(`UPDATE entities SET window_tokens = ?, window_blocks = ?, updated_at = ? WHERE id = ?`).run(windowTokens, blocks.length, updatedAt, entityId);
+  }
+
   deleteBlocks(ids: readonly string[]): void {
     const st = this.s(`DELETE FROM blocks WHERE id = ?`);
     for (const id of ids) st.run(id);

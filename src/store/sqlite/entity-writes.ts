@@ -1,4 +1,4 @@
-import type { EntityImport, EntityTurnWrite, ImportConflict, LeaseClaim } from '../types.js';
+import type { EntityImport, EntityTurnWrite, ImportConflict, LeaseClaim, SteerWrite } from '../types.js';
 import type { SqliteRepos } from './repos.js';
 
 // The entity writes that run inside one transaction, on the server's connection or on the large
@@ -23,6 +23,18 @@ export function commitTurn(r: SqliteRepos, w: EntityTurnWrite): boolean {
   r.accounts.charge(w.charge);
   if (w.idempotency) r.idempotency.insert(w.entityId, w.idempotency.key, w.idempotency.row, w.idempotency.createdAt);
   if (w.log) r.logs.insert(w.log);
+  if (w.rotation) r.history.insertRotation(w.rotation);
+  if (w.turnWindow) r.history.insertTurnWindow(w.entityId, r.history.headId(w.entityId, w.turnWindow.headSha256, w.turnWindow.head), w.turnWindow);
+  r.leases.release(w.lease.subject, w.lease.owner);
+  return true;
+}
+
+/** A steering action's unit of work (see HistoryStore.steer); call it inside a transaction. */
+export function steer(r: SqliteRepos, w: SteerWrite): boolean {
+  if (!owns(r, w.lease)) return false;
+  r.entities.replaceWindow(w.entityId, w.window, w.windowTokens, w.updatedAt);
+  if (w.insert) r.history.insertRotation(w.insert);
+  if (w.undo !== undefined) r.history.markUndone(w.entityId, w.undo);
   r.leases.release(w.lease.subject, w.lease.owner);
   return true;
 }
@@ -39,5 +51,6 @@ export function importEntity(r: SqliteRepos, i: EntityImport): ImportConflict {
   e.insert(i.entity);
   for (const m of i.messages) e.insertMessage(id, m);
   for (const b of i.blocks) e.insertBlock(id, b);
+  if (i.history) r.history.importHistory(id, i.history);
   return null;
 }

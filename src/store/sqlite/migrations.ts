@@ -325,4 +325,50 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE entities ADD COLUMN recall_mode INTEGER NOT NULL DEFAULT 0 CHECK (recall_mode IN (0, 1, 2));
   UPDATE entities SET recall_mode = recall;
   `,
+  `
+  -- Window history (issue 33): every rotation with its span, summary, route, usage and the window
+  -- before and after (blocks by reference: summaries by the rotation that wrote them, messages as
+  -- seq ranges); and for each turn what its prompt was made of: a head stored once per entity by
+  -- its hash, the window's block refs and whatever came between the window and the message.
+  CREATE TABLE rotations (
+    entity_id         TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    n                 INTEGER NOT NULL,
+    id                TEXT NOT NULL,
+    created_at        TEXT NOT NULL,
+    trigger           TEXT NOT NULL CHECK (trigger IN ('turn', 'manual', 'resummarize')),
+    seq               INTEGER,
+    from_seq          INTEGER NOT NULL,
+    to_seq            INTEGER NOT NULL,
+    summary_id        TEXT NOT NULL,
+    covers_from       INTEGER NOT NULL,
+    summary_text      TEXT NOT NULL,
+    summary_tokens    INTEGER NOT NULL,
+    provider          TEXT NOT NULL,
+    model             TEXT NOT NULL,
+    prompt_tokens     INTEGER NOT NULL,
+    cached_tokens     INTEGER,
+    completion_tokens INTEGER NOT NULL,
+    blocks_before     TEXT NOT NULL,
+    blocks_after      TEXT NOT NULL,
+    folded_ids        TEXT NOT NULL,
+    undone            INTEGER NOT NULL DEFAULT 0 CHECK (undone IN (0, 1)),
+    UNIQUE (entity_id, n)
+  );
+  CREATE INDEX rotations_summary ON rotations (entity_id, summary_id);
+  CREATE TABLE prompt_heads (
+    id        INTEGER PRIMARY KEY,
+    entity_id TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    sha256    TEXT NOT NULL,
+    messages  TEXT NOT NULL,
+    UNIQUE (entity_id, sha256)
+  );
+  CREATE TABLE turn_windows (
+    entity_id TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    seq       INTEGER NOT NULL,
+    head_id   INTEGER NOT NULL,
+    blocks    TEXT NOT NULL,
+    tail      TEXT,
+    PRIMARY KEY (entity_id, seq)
+  ) WITHOUT ROWID;
+  `,
 ];

@@ -2,6 +2,7 @@ import { AccountRepo } from './account-repo.js';
 import { CalibrationRepo } from './calibration-repo.js';
 import { type Db, inTransaction, integrityCheck, type OpenOptions, openDatabase } from './db.js';
 import { EntityRepo } from './entity-repo.js';
+import { HistoryRepo } from './history-repo.js';
 import { IdempotencyRepo } from './idempotency-repo.js';
 import { KeyRepo } from './key-repo.js';
 import { LeaseRepo } from './lease-repo.js';
@@ -20,6 +21,7 @@ export class SqliteRepos {
   readonly keys: KeyRepo;
   readonly rates: RateRepo;
   readonly calibration: CalibrationRepo;
+  readonly history: HistoryRepo;
 
   private readonly dataVersionStmt;
 
@@ -34,6 +36,7 @@ export class SqliteRepos {
     this.keys = new KeyRepo(db);
     this.rates = new RateRepo(db);
     this.calibration = new CalibrationRepo(db);
+    this.history = new HistoryRepo(db);
   }
 
   static open(path: string, opts: OpenOptions = {}): SqliteRepos {

@@ -3,6 +3,7 @@ import type {
   CalibrationStore,
   EntityImport,
   EntityStore,
+  HistoryStore,
   IdempotencyStore,
   KeyStore,
   LeaseStore,
@@ -16,7 +17,7 @@ import { largeWork } from '../../core/lane.js';
 import { busyAsConflict } from './busy.js';
 import { type Checkpointer, startCheckpointer } from './checkpointer.js';
 import { type Db, type OpenOptions, nativeBinding } from './db.js';
-import { commitTurn, importEntity, owns } from './entity-writes.js';
+import { commitTurn, importEntity, owns, steer } from './entity-writes.js';
 import { LARGE_WRITE_ROWS, LargeWriter } from './large-writer.js';
 import { SqliteRepos } from './repos.js';
 
@@ -38,6 +39,7 @@ export class SqliteStore implements Store {
   readonly keys: KeyStore;
   readonly rates: RateStore;
   readonly calibration: CalibrationStore;
+  readonly history: HistoryStore;
   private checkpointer: Checkpointer | undefined;
   private writer: LargeWriter | undefined;
 
@@ -78,6 +80,7 @@ export class SqliteStore implements Store {
       list: async () => repos.calibration.list(),
       delete: async (routeKey) => repos.calibration.delete(routeKey),
     }, ['save', 'delete']);
+    this.history = write(historyStore(repos), ['steer']);
   }
 
   /** Opens (creating and migrating if needed) the SQLite file at `path`. */
@@ -189,6 +192,21 @@ function entityStore(r: SqliteRepos, large: (rows: EntityImport) => LargeWriter 
     searchAny: (q) => inTurn(() => r.entities.searchAny(q)),
     wordMatches: async (words, cap) => r.entities.wordMatches(words, cap),
     messagesAt: async (entityId, seqs) => r.entities.messagesAt(entityId, seqs),
+  };
+}
+
+function historyStore(r: SqliteRepos): HistoryStore {
+  const h = r.history;
+  return {
+    rotations: async (entityId) => h.rotations(entityId),
+    rotationsNumbered: async (entityId, ns) => h.rotationsNumbered(entityId, ns),
+    rotationsFolding: async (entityId, from, to) => h.rotationsFolding(entityId, from, to),
+    rotationsWriting: async (entityId, blockId) => h.rotationsWriting(entityId, blockId),
+    lastRotation: async (entityId) => h.lastRotation(entityId),
+    turnWindow: async (entityId, seq) => h.turnWindow(entityId, seq),
+    seqAt: async (entityId, iso) => h.seqAt(entityId, iso),
+    history: async (entityId) => r.snapshot(() => h.history(entityId)),
+    steer: async (w) => r.transaction(() => steer(r, w)),
   };
 }
 
