@@ -16,6 +16,7 @@ import type {
   TurnEvent,
   UpdateEntityInput,
 } from '../core/entity-types.js';
+import type { EntityWindowAt, RotateInput, RotateResult, RotationList } from '../core/rotation-types.js';
 import type {
   CreateUniverseInput,
   CreatedUniverse,
@@ -82,6 +83,15 @@ export class LocalBackend implements Backend {
   }
   async getWindow(id: string): Promise<EntityWindow> {
     return this.engine.entities.window(id, this.accountId);
+  }
+  async getWindowAt(id: string, at: string): Promise<EntityWindowAt> {
+    return this.engine.entities.windowAt(id, at, this.accountId);
+  }
+  async listRotations(id: string): Promise<RotationList> {
+    return this.engine.entities.rotations(id, this.accountId);
+  }
+  async rotate(id: string, input: RotateInput): Promise<RotateResult> {
+    return this.engine.entities.rotate(id, input, this.accountId);
   }
   exportEntity(id: string, format: ExportFormat): AsyncIterable<Uint8Array> {
     const engine = this.engine;

@@ -1,5 +1,6 @@
 import { NotSupportedError } from './errors.js';
 import type { RateLimits } from './rate-limits.js';
+import type { EntityWindowAt, RotateInput, RotateResult, RotationList } from './rotation-types.js';
 import type {
   CreateEntityInput,
   CreatedEntity,
@@ -111,6 +112,12 @@ export interface Backend {
   sendMessage(id: string, input: SendInput): AsyncIterable<TurnEvent>;
   listMessages(id: string, input?: ListMessagesInput): Promise<MessageList>;
   getWindow(id: string): Promise<EntityWindow>;
+  /** The window the model saw when it answered the message at `at` (a seq or a date): GET /v1/entities/{id}/window?at= (issue 33). */
+  getWindowAt(id: string, at: string): Promise<EntityWindowAt>;
+  /** The entity's rotations, oldest first: GET /v1/entities/{id}/rotations. */
+  listRotations(id: string): Promise<RotationList>;
+  /** Folds now, undoes the last rotation, or writes the newest summary again: POST /v1/entities/{id}/rotations (409 while a turn runs). */
+  rotate(id: string, input: RotateInput): Promise<RotateResult>;
   /** Searches the account's transcripts, folded messages included (an extension: GET /v1/search). */
   search(input: SearchInput): Promise<SearchList>;
   /** The export body, streamed in pieces; memory does not grow with the transcript. */

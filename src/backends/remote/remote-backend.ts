@@ -20,6 +20,7 @@ import type {
   UpdateEntityInput,
   Usage,
 } from '../../core/entity-types.js';
+import type { EntityWindowAt, RotateInput, RotateResult, RotationList } from '../../core/rotation-types.js';
 import { BadRequestError, CancelledError, ConfigError, MgptError, NotSupportedError, ProviderError, TURN_CANCELLED, isAbortError } from '../../core/errors.js';
 import { SseDecoder } from '../../core/sse.js';
 import type {
@@ -136,6 +137,15 @@ export class RemoteBackend implements Backend {
   }
   getWindow(id: string): Promise<EntityWindow> {
     return this.http.json('GET', this.ent(`/entities/${encodeURIComponent(id)}/window`));
+  }
+  getWindowAt(id: string, at: string): Promise<EntityWindowAt> {
+    return this.http.json('GET', this.ent(`/entities/${encodeURIComponent(id)}/window?${new URLSearchParams({ at })}`));
+  }
+  listRotations(id: string): Promise<RotationList> {
+    return this.http.json('GET', this.ent(`/entities/${encodeURIComponent(id)}/rotations`));
+  }
+  rotate(id: string, input: RotateInput): Promise<RotateResult> {
+    return this.http.json('POST', this.ent(`/entities/${encodeURIComponent(id)}/rotations`), { json: input });
   }
 
   /** The SSE stream decoded into the same events the local backend yields. */

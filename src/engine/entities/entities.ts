@@ -36,6 +36,10 @@ import { type EntityRef, type TurnExtras, runTurn } from './turn.js';
 import { windowMessages } from './window/window-state.js';
 import type { ChatMessage } from '../../providers/spec.js';
 import type { RouteFit } from '../generation/calibration.js';
+import type { EntityWindowAt, RotateResult, RotationList } from '../../core/rotation-types.js';
+import { windowAt } from './window/at-turn.js';
+import { listRotations } from './rotations.js';
+import { checkRotateInput, steerRotation } from './steer.js';
 
 export const DEFAULT_ACCOUNT = 'local';
 
@@ -174,6 +178,23 @@ export class EntityService {
       blocks: (await this.deps.store.entities.window(id)).map(toBlock),
       ...(limit === undefined ? {} : { model_limit_tokens: limit }),
     };
+  }
+
+  /** The window the model saw when it answered the message at `at` (a seq or a date); see window/at-turn.ts. */
+  async windowAt(id: string, at: string, accountId: string): Promise<EntityWindowAt> {
+    if (typeof at !== 'string' || at.trim() === '') throw new BadRequestError('at must be a seq or a date');
+    return windowAt(this.deps, await this.row(id, accountId), at);
+  }
+
+  /** The entity's rotations, oldest first (rotations.ts). */
+  async rotations(id: string, accountId: string): Promise<RotationList> {
+    return listRotations(this.deps, (await this.row(id, accountId)).id);
+  }
+
+  /** Folds now, undoes the last rotation, or writes the newest summary again, under the entity's lease (steer.ts). */
+  async rotate(id: string, input: unknown, accountId: string): Promise<RotateResult> {
+    const checked = checkRotateInput(input);
+    return steerRotation(this.deps, await this.row(id, accountId), checked);
   }
 
   /**

@@ -25,6 +25,7 @@ import type { SummaryUsage } from './window/summarize.js';
 import { type RecallState, RECALL_ROUNDS_MAX, RECALL_TOOL, emptyRecall, recallCalls, recallLog, runRecallRound } from './recall.js';
 import { MessageCount, type PreparedWindow, type WindowTurn, fixedParts, promptMessages, rotate } from './window/turn-window.js';
 import { autoRecall } from './auto-recall.js';
+import { turnHistory } from './rotations.js';
 import { windowVersion } from '../versioned-cache.js';
 import { WindowState } from './window/window-state.js';
 
@@ -226,6 +227,8 @@ interface TurnState extends WindowTurn {
   prefill?: Prefill;
   /** When the caller saw the turn start (the clock's ms), for the first-token metric. */
   firstTokenAt?: number;
+  /** The prompt the last request sent, up to the user message (the turn's window record). */
+  prompt?: ChatMessage[];
 }
 
 /** The entity as this turn's prompt sees it: the request's system text after its instructions (the row keeps its own). */
@@ -393,7 +396,8 @@ function generate(turn: TurnState, prepared: PreparedWindow): AsyncIterable<Stre
   const { round = [], sampling, buffered } = turn.extras;
   const recalled = turn.recall.messages;
   const prefill: ChatMessage[] = turn.prefill ? [{ role: 'assistant', content: turn.prefill.text }] : [];
-  const messages = [...promptMessages(turn.entity.instructions, prepared, turn.recalled), ...round, ...recalled, ...prefill];
+  turn.prompt = promptMessages(turn.entity.instructions, prepared, turn.recalled);
+  const messages = [...turn.prompt, ...round, ...recalled, ...prefill];
   const tools = turn.entity.recall === 1 ? [RECALL_TOOL, ...(turn.extras.tools ?? [])] : turn.extras.tools;
   // After recall rounds the model answers: freely, or without tools once it has taken all it may.
   const toolChoice = !recalled.length ? turn.extras.toolChoice : turn.recall.rounds >= RECALL_ROUNDS_MAX ? 'none' : undefined;
@@ -433,7 +437,7 @@ function* announce(turn: TurnState, prepared: PreparedWindow, stores = true): Ge
 async function commit(turn: TurnState, prepared: PreparedWindow, reply: Reply, lease: HeldLease, input: TurnInput): Promise<{ completion: EntityCompletion; billed: number }> {
   const settled = await settle(turn, prepared, reply);
   const base = turnWrite(turn, prepared, settled, input);
-  const write = { ...base, log: await turnLog(turn, settled, base.charge.costUsd) };
+  const write = { ...base, log: await turnLog(turn, settled, base.charge.costUsd), ...(await turnHistory(turn, prepared, settled.userBlock.coversFrom)) };
   // A created entity's history may be thousands of rows: the store writes those without holding the thread.
   await lease.write((claim) => turn.deps.store.entities.commitTurn({ ...write, lease: claim }), () => leaseTakenOver(turn.entity.id), true);
   // Only now, committed, do the two blocks join the kept window (in place: no copy of the window).

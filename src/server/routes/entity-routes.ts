@@ -36,7 +36,16 @@ export function entityRoutes(engine: Engine, { auth, limit, body }: RouteDeps): 
     const input = { ...searchQuery(c.req), entity_ids: [c.req.param('id')] };
     return c.json(await engine.search(input, c.get('principal').accountId));
   });
-  app.get('/v1/entities/:id/window', ent, async (c) => c.json(await engine.entities.window(c.req.param('id'), c.get('principal').accountId)));
+  app.get('/v1/entities/:id/window', ent, async (c) => {
+    // An extension (issue 33): ?at=SEQ|DATE is the window a past turn saw; without it, the seed's route as it is.
+    const at = c.req.query('at');
+    const { accountId } = c.get('principal');
+    if (at !== undefined) return c.json(await engine.entities.windowAt(c.req.param('id'), at, accountId));
+    return c.json(await engine.entities.window(c.req.param('id'), accountId));
+  });
+  // Extensions (issue 33): the entity's rotation history, and steering it (one unit of work under the entity's lease).
+  app.get('/v1/entities/:id/rotations', ent, async (c) => c.json(await engine.entities.rotations(c.req.param('id'), c.get('principal').accountId)));
+  app.post('/v1/entities/:id/rotations', ent, async (c) => c.json(await engine.entities.rotate(c.req.param('id'), await body(c), c.get('principal').accountId)));
   app.get('/v1/entities/:id/messages', ent, async (c) => {
     const after = queryInt(c.req.query('after'), 'after');
     const limit = queryInt(c.req.query('limit'), 'limit');

@@ -1,0 +1,54 @@
+/** The wire shapes of an entity's window history (issue 33): rotations, steering, the window at a turn. */
+import type { WindowBlock } from './entity-types.js';
+import type { ChatMessage } from '../providers/spec.js';
+
+/** One rotation as `GET /v1/entities/{id}/rotations` lists it. */
+export interface RotationRecord {
+  id: string;
+  created_at: string;
+  trigger: 'turn' | 'manual' | 'resummarize';
+  /** The user message of the turn that rotated; null for `mgpt rotate` and `--resummarize`. */
+  seq: number | null;
+  /** The messages this rotation folded (an earlier summary it folded in is not counted again). */
+  from_seq: number;
+  to_seq: number;
+  summary: { text: string; tokens: number };
+  route: { provider: string; model: string };
+  usage: { prompt_tokens: number; cached_tokens: number | null; completion_tokens: number };
+  /** The whole window before and after, as the window route shows blocks. */
+  blocks_before: WindowBlock[];
+  blocks_after: WindowBlock[];
+  undone: boolean;
+}
+
+export interface RotationList {
+  rotations: RotationRecord[];
+}
+
+export type RotateAction = 'rotate' | 'undo' | 'resummarize';
+
+/** `POST /v1/entities/{id}/rotations`: fold now, undo the last rotation, or write the newest summary again. */
+export interface RotateInput {
+  action: RotateAction;
+  /** For `resummarize`: the model that writes the summary (the entity's route, with this provider model). */
+  model?: string;
+}
+
+/** What a steering action did: its record, and the window after it. */
+export interface RotateResult {
+  action: RotateAction;
+  rotation: RotationRecord;
+  window: { tokens: number; blocks: WindowBlock[] };
+}
+
+/** `GET /v1/entities/{id}/window?at=SEQ`: the window the model saw when it answered the message at `seq`. */
+export interface EntityWindowAt {
+  entity_id: string;
+  object: 'entity.window';
+  /** The user message the turn answered. */
+  seq: number;
+  tokens: number;
+  blocks: WindowBlock[];
+  /** The prompt as it was sent, message for message: the head (instructions…), the blocks, anything after them, the message. */
+  prompt: ChatMessage[];
+}

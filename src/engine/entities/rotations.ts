@@ -1,0 +1,128 @@
+import { createHash } from 'node:crypto';
+import type { RotationList, RotationRecord } from '../../core/rotation-types.js';
+import type { ChatMessage, ChatModel } from '../../providers/spec.js';
+import type { BlockRow, EntityRow, EntityTurnWrite, RotationRow, RotationTrigger, TurnWindowWrite } from '../../store/types.js';
+import type { EngineDeps } from '../deps.js';
+import type { SummaryUsage } from './window/summarize.js';
+import type { PreparedWindow } from './window/turn-window.js';
+import type { WindowState } from './window/window-state.js';
+import { windowMessages } from './window/window-state.js';
+import { BlockEncoder, type BlockRef, resolveBlocks } from './window/block-refs.js';
+
+/** What of a turn its history record is made from: the window before it, and the prompt it sent. */
+export interface TurnFacts {
+  deps: EngineDeps;
+  entity: EntityRow;
+  model: ChatModel;
+  /** The window before the turn. */
+  window: WindowState;
+  /** The prompt's messages as the last request sent them, up to the user message. */
+  prompt?: ChatMessage[];
+}
+
+/**
+ * A turn's history, written in its own transaction: its rotation (if it had one) and what its
+ * prompt was made of. The head is recorded as it was sent (whatever came before the window),
+ * never rebuilt, so `window --at` gives back the same bytes.
+ */
+export async function turnHistory(t: TurnFacts, prepared: PreparedWindow, seq: number): Promise<Pick<EntityTurnWrite, 'rotation' | 'turnWindow'>> {
+  const { deps, entity } = t;
+  const summary = prepared.plan && prepared.summary;
+  const n = summary ? (await deps.store.history.lastRotation(entity.id)) + 1 : 0;
+  const encoder = new BlockEncoder(deps, entity.id, summary ? { id: summary.id, content: summary.content, n } : undefined);
+  const out: Pick<EntityTurnWrite, 'rotation' | 'turnWindow'> = {};
+  if (prepared.plan && summary) {
+    const folded = t.window.blocks.slice(0, prepared.plan.take);
+    out.rotation = await rotationRow(deps, encoder, {
+      entityId: entity.id, n, trigger: 'turn', seq, summary, folded, toSeq: prepared.plan.covers[1],
+      before: t.window.blocks, after: prepared.head.blocks, model: t.model, usage: prepared.summaryUsage,
+    });
+  }
+  if (t.prompt) out.turnWindow = await turnWindowWrite(encoder, t.prompt, prepared.head.blocks, seq);
+  return out;
+}
+
+/** What a rotation record is made from. */
+export interface RotationFacts {
+  entityId: string;
+  n: number;
+  trigger: RotationTrigger;
+  seq: number | null;
+  summary: BlockRow;
+  /** The blocks folded into the summary. */
+  folded: readonly BlockRow[];
+  toSeq: number;
+  before: readonly BlockRow[];
+  after: readonly BlockRow[];
+  model: Pick<ChatModel, 'provider' | 'modelId'>;
+  usage?: SummaryUsage;
+}
+
+export async function rotationRow(deps: EngineDeps, encoder: BlockEncoder, f: RotationFacts): Promise<RotationRow> {
+  const messages = f.folded.filter((b) => b.kind === 'message');
+  return {
+    entityId: f.entityId, n: f.n, id: deps.newId(), createdAt: deps.clock.iso(), trigger: f.trigger, seq: f.seq,
+    fromSeq: messages[0]?.coversFrom ?? f.summary.coversFrom, toSeq: f.toSeq,
+    summaryId: f.summary.id, coversFrom: f.summary.coversFrom, summaryText: f.summary.content, summaryTokens: f.summary.tokens,
+    provider: f.model.provider, model: f.model.modelId,
+    promptTokens: f.usage?.inputTokens ?? 0, cachedTokens: f.usage?.cachedTokens ?? null, completionTokens: f.usage?.outputTokens ?? 0,
+    blocksBefore: JSON.stringify(await encoder.encode(f.before)),
+    blocksAfter: JSON.stringify(await encoder.encode(f.after)),
+    foldedIds: JSON.stringify(messages.map((b) => b.id)),
+    undone: false,
+  };
+}
+
+/**
+ * Splits the sent prompt into its head, the window's blocks and what followed them (a recall
+ * message), up to the user message. A prompt whose blocks cannot be found in it (none should be)
+ * is kept whole as its head.
+ */
+async function turnWindowWrite(encoder: BlockEncoder, prompt: ChatMessage[], blocks: readonly BlockRow[], seq: number): Promise<TurnWindowWrite> {
+  const body = prompt.slice(0, -1);
+  const at = windowStart(body, windowMessages('', blocks));
+  const head = at === -1 ? body : body.slice(0, at);
+  const tail = at === -1 ? [] : body.slice(at + blocks.length);
+  const headJson = JSON.stringify(head);
+  return {
+    seq,
+    headSha256: createHash('sha256').update(headJson).digest('hex'),
+    head: headJson,
+    blocks: JSON.stringify(at === -1 ? [] : await encoder.encode(blocks)),
+    tail: tail.length ? JSON.stringify(tail) : null,
+  };
+}
+
+/** Where the window's messages start in `body` (the last place they fit, as the head comes first), or -1. */
+function windowStart(body: ChatMessage[], window: ChatMessage[]): number {
+  for (let at = body.length - window.length; at >= 0; at--) {
+    if (window.every((m, i) => body[at + i].role === m.role && body[at + i].content === m.content)) return at;
+  }
+  return -1;
+}
+
+/** The entity's rotations, oldest first, as the route lists them. */
+export async function listRotations(deps: EngineDeps, entityId: string): Promise<RotationList> {
+  const rows = await deps.store.history.rotations(entityId);
+  return { rotations: await rotationRecords(deps, entityId, rows, rows) };
+}
+
+/** Records as the wire shows them, their blocks resolved together. */
+export async function rotationRecords(deps: EngineDeps, entityId: string, rows: RotationRow[], known?: RotationRow[]): Promise<RotationRecord[]> {
+  const lists = rows.flatMap((r) => [JSON.parse(r.blocksBefore) as BlockRef[], JSON.parse(r.blocksAfter) as BlockRef[]]);
+  const blocks = await resolveBlocks(deps, entityId, lists, known);
+  return rows.map((r, i) => ({
+    id: r.id,
+    created_at: r.createdAt,
+    trigger: r.trigger,
+    seq: r.seq,
+    from_seq: r.fromSeq,
+    to_seq: r.toSeq,
+    summary: { text: r.summaryText, tokens: r.summaryTokens },
+    route: { provider: r.provider, model: r.model },
+    usage: { prompt_tokens: r.promptTokens, cached_tokens: r.cachedTokens, completion_tokens: r.completionTokens },
+    blocks_before: blocks[2 * i],
+    blocks_after: blocks[2 * i + 1],
+    undone: r.undone,
+  }));
+}

@@ -1,0 +1,157 @@
+import type { WindowBlock } from '../../core/entity-types.js';
+import { BadRequestError, ConflictError } from '../../core/errors.js';
+import type { RotateAction, RotateInput, RotateResult } from '../../core/rotation-types.js';
+import { loadTokenEstimator } from '../../core/tokens.js';
+import type { ChatModel } from '../../providers/spec.js';
+import type { BlockRow, EntityRow, RotationRow, SteerWrite } from '../../store/types.js';
+import type { EngineDeps } from '../deps.js';
+import { entitySubject, takeLease } from '../lease.js';
+import { toBlock } from './entity-wire.js';
+import { rotationRecords, rotationRow } from './rotations.js';
+import { BlockEncoder, type BlockRef, blockRows, resolveBlocks } from './window/block-refs.js';
+import { summarizeSpan } from './window/summarize.js';
+
+const ACTIONS: readonly RotateAction[] = ['rotate', 'undo', 'resummarize'];
+
+/** What one steering action writes, and the record it answers with. */
+interface Step {
+  write: Omit<SteerWrite, 'lease'>;
+  record: RotationRow;
+}
+
+/** Checks a steering request the same way for every backend: an action, and a model only to resummarize. */
+export function checkRotateInput(input: unknown): RotateInput {
+  const i = (typeof input === 'object' && input !== null ? input : {}) as Record<string, unknown>;
+  const extra = Object.keys(i).find((k) => k !== 'action' && k !== 'model');
+  if (extra) throw new BadRequestError(`unknown field ${JSON.stringify(extra)}; a rotation request has action and model`);
+  if (!ACTIONS.includes(i.action as RotateAction)) {
+    throw new BadRequestError(`action must be one of ${ACTIONS.join(', ')}`, { hint: 'e.g. {"action":"undo"}' });
+  }
+  if (i.model !== undefined && (typeof i.model !== 'string' || i.model.trim() === '')) throw new BadRequestError('model must be a non-empty string');
+  if (i.model !== undefined && i.action !== 'resummarize') throw new BadRequestError('model is only for resummarize', { hint: 'mgpt rotate ENTITY --resummarize --model NAME' });
+  return { action: i.action as RotateAction, ...(i.model === undefined ? {} : { model: i.model as string }) };
+}
+
+/**
+ * One steering action as one unit of work under the entity's lease (409 while a turn holds it):
+ * fold now, undo the last rotation, or write the newest summary again. The window is rewritten
+ * whole, with the history record, in one transaction; a failure or a kill leaves it as it was.
+ */
+export async function steerRotation(deps: EngineDeps, entity: EntityRow, input: RotateInput): Promise<RotateResult> {
+  const lease = await takeLease(deps, {
+    subject: entitySubject(entity.id),
+    refused: () => new ConflictError(`entity ${entity.id} is answering a message`, { hint: 'retry after that reply finishes' }),
+  });
+  try {
+    // Read under the lease: no turn changes the window meanwhile.
+    const window = await deps.store.entities.window(entity.id);
+    const rows = await deps.store.history.rotations(entity.id);
+    const step =
+      input.action === 'rotate' ? await foldNow(deps, entity, window, rows, lease.lost)
+        : input.action === 'undo' ? await undoLast(deps, entity, window, rows)
+          : await resummarize(deps, entity, window, rows, input.model, lease.lost);
+    const conflict = () => new ConflictError(`entity ${entity.id}: the lease was lost before the rotation could be stored`, { hint: 'retry' });
+    await lease.write((claim) => deps.store.history.steer({ ...step.write, lease: claim }), conflict, true);
+    deps.windows.delete(entity.id);
+    const all = [...rows.filter((r) => r.n !== step.record.n), step.record];
+    const [rotation] = await rotationRecords(deps, entity.id, [step.record], all);
+    const blocks = step.write.window.map(toBlock);
+    return { action: input.action, rotation, window: { tokens: step.write.windowTokens, blocks } };
+  } finally {
+    await lease.release();
+  }
+}
+
+/** `mgpt rotate`: folds the oldest blocks into a summary until the window is at the rotation target. */
+async function foldNow(deps: EngineDeps, entity: EntityRow, window: BlockRow[], rows: RotationRow[], signal: AbortSignal): Promise<Step> {
+  const take = foldCount(deps, entity, window);
+  const folded = window.slice(0, take);
+  if (!folded.some((b) => b.kind === 'message')) {
+    throw new BadRequestError(`entity ${entity.id} has no messages in its window to fold`, { hint: 'send a message first' });
+  }
+  const model = await deps.chatModel(entity.model);
+  const text = await summaryOf(deps, entity, model, folded, signal);
+  const last = folded[folded.length - 1];
+  const summary: BlockRow = { id: deps.newId(), position: 1, kind: 'summary', role: 'system', ...text, coversFrom: folded[0].coversFrom, coversTo: last.coversTo };
+  const after = [summary, ...window.slice(take)];
+  const n = nextNumber(rows);
+  const encoder = new BlockEncoder(deps, entity.id, { id: summary.id, content: summary.content, n });
+  const record = await rotationRow(deps, encoder, {
+    entityId: entity.id, n, trigger: 'manual', seq: null, summary, folded, toSeq: last.coversTo, before: window, after, model, usage: text.usage,
+  });
+  return { write: written(deps, entity, after.map(toBlock), { insert: record }), record };
+}
+
+/**
+ * How many of the oldest blocks fold to bring the window to the rotation target (as a turn's
+ * rotation does, with room for the summary); a window already there folds all but its last
+ * exchange. A lone summary is never folded again.
+ */
+function foldCount(deps: EngineDeps, entity: EntityRow, window: BlockRow[]): number {
+  const shares = deps.limits.rotation;
+  const target = Math.floor(entity.budgetTokens * shares.target) - Math.floor(entity.budgetTokens * shares.summary);
+  let total = window.reduce((n, b) => n + b.tokens, 0);
+  let take = 0;
+  while (take < window.length && (total > target || (take === 1 && window[0].kind === 'summary'))) total -= window[take++].tokens;
+  return take === 0 ? Math.max(0, window.length - 2) : take;
+}
+
+/** `--undo`: the window from before the last rotation not undone comes back, with what was added since; the record stays, marked undone. */
+async function undoLast(deps: EngineDeps, entity: EntityRow, window: BlockRow[], rows: RotationRow[]): Promise<Step> {
+  const last = [...rows].reverse().find((r) => !r.undone);
+  if (!last) throw new BadRequestError(`entity ${entity.id} has no rotation to undo`, { hint: `see its rotations: mgpt rotations ${entity.id}` });
+  const [before, after] = await resolveBlocks(deps, entity.id, [refs(last.blocksBefore), refs(last.blocksAfter)], rows);
+  const live = window.map(toBlock);
+  const same = after.every((b, i) => live[i]?.id === b.id && live[i].content === b.content);
+  if (!same) throw new ConflictError(`the window of entity ${entity.id} changed since rotation ${last.n}; it cannot be undone`);
+  const restored = [...before, ...live.slice(after.length)];
+  return { write: written(deps, entity, restored, { undo: last.n }), record: { ...last, undone: true } };
+}
+
+/** `--resummarize`: the newest summary written again from the span it folded; only its text (and its record) change. */
+async function resummarize(deps: EngineDeps, entity: EntityRow, window: BlockRow[], rows: RotationRow[], modelName: string | undefined, signal: AbortSignal): Promise<Step> {
+  const current = window[0];
+  const source = current?.kind === 'summary'
+    ? [...rows].reverse().find((r) => !r.undone && r.trigger !== 'resummarize' && r.summaryId === current.id)
+    : undefined;
+  if (!current || current.kind !== 'summary') throw new BadRequestError(`entity ${entity.id} has no summary in its window`, { hint: `fold first: mgpt rotate ${entity.id}` });
+  if (!source) throw new BadRequestError(`the summary of entity ${entity.id} was written before mgpt kept rotation history; its span is not known`, { hint: `fold again: mgpt rotate ${entity.id}` });
+  const [before, after] = await resolveBlocks(deps, entity.id, [refs(source.blocksBefore), refs(source.blocksAfter)], rows);
+  const folded = blockRows(before.slice(0, before.length - after.length + 1));
+  const model = await deps.chatModel(entity.model, modelName);
+  const text = await summaryOf(deps, entity, model, folded, signal);
+  const summary: BlockRow = { ...current, content: text.content, tokens: text.tokens };
+  const next = [summary, ...window.slice(1)];
+  const n = nextNumber(rows);
+  const encoder = new BlockEncoder(deps, entity.id, { id: summary.id, content: summary.content, n });
+  const record = await rotationRow(deps, encoder, {
+    entityId: entity.id, n, trigger: 'resummarize', seq: null, summary, folded: [], toSeq: source.toSeq, before: window, after: next, model, usage: text.usage,
+  });
+  record.fromSeq = source.fromSeq;
+  return { write: written(deps, entity, next.map(toBlock), { insert: record }), record };
+}
+
+/** A summary of `span` by `model`, as long as a turn's rotation may write one. */
+async function summaryOf(deps: EngineDeps, entity: EntityRow, model: ChatModel, span: readonly BlockRow[], signal: AbortSignal) {
+  const tok = await loadTokenEstimator();
+  const fit = await deps.calibration.fit(model, entity.instructionsTokens, entity.instructions ? 1 : 0);
+  const share = deps.limits.rotation.summary;
+  const room = Math.floor(entity.budgetTokens * share);
+  const max = fit.limit ? Math.min(room, Math.floor(fit.limit.cap * share)) : room;
+  const instructions = { text: entity.instructions, tokens: entity.instructionsTokens };
+  const { text, usage } = await summarizeSpan(model, tok, span, max, fit, deps.calibration, signal, instructions);
+  return { content: text, tokens: tok.count(text), usage };
+}
+
+function written(deps: EngineDeps, entity: EntityRow, blocks: WindowBlock[], extra: Pick<SteerWrite, 'insert' | 'undo'>): Omit<SteerWrite, 'lease'> {
+  const window = blockRows(blocks);
+  return { entityId: entity.id, window, windowTokens: window.reduce((n, b) => n + b.tokens, 0), updatedAt: deps.clock.iso(), ...extra };
+}
+
+function nextNumber(rows: RotationRow[]): number {
+  return rows.length ? rows[rows.length - 1].n + 1 : 1;
+}
+
+function refs(json: string): BlockRef[] {
+  return JSON.parse(json) as BlockRef[];
+}

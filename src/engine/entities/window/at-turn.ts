@@ -1,0 +1,48 @@
+import type { EntityWindowAt } from '../../../core/rotation-types.js';
+import { BadRequestError, NotFoundError } from '../../../core/errors.js';
+import type { ChatMessage } from '../../../providers/spec.js';
+import type { EntityRow } from '../../../store/types.js';
+import type { EngineDeps } from '../../deps.js';
+import { type BlockRef, blockRows, resolveBlocks } from './block-refs.js';
+import { windowMessages } from './window-state.js';
+
+/**
+ * The window the model saw when it answered the message at `at`: a seq (the user message, or its
+ * reply) or a date (the last turn stored by then). The prompt is given back as it was sent, from
+ * the turn's record; a turn stored before records were kept says it cannot be rebuilt.
+ */
+export async function windowAt(deps: EngineDeps, entity: EntityRow, at: string): Promise<EntityWindowAt> {
+  const seq = await userSeq(deps, entity, at);
+  const record = await deps.store.history.turnWindow(entity.id, seq);
+  if (!record) {
+    throw new NotFoundError(`the window of the turn at seq ${seq} cannot be rebuilt: that turn was stored before mgpt recorded each turn's window`, {
+      hint: `windows are recorded for turns from now on; the current one: mgpt window ${entity.id}`,
+    });
+  }
+  const [blocks] = await resolveBlocks(deps, entity.id, [JSON.parse(record.blocks) as BlockRef[]]);
+  const [user] = await deps.store.entities.messagesAt(entity.id, [seq]);
+  const prompt: ChatMessage[] = [
+    ...(JSON.parse(record.head) as ChatMessage[]),
+    ...windowMessages('', blockRows(blocks)),
+    ...(record.tail ? (JSON.parse(record.tail) as ChatMessage[]) : []),
+    { role: 'user', content: user.content },
+  ];
+  return { entity_id: entity.id, object: 'entity.window', seq, tokens: blocks.reduce((n, b) => n + b.tokens, 0), blocks, prompt };
+}
+
+/** The user message `at` names: a seq of the transcript (a reply's seq means its turn), or the last one stored by a date. */
+async function userSeq(deps: EngineDeps, entity: EntityRow, at: string): Promise<number> {
+  const last = entity.transcriptMessages;
+  if (/^\d+$/.test(at.trim())) {
+    const seq = Number(at.trim());
+    if (!Number.isSafeInteger(seq) || seq < 1 || seq > last) {
+      throw new BadRequestError(`at ${at} is not a seq of this transcript (1 to ${last})`, { hint: 'list the transcript with: mgpt history ENTITY' });
+    }
+    return seq % 2 === 0 ? seq - 1 : seq;
+  }
+  const time = Date.parse(at);
+  if (Number.isNaN(time)) throw new BadRequestError(`at must be a seq or a date, not ${JSON.stringify(at)}`, { hint: 'e.g. --at 12 or --at 2026-11-26T10:00:00Z' });
+  const seq = await deps.store.history.seqAt(entity.id, new Date(time).toISOString());
+  if (seq === undefined) throw new BadRequestError(`no turn of this entity was stored by ${new Date(time).toISOString()}`, { hint: 'give a later date, or a seq' });
+  return seq;
+}
