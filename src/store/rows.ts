@@ -241,3 +241,45 @@ export interface UniverseRow {
   createdAt: string;
   updatedAt: string;
 }
+
+/** One pinned memory block of an entity (issue 33): a labelled text in the entity's head. */
+export interface MemoryRow {
+  label: string;
+  text: string;
+  tokens: number;
+  updatedAt: string;
+}
+
+/** One change of a pinned memory block: null `before` is a new block, null `after` a removed one. */
+export interface MemoryHistoryRow {
+  label: string;
+  before: string | null;
+  after: string | null;
+  source: 'user' | 'model';
+  createdAt: string;
+}
+
+/**
+ * Sets (`text`) or removes (`text` null) one block, with its history row, in one transaction. The
+ * limits are checked inside it against what is stored then, so two writers at once cannot pass them.
+ */
+export interface MemoryWrite {
+  entityId: string;
+  label: string;
+  text: string | null;
+  tokens: number;
+  source: 'user' | 'model';
+  at: string;
+  limits: { blocks: number; tokens: number };
+}
+
+/**
+ * What a memory write did: `changed` with the block before and after (either may be absent);
+ * `same` (nothing written: the text was already so, or there was nothing to remove); `over` (nothing
+ * written: the blocks and tokens it would have made); `missing` (no such entity).
+ */
+export type MemoryWriteResult =
+  | { kind: 'changed'; before?: MemoryRow; after?: MemoryRow }
+  | { kind: 'same'; before?: MemoryRow }
+  | { kind: 'over'; blocks: number; tokens: number }
+  | { kind: 'missing' };

@@ -6,7 +6,7 @@
  * other turns' statements land inside it on SQLite's single connection.
  */
 
-import type { AccountRow, BlockRow, CalibrationRow, EntityRow, IdempotencyRow, KeyRow, LeaseRow, RateGate, RateState, LeaseSubject, LedgerRow, LogFilter, LogHit, LogRow, LogSearch, MessageHit, MessageRow, MessageSearch, RankedSearch, RecallModeCode, RequestRow, UniverseMessageHit, UniverseSearch, UniverseMessageRow, UniverseRow } from './rows.js';
+import type { AccountRow, BlockRow, CalibrationRow, EntityRow, IdempotencyRow, KeyRow, LeaseRow, MemoryHistoryRow, MemoryRow, MemoryWrite, MemoryWriteResult, RateGate, RateState, LeaseSubject, LedgerRow, LogFilter, LogHit, LogRow, LogSearch, MessageHit, MessageRow, MessageSearch, RankedSearch, RecallModeCode, RequestRow, UniverseMessageHit, UniverseSearch, UniverseMessageRow, UniverseRow } from './rows.js';
 
 export type {
   AccountRow,
@@ -31,6 +31,10 @@ export type {
   LeaseSubject,
   LogFilter,
   LogRow,
+  MemoryHistoryRow,
+  MemoryRow,
+  MemoryWrite,
+  MemoryWriteResult,
   RequestRow,
   UniverseMessageRow,
   UniverseRow,
@@ -75,6 +79,8 @@ export interface EntityTurnWrite {
   rotation?: RotationRow;
   /** What the turn's prompt was made of (`mgpt window --at`). */
   turnWindow?: TurnWindowWrite;
+  /** Pinned memory the model set with `remember` (issue 33), each with its history row. */
+  memory?: MemoryWrite[];
 }
 
 /** A universe write while its lease is held; `release` (the turn's last write) also frees the lease. */
@@ -101,6 +107,8 @@ export interface EntityImport {
   keepIds: boolean;
   /** The window history an archive carried (version 2). */
   history?: EntityHistory;
+  /** Pinned memory (an archive of version 2): its blocks and their history, written as they are. */
+  memory?: { blocks: MemoryRow[]; history: MemoryHistoryRow[] };
 }
 
 /** Why an import with kept ids could not be written: the first id already taken. */
@@ -165,6 +173,16 @@ export interface HistoryStore {
   history(entityId: string): Promise<EntityHistory>;
   /** A steering action's unit of work; false (nothing written) when the lease is no longer ours. */
   steer(w: SteerWrite): Promise<boolean>;
+}
+
+/** Pinned memory (issue 33): an entity's labelled blocks and every change to them. */
+export interface MemoryStore {
+  /** The entity's blocks, by label. */
+  list(entityId: string): Promise<MemoryRow[]>;
+  /** Every change, oldest first. */
+  history(entityId: string): Promise<MemoryHistoryRow[]>;
+  /** Sets or removes one block and writes its history row, in one transaction. */
+  write(w: MemoryWrite): Promise<MemoryWriteResult>;
 }
 
 export interface LeaseStore {
@@ -278,6 +296,7 @@ export interface Store {
   readonly kind: 'sqlite' | 'postgres';
   readonly entities: EntityStore;
   readonly leases: LeaseStore;
+  readonly memory: MemoryStore;
   readonly idempotency: IdempotencyStore;
   readonly accounts: AccountStore;
   readonly universes: UniverseStore;

@@ -299,4 +299,27 @@ export const PG_MIGRATIONS: readonly string[] = [
     PRIMARY KEY (entity_id, seq)
   );
   `,
+  `
+  -- Pinned memory (issue 33): an entity's labelled text blocks, shown to its model right after the
+  -- instructions and never rotated, and every change to them with its text before and after and
+  -- who made it (the user, or the model through its remember tool).
+  CREATE TABLE memory_blocks (
+    entity_id  TEXT COLLATE "C" NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    label      TEXT COLLATE "C" NOT NULL,
+    text       TEXT NOT NULL,
+    tokens     INTEGER NOT NULL,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (entity_id, label)
+  );
+  CREATE TABLE memory_history (
+    id          BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    entity_id   TEXT COLLATE "C" NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    label       TEXT COLLATE "C" NOT NULL,
+    text_before TEXT,
+    text_after  TEXT,
+    source      TEXT NOT NULL CHECK (source IN ('user', 'model')),
+    created_at  TEXT NOT NULL
+  );
+  CREATE INDEX memory_history_by_entity ON memory_history (entity_id, id);
+  `,
 ];

@@ -17,6 +17,7 @@ import type {
 } from '../types.js';
 import { tsAny, tsQuery } from '../search-syntax.js';
 import { insertLog } from './pg-log-store.js';
+import { insertMemoryHistory, upsertMemory, writeMemory } from './pg-memory-store.js';
 import { inTransaction, type Queryable } from './pg-db.js';
 import { importHistory, insertRotation, writeTurnHistory } from './pg-history-store.js';
 
@@ -173,6 +174,8 @@ export class PgEntityStore implements EntityStore {
       }
       if (w.log) await insertLog(c, w.log);
       await writeTurnHistory(c, w.entityId, w.rotation, w.turnWindow);
+      // The model's remember calls: one refused now (the user changed memory meanwhile) is left out.
+      for (const m of w.memory ?? []) await writeMemory(c, m);
       await releaseLease(c, w.lease);
       return true;
     });
@@ -200,6 +203,8 @@ async function writeImport(c: PoolClient, i: EntityImport): Promise<ImportConfli
   await insertMessages(c, i.entity.id, i.messages);
   await insertBlocks(c, i.entity.id, i.blocks);
   if (i.history) await importHistory(c, i.entity.id, i.history);
+  for (const b of i.memory?.blocks ?? []) await upsertMemory(c, i.entity.id, b);
+  for (const h of i.memory?.history ?? []) await insertMemoryHistory(c, i.entity.id, h);
   return null;
 }
 

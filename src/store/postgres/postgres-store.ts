@@ -10,6 +10,7 @@ import { PgIdempotencyStore } from './pg-idempotency-store.js';
 import { PgKeyStore } from './pg-key-store.js';
 import { PgLeaseStore } from './pg-lease-store.js';
 import { PgLogStore } from './pg-log-store.js';
+import { PgMemoryStore } from './pg-memory-store.js';
 import { PgRateStore } from './pg-rate-store.js';
 import { PgUniverseStore } from './pg-universe-store.js';
 
@@ -33,6 +34,7 @@ export class PostgresStore implements Store {
   readonly kind = 'postgres' as const;
   readonly entities: PgEntityStore;
   readonly leases: PgLeaseStore;
+  readonly memory: PgMemoryStore;
   readonly idempotency: PgIdempotencyStore;
   readonly accounts: PgAccountStore;
   readonly universes: PgUniverseStore;
@@ -46,6 +48,7 @@ export class PostgresStore implements Store {
   constructor(readonly pool: Pool) {
     this.entities = new PgEntityStore(pool);
     this.leases = new PgLeaseStore(pool);
+    this.memory = new PgMemoryStore(pool);
     this.idempotency = new PgIdempotencyStore(pool);
     this.accounts = new PgAccountStore(pool);
     this.universes = new PgUniverseStore(pool);

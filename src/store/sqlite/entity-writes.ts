@@ -25,6 +25,8 @@ export function commitTurn(r: SqliteRepos, w: EntityTurnWrite): boolean {
   if (w.log) r.logs.insert(w.log);
   if (w.rotation) r.history.insertRotation(w.rotation);
   if (w.turnWindow) r.history.insertTurnWindow(w.entityId, r.history.headId(w.entityId, w.turnWindow.headSha256, w.turnWindow.head), w.turnWindow);
+  // The model's remember calls: one refused now (the user changed memory meanwhile) is left out.
+  for (const m of w.memory ?? []) r.memory.write(m);
   r.leases.release(w.lease.subject, w.lease.owner);
   return true;
 }
@@ -52,5 +54,7 @@ export function importEntity(r: SqliteRepos, i: EntityImport): ImportConflict {
   for (const m of i.messages) e.insertMessage(id, m);
   for (const b of i.blocks) e.insertBlock(id, b);
   if (i.history) r.history.importHistory(id, i.history);
+  for (const b of i.memory?.blocks ?? []) r.memory.upsert(id, b);
+  for (const h of i.memory?.history ?? []) r.memory.insertHistory(id, h);
   return null;
 }

@@ -371,4 +371,27 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (entity_id, seq)
   ) WITHOUT ROWID;
   `,
+  `
+  -- Pinned memory (issue 33): an entity's labelled text blocks, shown to its model right after the
+  -- instructions and never rotated, and every change to them with its text before and after and
+  -- who made it (the user, or the model through its remember tool).
+  CREATE TABLE memory_blocks (
+    entity_id  TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    label      TEXT NOT NULL,
+    text       TEXT NOT NULL,
+    tokens     INTEGER NOT NULL,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (entity_id, label)
+  ) WITHOUT ROWID;
+  CREATE TABLE memory_history (
+    id          INTEGER PRIMARY KEY,
+    entity_id   TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    label       TEXT NOT NULL,
+    text_before TEXT,
+    text_after  TEXT,
+    source      TEXT NOT NULL CHECK (source IN ('user', 'model')),
+    created_at  TEXT NOT NULL
+  );
+  CREATE INDEX memory_history_by_entity ON memory_history (entity_id, id);
+  `,
 ];

@@ -7,6 +7,7 @@ import { IdempotencyRepo } from './idempotency-repo.js';
 import { KeyRepo } from './key-repo.js';
 import { LeaseRepo } from './lease-repo.js';
 import { LogRepo } from './log-repo.js';
+import { MemoryRepo } from './memory-repo.js';
 import { RateRepo } from './rate-repo.js';
 import { UniverseRepo } from './universe-repo.js';
 
@@ -14,6 +15,7 @@ import { UniverseRepo } from './universe-repo.js';
 export class SqliteRepos {
   readonly entities: EntityRepo;
   readonly leases: LeaseRepo;
+  readonly memory: MemoryRepo;
   readonly idempotency: IdempotencyRepo;
   readonly accounts: AccountRepo;
   readonly universes: UniverseRepo;
@@ -29,6 +31,7 @@ export class SqliteRepos {
     this.dataVersionStmt = db.prepare('PRAGMA data_version').pluck();
     this.entities = new EntityRepo(db);
     this.leases = new LeaseRepo(db);
+    this.memory = new MemoryRepo(db);
     this.idempotency = new IdempotencyRepo(db);
     this.accounts = new AccountRepo(db);
     this.universes = new UniverseRepo(db);

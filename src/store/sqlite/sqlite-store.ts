@@ -8,6 +8,7 @@ import type {
   KeyStore,
   LeaseStore,
   LogStore,
+  MemoryStore,
   RateStore,
   Store,
   UniverseStore,
@@ -32,6 +33,7 @@ export class SqliteStore implements Store {
   readonly kind = 'sqlite' as const;
   readonly entities: EntityStore;
   readonly leases: LeaseStore;
+  readonly memory: MemoryStore;
   readonly idempotency: IdempotencyStore;
   readonly accounts: AccountStore;
   readonly universes: UniverseStore;
@@ -48,6 +50,11 @@ export class SqliteStore implements Store {
     const write = <T extends object>(section: T, writes: ReadonlyArray<keyof T>) => busyAsConflict(waitingFor(busy, section, writes));
     this.entities = write(entityStore(repos, (rows) => this.largeWriter(rows)), ['insert', 'delete', 'updateHead', 'commitTurn', 'importEntity']);
     this.leases = write(leaseStore(repos), ['acquire', 'refresh', 'release']);
+    this.memory = write({
+      list: async (entityId) => repos.memory.list(entityId),
+      history: async (entityId) => repos.memory.history(entityId),
+      write: async (w) => repos.transaction(() => repos.memory.write(w)),
+    }, ['write']);
     this.idempotency = busyAsConflict<IdempotencyStore>({
       get: async (entityId, key) => repos.idempotency.get(entityId, key),
       completion: async (accountId, key) => repos.idempotency.completion(accountId, key),
