@@ -1,5 +1,6 @@
 import type { Backend, ChatCompletion, CompleteOptions, EntityPage, LocalAdmin, NamePolicy, RespondOptions } from '../core/backend.js';
 import { MgptError } from '../core/errors.js';
+import type { MemoryBlock, MemoryHistory, MemoryList } from '../core/memory.js';
 import type {
   CreateEntityInput,
   CreatedEntity,
@@ -80,6 +81,21 @@ export class LocalBackend implements Backend {
   }
   async listMessages(id: string, input?: ListMessagesInput): Promise<MessageList> {
     return this.engine.entities.messages(id, input ?? {}, this.accountId);
+  }
+  listMemory(id: string): Promise<MemoryList> {
+    return this.engine.memory.list(id, this.accountId);
+  }
+  memoryHistory(id: string): Promise<MemoryHistory> {
+    return this.engine.memory.history(id, this.accountId);
+  }
+  getMemory(id: string, label: string): Promise<MemoryBlock> {
+    return this.engine.memory.get(id, label, this.accountId);
+  }
+  setMemory(id: string, label: string, text: string): Promise<MemoryBlock> {
+    return this.engine.memory.set(id, label, text, this.accountId);
+  }
+  deleteMemory(id: string, label: string): Promise<void> {
+    return this.engine.memory.remove(id, label, this.accountId);
   }
   async getWindow(id: string): Promise<EntityWindow> {
     return this.engine.entities.window(id, this.accountId);

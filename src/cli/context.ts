@@ -14,6 +14,8 @@ export interface EngineSettings {
   rotateTargetPercent: number;
   summaryPercent: number;
   recallTokens: number;
+  memoryBlocks: number;
+  memoryTokens: number;
   /** PostgreSQL only: connections per process. */
   poolSize?: number;
   prices: Settings['prices'];
@@ -160,6 +162,8 @@ function engineSettings(s: Settings, opts: ContextOptions): EngineSettings {
     rotateTargetPercent: s.rotateTargetPercent,
     summaryPercent: s.summaryPercent,
     recallTokens: s.recallTokens,
+    memoryBlocks: s.memoryBlocks,
+    memoryTokens: s.memoryTokens,
     poolSize: s.poolSize,
     prices: s.prices,
     version: opts.version,

@@ -68,6 +68,8 @@ export interface Settings {
   rotateTargetPercent: number;
   summaryPercent: number;
   recallTokens: number;
+  memoryBlocks: number;
+  memoryTokens: number;
   /** PostgreSQL: connections per process (MGPT_POOL_SIZE, the profile's poolSize); unset = the store's default. */
   poolSize?: number;
   prices: Record<string, ModelPrice>;
@@ -113,6 +115,8 @@ export function resolveSettings(env: Env, flags: GlobalFlags = {}, file: ConfigF
     rotateTargetPercent: value('engine.rotateTargetPercent'),
     summaryPercent: value('engine.summaryPercent'),
     recallTokens: value('engine.recallTokens'),
+    memoryBlocks: value('engine.memoryBlocks'),
+    memoryTokens: value('engine.memoryTokens'),
     poolSize: value('poolSize'),
     prices: pricesOf(p),
     route,

@@ -26,7 +26,7 @@ export interface ProfileSettings {
   /** PostgreSQL: connections per process. */
   poolSize?: number;
   promptsDir?: string;
-  engine?: { windowBudget?: number; transcriptCap?: number; leaseTtlMs?: number; rotateTargetPercent?: number; summaryPercent?: number; recallTokens?: number };
+  engine?: { windowBudget?: number; transcriptCap?: number; leaseTtlMs?: number; rotateTargetPercent?: number; summaryPercent?: number; recallTokens?: number; memoryBlocks?: number; memoryTokens?: number };
   models?: Record<string, ModelRouteSetting>;
   prices?: Record<string, { input?: number; output?: number }>;
 }
@@ -61,6 +61,8 @@ export const KEYS: readonly KeySpec[] = [
   { pattern: /^engine\.transcriptCap$/, kind: 'positiveInt', description: 'entity transcript cap in tokens (new entities)' },
   { pattern: /^engine\.rotateTargetPercent$/, kind: 'positiveInt', description: 'what a rotation brings the whole window to, in percent of the budget and the model limit (20-90, default 25)' },
   { pattern: /^engine\.recallTokens$/, kind: 'positiveInt', description: 'the most automatic recall adds to a turn\'s prompt, in tokens (at most a fifth of a known model context; default 1000)' },
+  { pattern: /^engine\.memoryBlocks$/, kind: 'positiveInt', description: 'the most pinned memory blocks an entity may have (default 16)' },
+  { pattern: /^engine\.memoryTokens$/, kind: 'positiveInt', description: "the most tokens an entity's pinned memory blocks may hold together (default 2000)" },
   { pattern: /^engine\.summaryPercent$/, kind: 'positiveInt', description: 'the most one rotation summary may take, in percent of the same (5 to half the target, default 10)' },
   { pattern: /^engine\.leaseTtlMs$/, kind: 'positiveInt', description: "how long a turn's hold on its entity outlives a writer that died (ms, default 15000)" },
   { pattern: new RegExp(`^models\\.${ID}\\.provider$`), kind: ['echo', 'openai', 'llama'], description: 'provider of a model id' },

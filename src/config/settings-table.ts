@@ -3,6 +3,7 @@ import { DEFAULT_LEASE_TTL_MS, DEFAULT_POOL_SIZE, DEFAULT_TRANSCRIPT_CAP, DEFAUL
 import { ConfigError } from '../core/errors.js';
 import { DEFAULT_ROTATE_TARGET, DEFAULT_SUMMARY_SHARE } from '../core/window-plan.js';
 import { DEFAULT_RECALL_TOKENS } from '../core/recall-query.js';
+import { DEFAULT_MEMORY_BLOCKS, DEFAULT_MEMORY_TOKENS } from '../core/memory.js';
 import { type ProfileSettings, parseValue } from './schema.js';
 
 type Env = Record<string, string | undefined>;
@@ -45,6 +46,8 @@ export const SETTINGS: readonly SettingSpec[] = [
   { key: 'engine.leaseTtlMs', env: 'MGPT_LEASE_TTL_MS', int: true, profile: (p) => p.engine?.leaseTtlMs, fallback: () => DEFAULT_LEASE_TTL_MS },
   { key: 'engine.rotateTargetPercent', env: 'MGPT_ROTATE_TARGET_PERCENT', int: true, profile: (p) => p.engine?.rotateTargetPercent, fallback: () => DEFAULT_ROTATE_TARGET * 100 },
   { key: 'engine.recallTokens', env: 'MGPT_RECALL_TOKENS', int: true, profile: (p) => p.engine?.recallTokens, fallback: () => DEFAULT_RECALL_TOKENS },
+  { key: 'engine.memoryBlocks', env: 'MGPT_MEMORY_BLOCKS', int: true, profile: (p) => p.engine?.memoryBlocks, fallback: () => DEFAULT_MEMORY_BLOCKS },
+  { key: 'engine.memoryTokens', env: 'MGPT_MEMORY_TOKENS', int: true, profile: (p) => p.engine?.memoryTokens, fallback: () => DEFAULT_MEMORY_TOKENS },
   { key: 'engine.summaryPercent', env: 'MGPT_SUMMARY_PERCENT', int: true, profile: (p) => p.engine?.summaryPercent, fallback: () => DEFAULT_SUMMARY_SHARE * 100 },
 ];
 

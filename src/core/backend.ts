@@ -1,6 +1,7 @@
 import { NotSupportedError } from './errors.js';
 import type { RateLimits } from './rate-limits.js';
 import type { EntityWindowAt, RotateInput, RotateResult, RotationList } from './rotation-types.js';
+import type { MemoryBlock, MemoryHistory, MemoryList } from './memory.js';
 import type {
   CreateEntityInput,
   CreatedEntity,
@@ -118,6 +119,16 @@ export interface Backend {
   listRotations(id: string): Promise<RotationList>;
   /** Folds now, undoes the last rotation, or writes the newest summary again: POST /v1/entities/{id}/rotations (409 while a turn runs). */
   rotate(id: string, input: RotateInput): Promise<RotateResult>;
+  /** The entity's pinned memory blocks, their tokens and the limits (issue 33: GET /v1/entities/{id}/memory). */
+  listMemory(id: string): Promise<MemoryList>;
+  /** Every change of the pinned memory, oldest first (GET .../memory?history=true). */
+  memoryHistory(id: string): Promise<MemoryHistory>;
+  /** One block (GET .../memory/{label}); 404 when there is none. */
+  getMemory(id: string, label: string): Promise<MemoryBlock>;
+  /** Sets one block (PUT .../memory/{label} with {text}); over a limit: 400, nothing changed. */
+  setMemory(id: string, label: string, text: string): Promise<MemoryBlock>;
+  /** Removes one block (DELETE .../memory/{label}, 204); 404 when there is none. */
+  deleteMemory(id: string, label: string): Promise<void>;
   /** Searches the account's transcripts, folded messages included (an extension: GET /v1/search). */
   search(input: SearchInput): Promise<SearchList>;
   /** The export body, streamed in pieces; memory does not grow with the transcript. */

@@ -208,6 +208,8 @@ export interface SendInput {
   sampling?: Record<string, unknown>;
   /** The caller waits for the whole reply: the provider may answer in one piece (it costs a server less). */
   buffered?: boolean;
+  /** Offer the model `remember`, which sets a pinned memory block (issue 33; the wire's `memory_tool`). */
+  memoryTool?: boolean;
 }
 
 export interface ListMessagesInput {

@@ -17,6 +17,8 @@ export interface EngineLimits {
   rotation: RotationShares;
   /** The most automatic recall adds to a turn's prompt, in estimated tokens (a fifth of a known model context at most). */
   recallTokens: number;
+  /** Pinned memory (issue 33): the most blocks an entity may have, and the most tokens they may hold together. */
+  memory: { blocks: number; tokens: number };
 }
 
 export interface Clock {

@@ -5,6 +5,8 @@ import type { GenerationResponse, ImageRequest, ImageResponse, RespondInput } fr
 import { DEFAULT_PRICES, type ModelPrice, type ModelRoute } from '../core/models.js';
 import { DEFAULT_ROTATE_TARGET, DEFAULT_SUMMARY_SHARE, type RotationShares } from '../core/window-plan.js';
 import { DEFAULT_RECALL_TOKENS } from '../core/recall-query.js';
+import { MemoryService } from './entities/memory.js';
+import { DEFAULT_MEMORY_BLOCKS, DEFAULT_MEMORY_TOKENS } from '../core/memory.js';
 import { createChatModel } from '../providers/registry.js';
 import type { Store } from '../store/types.js';
 import { AccountService } from './platform/accounts.js';
@@ -49,6 +51,10 @@ export interface EngineOptions {
   summaryPercent?: number;
   /** The most automatic recall adds to a turn's prompt, in tokens (default 1000). */
   recallTokens?: number;
+  /** The most pinned memory blocks an entity may have (default 16). */
+  memoryBlocks?: number;
+  /** The most tokens an entity's pinned memory may hold in all (default 2000). */
+  memoryTokens?: number;
   prices?: Record<string, ModelPrice>;
   clock?: Clock;
   newId?: () => string;
@@ -59,6 +65,8 @@ export interface EngineOptions {
 export class Engine {
   readonly store: Store;
   readonly entities: EntityService;
+  /** Pinned memory of entities (issue 33). */
+  readonly memory: MemoryService;
   readonly accounts: AccountService;
   readonly universes: UniverseService;
   readonly logs: LogService;
@@ -97,6 +105,7 @@ export class Engine {
       version: opts.version ?? '0.0.0',
     };
     this.entities = new EntityService(this.deps);
+    this.memory = new MemoryService(this.deps);
     this.accounts = new AccountService(this.deps);
     this.universes = new UniverseService(this.deps);
     this.logs = new LogService(this.deps);
@@ -140,13 +149,17 @@ export class Engine {
 }
 
 /** The limits `opts` asks for, checked: openEngine checks them before it opens a store. */
-export function engineLimits(opts: Pick<EngineOptions, 'windowBudget' | 'transcriptCap' | 'leaseTtlMs' | 'rotateTargetPercent' | 'summaryPercent' | 'recallTokens'>): EngineLimits {
+export function engineLimits(opts: Pick<EngineOptions, 'windowBudget' | 'transcriptCap' | 'leaseTtlMs' | 'rotateTargetPercent' | 'summaryPercent' | 'recallTokens' | 'memoryBlocks' | 'memoryTokens'>): EngineLimits {
   return {
     windowBudget: checkBudget(opts.windowBudget ?? DEFAULT_WINDOW_BUDGET, 'window budget'),
     transcriptCap: positive(opts.transcriptCap ?? DEFAULT_TRANSCRIPT_CAP, 'transcript cap'),
     leaseTtlMs: positive(opts.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS, 'lease TTL'),
     rotation: rotationShares(opts.rotateTargetPercent ?? DEFAULT_ROTATE_TARGET * 100, opts.summaryPercent ?? DEFAULT_SUMMARY_SHARE * 100),
     recallTokens: positive(opts.recallTokens ?? DEFAULT_RECALL_TOKENS, 'recall tokens'),
+    memory: {
+      blocks: positive(opts.memoryBlocks ?? DEFAULT_MEMORY_BLOCKS, 'pinned memory blocks'),
+      tokens: positive(opts.memoryTokens ?? DEFAULT_MEMORY_TOKENS, 'pinned memory tokens'),
+    },
   };
 }
 

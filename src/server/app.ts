@@ -7,6 +7,7 @@ import type { ServerMetrics } from './metrics.js';
 import { type Env, authFor, closeIfBodyUnread, jsonBody } from './route-deps.js';
 import { rateLimitFor, refusalHeaders } from './rate-limit.js';
 import { entityRoutes } from './routes/entity-routes.js';
+import { memoryRoutes } from './routes/memory-routes.js';
 import { healthRoutes } from './routes/health.js';
 import type { ChatPolicyOptions } from '../engine/openai/chat-service.js';
 import { facadeRouteNotFound, isFacadePath, openAICompatRoutes } from './routes/openai-compat.js';
@@ -78,6 +79,7 @@ export function createApp(engine: Engine, opts: AppOptions = {}): Hono<Env> {
   app.route('/', openAICompatRoutes(engine, deps, opts.chatPolicy));
   app.route('/', universeRoutes(engine, deps));
   app.route('/', entityRoutes(engine, deps));
+  app.route('/', memoryRoutes(engine, deps));
 
   return app;
 }

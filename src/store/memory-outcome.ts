@@ -5,7 +5,7 @@ import type { MemoryRow, MemoryWrite, MemoryWriteResult } from './rows.js';
  * transaction): nothing when the text is already so or there is nothing to remove, a refusal when
  * the blocks after it would pass a limit, else the block before and after.
  */
-export function memoryOutcome(stored: readonly MemoryRow[], w: MemoryWrite): MemoryWriteResult {
+export function memoryOutcome(stored: readonly MemoryRow[], w: MemoryWrite): Exclude<MemoryWriteResult, { kind: 'missing' }> {
   const before = stored.find((b) => b.label === w.label);
   if (w.text === null) return before ? { kind: 'changed', before } : { kind: 'same' };
   if (before && before.text === w.text) return { kind: 'same', before };

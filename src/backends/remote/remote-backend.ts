@@ -35,6 +35,7 @@ import type {
   RespondInput,
 } from '../../core/universe-types.js';
 import { HttpClient, type HttpOptions } from './http.js';
+import type { MemoryBlock, MemoryHistory, MemoryList } from '../../core/memory.js';
 import { errorFromResponse } from './errors.js';
 import type { StreamErrorFrame } from '../../core/completion-stream.js';
 import { pickByRef } from '../../core/ref.js';
@@ -147,6 +148,26 @@ export class RemoteBackend implements Backend {
   rotate(id: string, input: RotateInput): Promise<RotateResult> {
     return this.http.json('POST', this.ent(`/entities/${encodeURIComponent(id)}/rotations`), { json: input });
   }
+  /** Pinned memory (issue 33): extensions of mgpt serve, not in the seed. */
+  listMemory(id: string): Promise<MemoryList> {
+    return this.http.json('GET', this.memoryUrl(id));
+  }
+  memoryHistory(id: string): Promise<MemoryHistory> {
+    return this.http.json('GET', `${this.memoryUrl(id)}?history=true`);
+  }
+  getMemory(id: string, label: string): Promise<MemoryBlock> {
+    return this.http.json('GET', this.memoryUrl(id, label));
+  }
+  setMemory(id: string, label: string, text: string): Promise<MemoryBlock> {
+    return this.http.json('PUT', this.memoryUrl(id, label), { json: { text } });
+  }
+  async deleteMemory(id: string, label: string): Promise<void> {
+    const res = await this.http.send('DELETE', this.memoryUrl(id, label));
+    await res.body.dump();
+  }
+  private memoryUrl(id: string, label?: string): string {
+    return this.ent(`/entities/${encodeURIComponent(id)}/memory${label === undefined ? '' : `/${encodeURIComponent(label)}`}`);
+  }
 
   /** The SSE stream decoded into the same events the local backend yields. */
   async *sendMessage(id: string, input: SendInput): AsyncGenerator<TurnEvent> {
@@ -155,7 +176,7 @@ export class RemoteBackend implements Backend {
     const key = input.idempotencyKey ?? `mgpt-${randomUUID()}`;
     const res = await this.http
       .send('POST', this.ent(`/entities/${encodeURIComponent(id)}/messages`), {
-        json: { content: input.content, stream: true, ...input.sampling },
+        json: { content: input.content, stream: true, ...input.sampling, ...(input.memoryTool ? { memory_tool: true } : {}) },
         headers: { 'idempotency-key': key, accept: 'text/event-stream' },
         signal: input.signal,
       })

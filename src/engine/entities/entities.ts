@@ -34,6 +34,7 @@ import { importEntity } from './import.js';
 import { refuseTakenName } from './entity-names.js';
 import { type EntityRef, type TurnExtras, runTurn } from './turn.js';
 import { windowMessages } from './window/window-state.js';
+import { pinnedMemory } from './memory.js';
 import type { ChatMessage } from '../../providers/spec.js';
 import type { RouteFit } from '../generation/calibration.js';
 import type { EntityWindowAt, RotateResult, RotationList } from '../../core/rotation-types.js';
@@ -228,7 +229,10 @@ export class EntityService {
   /** The prompt the entity's next turn starts from (instructions, then the window), for replies that are not stored. */
   async context(id: string, accountId: string): Promise<ChatMessage[]> {
     const row = await this.row(id, accountId);
-    return windowMessages(row.instructions, await this.deps.store.entities.window(row.id));
+    const messages = windowMessages(row.instructions, await this.deps.store.entities.window(row.id));
+    const memory = await pinnedMemory(this.deps, row.id);
+    if (memory) messages.splice(row.instructions ? 1 : 0, 0, { role: 'system', content: memory.text });
+    return messages;
   }
 
   /** One turn, streamed. See turn.ts for the atomicity, lease and idempotency rules. */
@@ -255,6 +259,8 @@ export class EntityService {
     }
     let extras = input.sampling ? { ...input.extras, sampling: parseSampling(input.sampling) } : input.extras;
     if (input.buffered) extras = { ...extras, buffered: true };
+    if (input.memoryTool !== undefined && typeof input.memoryTool !== 'boolean') throw new BadRequestError('memory_tool must be a boolean');
+    if (input.memoryTool) extras = { ...extras, memoryTool: true };
     return runTurn(this.deps, ref, { content, key, contentSha256: sha256(content), signal: input.signal, extras });
   }
 

@@ -7,6 +7,7 @@ import type { BlockRow, EntityRow, LogRow } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';
 import type { ReplyToolCall } from '../generation/reply.js';
 import { logRow } from '../platform/logs.js';
+import type { Remembered } from './memory.js';
 
 /**
  * Recall (issue 22): an entity with `recall` on is offered one tool, `recall`, that searches its
@@ -51,10 +52,12 @@ export interface RecallState {
   searches: Array<{ query: string; seqs: number[] }>;
   /** Tokens of the rounds' calls: what the model wrote in them is billed as reply. */
   callTokens: number;
+  /** The pinned memory the model's remember calls set (remember.ts): written by the turn's commit. */
+  remembered: Remembered[];
 }
 
 export function emptyRecall(): RecallState {
-  return { messages: [], tokens: 0, rounds: 0, searches: [], callTokens: 0 };
+  return { messages: [], tokens: 0, rounds: 0, searches: [], callTokens: 0, remembered: [] };
 }
 
 /** The reply's calls, when every one of them is a recall and the turn may take another round. */
@@ -160,10 +163,12 @@ export async function recallLog(
   const account = await deps.store.accounts.get(entity.accountId);
   const userId = account?.userId ?? entity.accountId;
   const searched = state.rounds ? { rounds: state.rounds, recall: state.searches } : {};
+  // What the model pinned (remember.ts), with the text before and after.
+  const memory = state.remembered.length ? { memory: state.remembered.map(({ label, before, after }) => ({ label, before, after })) } : {};
   return logRow(deps, {
     kind: 'text', userId, gameId: null, universeId: null, requestId: null, model: entity.model, providerModel: out.model, status: 'ok', error: null,
     inputTokens: out.inputTokens, outputTokens: out.outputTokens, costUsd: out.costUsd, totalMs: out.totalMs, providerMs: out.totalMs,
-    request: { facade: toolCalls ? 'tool_calls' : 'recall', entityId: entity.id, ...searched, ...(recalled.length ? { recalled } : {}) },
+    request: { facade: toolCalls ? 'tool_calls' : 'recall', entityId: entity.id, ...searched, ...memory, ...(recalled.length ? { recalled } : {}) },
     response: toolCalls ? { toolCalls } : {},
   });
 }

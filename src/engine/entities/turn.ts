@@ -22,7 +22,9 @@ import { isMetered, requireFunds } from '../platform/billing.js';
 import { reserveReply } from '../platform/rate-limits.js';
 import type { TokenAllowance } from '../../core/rate-limits.js';
 import type { SummaryUsage } from './window/summarize.js';
-import { type RecallState, RECALL_ROUNDS_MAX, RECALL_TOOL, emptyRecall, recallCalls, recallLog, runRecallRound } from './recall.js';
+import { type RecallState, RECALL_ROUNDS_MAX, emptyRecall, recallLog } from './recall.js';
+import { pinnedMemory } from './memory.js';
+import { engineCalls, engineTools, runEngineRound } from './remember.js';
 import { MessageCount, type PreparedWindow, type WindowTurn, fixedParts, promptMessages, rotate } from './window/turn-window.js';
 import { autoRecall } from './auto-recall.js';
 import { turnHistory } from './rotations.js';
@@ -61,6 +63,8 @@ export interface TurnExtras {
   facade?: boolean;
   /** The request's share of its key's tokens per minute: the turn reserves its message and its reply's bound before the model is called. */
   allowance?: TokenAllowance;
+  /** The model is offered `remember`, which sets a pinned memory block (issue 33; remember.ts). */
+  memoryTool?: boolean;
 }
 
 /** Which entity a turn is for: the account's, or a 404. */
@@ -282,8 +286,9 @@ async function openTurn(deps: EngineDeps, current: Current, count: MessageCount,
   // The provider's stream and the rotation end on a cancel, a lost lease, or a stop.
   const generation = extras.stop ? AbortSignal.any([signal, extras.stop]) : signal;
   const t0 = deps.clock.now();
+  const memory = await pinnedMemory(deps, entity.id);
   return {
-    deps, entity, create, model, window, content: count.content, count, signal: generation, extras,
+    deps, entity, create, model, window, memory, content: count.content, count, signal: generation, extras,
     replyId: `chatcmpl-${deps.newId()}`, created: Math.floor(t0 / 1000), started: false, recall: emptyRecall(), t0,
   };
 }
@@ -315,9 +320,9 @@ async function* rotateAndGenerate(turn: TurnState): AsyncGenerator<TurnEvent, { 
           }
           yield { type: 'delta', text };
         }
-        const calls = turn.signal.aborted ? undefined : recallCalls(turn.entity, reply.toolCalls, turn.recall);
+        const calls = turn.signal.aborted ? undefined : engineCalls(turn, reply.toolCalls);
         if (!calls) return { prepared, reply: turn.prefill ? { ...reply, usage: undefined } : reply };
-        await runRecallRound(turn.deps, turn.entity, prepared.head.blocks, calls, turn.recall, prepared.fit.limit?.cap ?? turn.entity.budgetTokens);
+        await runEngineRound(turn, prepared.head.blocks, calls, prepared.fit.limit?.cap ?? turn.entity.budgetTokens);
         Object.assign(reply, emptyReply());
       }
     } catch (err) {
@@ -396,9 +401,10 @@ function generate(turn: TurnState, prepared: PreparedWindow): AsyncIterable<Stre
   const { round = [], sampling, buffered } = turn.extras;
   const recalled = turn.recall.messages;
   const prefill: ChatMessage[] = turn.prefill ? [{ role: 'assistant', content: turn.prefill.text }] : [];
-  turn.prompt = promptMessages(turn.entity.instructions, prepared, turn.recalled);
+  turn.prompt = promptMessages(turn.entity.instructions, prepared, turn.recalled, turn.memory);
   const messages = [...turn.prompt, ...round, ...recalled, ...prefill];
-  const tools = turn.entity.recall === 1 ? [RECALL_TOOL, ...(turn.extras.tools ?? [])] : turn.extras.tools;
+  const own = engineTools(turn);
+  const tools = own.length ? [...own, ...(turn.extras.tools ?? [])] : turn.extras.tools;
   // After recall rounds the model answers: freely, or without tools once it has taken all it may.
   const toolChoice = !recalled.length ? turn.extras.toolChoice : turn.recall.rounds >= RECALL_ROUNDS_MAX ? 'none' : undefined;
   const cap = prepared.fit.replyCap;
@@ -530,6 +536,7 @@ function turnWrite(turn: TurnState, prepared: PreparedWindow, s: SettledTurn, in
       accountId: entity.accountId, entityId: entity.id, model: entity.model, inputTokens: messageTokens, outputTokens: replyTokens + turn.recall.callTokens,
       costUsd: costUsd(deps.prices[entity.model], messageTokens, replyTokens + turn.recall.callTokens), createdAt: clock.iso(),
     },
+    ...(turn.recall.remembered.length ? { memory: turn.recall.remembered.map((r) => r.write) } : {}),
     idempotency:
       input.key === undefined
         ? undefined

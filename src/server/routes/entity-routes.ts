@@ -95,8 +95,8 @@ function searchQuery(req: { query(name: string): string | undefined; queries(nam
 
 /** POST /v1/entities/{id}/messages: one turn, streamed (SSE) or buffered (`stream: false`). */
 async function sendMessage(engine: Engine, c: Context<Env>, b: unknown): Promise<Response> {
-  checkFields(b, ['content', 'stream', 'idempotency_key', ...SAMPLING_FIELDS]);
-  const m = b as { content?: unknown; stream?: unknown; idempotency_key?: unknown };
+  checkFields(b, ['content', 'stream', 'idempotency_key', 'memory_tool', ...SAMPLING_FIELDS]);
+  const m = b as { content?: unknown; stream?: unknown; idempotency_key?: unknown; memory_tool?: unknown };
   if (m.stream !== undefined && typeof m.stream !== 'boolean') throw new BadRequestError('stream must be a boolean');
   const key = c.req.header('idempotency-key') ?? (m.idempotency_key as string | undefined);
   const id = c.req.param('id') ?? '';
@@ -104,6 +104,7 @@ async function sendMessage(engine: Engine, c: Context<Env>, b: unknown): Promise
     id,
     {
       content: m.content as string, idempotencyKey: key, signal: c.get('signal'), sampling: samplingFieldsOf(b as Record<string, unknown>), buffered: m.stream === false,
+      memoryTool: m.memory_tool as boolean | undefined,
       extras: { allowance: c.get('allowance') },
     },
     c.get('principal').accountId,

@@ -1,4 +1,5 @@
 import type { Retrieved } from '../retrieve.js';
+import type { PinnedMemory } from '../memory.js';
 import { ContextOverflowError } from '../../../core/errors.js';
 import { type TokenEstimator, loadTokenEstimator, loadedTokenEstimator, tokenUpperBound } from '../../../core/tokens.js';
 import { type RotationPlan, planRotation } from '../../../core/window-plan.js';
@@ -22,6 +23,8 @@ export interface WindowTurn {
   signal: AbortSignal;
   /** What automatic recall found for this turn: one message of the prompt, fitted like the instructions. */
   recalled?: Retrieved;
+  /** The entity's pinned memory (issue 33): one message right after the instructions, fitted like them. */
+  memory?: PinnedMemory;
 }
 
 /**
@@ -106,7 +109,7 @@ export async function rotate(turn: WindowTurn, mayProbe = false): Promise<Prepar
     user.tokens = await count.exact();
     if (headCost + user.tokens + fit.limit.perBlock > fit.limit.cap) throw doesNotFit(turn, fit, user.tokens);
   }
-  const fixedTokens = (entity.instructions ? entity.instructionsTokens : 0) + recallPromptTokens(turn.recalled);
+  const fixedTokens = (entity.instructions ? entity.instructionsTokens : 0) + (turn.memory?.tokens ?? 0) + recallPromptTokens(turn.recalled);
   const estimate = promptEstimateOf(fixedTokens + head.tokens + user.tokens, fixedMessages + head.blocks.length + 1);
   return { fit, plan, summary, summaryUsage: folded?.usage, head, userBlock: user, estimate };
 }
@@ -157,12 +160,14 @@ function doesNotFit(turn: WindowTurn, fit: RouteFit, messageTokens: number): Con
 }
 
 /**
- * Instructions first (never rotated, not a block), then the window's blocks in order, then what
- * automatic recall found (after the live messages, so the prompt's cached prefix stays as it was),
- * then the new message.
+ * Instructions first (never rotated, not a block), then the pinned memory (a system message of
+ * its own, so an edit of it leaves the instructions' cached prefix as it was), then the window's
+ * blocks in order, then what automatic recall found (after the live messages, so the prompt's
+ * cached prefix stays as it was), then the new message.
  */
-export function promptMessages(instructions: string, prepared: PreparedWindow, recalled?: Retrieved): ChatMessage[] {
+export function promptMessages(instructions: string, prepared: PreparedWindow, recalled?: Retrieved, memory?: PinnedMemory): ChatMessage[] {
   const messages = prepared.head.prompt(instructions, prepared.userBlock.content);
+  if (memory) messages.splice(instructions ? 1 : 0, 0, { role: 'system', content: memory.text });
   if (recalled?.text) messages.splice(messages.length - 1, 0, { role: 'system', content: recallText(recalled) });
   return messages;
 }
@@ -175,10 +180,14 @@ export function recallText(recalled: Retrieved): string {
 /** Says what the recalled lines are, so the model reads them as memory, not as new messages. */
 const RECALL_PREAMBLE = 'Earlier in this conversation (recalled from the transcript; no longer in view):';
 
-/** What of the prompt is fitted before the window: the instructions, and the recall message when a turn has one. */
-export function fixedParts(turn: Pick<WindowTurn, 'entity' | 'recalled'>): { tokens: number; messages: number } {
+/** What of the prompt is fitted before the window: the instructions, the pinned memory, and the recall message when a turn has one. */
+export function fixedParts(turn: Pick<WindowTurn, 'entity' | 'recalled' | 'memory'>): { tokens: number; messages: number } {
   const recall = recallPromptTokens(turn.recalled);
-  return { tokens: turn.entity.instructionsTokens + recall, messages: (turn.entity.instructions ? 1 : 0) + (recall ? 1 : 0) };
+  const memory = turn.memory?.tokens ?? 0;
+  return {
+    tokens: turn.entity.instructionsTokens + memory + recall,
+    messages: (turn.entity.instructions ? 1 : 0) + (turn.memory ? 1 : 0) + (recall ? 1 : 0),
+  };
 }
 
 /** The recall message's estimated tokens; 0 when the turn recalled nothing. */
