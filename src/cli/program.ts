@@ -21,6 +21,7 @@ const COMMANDS: Array<[string[], () => Promise<Register>]> = [
   [['window'], () => import('./commands/window.js').then((m) => m.registerWindow)],
   [['rotations'], () => import('./commands/rotations.js').then((m) => m.registerRotations)],
   [['rotate'], () => import('./commands/rotate.js').then((m) => m.registerRotate)],
+  [['memory'], () => import('./commands/memory/index.js').then((m) => m.registerMemory)],
   [['search'], () => import('./commands/search.js').then((m) => m.registerSearch)],
   [['export'], () => import('./commands/export.js').then((m) => m.registerExport)],
   [['import'], () => import('./commands/import.js').then((m) => m.registerImport)],
@@ -46,7 +47,7 @@ const GLOBAL_WITH_VALUE = new Set(['--db', '--profile', '--backend']);
 /** `mgpt --help` groups commands as gh does. */
 const HELP_GROUPS: Record<string, string> = {
   ask: 'Talking:', send: 'Talking:', chat: 'Talking:', batch: 'Talking:',
-  entities: 'Entities:', history: 'Entities:', window: 'Entities:', rotations: 'Entities:', rotate: 'Entities:', search: 'Entities:', export: 'Entities:', import: 'Entities:',
+  entities: 'Entities:', history: 'Entities:', window: 'Entities:', rotations: 'Entities:', rotate: 'Entities:', memory: 'Entities:', search: 'Entities:', export: 'Entities:', import: 'Entities:',
   universes: 'Universes:', respond: 'Universes:', image: 'Universes:', logs: 'Universes:', prompts: 'Universes:',
   serve: 'Server:', keys: 'Server:', accounts: 'Server:',
   config: 'Setup:', login: 'Setup:', logout: 'Setup:', auth: 'Setup:', models: 'Setup:', completion: 'Setup:',

@@ -63,6 +63,8 @@ export interface ChatOptions extends ChatSources {
   balance?: () => Promise<number | null>;
   /** Instructions for entities made with `/new`. */
   instructions?: string;
+  /** Entity turns offer the model `remember` (`--memory-tool`; issue 33). */
+  memoryTool?: boolean;
   /** On a terminal: `/history` says when each message was written ("3 min ago"). */
   humanTimes?: boolean;
   /** The clock for humanTimes (default Date.now). */

@@ -26,6 +26,7 @@ export interface ChatCommandOptions {
   universe?: string;
   tools?: string;
   toolExec?: string;
+  memoryTool?: boolean;
 }
 
 export function registerChat(program: Command, ctx: CliContext): void {
@@ -41,10 +42,12 @@ export function registerChat(program: Command, ctx: CliContext): void {
       .option('--model <id>', `entity model (default ${ENTITY_MODEL}) or universe model alias (default game-1-lite-frozen)`)
       .option('--universe <universe>', 'chat with a universe instead of an entity (id, id prefix or display name)')
       .option('--tools <file>', 'universe: JSON array of tool definitions')
-      .option('--tool-exec <cmd>', 'universe: run each tool call (JSON in on stdin, JSON out); without it you are asked'),
+      .option('--tool-exec <cmd>', 'universe: run each tool call (JSON in on stdin, JSON out); without it you are asked')
+      .option('--memory-tool', 'entity: offer the model remember({label, text}), which sets a pinned memory block (see mgpt memory)'),
     [
       'mgpt chat',
       'mgpt chat ada',
+      'mgpt chat ada --memory-tool',
       'mgpt chat --new --name tutor --instructions "You are a patient maths tutor."',
       'mgpt chat --universe $U --tools tools.json --tool-exec ./run-tool.sh',
       'printf "hello\\nwhat did I just say?\\n" | mgpt chat ada',
@@ -54,6 +57,7 @@ export function registerChat(program: Command, ctx: CliContext): void {
 
 export async function runChat(ctx: CliContext, ref: string | undefined, o: ChatCommandOptions): Promise<void> {
   if (o.universe && (ref || o.new)) throw new BadRequestError('--universe chats with a universe: give no entity and no --new');
+  if (o.memoryTool && o.universe) throw new BadRequestError('--memory-tool applies to entity chats, not --universe');
   if ((o.tools || o.toolExec) && !o.universe) throw new BadRequestError('--tools and --tool-exec apply to --universe chats');
   if (ref !== undefined && o.new) throw new BadRequestError('give an entity to resume or --new to start one, not both');
   if (!o.new && (o.name !== undefined || o.instructions !== undefined || o.file !== undefined)) {
@@ -89,6 +93,7 @@ export async function runChat(ctx: CliContext, ref: string | undefined, o: ChatC
     tools: o.tools ? await readTools(o.tools) : undefined,
     runTool: o.toolExec ? (call) => execTool(o.toolExec!, call) : undefined,
     instructions,
+    memoryTool: o.memoryTool,
     home: ctx.env.HOME || undefined,
     humanTimes: tty,
     notices: await chatNotices(ctx, backend, target),

@@ -16,6 +16,7 @@ export interface SendOptions extends SamplingFlags {
   stream: boolean;
   idempotencyKey?: string;
   json?: boolean;
+  memoryTool?: boolean;
 }
 
 export function registerSend(program: Command, ctx: CliContext): void {
@@ -29,6 +30,7 @@ export function registerSend(program: Command, ctx: CliContext): void {
       .option('-f, --file <file>', 'read the message from a file')
       .option('--no-stream', 'wait for the whole reply, then print it')
       .option('--idempotency-key <key>', 'a retry with the same key returns the same reply and appends nothing')
+      .option('--memory-tool', 'offer the model remember({label, text}), which sets a pinned memory block (see mgpt memory)')
       .option('--json', 'print the chat.completion object (implies --no-stream)'),
     ),
     [
@@ -37,6 +39,7 @@ export function registerSend(program: Command, ctx: CliContext): void {
       'cat notes.md | mgpt send ada "What should I do first?"',
       'mgpt send ada -f question.txt --idempotency-key q-2026-11-22-1',
       'mgpt send ada --temperature 0.2 --max-tokens 200 "Summarise our plan"',
+      'mgpt send ada --memory-tool "Remember that I moved to Porto"',
       "mgpt send ada hi --json | jq -r '.choices[0].message.content'",
     ],
   ).action((ref: string, text: string | undefined, o: SendOptions) => runSend(ctx, ref, text, o));
@@ -54,7 +57,7 @@ export async function sendAndPrint(
   ctx: CliContext,
   entity: { id: string; model: string; name?: string },
   content: string,
-  o: { stream: boolean; json?: boolean; idempotencyKey?: string; sampling?: Record<string, unknown> },
+  o: { stream: boolean; json?: boolean; idempotencyKey?: string; sampling?: Record<string, unknown>; memoryTool?: boolean },
 ): Promise<void> {
   const backend = await ctx.backend();
   if (backend.kind === 'local' && ctx.settings().usesDefaultEcho(ENTITY_MODEL)) {
@@ -85,12 +88,12 @@ async function streamTurn(
   backend: Backend,
   entityId: string,
   content: string,
-  o: { idempotencyKey?: string; streaming: boolean; sampling?: Record<string, unknown> },
+  o: { idempotencyKey?: string; streaming: boolean; sampling?: Record<string, unknown>; memoryTool?: boolean },
 ): Promise<{ completion?: EntityCompletion; printed: string }> {
   let completion: EntityCompletion | undefined;
   let printed = '';
   try {
-    for await (const ev of backend.sendMessage(entityId, { content, idempotencyKey: o.idempotencyKey, signal: ctx.signal, sampling: o.sampling, buffered: !o.streaming })) {
+    for await (const ev of backend.sendMessage(entityId, { content, idempotencyKey: o.idempotencyKey, signal: ctx.signal, sampling: o.sampling, buffered: !o.streaming, ...(o.memoryTool ? { memoryTool: true } : {}) })) {
       if (ev.type === 'delta' && o.streaming) {
         // A model's text, not the terminal's: no escape sequence of it reaches the screen.
         const text = sanitizeForTerminal(ev.text);
