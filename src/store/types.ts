@@ -114,6 +114,35 @@ export interface EntityImport {
 /** Why an import with kept ids could not be written: the first id already taken. */
 export type ImportConflict = { taken: 'entity' | 'block'; id: string } | null;
 
+/** Where an imported conversation went (issue 35): a re-run skips it, `--update` appends after its last message. */
+export interface ImportSourceRow {
+  accountId: string;
+  /** The tool: chatgpt, claude, openwebui. */
+  source: string;
+  sourceId: string;
+  entityId: string;
+  /** The tool's id of the last message imported. */
+  lastMessageId: string;
+  /** Messages of the tool's conversation imported so far. */
+  sourceMessages: number;
+  importedAt: string;
+}
+
+/** One imported conversation, in one transaction: a new entity, or messages appended to one under its lease. */
+export interface ChatImportWrite {
+  create?: EntityImport;
+  append?: {
+    entityId: string;
+    lease: LeaseClaim;
+    messages: MessageRow[];
+    /** Blocks folded into the new summary. */
+    deleteBlockIds: readonly string[];
+    insertBlocks: BlockRow[];
+    counters: EntityCounters;
+  };
+  source: ImportSourceRow;
+}
+
 export interface EntityStore {
   insert(row: EntityRow): Promise<void>;
   get(accountId: string, id: string): Promise<EntityRow | undefined>;
@@ -132,6 +161,10 @@ export interface EntityStore {
   /** False (and nothing written) when the lease is no longer ours. */
   commitTurn(w: EntityTurnWrite): Promise<boolean>;
   importEntity(i: EntityImport): Promise<ImportConflict>;
+  /** Where these conversations of the tool went, for those imported before. */
+  importSources(accountId: string, source: string, sourceIds: readonly string[]): Promise<ImportSourceRow[]>;
+  /** One imported conversation (see ChatImportWrite); false, and nothing written, when the lease is no longer ours. */
+  importChat(w: ChatImportWrite): Promise<boolean>;
   /**
    * The account's transcript messages that contain every clause of the search, ranked by the
    * store's relevance (SQLite FTS5 bm25, PostgreSQL ts_rank_cd), newest first among equals. The

@@ -1,12 +1,14 @@
 import type { Pool, PoolClient } from 'pg';
 import type {
   BlockRow,
+  ChatImportWrite,
   EntityHeadUpdate,
   EntityImport,
   EntityRow,
   EntityStore,
   EntityTurnWrite,
   ImportConflict,
+  ImportSourceRow,
   LedgerRow,
   LeaseClaim,
   MessageHit,
@@ -191,6 +193,45 @@ export class PgEntityStore implements EntityStore {
       throw err;
     }
   }
+  async importSources(accountId: string, source: string, sourceIds: readonly string[]): Promise<ImportSourceRow[]> {
+    const { rows } = await this.pool.query<ImportSourceRow>(
+      `SELECT account_id AS "accountId", source, source_id AS "sourceId", entity_id AS "entityId",
+         last_message_id AS "lastMessageId", source_messages AS "sourceMessages", imported_at AS "importedAt"
+       FROM import_sources WHERE account_id = $1 AND source = $2 AND source_id = ANY($3::text[])`,
+      [accountId, source, sourceIds],
+    );
+    return rows;
+  }
+
+  async importChat(w: ChatImportWrite): Promise<boolean> {
+    return inTransaction(this.pool, async (c) => {
+      const a = w.append;
+      if (a && !(await lockOwnedLease(c, a.lease))) return false;
+      if (w.create) await writeImport(c, w.create);
+      if (a) {
+        await insertMessages(c, a.entityId, a.messages);
+        if (a.deleteBlockIds.length) await c.query(`DELETE FROM blocks WHERE id = ANY($1::text[])`, [a.deleteBlockIds]);
+        await insertBlocks(c, a.entityId, a.insertBlocks);
+        await c.query(
+          `UPDATE entities SET transcript_messages = $2, transcript_tokens = $3, window_tokens = $4, window_blocks = $5,
+             updated_at = $6 WHERE id = $1`,
+          [a.entityId, a.counters.transcriptMessages, a.counters.transcriptTokens, a.counters.windowTokens, a.counters.windowBlocks, a.counters.updatedAt],
+        );
+      }
+      await saveImportSource(c, w.source);
+      return true;
+    });
+  }
+}
+
+async function saveImportSource(q: Queryable, r: ImportSourceRow): Promise<void> {
+  await q.query(
+    `INSERT INTO import_sources (account_id, source, source_id, entity_id, last_message_id, source_messages, imported_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7)
+     ON CONFLICT (account_id, source, source_id) DO UPDATE SET entity_id = excluded.entity_id,
+       last_message_id = excluded.last_message_id, source_messages = excluded.source_messages, imported_at = excluded.imported_at`,
+    [r.accountId, r.source, r.sourceId, r.entityId, r.lastMessageId, r.sourceMessages, r.importedAt],
+  );
 }
 
 /** An import's rows, unless `--keep-id` finds an id taken (then nothing is written). */

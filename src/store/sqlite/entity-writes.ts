@@ -1,4 +1,4 @@
-import type { EntityImport, EntityTurnWrite, ImportConflict, LeaseClaim, SteerWrite } from '../types.js';
+import type { ChatImportWrite, EntityImport, EntityTurnWrite, ImportConflict, LeaseClaim, SteerWrite } from '../types.js';
 import type { SqliteRepos } from './repos.js';
 
 // The entity writes that run inside one transaction, on the server's connection or on the large
@@ -57,4 +57,20 @@ export function importEntity(r: SqliteRepos, i: EntityImport): ImportConflict {
   for (const b of i.memory?.blocks ?? []) r.memory.upsert(id, b);
   for (const h of i.memory?.history ?? []) r.memory.insertHistory(id, h);
   return null;
+}
+
+/** One imported conversation (see EntityStore.importChat); call it inside a transaction. */
+export function importChat(r: SqliteRepos, w: ChatImportWrite): boolean {
+  if (w.append && !owns(r, w.append.lease)) return false;
+  if (w.create) importEntity(r, w.create);
+  const a = w.append;
+  if (a) {
+    const e = r.entities;
+    for (const m of a.messages) e.insertMessage(a.entityId, m);
+    e.deleteBlocks(a.deleteBlockIds);
+    for (const b of a.insertBlocks) e.insertBlock(a.entityId, b);
+    e.updateCounters(a.entityId, a.counters);
+  }
+  r.imports.save(w.source);
+  return true;
 }

@@ -394,4 +394,19 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX memory_history_by_entity ON memory_history (entity_id, id);
   `,
+  `
+  -- Imports from other tools (issue 35): where each imported conversation went, by the tool and
+  -- its id, so a re-run skips it and --update appends after its last message. Gone with its entity.
+  CREATE TABLE import_sources (
+    account_id      TEXT NOT NULL REFERENCES accounts(id),
+    source          TEXT NOT NULL,
+    source_id       TEXT NOT NULL,
+    entity_id       TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    last_message_id TEXT NOT NULL,
+    source_messages INTEGER NOT NULL,
+    imported_at     TEXT NOT NULL,
+    PRIMARY KEY (account_id, source, source_id)
+  ) WITHOUT ROWID;
+  CREATE INDEX import_sources_by_entity ON import_sources (entity_id);
+  `,
 ];

@@ -4,6 +4,7 @@ import { type Db, inTransaction, integrityCheck, type OpenOptions, openDatabase 
 import { EntityRepo } from './entity-repo.js';
 import { HistoryRepo } from './history-repo.js';
 import { IdempotencyRepo } from './idempotency-repo.js';
+import { ImportRepo } from './import-repo.js';
 import { KeyRepo } from './key-repo.js';
 import { LeaseRepo } from './lease-repo.js';
 import { LogRepo } from './log-repo.js';
@@ -24,6 +25,7 @@ export class SqliteRepos {
   readonly rates: RateRepo;
   readonly calibration: CalibrationRepo;
   readonly history: HistoryRepo;
+  readonly imports: ImportRepo;
 
   private readonly dataVersionStmt;
 
@@ -40,6 +42,7 @@ export class SqliteRepos {
     this.rates = new RateRepo(db);
     this.calibration = new CalibrationRepo(db);
     this.history = new HistoryRepo(db);
+    this.imports = new ImportRepo(db);
   }
 
   static open(path: string, opts: OpenOptions = {}): SqliteRepos {

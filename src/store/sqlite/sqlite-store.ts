@@ -18,7 +18,7 @@ import { largeWork } from '../../core/lane.js';
 import { busyAsConflict } from './busy.js';
 import { type Checkpointer, startCheckpointer } from './checkpointer.js';
 import { type Db, type OpenOptions, nativeBinding } from './db.js';
-import { commitTurn, importEntity, owns, steer } from './entity-writes.js';
+import { commitTurn, importChat, importEntity, owns, steer } from './entity-writes.js';
 import { LARGE_WRITE_ROWS, LargeWriter } from './large-writer.js';
 import { SqliteRepos } from './repos.js';
 
@@ -48,7 +48,7 @@ export class SqliteStore implements Store {
   constructor(readonly repos: SqliteRepos) {
     const busy = () => this.writer?.busy;
     const write = <T extends object>(section: T, writes: ReadonlyArray<keyof T>) => busyAsConflict(waitingFor(busy, section, writes));
-    this.entities = write(entityStore(repos, (rows) => this.largeWriter(rows)), ['insert', 'delete', 'updateHead', 'commitTurn', 'importEntity']);
+    this.entities = write(entityStore(repos, (rows) => this.largeWriter(rows)), ['insert', 'delete', 'updateHead', 'commitTurn', 'importEntity', 'importChat']);
     this.leases = write(leaseStore(repos), ['acquire', 'refresh', 'release']);
     this.memory = write({
       list: async (entityId) => repos.memory.list(entityId),
@@ -195,6 +195,8 @@ function entityStore(r: SqliteRepos, large: (rows: EntityImport) => LargeWriter 
       const writer = large(i);
       return writer ? writer.importEntity(i) : r.transaction(() => importEntity(r, i));
     },
+    importSources: async (accountId, source, ids) => r.imports.sources(accountId, source, ids),
+    importChat: async (w) => r.transaction(() => importChat(r, w)),
     search: (q) => inTurn(() => r.entities.search(q)),
     searchAny: (q) => inTurn(() => r.entities.searchAny(q)),
     wordMatches: async (words, cap) => r.entities.wordMatches(words, cap),

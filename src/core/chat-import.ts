@@ -1,0 +1,69 @@
+/**
+ * Importing other tools' chat exports (issue 35): the options and the answer, shared by the CLI,
+ * both backends and `POST /v1/imports`. See docs/importing.md.
+ */
+
+import type { Entity } from './entity-types.js';
+
+/** The exports mgpt reads: ChatGPT's data export, Claude's data export, Open WebUI's chat export. */
+export const CHAT_SOURCES = ['chatgpt', 'claude', 'openwebui'] as const;
+export type ChatSource = (typeof CHAT_SOURCES)[number];
+
+export interface ChatImportOptions {
+  /** Which export this is; `auto` (the default) tells from the first conversation. */
+  from?: ChatSource | 'auto';
+  /** One entity (a name or id; made when there is none) that gets every conversation, in time order. */
+  into?: string;
+  /** Only the conversations with these source ids or titles. */
+  only?: string[];
+  /** Only the conversations updated on or after this date (ISO 8601). */
+  since?: string;
+  /** Count what would be made and write nothing. */
+  dryRun?: boolean;
+  /** Append what a conversation imported before gained since (otherwise it is skipped). */
+  update?: boolean;
+  /** The entity's model writes the summary of what does not fit the window (otherwise a plain note does). */
+  summarize?: boolean;
+}
+
+/** What became of one conversation of the export. */
+export type ConversationOutcome =
+  | 'created' // a new entity
+  | 'appended' // added to the --into entity
+  | 'updated' // --update appended what was new
+  | 'unchanged' // imported before, nothing new
+  | 'skipped' // imported before (no --update), empty, filtered out, or changed in its past
+  | 'planned'; // --dry-run
+
+export interface ImportedConversation {
+  source_id: string;
+  title: string;
+  outcome: ConversationOutcome;
+  /** Why it was skipped, when it was. */
+  reason?: string;
+  entity_id: string | null;
+  /** Transcript messages written (or that would be). */
+  messages: number;
+  tokens: number;
+  /** Edited or regenerated messages off the current path, left out. */
+  branches_left_out: number;
+  /** The seqs the conversation took in its entity. */
+  seqs: [number, number] | null;
+}
+
+export interface ChatImportResult {
+  object: 'import';
+  source: ChatSource;
+  dry_run: boolean;
+  /** The entities made or added to, as GET /v1/entities/{id} shows them after the import. */
+  entities: Entity[];
+  conversations: ImportedConversation[];
+  totals: { conversations: number; imported: number; skipped: number; messages: number; tokens: number };
+}
+
+/** Progress of a long import (the CLI shows it on stderr). */
+export interface ChatImportProgress {
+  conversations: number;
+  messages: number;
+  bytes: number;
+}

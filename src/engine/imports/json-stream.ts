@@ -1,0 +1,190 @@
+import { BadRequestError } from '../../core/errors.js';
+
+/** One value of the top-level array, with the byte range it came from. */
+export interface StreamedValue {
+  value: unknown;
+  offset: number;
+  end: number;
+}
+
+/** A single conversation bigger than this is refused rather than held: memory stays bounded. */
+export const MAX_VALUE_BYTES = 512 * 1024 * 1024;
+
+const enum State {
+  Start,
+  BeforeValue,
+  FirstValue,
+  InValue,
+  AfterValue,
+  Done,
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const dec = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Reads a JSON document whose top level is an array of objects (or one object) and yields each
+ * object as soon as its bytes are in, so a 1 GB export is read in the memory of its largest
+ * conversation. The scanner only finds where each object ends (strings and brackets); JSON.parse
+ * checks the object itself. Any error names the byte offset where the input broke.
+ */
+export async function* streamJsonArray(chunks: AsyncIterable<Uint8Array>, what: string): AsyncGenerator<StreamedValue> {
+  const s = new ArrayScanner(what);
+  for await (const chunk of chunks) {
+    const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    yield* s.push(buf);
+  }
+  s.finish();
+}
+
+class ArrayScanner {
+  private state = State.Start;
+  private base = 0;
+  private depth = 0;
+  private inString = false;
+  /** A backslash ended the last chunk: the next byte is escaped. */
+  private escaped = false;
+  private parts: Buffer[] = [];
+  private partBytes = 0;
+  private valueStart = 0;
+  private single = false;
+  private count = 0;
+
+  constructor(private readonly what: string) {}
+
+  push(chunk: Buffer): StreamedValue[] {
+    const out: StreamedValue[] = [];
+    let i = 0;
+    while (i < chunk.length) {
+      if (this.state === State.InValue) {
+        const end = this.scanValue(chunk, i);
+        if (end < 0) {
+          this.keep(chunk.subarray(i));
+          i = chunk.length;
+        } else {
+          this.keep(chunk.subarray(i, end + 1));
+          out.push(this.parseValue(end + 1));
+          i = end + 1;
+        }
+      } else {
+        i = this.between(chunk, i);
+      }
+    }
+    this.base += chunk.length;
+    return out;
+  }
+
+  /** The input ended: anything but a closed document is a truncation. */
+  finish(): void {
+    if (this.state === State.Done) return;
+    if (this.state === State.Start) this.fail(this.base, 'the file is empty');
+    const inside = this.state === State.InValue ? ` inside conversation ${this.count + 1} (which starts at byte ${this.valueStart})` : '';
+    this.fail(this.base, `the file ends early${inside}: it is truncated`);
+  }
+
+  /** Whitespace and punctuation between values; returns where scanning goes on. */
+  private between(chunk: Buffer, i: number): number {
+    const b = chunk[i];
+    if (b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09) return i + 1;
+    const at = this.base + i;
+    if (this.state === State.Start) {
+      if (b === 0x5b) return (this.state = State.FirstValue), i + 1;
+      if (b === 0x7b) return (this.single = true), this.open(i);
+      if (i === 0 && b === 0xef && chunk[i + 1] === 0xbb && chunk[i + 2] === 0xbf) return i + 3; // a UTF-8 BOM
+      this.fail(at, 'expected a JSON array of conversations');
+    }
+    if (this.state === State.FirstValue && b === 0x5d) return (this.state = State.Done), i + 1;
+    if (this.state === State.BeforeValue || this.state === State.FirstValue) {
+      if (b === 0x7b) return this.open(i);
+      this.fail(at, `expected a conversation (a JSON object), found ${describe(b)}`);
+    }
+    if (this.state === State.AfterValue) {
+      if (b === 0x2c) return (this.state = State.BeforeValue), i + 1;
+      if (b === 0x5d) return (this.state = State.Done), i + 1;
+      this.fail(at, `expected , or ] after conversation ${this.count}, found ${describe(b)}`);
+    }
+    this.fail(at, `unexpected ${describe(b)} after the end of the document`);
+  }
+
+  private open(i: number): number {
+    this.state = State.InValue;
+    this.valueStart = this.base + i;
+    this.depth = 0;
+    return i;
+  }
+
+  /** The index of the byte that closes the value, or -1 when it goes on past the chunk. */
+  private scanValue(chunk: Buffer, from: number): number {
+    let i = from;
+    const n = chunk.length;
+    if (this.escaped) {
+      this.escaped = false;
+      i++;
+    }
+    while (i < n) {
+      if (this.inString) {
+        const q = chunk.indexOf(QUOTE, i);
+        const bs = chunk.indexOf(BACKSLASH, i);
+        if (bs >= 0 && (q < 0 || bs < q)) {
+          if (bs + 1 >= n) {
+            this.escaped = true;
+            return -1;
+          }
+          i = bs + 2;
+          continue;
+        }
+        if (q < 0) return -1;
+        this.inString = false;
+        i = q + 1;
+        continue;
+      }
+      const b = chunk[i];
+      if (b === QUOTE) this.inString = true;
+      else if (b === 0x7b || b === 0x5b) this.depth++;
+      else if ((b === 0x7d || b === 0x5d) && --this.depth === 0) return i;
+      i++;
+    }
+    return -1;
+  }
+
+  private keep(part: Buffer): void {
+    this.partBytes += part.length;
+    if (this.partBytes > MAX_VALUE_BYTES) {
+      this.fail(this.valueStart, `conversation ${this.count + 1} is larger than ${MAX_VALUE_BYTES / 1024 / 1024} MB`);
+    }
+    this.parts.push(part);
+  }
+
+  private parseValue(endInChunk: number): StreamedValue {
+    const bytes = this.parts.length === 1 ? this.parts[0] : Buffer.concat(this.parts, this.partBytes);
+    this.parts = [];
+    this.partBytes = 0;
+    this.count++;
+    this.state = this.single ? State.Done : State.AfterValue;
+    const offset = this.valueStart;
+    let text: string;
+    try {
+      text = dec.decode(bytes);
+    } catch {
+      this.fail(offset, `conversation ${this.count} is not valid UTF-8`);
+    }
+    try {
+      return { value: JSON.parse(text), offset, end: this.base + endInChunk };
+    } catch (err) {
+      const pos = /position (\d+)/.exec((err as Error).message);
+      const at = pos ? offset + Buffer.byteLength(text.slice(0, Number(pos[1]))) : offset;
+      this.fail(at, `conversation ${this.count} is not valid JSON (${(err as Error).message})`);
+    }
+  }
+
+  private fail(at: number, message: string): never {
+    throw new BadRequestError(`${this.what}: ${message} (at byte ${at})`, {
+      hint: 'the export may be cut short or damaged: download it again; nothing was imported from this point on',
+    });
+  }
+}
+
+function describe(b: number): string {
+  return b >= 0x20 && b < 0x7f ? JSON.stringify(String.fromCharCode(b)) : `byte 0x${b.toString(16).padStart(2, '0')}`;
+}
