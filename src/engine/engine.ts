@@ -14,6 +14,8 @@ import { SharedContextGates } from './generation/shared-gate.js';
 import { type EngineEvents, NO_EVENTS } from './events.js';
 import { search } from './search.js';
 import type { SearchInput, SearchList } from '../core/entity-types.js';
+import type { ChatImportOptions, ChatImportProgress, ChatImportResult } from '../core/chat-import.js';
+import { importChats } from './imports/import-run.js';
 import { RouteCalibration } from './generation/calibration.js';
 import { type Clock, type EngineDeps, type EngineLimits, systemClock } from './deps.js';
 import { EntityService } from './entities/entities.js';
@@ -136,6 +138,11 @@ export class Engine {
   /** Searches the account's entity transcripts, universe conversations or generation logs (an extension; see search.ts). */
   search(input: SearchInput, accountId: string): Promise<SearchList> {
     return search(this.deps, input, accountId);
+  }
+
+  /** Imports another tool's chat export (the file at `path`) into the account's entities (issue 35, docs/importing.md). */
+  importChats(path: string, opts: ChatImportOptions, accountId: string, onProgress?: (p: ChatImportProgress) => void): Promise<ChatImportResult> {
+    return importChats(this.deps, path, opts, accountId, onProgress);
   }
 
   /** Who hears what the engine does from now on (serve's /metrics). */

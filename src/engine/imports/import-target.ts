@@ -1,0 +1,204 @@
+import type { ChatSource, ImportedConversation } from '../../core/chat-import.js';
+import { ENTITY_MODEL, ENTITY_NAME_MAX } from '../../core/entity-types.js';
+import { ConflictError, NotFoundError } from '../../core/errors.js';
+import { DEFAULT_RECALL_MODE } from '../../core/recall-query.js';
+import { type TokenEstimator, countEach } from '../../core/tokens.js';
+import type { EntityRow, ImportSourceRow, MessageRow } from '../../store/types.js';
+import type { EngineDeps } from '../deps.js';
+import { freeName } from '../entities/entity-names.js';
+import { recallCode } from '../entities/entity-rules.js';
+import { type HeldLease, entitySubject, takeLease } from '../lease.js';
+import type { SourceConversation } from './conversation.js';
+import type { ImportPlan } from './options.js';
+import { resolveInto } from './into.js';
+import { windowAfterImport } from './import-window.js';
+import { type ShapedMessage, shapeTranscript } from './plan.js';
+import type { ReadConversation } from './read-export.js';
+
+type Base = Pick<ImportedConversation, 'source_id' | 'title' | 'branches_left_out'>;
+
+/** A conversation's messages ready to write: shaped, counted, and where its source stops. */
+interface Ready {
+  conv: SourceConversation;
+  messages: ShapedMessage[];
+  tokens: number[];
+  source: ImportSourceRow;
+}
+
+/** Writes each conversation of one import run where it goes: a new entity, or the --into one. */
+export class ImportTarget {
+  private readonly rows = new Map<string, EntityRow>();
+  private into: { row: EntityRow | null; name: string; lease?: HeldLease } | undefined;
+
+  constructor(
+    private readonly deps: EngineDeps,
+    private readonly tok: TokenEstimator,
+    private readonly accountId: string,
+    private readonly source: ChatSource,
+    private readonly plan: ImportPlan,
+  ) {}
+
+  /** The --into entity: an existing one (its lease held for the run) or, named so, one the first conversation makes. */
+  async openInto(ref: string): Promise<void> {
+    const row = await resolveInto(this.deps, ref, this.accountId);
+    this.into = { row: row ?? null, name: ref };
+    if (row && !this.plan.dryRun) this.into.lease = await this.lease(row.id);
+  }
+
+  /** One conversation, in one transaction; an error names it. */
+  async each(c: ReadConversation): Promise<ImportedConversation> {
+    try {
+      return await this.one(c.conversation);
+    } catch (err) {
+      if (err instanceof Error) err.message = `conversation ${JSON.stringify(c.conversation.title)} (${c.conversation.id}, at byte ${c.offset}): ${err.message}`;
+      throw err;
+    }
+  }
+
+  /** The entities made or added to, as they are now. */
+  touched(): EntityRow[] {
+    return [...this.rows.values()];
+  }
+
+  async close(): Promise<void> {
+    await this.into?.lease?.release();
+  }
+
+  private async one(conv: SourceConversation): Promise<ImportedConversation> {
+    const base: Base = { source_id: conv.id, title: conv.title, branches_left_out: conv.branchesLeftOut };
+    if (conv.messages.length === 0) return skipped(base, 'empty: no messages on its current path', null);
+    const prior = (await this.deps.store.entities.importSources(this.accountId, this.source, [conv.id]))[0];
+    if (!prior) return this.fresh(base, await this.ready(conv, 0, false));
+    if (!this.plan.update) return skipped(base, 'imported before (--update appends what it gained since)', prior.entityId);
+    const at = conv.messages.findIndex((m) => m.id === prior.lastMessageId);
+    if (at < 0) return skipped(base, 'its history changed before the last message imported; delete its entity to import it anew', prior.entityId);
+    if (at === conv.messages.length - 1) return { ...base, outcome: 'unchanged', entity_id: prior.entityId, messages: 0, tokens: 0, seqs: null };
+    return this.append(base, prior.entityId, await this.ready(conv, at + 1, true), 'updated');
+  }
+
+  /** A conversation not imported before: its own entity, or onto the --into one. */
+  private fresh(base: Base, r: Ready): Promise<ImportedConversation> {
+    if (!this.into) return this.create(base, r, r.conv.title);
+    if (this.into.row) return this.append(base, this.into.row.id, r, 'appended');
+    return this.create(base, r, this.into.name);
+  }
+
+  /** The messages from `from` on, shaped for the transcript and counted. */
+  private async ready(conv: SourceConversation, from: number, continued: boolean): Promise<Ready> {
+    const picked = conv.messages.slice(from);
+    const startedAt = (continued ? picked[0].createdAt : conv.createdAt ?? picked[0].createdAt) ?? this.deps.clock.iso();
+    const messages = shapeTranscript(picked, { source: this.source, title: conv.title, startedAt, marker: this.into ? 'always' : 'needed', continued });
+    const tokens = await countEach(this.tok, messages.map((m) => m.content));
+    const source: ImportSourceRow = {
+      accountId: this.accountId,
+      source: this.source,
+      sourceId: conv.id,
+      entityId: '',
+      lastMessageId: conv.messages[conv.messages.length - 1].id,
+      sourceMessages: conv.messages.length,
+      importedAt: this.deps.clock.iso(),
+    };
+    return { conv, messages, tokens, source };
+  }
+
+  private async create(base: Base, r: Ready, title: string): Promise<ImportedConversation> {
+    const { deps } = this;
+    const id = deps.newId();
+    const msgs = rowsOf(r, 1);
+    const total = sum(r.tokens);
+    const name = await freeName(deps.store, this.accountId, [...(title.trim() || 'Untitled')].slice(0, ENTITY_NAME_MAX).join(''));
+    const window = this.plan.dryRun
+      ? { insertBlocks: [], tokens: 0, blocks: 0 }
+      : await windowAfterImport(deps, this.tok, { ...this.windowBase(id, deps.limits.windowBudget, { text: '', tokens: 0 }), existing: [], added: msgs, timeOf: async (seq) => msgs[seq - 1].createdAt });
+    const row: EntityRow = {
+      id,
+      accountId: this.accountId,
+      name,
+      instructions: '',
+      instructionsTokens: 0,
+      model: ENTITY_MODEL,
+      state: 'none',
+      budgetTokens: deps.limits.windowBudget,
+      capTokens: deps.limits.transcriptCap,
+      transcriptMessages: msgs.length,
+      transcriptTokens: total,
+      windowTokens: window.tokens,
+      windowBlocks: window.blocks,
+      recall: recallCode(DEFAULT_RECALL_MODE),
+      createdAt: r.conv.createdAt ?? msgs[0].createdAt,
+      updatedAt: deps.clock.iso(),
+    };
+    const done = { ...base, outcome: 'created' as const, entity_id: id, messages: msgs.length, tokens: total, seqs: [1, msgs.length] as [number, number] };
+    if (this.plan.dryRun) return this.planned(done, row);
+    await deps.store.entities.importChat({ create: { entity: row, messages: msgs, blocks: window.insertBlocks, keepIds: false }, source: { ...r.source, entityId: id } });
+    this.rows.set(id, row);
+    if (this.into) this.into = { row, name: this.into.name, lease: await this.lease(id) };
+    return done;
+  }
+
+  private async append(base: Base, entityId: string, r: Ready, outcome: 'appended' | 'updated'): Promise<ImportedConversation> {
+    const { store } = this.deps;
+    const own = this.into?.row?.id === entityId ? this.into.lease : undefined;
+    const lease = own ?? (this.plan.dryRun ? undefined : await this.lease(entityId));
+    try {
+      const row = this.rows.get(entityId) ?? (await store.entities.get(this.accountId, entityId));
+      if (!row) throw new NotFoundError(`entity ${entityId} is gone`);
+      if (row.transcriptTokens >= row.capTokens) return skipped(base, `entity ${JSON.stringify(row.name)} is read-only: its transcript reached the cap`, entityId);
+      const msgs = rowsOf(r, row.transcriptMessages + 1);
+      const total = sum(r.tokens);
+      const done = { ...base, outcome, entity_id: entityId, messages: msgs.length, tokens: total, seqs: [msgs[0].seq, msgs[msgs.length - 1].seq] as [number, number] };
+      const next = { ...row, transcriptMessages: row.transcriptMessages + msgs.length, transcriptTokens: row.transcriptTokens + total, updatedAt: this.deps.clock.iso() };
+      if (!lease) return this.planned(done, next);
+      await this.write(row, next, msgs, r, lease);
+      return done;
+    } finally {
+      if (!own) await lease?.release();
+    }
+  }
+
+  private async write(row: EntityRow, next: EntityRow, msgs: MessageRow[], r: Ready, lease: HeldLease): Promise<void> {
+    const { store } = this.deps;
+    const first = msgs[0].seq;
+    const timeOf = async (seq: number) => (seq >= first ? msgs[seq - first].createdAt : (await store.entities.messagesAt(row.id, [seq]))[0]?.createdAt ?? row.createdAt);
+    const existing = await store.entities.window(row.id);
+    const w = await windowAfterImport(this.deps, this.tok, { ...this.windowBase(row.id, row.budgetTokens, { text: row.instructions, tokens: row.instructionsTokens }), existing, added: msgs, timeOf });
+    const counters = { transcriptMessages: next.transcriptMessages, transcriptTokens: next.transcriptTokens, windowTokens: w.tokens, windowBlocks: w.blocks, updatedAt: next.updatedAt };
+    const append = { entityId: row.id, messages: msgs, deleteBlockIds: w.deleteBlockIds, insertBlocks: w.insertBlocks, counters };
+    const taken = () => new ConflictError(`entity ${row.id}: another writer took its lease during the import`, { hint: 'run the import again: what was written is skipped' });
+    await lease.write((claim) => store.entities.importChat({ append: { ...append, lease: claim }, source: { ...r.source, entityId: row.id } }), taken, false);
+    this.rows.set(row.id, { ...next, ...counters });
+  }
+
+  private windowBase(entityId: string, budget: number, instructions: { text: string; tokens: number }) {
+    return { entityId, budget, instructions, source: this.source, summarize: this.plan.summarize };
+  }
+
+  /** A dry run keeps what it would have made, so later conversations plan on top of it. */
+  private planned(done: ImportedConversation, row: EntityRow): ImportedConversation {
+    this.rows.set(row.id, row);
+    if (this.into && !this.into.row) this.into = { row, name: this.into.name };
+    return { ...done, outcome: 'planned' };
+  }
+
+  private lease(entityId: string): Promise<HeldLease> {
+    return takeLease(this.deps, {
+      subject: entitySubject(entityId),
+      refused: () => new ConflictError(`entity ${entityId} is busy: a turn or another import is writing it`, { hint: 'run the import again when it is done' }),
+    });
+  }
+}
+
+function rowsOf(r: Ready, firstSeq: number): MessageRow[] {
+  return r.messages.map((m, i) => ({ seq: firstSeq + i, role: m.role, content: m.content, tokens: r.tokens[i], createdAt: m.createdAt }));
+}
+
+function skipped(base: Base, reason: string, entityId: string | null): ImportedConversation {
+  return { ...base, outcome: 'skipped', reason, entity_id: entityId, messages: 0, tokens: 0, seqs: null };
+}
+
+function sum(xs: readonly number[]): number {
+  let t = 0;
+  for (const x of xs) t += x;
+  return t;
+}
+

@@ -1,0 +1,93 @@
+import { ENTITY_MODEL } from '../../core/entity-types.js';
+import type { TokenEstimator } from '../../core/tokens.js';
+import type { ChatSource } from '../../core/chat-import.js';
+import type { BlockRow, MessageRow } from '../../store/types.js';
+import type { EngineDeps } from '../deps.js';
+import { summarizeSpan } from '../entities/window/summarize.js';
+import { importNote, planFold } from './plan.js';
+
+/** The window after an import: what to delete, what to insert, and its totals. */
+export interface ImportedWindow {
+  deleteBlockIds: string[];
+  insertBlocks: BlockRow[];
+  tokens: number;
+  blocks: number;
+}
+
+export interface WindowInput {
+  entityId: string;
+  budget: number;
+  instructions: { text: string; tokens: number };
+  /** The window as stored (empty for a new entity). */
+  existing: readonly BlockRow[];
+  /** The messages the import appends, with their seqs. */
+  added: readonly MessageRow[];
+  source: ChatSource;
+  summarize: boolean;
+  /** The created_at of a seq the import did not bring (an earlier message the fold takes in). */
+  timeOf: (seq: number) => Promise<string>;
+}
+
+/**
+ * Every imported message enters the window as a message block; when the window is then over the
+ * budget, the oldest blocks are folded into one summary as a rotation would (the tail that fits
+ * stays live). The summary is the entity's model's with `summarize`, else a plain note saying what
+ * was imported and that search and recall reach it: no model is called.
+ */
+export async function windowAfterImport(deps: EngineDeps, tok: TokenEstimator, w: WindowInput): Promise<ImportedWindow> {
+  let position = w.existing.reduce((p, b) => Math.max(p, b.position), 0);
+  const fresh: BlockRow[] = w.added.map((m) => ({
+    id: deps.newId(),
+    position: ++position,
+    kind: 'message',
+    role: m.role,
+    content: m.content,
+    tokens: m.tokens,
+    coversFrom: m.seq,
+    coversTo: m.seq,
+  }));
+  const all = [...w.existing, ...fresh];
+  const fold = planFold(all, w.budget, deps.limits.rotation);
+  if (!fold) return { deleteBlockIds: [], insertBlocks: fresh, tokens: sumTokens(all), blocks: all.length };
+  const span = all.slice(0, fold.take);
+  const kept = all.slice(fold.take);
+  const text = await summaryText(deps, tok, w, span, fold);
+  const summary: BlockRow = {
+    id: deps.newId(),
+    position: span[0].position,
+    kind: 'summary',
+    role: 'system',
+    content: text,
+    tokens: tok.count(text),
+    coversFrom: fold.covers[0],
+    coversTo: fold.covers[1],
+  };
+  const existingIds = new Set(w.existing.map((b) => b.id));
+  return {
+    deleteBlockIds: span.filter((b) => existingIds.has(b.id)).map((b) => b.id),
+    insertBlocks: [summary, ...kept.filter((b) => !existingIds.has(b.id))],
+    tokens: summary.tokens + sumTokens(kept),
+    blocks: 1 + kept.length,
+  };
+}
+
+async function summaryText(deps: EngineDeps, tok: TokenEstimator, w: WindowInput, span: BlockRow[], fold: { covers: [number, number]; maxSummaryTokens: number }): Promise<string> {
+  if (w.summarize) {
+    const model = await deps.chatModel(ENTITY_MODEL);
+    const fit = await deps.calibration.fit(model, w.instructions.tokens, w.instructions.text ? 1 : 0);
+    const s = await summarizeSpan(model, tok, span, fold.maxSummaryTokens, fit, deps.calibration, new AbortController().signal, w.instructions);
+    if (s.text.trim()) return s.text;
+  }
+  const earlier = span[0].kind === 'summary' ? span[0].content : undefined;
+  const dates: [string, string] = [await w.timeOf(fold.covers[0]), await w.timeOf(fold.covers[1])];
+  const note = importNote(w.source, fold.covers, dates, earlier);
+  if (fold.maxSummaryTokens <= 0 || tok.count(note) <= fold.maxSummaryTokens) return note;
+  // Too long with the earlier summary: the new note alone, as much of it as fits.
+  return tok.truncate(importNote(w.source, fold.covers, dates), fold.maxSummaryTokens);
+}
+
+function sumTokens(bs: ReadonlyArray<{ tokens: number }>): number {
+  let t = 0;
+  for (const b of bs) t += b.tokens;
+  return t;
+}
