@@ -1,3 +1,4 @@
+import type { ChatImportOptions, ChatImportProgress, ChatImportResult } from '../core/chat-import.js';
 import type { Backend, ChatCompletion, CompleteOptions, EntityPage, LocalAdmin, NamePolicy, RespondOptions } from '../core/backend.js';
 import { MgptError } from '../core/errors.js';
 import type { MemoryBlock, MemoryHistory, MemoryList } from '../core/memory.js';
@@ -115,6 +116,9 @@ export class LocalBackend implements Backend {
     return (async function* () {
       yield* await engine.entities.export(id, format, accountId);
     })();
+  }
+  importChats(file: string, opts: ChatImportOptions, onProgress?: (p: ChatImportProgress) => void): Promise<ChatImportResult> {
+    return this.engine.importChats(file, opts, this.accountId, onProgress);
   }
   createUniverse(input: CreateUniverseInput): Promise<CreatedUniverse> {
     return this.engine.universes.create(input);

@@ -2,6 +2,7 @@ import { NotSupportedError } from './errors.js';
 import type { RateLimits } from './rate-limits.js';
 import type { EntityWindowAt, RotateInput, RotateResult, RotationList } from './rotation-types.js';
 import type { MemoryBlock, MemoryHistory, MemoryList } from './memory.js';
+import type { ChatImportOptions, ChatImportProgress, ChatImportResult } from './chat-import.js';
 import type {
   CreateEntityInput,
   CreatedEntity,
@@ -133,6 +134,11 @@ export interface Backend {
   search(input: SearchInput): Promise<SearchList>;
   /** The export body, streamed in pieces; memory does not grow with the transcript. */
   exportEntity(id: string, format: ExportFormat): AsyncIterable<Uint8Array>;
+  /**
+   * Imports another tool's chat export, the file at `file` (issue 35): the local engine reads it in
+   * place; the remote backend streams it to `POST /v1/imports` (an extension of mgpt serve).
+   */
+  importChats(file: string, opts: ChatImportOptions, onProgress?: (p: ChatImportProgress) => void): Promise<ChatImportResult>;
   createUniverse(input: CreateUniverseInput): Promise<CreatedUniverse>;
   /** A UNIVERSE argument: an id, a unique id prefix of 4+ characters, or a display name (remotely: the id only). */
   resolveUniverse(ref: string): Promise<string>;

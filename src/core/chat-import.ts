@@ -67,3 +67,38 @@ export interface ChatImportProgress {
   messages: number;
   bytes: number;
 }
+
+/** The query of `POST /v1/imports` for these options (the remote backend sends them so). */
+export function importQuery(o: ChatImportOptions): URLSearchParams {
+  const q = new URLSearchParams();
+  if (o.from !== undefined) q.set('from', o.from);
+  if (o.into !== undefined) q.set('into', o.into);
+  for (const x of o.only ?? []) q.append('only', x);
+  if (o.since !== undefined) q.set('since', o.since);
+  if (o.dryRun) q.set('dry_run', 'true');
+  if (o.update) q.set('update', 'true');
+  if (o.summarize) q.set('summarize', 'true');
+  return q;
+}
+
+/** The fields `POST /v1/imports` takes, as query parameters or multipart form fields. */
+export const IMPORT_FIELDS = ['from', 'into', 'only', 'since', 'dry_run', 'update', 'summarize'] as const;
+
+/** Options from a request's fields (`all(name)` gives every value of one); an unknown field is refused by the caller. */
+export function importOptionsFrom(all: (name: string) => string[]): ChatImportOptions {
+  const one = (n: string) => all(n).at(-1);
+  const flag = (n: string) => {
+    const v = one(n);
+    return v === undefined ? undefined : v === 'true' || v === '1' || v === '';
+  };
+  const only = all('only');
+  return {
+    from: one('from') as ChatImportOptions['from'],
+    into: one('into'),
+    only: only.length ? only : undefined,
+    since: one('since'),
+    dryRun: flag('dry_run'),
+    update: flag('update'),
+    summarize: flag('summarize'),
+  };
+}

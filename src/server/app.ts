@@ -9,6 +9,7 @@ import { rateLimitFor, refusalHeaders } from './rate-limit.js';
 import { entityRoutes } from './routes/entity-routes.js';
 import { memoryRoutes } from './routes/memory-routes.js';
 import { healthRoutes } from './routes/health.js';
+import { importRoutes } from './routes/import-routes.js';
 import type { ChatPolicyOptions } from '../engine/openai/chat-service.js';
 import { facadeRouteNotFound, isFacadePath, openAICompatRoutes } from './routes/openai-compat.js';
 import { universeRoutes } from './routes/universe-routes.js';
@@ -80,6 +81,7 @@ export function createApp(engine: Engine, opts: AppOptions = {}): Hono<Env> {
   app.route('/', universeRoutes(engine, deps));
   app.route('/', entityRoutes(engine, deps));
   app.route('/', memoryRoutes(engine, deps));
+  app.route('/', importRoutes(engine, deps));
 
   return app;
 }

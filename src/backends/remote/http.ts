@@ -31,6 +31,10 @@ export interface SendOptions {
    * (a requestId in the body). GET, HEAD, DELETE and requests with an Idempotency-Key header are so anyway.
    */
   idempotent?: boolean;
+  /** A raw body instead of JSON (a file), opened afresh for each attempt. */
+  raw?: { open: () => NodeJS.ReadableStream; type: string };
+  /** This request's own timeout for headers and body (a long import), instead of the client's. */
+  timeoutMs?: number;
 }
 
 const IDEMPOTENT_METHODS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS', 'PUT']);
@@ -46,14 +50,16 @@ export class HttpClient {
     if (this.opts.apiKey) headers.authorization = `Bearer ${this.opts.apiKey}`;
     const body = o.json === undefined ? undefined : JSON.stringify(o.json);
     if (body !== undefined) headers['content-type'] = 'application/json';
-    const timeout = this.opts.timeoutMs ?? 120_000;
+    if (o.raw) headers['content-type'] = o.raw.type;
+    const timeout = o.timeoutMs ?? this.opts.timeoutMs ?? 120_000;
     const hasKey = Object.keys(headers).some((h) => h.toLowerCase() === 'idempotency-key');
     const policy = { idempotent: o.idempotent === true || hasKey || IDEMPOTENT_METHODS.has(method.toUpperCase()) };
     const origin = new URL(url).origin;
 
     const once = async (): Promise<Attempt<Sent>> => {
       try {
-        const res = await request(url, { method: method as Dispatcher.HttpMethod, headers, body, signal: o.signal, headersTimeout: timeout, bodyTimeout: timeout });
+        const sent = o.raw ? (o.raw.open() as import('node:stream').Readable) : body;
+        const res = await request(url, { method: method as Dispatcher.HttpMethod, headers, body: sent, signal: o.signal, headersTimeout: timeout, bodyTimeout: timeout });
         if (res.statusCode >= 200 && res.statusCode < 300) return { value: { status: res.statusCode, headers: res.headers, body: res.body } };
         const text = await res.body.text().catch(() => '');
         const failure = errorFromResponse(res.statusCode, parseBody(text), header(res.headers, 'x-request-id'), header(res.headers, ERROR_CODE_HEADER));

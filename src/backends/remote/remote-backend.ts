@@ -1,4 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { type ChatImportOptions, type ChatImportResult, importQuery } from '../../core/chat-import.js';
+
+/** An import of a large export answers when it is done: minutes, not the client's usual two. */
+const IMPORT_TIMEOUT_MS = 60 * 60 * 1000;
 import type { Backend, ChatCompletion, CompleteOptions, KeyIdentity, RespondOptions } from '../../core/backend.js';
 import type {
   CompletionChunk,
@@ -226,6 +231,17 @@ export class RemoteBackend implements Backend {
       headers: { accept: format === 'tar' ? 'application/x-svc-entity' : 'application/json' },
     });
     for await (const piece of res.body) yield piece as Uint8Array;
+  }
+
+  /** POST /v1/imports (an extension of mgpt serve): the file streamed as the raw body, the options in the query. */
+  async importChats(file: string, opts: ChatImportOptions): Promise<ChatImportResult> {
+    const q = importQuery(opts).toString();
+    return this.http.json('POST', this.ent(`/imports${q ? `?${q}` : ''}`), {
+      raw: { open: () => createReadStream(file), type: 'application/octet-stream' },
+      // A re-sent import writes nothing twice: conversations already imported are skipped by id.
+      idempotent: true,
+      timeoutMs: IMPORT_TIMEOUT_MS,
+    });
   }
 
   createUniverse(input: CreateUniverseInput): Promise<CreatedUniverse> {

@@ -1,0 +1,91 @@
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { Hono, type Context } from 'hono';
+import { IMPORT_FIELDS, type ChatImportOptions, importOptionsFrom } from '../../core/chat-import.js';
+import { BadRequestError, CancelledError, MgptError, PayloadTooLargeError } from '../../core/errors.js';
+import type { Engine } from '../../engine/engine.js';
+import type { Env, RouteDeps } from '../route-deps.js';
+
+/** The largest export a raw body may carry; it goes to a temporary file, never into memory. */
+export const IMPORT_BODY_MAX = 8 * 1024 * 1024 * 1024;
+/** A multipart form is read whole by the framework: larger exports go as a raw body. */
+export const IMPORT_FORM_MAX = 64 * 1024 * 1024;
+
+/**
+ * `POST /v1/imports` (an extension, issue 35): another tool's chat export becomes entities of the
+ * key's account. The export is the raw body (any type but multipart; streamed to a temporary file)
+ * or the `file` field of a multipart form; the options are query parameters or form fields. The
+ * answer lists the entities made and what became of each conversation (docs/importing.md).
+ */
+export function importRoutes(engine: Engine, { auth }: RouteDeps): Hono<Env> {
+  const app = new Hono<Env>();
+  app.post('/v1/imports', auth('mgpt.responses:create'), async (c) => {
+    const dir = await mkdtemp(join(tmpdir(), 'mgpt-import-'));
+    try {
+      const file = join(dir, 'export');
+      const multipart = /^multipart\/form-data/i.test(c.req.header('content-type') ?? '');
+      const opts = multipart ? await fromForm(c, file) : await fromRaw(c, file);
+      return c.json(await engine.importChats(file, opts, c.get('principal').accountId), 200);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+  return app;
+}
+
+function queryOptions(c: Context<Env>, extra: Record<string, string[]> = {}): ChatImportOptions {
+  const query = c.req.queries();
+  for (const name of [...Object.keys(query), ...Object.keys(extra)]) {
+    if (!(IMPORT_FIELDS as readonly string[]).includes(name)) {
+      throw new BadRequestError(`unknown import option ${JSON.stringify(name)}`, { hint: `the options are ${IMPORT_FIELDS.join(', ')}` });
+    }
+  }
+  return importOptionsFrom((n) => [...(query[n] ?? []), ...(extra[n] ?? [])]);
+}
+
+async function fromRaw(c: Context<Env>, file: string): Promise<ChatImportOptions> {
+  const opts = queryOptions(c);
+  if (Number(c.req.header('content-length') ?? 0) > IMPORT_BODY_MAX) throw tooLarge(IMPORT_BODY_MAX);
+  const incoming = c.env?.incoming;
+  const body: AsyncIterable<Uint8Array> | null = incoming ?? (c.req.raw.body ? Readable.fromWeb(c.req.raw.body as never) : null);
+  if (!body) throw new BadRequestError('the request has no body: send the export file as the body', { hint: 'curl --data-binary @conversations.json' });
+  let size = 0;
+  try {
+    await pipeline(
+      body,
+      async function* (source: AsyncIterable<Uint8Array>) {
+        for await (const part of source) {
+          size += part.length;
+          if (size > IMPORT_BODY_MAX) throw tooLarge(IMPORT_BODY_MAX);
+          yield part;
+        }
+      },
+      createWriteStream(file),
+    );
+  } catch (err) {
+    if (err instanceof MgptError) throw err;
+    throw new CancelledError('the client closed the connection during the upload');
+  }
+  if (size === 0) throw new BadRequestError('the request body is empty: send the export file as the body');
+  return opts;
+}
+
+async function fromForm(c: Context<Env>, file: string): Promise<ChatImportOptions> {
+  if (Number(c.req.header('content-length') ?? 0) > IMPORT_FORM_MAX) throw tooLarge(IMPORT_FORM_MAX, 'send a larger export as the raw body');
+  const form = await c.req.formData();
+  const part = form.get('file');
+  if (!part || typeof part === 'string') throw new BadRequestError('the form has no file field', { hint: 'curl -F file=@conversations.json' });
+  const fields: Record<string, string[]> = {};
+  for (const [name, value] of form.entries()) if (name !== 'file' && typeof value === 'string') (fields[name] ??= []).push(value);
+  const opts = queryOptions(c, fields);
+  await writeFile(file, new Uint8Array(await part.arrayBuffer()));
+  return opts;
+}
+
+function tooLarge(limit: number, hint?: string): PayloadTooLargeError {
+  return new PayloadTooLargeError(`the export is over ${limit} bytes`, hint ? { hint } : undefined);
+}
