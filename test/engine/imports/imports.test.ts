@@ -1,0 +1,219 @@
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Backend } from '../../../src/core/backend.js';
+import { LocalBackend } from '../../../src/backends/local.js';
+import type { Engine } from '../../../src/engine/engine.js';
+import { type FakeOpenAI, echoLastUser, startFakeOpenAI } from '../../helpers/fake-openai.js';
+import { collect, makeEngine } from '../../helpers/engine.js';
+import { tempDir } from '../../helpers/temp.js';
+import { ALL, CHATGPT, CLAUDE, FIXTURES, type Line } from './expected.js';
+
+const dir = tempDir('mgpt-imports-');
+const FILLER = 'We went through the rest of it slowly, one point after another, and agreed to come back to it later on. Then we talked about the weather, the neighbours, the price of bread and the long drive home.';
+
+/** Every entity of the account by name, with its transcript as [role, content] lines. */
+export async function transcripts(backend: Backend): Promise<Record<string, Line[]>> {
+  const out: Record<string, Line[]> = {};
+  for (const e of (await backend.listEntities({ limit: 200 })).data) {
+    const page = await backend.listMessages(e.id, { limit: 500 });
+    out[e.name] = page.data.map((m) => [m.role, m.content] as Line);
+  }
+  return out;
+}
+
+describe('importing ChatGPT, Claude and Open WebUI exports (local engine)', () => {
+  for (const x of ALL) {
+    it(`${x.source}: each conversation's current path, message by message; a second run imports nothing`, async () => {
+      const engine = makeEngine(dir);
+      const backend = new LocalBackend(engine);
+      const first = await backend.importChats(join(FIXTURES, x.file), {});
+      expect(first.source).toBe(x.source);
+      expect(first.conversations.map((c) => c.outcome)).toEqual(x.outcomes);
+      expect(first.conversations.map((c) => c.branches_left_out)).toEqual(x.branches);
+      expect(await transcripts(backend)).toEqual(x.entities);
+      const again = await backend.importChats(join(FIXTURES, x.file), { from: x.source });
+      expect(again.totals.imported).toBe(0);
+      expect(again.entities).toEqual([]);
+      expect(await transcripts(backend)).toEqual(x.entities);
+      await engine.close();
+    });
+
+    it(`${x.source}: a truncated file changes nothing and names the byte where it ends`, async () => {
+      const engine = makeEngine(dir);
+      const backend = new LocalBackend(engine);
+      const truncated = x.file.replace(/-(conversations|chat-export)\.json$/, '-truncated.json');
+      const size = readFileSync(join(FIXTURES, truncated)).length;
+      await expect(backend.importChats(join(FIXTURES, truncated), {})).rejects.toThrow(`truncated (at byte ${size})`);
+      expect((await backend.listEntities()).data).toEqual([]);
+      await engine.close();
+    });
+  }
+
+  it("reads ChatGPT's .zip in place, to the same transcripts as its conversations.json", async () => {
+    const engine = makeEngine(dir);
+    const backend = new LocalBackend(engine);
+    const res = await backend.importChats(join(FIXTURES, 'chatgpt-export.zip'), {});
+    expect(res.source).toBe('chatgpt');
+    expect(await transcripts(backend)).toEqual(CHATGPT.entities);
+    await engine.close();
+  });
+
+  it('a conversation cut off later in the file: the ones before it stay imported, it and those after are not; the whole file then imports the rest', async () => {
+    const engine = makeEngine(dir);
+    const backend = new LocalBackend(engine);
+    const whole = readFileSync(join(FIXTURES, CLAUDE.file));
+    const cut = whole.indexOf('"Bash Command') + 40;
+    const file = join(dir, 'claude-cut.json');
+    writeFileSync(file, whole.subarray(0, cut));
+    await expect(backend.importChats(file, {})).rejects.toThrow(`(at byte ${cut})`);
+    expect(Object.keys(await transcripts(backend))).toEqual(['Sourdough starter']);
+    const rest = await backend.importChats(join(FIXTURES, CLAUDE.file), {});
+    expect(rest.conversations.map((c) => c.outcome)).toEqual(['skipped', 'skipped', 'created']);
+    expect(await transcripts(backend)).toEqual(CLAUDE.entities);
+    await engine.close();
+  });
+
+  it('corrupt JSON inside a conversation names that conversation and its byte', async () => {
+    const engine = makeEngine(dir);
+    // A colon lost in the last message of the first conversation (after non-ASCII text: offsets are bytes).
+    const whole = readFileSync(join(FIXTURES, CLAUDE.file), 'utf8');
+    const text = whole.replace('"text": "Around 24', '"text" "Around 24');
+    const file = join(dir, 'claude-corrupt.json');
+    writeFileSync(file, text);
+    const at = Buffer.byteLength(text.slice(0, text.indexOf('"text" "Around 24') + '"text" '.length));
+    await expect(new LocalBackend(engine).importChats(file, {})).rejects.toThrow(new RegExp(`conversation 1 is not valid JSON .*\\(at byte ${at}\\)`));
+    expect((await engine.entities.list('local')).data).toEqual([]);
+    await engine.close();
+  });
+
+  it('--dry-run counts messages and tokens and writes nothing; --only and --since choose conversations', async () => {
+    const engine = makeEngine(dir);
+    const backend = new LocalBackend(engine);
+    const dry = await backend.importChats(join(FIXTURES, CHATGPT.file), { dryRun: true });
+    expect(dry.conversations.map((c) => [c.outcome, c.messages])).toEqual([['planned', 4], ['skipped', 0], ['planned', 4]]);
+    expect(dry.totals.tokens).toBeGreaterThan(0);
+    expect((await backend.listEntities()).data).toEqual([]);
+    const only = await backend.importChats(join(FIXTURES, CLAUDE.file), { only: ['Bash Command for OpenAI API'], since: '2024-04-01' });
+    expect(only.conversations.map((c) => c.title)).toEqual(['Bash Command for OpenAI API']);
+    const since = await backend.importChats(join(FIXTURES, CLAUDE.file), { since: '2024-04-03' });
+    expect(since.conversations.map((c) => c.outcome)).toEqual(['skipped', 'skipped']);
+    await expect(backend.importChats(join(FIXTURES, CLAUDE.file), { since: 'last tuesday' })).rejects.toThrow('is not a date');
+    await engine.close();
+  });
+
+  it('--update appends what a conversation gained since; an unchanged one is left as it is', async () => {
+    const engine = makeEngine(dir);
+    const backend = new LocalBackend(engine);
+    const raw = JSON.parse(readFileSync(join(FIXTURES, CLAUDE.file), 'utf8'));
+    const file = join(dir, 'claude-grown.json');
+    copyFileSync(join(FIXTURES, CLAUDE.file), file);
+    await backend.importChats(file, {});
+    raw[0].chat_messages.push(
+      { uuid: 'c1-h3', text: 'And the flour?', sender: 'human', created_at: '2024-04-05T10:00:00Z', parent_message_uuid: 'c1-a2' },
+      { uuid: 'c1-a3', text: 'Rye helps.', sender: 'assistant', created_at: '2024-04-05T10:00:05Z', parent_message_uuid: 'c1-h3' },
+    );
+    raw[0].current_leaf_message_uuid = 'c1-a3';
+    writeFileSync(file, JSON.stringify(raw));
+    const res = await backend.importChats(file, { update: true });
+    expect(res.conversations.map((c) => c.outcome)).toEqual(['updated', 'skipped', 'unchanged']);
+    expect(res.conversations[0].seqs).toEqual([5, 6]);
+    const t = await transcripts(backend);
+    expect(t['Sourdough starter'].slice(4)).toEqual([['user', 'And the flour?'], ['assistant', 'Rye helps.']]);
+    expect(t['Bash Command for OpenAI API']).toEqual(CLAUDE.entities['Bash Command for OpenAI API']);
+    await engine.close();
+  });
+
+  it('messages keep their times as created_at', async () => {
+    const engine = makeEngine(dir);
+    const backend = new LocalBackend(engine);
+    await backend.importChats(join(FIXTURES, CLAUDE.file), { only: ['Sourdough starter'] });
+    const e = (await backend.listEntities()).data[0];
+    const times = (await backend.listMessages(e.id)).data.map((m) => m.created_at);
+    expect(times).toEqual(['2024-04-02T09:00:10.000Z', '2024-04-02T09:00:30.000Z', '2024-04-02T09:12:00.000Z', '2024-04-02T09:12:10.000Z']);
+    expect(e.created_at).toBe('2024-04-02T09:00:00.000Z');
+    await engine.close();
+  });
+
+  it('a conversation larger than the window: the tail that fits stays live, the rest is one plain summary block, and search finds it', async () => {
+    const engine = makeEngine(dir, { windowBudget: 600 });
+    const backend = new LocalBackend(engine);
+    const file = join(dir, 'long.json');
+    const messages = Array.from({ length: 40 }, (_, i) => ({
+      uuid: `m${i}`,
+      sender: i % 2 ? 'assistant' : 'human',
+      text: i === 1 ? 'The secret word is aubergine, remember it.' : `Message number ${i} about nothing much at all, said at length so that forty of them do not fit a small window.`,
+      created_at: new Date(Date.UTC(2023, 0, 1 + i)).toISOString(),
+    }));
+    writeFileSync(file, JSON.stringify([{ uuid: 'long-1', name: 'Long talk', created_at: '2023-01-01T00:00:00Z', updated_at: '2023-02-09T00:00:00Z', chat_messages: messages }]));
+    const res = await backend.importChats(file, {});
+    const e = res.entities[0];
+    expect(e.transcript.messages).toBe(40);
+    const w = await backend.getWindow(e.id);
+    expect(w.blocks[0].kind).toBe('summary');
+    expect(w.blocks[0].content).toMatch(/^Messages 1-\d+ of this transcript were imported from Claude \(written from 2023-01-01 to 2023-0\d-\d\d\)/);
+    expect(w.blocks.at(-1)!.covers).toEqual([40, 40]);
+    expect(w.tokens).toBeLessThanOrEqual(600);
+    const hits = await backend.search({ q: 'aubergine' } as never);
+    expect(hits.data.map((h: any) => h.seq)).toEqual([2]);
+    await engine.close();
+  });
+});
+
+describe('--into: every conversation into one entity, in time order', () => {
+  let fake: FakeOpenAI;
+  let engine: Engine;
+  beforeAll(async () => {
+    fake = await startFakeOpenAI();
+    fake.fallback = echoLastUser;
+    engine = makeEngine(dir, { fake, windowBudget: 200 });
+  });
+  afterAll(async () => {
+    await engine?.close();
+    await fake?.close();
+  });
+
+  it('three conversations in time order, each opened by its marker; a question about the first recalls its message (recall auto)', async () => {
+    const backend = new LocalBackend(engine);
+    // The file lists the newest first, as ChatGPT's export does.
+    const convs = ['Alpha: the boat is named Marigold.', 'Beta: we talked about taxes.', 'Gamma: a recipe for soup.'].map((text, i) => ({
+      uuid: `conv-${i}`,
+      name: text.split(':')[0],
+      created_at: new Date(Date.UTC(2024, i, 1)).toISOString(),
+      updated_at: new Date(Date.UTC(2024, i, 1)).toISOString(),
+      chat_messages: [
+        { uuid: `u${i}`, sender: 'human', text, created_at: new Date(Date.UTC(2024, i, 1, 10)).toISOString() },
+        { uuid: `a${i}`, sender: 'assistant', text: `Noted (${i}). ${FILLER}`, created_at: new Date(Date.UTC(2024, i, 1, 11)).toISOString() },
+      ],
+    }));
+    const file = join(dir, 'three.json');
+    writeFileSync(file, JSON.stringify(convs.reverse()));
+    const res = await backend.importChats(file, { into: 'memory' });
+    expect(res.entities.map((e) => e.name)).toEqual(['memory']);
+    expect(res.conversations.map((c) => [c.title, c.outcome, c.seqs])).toEqual([
+      ['Alpha', 'created', [1, 2]],
+      ['Beta', 'appended', [3, 4]],
+      ['Gamma', 'appended', [5, 6]],
+    ]);
+    const t = (await transcripts(backend)).memory;
+    expect(t.map((l) => l[1])).toEqual([
+      '[Imported from Claude: "Alpha", 2024-01-01]\n\nAlpha: the boat is named Marigold.',
+      `Noted (0). ${FILLER}`,
+      '[Imported from Claude: "Beta", 2024-02-01]\n\nBeta: we talked about taxes.',
+      `Noted (1). ${FILLER}`,
+      '[Imported from Claude: "Gamma", 2024-03-01]\n\nGamma: a recipe for soup.',
+      `Noted (2). ${FILLER}`,
+    ]);
+    // The first conversation is folded out of the live window: only recall can bring it back.
+    const id = res.entities[0].id;
+    const window = await backend.getWindow(id);
+    expect(window.blocks[0].kind).toBe('summary');
+    expect(JSON.stringify(window.blocks)).not.toContain('Marigold');
+    const second = await backend.importChats(file, { into: 'memory' });
+    expect(second.totals.imported).toBe(0);
+    fake.requests.length = 0;
+    await collect(backend.sendMessage(id, { content: 'What is the boat named?', stream: false } as never));
+    const prompt = JSON.stringify(fake.requests.filter((r) => r.path.endsWith('/chat/completions')).at(-1)!.body.messages);
+    expect(prompt).toContain('Marigold');
+  });
+});
