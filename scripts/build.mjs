@@ -8,7 +8,7 @@
 // loaded with import() on first use, so plain commands do not even parse them; they share no
 // classes with mgpt's code, so nothing is duplicated across bundles.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -144,7 +144,29 @@ const common = {
   logLevel: 'warning',
 };
 
+/**
+ * The console (`mgpt serve` at /): a browser bundle of plain DOM code, its page and its style, in
+ * dist/console/. Nothing is fetched from anywhere else at run time; the server sends them with a
+ * policy that allows only its own files.
+ */
+async function buildConsole() {
+  mkdirSync(new URL('../dist/console', import.meta.url), { recursive: true });
+  for (const f of ['index.html', 'app.css']) copyFileSync(new URL(`../src/console/${f}`, import.meta.url), new URL(`../dist/console/${f}`, import.meta.url));
+  await build({
+    entryPoints: ['src/console/main.ts'],
+    outfile: 'dist/console/app.js',
+    bundle: true,
+    format: 'iife',
+    platform: 'browser',
+    target: ['chrome111', 'firefox115', 'safari16.4'],
+    minify: true,
+    legalComments: 'none',
+    logLevel: 'warning',
+  });
+}
+
 await Promise.all([
+  buildConsole(),
   // The server bundle builds its own engine from options (src/server/listen.ts), so no object
   // crosses between the two bundles' copies of the engine's classes.
   build({ ...common, entryPoints: ['src/server/listen.ts'], outfile: 'dist/server.cjs', plugins: [vendorPlugin, tokenizerPlugin] }),

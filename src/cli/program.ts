@@ -31,6 +31,7 @@ const COMMANDS: Array<[string[], () => Promise<Register>]> = [
   [['logs'], () => import('./commands/logs.js').then((m) => m.registerLogs)],
   [['prompts'], () => import('./commands/prompts.js').then((m) => m.registerPrompts)],
   [['serve'], () => import('./commands/serve.js').then((m) => m.registerServe)],
+  [['console'], () => import('./commands/console.js').then((m) => m.registerConsole)],
   [['keys'], () => import('./commands/keys.js').then((m) => m.registerKeys)],
   [['accounts'], () => import('./commands/accounts.js').then((m) => m.registerAccounts)],
   [['config'], () => import('./commands/config/config.js').then((m) => m.registerConfig)],

@@ -13,6 +13,8 @@ import { importRoutes } from './routes/import-routes.js';
 import type { ChatPolicyOptions } from '../engine/openai/chat-service.js';
 import { facadeRouteNotFound, isFacadePath, openAICompatRoutes } from './routes/openai-compat.js';
 import { universeRoutes } from './routes/universe-routes.js';
+import { type ConsoleHandoff, consoleRoutes } from './console.js';
+import { adminRoutes } from './routes/admin-routes.js';
 
 export interface AppOptions {
   /** Largest accepted request body in bytes (413 above). */
@@ -25,6 +27,10 @@ export interface AppOptions {
   onRequest?: (r: RequestRecord) => void;
   /** Serve `GET /metrics` (Prometheus text, no key) from these; none when undefined (serve --no-metrics). */
   metrics?: ServerMetrics;
+  /** Serve the console at `/` (default true; serve --no-console: false). */
+  console?: boolean;
+  /** The one-time handover of `mgpt console`'s key to its page. */
+  consoleHandoff?: ConsoleHandoff;
 }
 
 /**
@@ -82,6 +88,8 @@ export function createApp(engine: Engine, opts: AppOptions = {}): Hono<Env> {
   app.route('/', entityRoutes(engine, deps));
   app.route('/', memoryRoutes(engine, deps));
   app.route('/', importRoutes(engine, deps));
+  app.route('/', adminRoutes(engine, deps));
+  if (opts.console !== false) app.route('/', consoleRoutes(deps, opts.consoleHandoff));
 
   return app;
 }

@@ -6,9 +6,12 @@ import { type AppOptions, createApp } from './app.js';
 import { ServerMetrics } from './metrics.js';
 import { answerClientErrors } from './client-error.js';
 import { lingerOnClose } from './lingering-close.js';
+import { startConsoleSession } from './console.js';
 
 export interface Listening {
   url: string;
+  /** With `consoleSession`: the console's address with its one-time sign-in code in the fragment. */
+  consoleUrl?: string;
   /** Stops accepting; requests in flight get up to `drainMs` to finish before their connections are cut. */
   close(drainMs?: number): Promise<void>;
 }
@@ -25,6 +28,8 @@ export interface ListenOptions extends AppOptions {
   maxConnections?: number;
   /** Serve `GET /metrics`, counting what the engine does (mgpt serve does unless --no-metrics). */
   metricsEndpoint?: boolean;
+  /** `mgpt console`: a key for this server's life (revoked at close) and a one-time code that hands it to the page. */
+  consoleSession?: boolean;
 }
 
 export const LISTEN_DEFAULTS = { headersTimeoutMs: 10_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 5_000, maxConnections: 1000 } as const;
@@ -37,15 +42,24 @@ export const LISTEN_DEFAULTS = { headersTimeoutMs: 10_000, requestTimeoutMs: 60_
 export async function listen(engine: Engine | OpenEngineOptions, host: string, port: number, opts: ListenOptions = {}): Promise<Listening> {
   const own = !(engine instanceof Engine);
   const eng = engine instanceof Engine ? engine : await openEngine(engine);
+  const handoff = opts.consoleSession ? await startConsoleSession(eng).catch(async (err) => {
+    if (own) await eng.close().catch(() => {});
+    throw err;
+  }) : undefined;
+  const revoke = async () => {
+    if (handoff) await eng.keys.revoke(handoff.keyId).catch(() => {});
+  };
   try {
-    return await listenWith(eng, own, host, port, opts);
+    const l = await listenWith(eng, own, host, port, { ...opts, consoleHandoff: handoff }, revoke);
+    return handoff ? { ...l, consoleUrl: `${l.url}/#code=${handoff.code}` } : l;
   } catch (err) {
+    await revoke();
     if (own) await eng.close().catch(() => {});
     throw err;
   }
 }
 
-function listenWith(eng: Engine, own: boolean, host: string, port: number, opts: ListenOptions): Promise<Listening> {
+function listenWith(eng: Engine, own: boolean, host: string, port: number, opts: ListenOptions, beforeClose: () => Promise<void>): Promise<Listening> {
   const metrics = opts.metricsEndpoint ? new ServerMetrics(eng) : undefined;
   if (metrics) eng.observe(metrics.events);
   const app = createApp(eng, { ...opts, metrics });
@@ -73,7 +87,7 @@ function listenWith(eng: Engine, own: boolean, host: string, port: number, opts:
             new Promise<void>((r) => {
               server.close(() => {
                 const stopped = stopCheckpoints?.() ?? Promise.resolve();
-                void stopped.then(() => (own ? eng.close() : undefined)).then(r, r);
+                void stopped.then(beforeClose).then(() => (own ? eng.close() : undefined)).then(r, r);
               });
               drain(server as Server, drainMs);
             }),

@@ -17,7 +17,7 @@ export function registerKeys(program: Command, ctx: CliContext): void {
         .command('create')
         .description('create a key; the full key is printed once and cannot be shown again')
         .requiredOption('--account <account>', 'account id or name')
-        .requiredOption('--scopes <scopes>', 'comma-separated: mgpt.responses:create, mgpt.images:create, mgpt.logs:read'),
+        .requiredOption('--scopes <scopes>', 'comma-separated: mgpt.responses:create, mgpt.images:create, mgpt.logs:read, mgpt.admin (keys and limits over HTTP)'),
       "the account's default (also when not given)",
     ).option('--json', 'JSON output: { id, key, scopes, account, rpm, tpm }'),
     ['mgpt keys create --account acme --scopes mgpt.responses:create,mgpt.logs:read --json', 'mgpt keys create --account acme --scopes mgpt.responses:create --rpm 20'],

@@ -22,6 +22,7 @@ export interface ServeOptions {
   sidePattern: string[];
   logFormat?: string;
   metrics: boolean;
+  console: boolean;
 }
 
 export function registerServe(program: Command, ctx: CliContext): void {
@@ -40,6 +41,7 @@ export function registerServe(program: Command, ctx: CliContext): void {
       .option('--strict-system', 'OpenAI facade: refuse a client system message that differs from the entity\'s instructions (400) instead of applying it to the request')
       .option('--side-pattern <regex>', 'OpenAI facade: a request to an entity whose last user message matches is a side request (answered, not stored); repeatable', collect, [])
       .option('--no-metrics', 'do not serve GET /metrics (Prometheus text, no key needed)')
+      .option('--no-console', 'do not serve the web console at / (docs/console.md)')
       .option('--log-format <format>', 'one line per request on stderr: text, json (one object a line) or off (default: text on a terminal, else off)'),
     [
       'mgpt serve',
@@ -78,6 +80,7 @@ export async function runServe(ctx: CliContext, o: ServeOptions): Promise<void> 
     chatPolicy,
     onRequest,
     metricsEndpoint: o.metrics,
+    console: o.console,
     onUnexpectedError: (err) => ctx.io.stderr.write(`mgpt serve: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`),
   }).catch((err: unknown) => Promise.reject(listenError(err, o.host, port)));
   ctx.io.stderr.write(`mgpt serve: listening on ${server.url} (db ${describeDb(settings.db)})\n`);

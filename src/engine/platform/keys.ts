@@ -8,8 +8,12 @@ import type { RateLimits } from '../../core/rate-limits.js';
 import type { KeyRow } from '../../store/types.js';
 import { checkLimits } from './rate-limits.js';
 
-/** The scopes keys carry (seed 000; seed 001 uses the first for every entity route: docs/design.md#the-two-wire-contracts). */
-export const SCOPES = ['mgpt.responses:create', 'mgpt.images:create', 'mgpt.logs:read'] as const;
+/**
+ * The scopes keys carry (seed 000; seed 001 uses the first for every entity route:
+ * docs/design.md#the-two-wire-contracts), and an extension: `mgpt.admin` lists, creates, limits and
+ * revokes keys over HTTP (the console's keys page), as `mgpt keys` does on the server's own machine.
+ */
+export const SCOPES = ['mgpt.responses:create', 'mgpt.images:create', 'mgpt.logs:read', 'mgpt.admin'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 const KEY = /^mgpt_live_([0-9a-f]{16})\.([A-Za-z0-9_-]{43})$/;

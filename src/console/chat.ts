@@ -1,0 +1,85 @@
+import { api, streamPost } from './api.js';
+import { fill, fmt, h, notice } from './dom.js';
+import type { Entity } from './entities.js';
+
+interface Message {
+  seq: number;
+  role: string;
+  content: string;
+  tokens: number;
+  created_at: string;
+}
+
+/** What the last turn sent from this tab recalled, per entity (the usage chunk's `recalled`). */
+export const lastTurn = new Map<string, { recalled: Array<{ seq: number; role: string; tokens: number }>; rotation?: { covers: [number, number]; summaryTokens: number } }>();
+
+function bubble(m: { seq?: number; role: string; content: string }): { el: HTMLElement; text: Text } {
+  const text = document.createTextNode(m.content);
+  const el = h('li', { class: `msg ${m.role}`, id: m.seq ? `msg-${m.seq}` : null, tabindex: '-1' }, h('span', { class: 'who' }, m.seq ? `#${m.seq} ${m.role}` : m.role), h('p', { class: 'text' }, text));
+  return { el, text };
+}
+
+/** The transcript (a page of it: the end, or around `seq` when a search landed here) and a message box whose replies stream. */
+export async function chatPane(root: HTMLElement, entity: Entity, seq: number | undefined, changed: () => Promise<void>): Promise<void> {
+  const after = seq ? Math.max(0, seq - 20) : Math.max(0, entity.transcript.messages - 100);
+  const page = await api<{ data: Message[] }>(`/v1/entities/${entity.id}/messages?after=${after}&limit=100`);
+  const list = h('ol', { class: 'messages', 'aria-label': 'Transcript' }, page.data.map((m) => bubble(m).el));
+  const input = h('textarea', { rows: 3, 'aria-label': 'Message' });
+  const send = h('button', { type: 'submit' }, 'Send');
+  const status = h('div', { 'aria-live': 'polite', class: 'turn-status' });
+  const form = h('form', { class: 'composer', onsubmit: (ev: Event) => (ev.preventDefault(), void turn()) }, input, send);
+  input.addEventListener('keydown', (ev) => {
+    if (ev.key === 'Enter' && !ev.shiftKey) {
+      ev.preventDefault();
+      form.requestSubmit();
+    }
+  });
+  fill(root, h('h2', { id: 'chat-h' }, 'Chat'), entity.transcript.messages > page.data.length ? h('p', { class: 'meta' }, `Showing messages ${after + 1}–${after + page.data.length} of ${fmt(entity.transcript.messages)}.`) : null, list, form, status);
+  if (seq) {
+    const target = document.getElementById(`msg-${seq}`);
+    target?.classList.add('landed');
+    target?.scrollIntoView({ block: 'center' });
+    target?.focus();
+  } else list.lastElementChild?.scrollIntoView({ block: 'end' });
+
+  async function turn(): Promise<void> {
+    const content = input.value;
+    if (!content.trim()) return;
+    send.disabled = true;
+    input.value = '';
+    list.append(bubble({ role: 'user', content }).el);
+    const reply = bubble({ role: 'assistant', content: '' });
+    list.append(reply.el);
+    fill(status, notice('Answering…'));
+    try {
+      let usage: Record<string, any> | undefined;
+      for await (const chunk of streamPost(`/v1/entities/${entity.id}/messages`, { content })) {
+        const delta = chunk.choices?.[0]?.delta?.content;
+        if (delta) reply.text.appendData(delta);
+        if (chunk.usage) usage = chunk;
+      }
+      lastTurn.set(entity.id, { recalled: usage?.recalled ?? [], rotation: usage?.rotation });
+      const u = usage?.usage;
+      fill(status, notice(u ? `Done: ${fmt(u.prompt_tokens)} prompt + ${fmt(u.completion_tokens)} completion tokens${usage?.rotation ? '; the window rotated' : ''}.` : 'Done.'));
+      await renumber(list, entity.id);
+      await changed();
+    } catch (err) {
+      reply.el.remove();
+      fill(status, notice(`The turn failed and left no trace: ${(err as Error).message}`, 'error'));
+    } finally {
+      send.disabled = false;
+      input.focus();
+    }
+  }
+}
+
+/** Gives the two new bubbles their seqs, from the transcript's end. */
+async function renumber(list: HTMLElement, id: string): Promise<void> {
+  const e = await api<Entity>(`/v1/entities/${id}`);
+  const fresh = [...list.querySelectorAll<HTMLElement>('li.msg:not([id])')];
+  fresh.forEach((el, i) => {
+    const seq = e.transcript.messages - fresh.length + 1 + i;
+    el.id = `msg-${seq}`;
+    el.querySelector('.who')!.textContent = `#${seq} ${el.classList.contains('user') ? 'user' : 'assistant'}`;
+  });
+}

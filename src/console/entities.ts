@@ -1,0 +1,80 @@
+import { api } from './api.js';
+import { type Child, field, fill, fmt, h, notice } from './dom.js';
+import { chatPane } from './chat.js';
+import { memoryPanel } from './window-view.js';
+
+export interface Entity {
+  id: string;
+  name: string;
+  instructions: string;
+  model: string;
+  read_only: boolean;
+  recall?: string;
+  transcript: { messages: number; tokens: number; cap_tokens: number };
+  window: { budget_tokens: number; tokens?: number; blocks?: number; model_limit_tokens?: number };
+  updated_at: string;
+}
+
+/** The account's entities, filtered as you type, and a form to create one. */
+export async function entitiesPage(root: HTMLElement): Promise<void> {
+  const list = await api<{ data: Entity[] }>('/v1/entities');
+  const filter = h('input', { type: 'search', placeholder: 'name or id' });
+  const rows = h('tbody');
+  const show = () => {
+    const q = filter.value.trim().toLowerCase();
+    const hits = list.data.filter((e) => !q || e.name.toLowerCase().includes(q) || e.id.startsWith(q));
+    fill(
+      rows,
+      hits.map((e) =>
+        h('tr', {}, h('td', {}, h('a', { href: `#/entities/${e.id}` }, e.name || '(no name)')), h('td', { class: 'mono' }, e.id.slice(0, 8)), h('td', { class: 'num' }, fmt(e.transcript.messages)), h('td', { class: 'num' }, fmt(e.transcript.tokens)), h('td', {}, e.updated_at.slice(0, 16).replace('T', ' '))),
+      ),
+    );
+  };
+  filter.addEventListener('input', show);
+  show();
+  fill(
+    root,
+    h('h1', {}, 'Entities'),
+    createForm(),
+    h('section', { 'aria-labelledby': 'ent-list' }, h('h2', { id: 'ent-list' }, `Your entities (${list.data.length})`), field('Filter', filter),
+      h('table', {}, h('thead', {}, h('tr', {}, ['Name', 'Id', 'Messages', 'Tokens', 'Last active'].map((t) => h('th', { scope: 'col' }, t)))), rows)),
+  );
+}
+
+function createForm(): HTMLElement {
+  const name = h('input', { type: 'text', maxlength: 200 });
+  const instructions = h('textarea', { rows: 2 });
+  const status = h('div', { 'aria-live': 'polite' });
+  return h(
+    'form',
+    {
+      class: 'create',
+      onsubmit: async (ev: Event) => {
+        ev.preventDefault();
+        try {
+          const e = await api<Entity>('/v1/entities', { method: 'POST', body: { model: 'mgpt-1-27b', name: name.value, instructions: instructions.value } });
+          location.hash = `#/entities/${e.id}`;
+        } catch (err) {
+          fill(status, notice(`Not created: ${(err as Error).message}`, 'error'));
+        }
+      },
+    },
+    h('h2', {}, 'New entity'),
+    field('Name', name),
+    field('Instructions', instructions),
+    h('button', { type: 'submit' }, 'Create entity'),
+    status,
+  );
+}
+
+/** One entity: its chat on one side, what its model sees (the window and its history) on the other. */
+export async function entityPage(root: HTMLElement, params: URLSearchParams, id?: string): Promise<void> {
+  const entity = await api<Entity>(`/v1/entities/${encodeURIComponent(id!)}`);
+  const heading = h('h1', {}, entity.name || '(no name)');
+  const memory = h('section', { class: 'memory', 'aria-labelledby': 'mem-h' });
+  const refresh = () => memoryPanel(memory, entity.id);
+  const chat = h('section', { class: 'chat', 'aria-labelledby': 'chat-h' });
+  const meta: Child = h('p', { class: 'meta' }, `${entity.model} · ${fmt(entity.transcript.messages)} messages · ${entity.recall ? `recall ${entity.recall}` : 'recall off'}`, h('span', { class: 'mono' }, ` · ${entity.id}`));
+  fill(root, heading, meta, h('div', { class: 'entity' }, chat, memory));
+  await Promise.all([chatPane(chat, entity, Number(params.get('seq')) || undefined, refresh), refresh()]);
+}

@@ -1,0 +1,120 @@
+import { api, optional } from './api.js';
+import { type Child, fill, fmt, h } from './dom.js';
+import { lastTurn } from './chat.js';
+import type { Entity } from './entities.js';
+import { rotationTimeline } from './rotations.js';
+
+export interface Block {
+  id: string;
+  kind: 'summary' | 'message';
+  role: string;
+  content: string;
+  tokens: number;
+  covers: [number, number];
+}
+export interface EntityWindow {
+  budget_tokens: number;
+  tokens: number;
+  blocks: Block[];
+  model_limit_tokens?: number;
+}
+interface Memory {
+  memory: Array<{ label: string; text: string; tokens: number; updated_at: string }>;
+  tokens: number;
+  limits: { blocks: number; tokens: number };
+}
+
+/** About what o200k counts for English prose; the instructions' count is not on the wire, so it is marked as an estimate. */
+const estimate = (text: string) => Math.ceil(text.length / 4);
+
+/** What the model sees, drawn and listed: the window's bar, its blocks, the last turn's recall, pinned memory and the rotation history. */
+export async function memoryPanel(root: HTMLElement, id: string): Promise<void> {
+  const [entity, win, memory] = await Promise.all([
+    api<Entity>(`/v1/entities/${id}`),
+    api<EntityWindow>(`/v1/entities/${id}/window`),
+    optional<Memory>(`/v1/entities/${id}/memory`),
+  ]);
+  const detail = h('div', { class: 'block-detail', 'aria-live': 'polite' });
+  const rotations = h('div', { class: 'rotations' });
+  fill(
+    root,
+    h('h2', { id: 'mem-h' }, 'What the model sees'),
+    windowBar(entity, win, memory),
+    h('h3', {}, `Window blocks (${win.blocks.length})`),
+    blockList(win.blocks, detail),
+    detail,
+    recalledView(id),
+    memoryView(entity, memory),
+    rotations,
+  );
+  await rotationTimeline(rotations, id, (at, blocks) => fill(detail, h('h3', {}, `The window at turn ${at}`), blockList(blocks, detail)));
+}
+
+/** head | summaries | live | reserve, against the binding limit (the budget, or the model's when smaller). */
+export function windowBar(entity: Entity, win: EntityWindow, memory?: Memory): HTMLElement {
+  const sum = (k: Block['kind']) => win.blocks.filter((b) => b.kind === k).reduce((n, b) => n + b.tokens, 0);
+  const head = estimate(entity.instructions) + (memory?.tokens ?? 0);
+  const limit = win.model_limit_tokens ?? win.budget_tokens;
+  const parts: Array<[string, string, number]> = [
+    ['head', `head (instructions ≈${fmt(estimate(entity.instructions))}${memory ? `, pinned memory ${fmt(memory.tokens)}` : ''})`, head],
+    ['summaries', 'summaries', sum('summary')],
+    ['live', 'live messages', sum('message')],
+    ['reserve', 'reserve (room left under the limit for the reply and what follows)', Math.max(0, limit - win.tokens)],
+  ];
+  const scale = Math.max(limit + head, head + win.tokens, 1);
+  const bar = h(
+    'div',
+    { class: 'bar', role: 'img', 'aria-label': `window ${win.tokens} of ${limit} tokens` },
+    parts.map(([part, , n]) => h('span', { class: `seg ${part}`, 'data-part': part, 'data-tokens': n, style: null, title: `${part}: ${n}` })),
+  );
+  // Widths through the CSSOM (no inline style attribute: the policy forbids those).
+  [...bar.children].forEach((seg, i) => ((seg as HTMLElement).style.width = `${(100 * parts[i][2]) / scale}%`));
+  const binding = win.model_limit_tokens !== undefined ? `the model's limit ${fmt(win.model_limit_tokens)} binds (budget ${fmt(win.budget_tokens)})` : `budget ${fmt(win.budget_tokens)}`;
+  return h(
+    'figure',
+    { class: 'window' },
+    bar,
+    h('figcaption', {}, h('strong', { 'data-window-tokens': win.tokens }, `window ${fmt(win.tokens)} tokens`), ` of ${binding}`,
+      h('ul', { class: 'legend' }, parts.map(([part, label, n]) => h('li', {}, h('span', { class: `swatch ${part}`, 'aria-hidden': 'true' }), `${label}: ${fmt(n)}`)))),
+  );
+}
+
+function blockList(blocks: Block[], detail: HTMLElement): HTMLElement {
+  return h(
+    'ol',
+    { class: 'blocks' },
+    blocks.map((b) =>
+      h('li', {}, h('button', {
+        type: 'button',
+        class: `block ${b.kind}`,
+        'data-block': b.id,
+        onclick: () => showBlock(detail, b),
+      }, b.kind === 'summary' ? `summary of ${b.covers[0]}–${b.covers[1]}` : `#${b.covers[0]} ${b.role}`, ` · ${fmt(b.tokens)} tok`)),
+    ),
+  );
+}
+
+function showBlock(detail: HTMLElement, b: Block): void {
+  const covers = b.kind === 'summary' ? `Covers seqs ${b.covers[0]}–${b.covers[1]}` : `Message seq ${b.covers[0]}`;
+  fill(detail, h('h3', {}, b.kind === 'summary' ? 'Summary block' : `${b.role} message`), h('p', { class: 'covers' }, covers, ` · ${fmt(b.tokens)} tokens`), h('pre', { class: 'text', tabindex: '0' }, b.content));
+}
+
+function recalledView(id: string): HTMLElement {
+  const last = lastTurn.get(id);
+  const body: Child = !last
+    ? h('p', { class: 'meta' }, 'Send a turn here to see what it recalled.')
+    : last.recalled.length === 0
+      ? h('p', { class: 'recalled none' }, 'The last turn recalled nothing.')
+      : h('p', { class: 'recalled' }, 'The last turn recalled ', last.recalled.map((r, i) => [i ? ', ' : '', h('a', { href: `#/entities/${id}?seq=${r.seq}`, 'data-seq': r.seq }, `#${r.seq}`)]), ` (${fmt(last.recalled.reduce((n, r) => n + r.tokens, 0))} tokens).`);
+  return h('section', { 'aria-labelledby': 'rec-h' }, h('h3', { id: 'rec-h' }, 'Recalled by the last turn'), body);
+}
+
+function memoryView(entity: Entity, memory?: Memory): HTMLElement {
+  const instr = h('details', {}, h('summary', {}, 'Instructions'), h('pre', { class: 'text' }, entity.instructions || '(none)'));
+  const pinned = !memory
+    ? h('p', { class: 'meta unavailable' }, 'Pinned memory is not available on this server.')
+    : memory.memory.length === 0
+      ? h('p', { class: 'meta' }, `No pinned memory (up to ${memory.limits.blocks} blocks, ${fmt(memory.limits.tokens)} tokens).`)
+      : h('dl', { class: 'pinned' }, memory.memory.map((m) => [h('dt', {}, `${m.label} · ${fmt(m.tokens)} tok`), h('dd', {}, m.text)]));
+  return h('section', { 'aria-labelledby': 'head-h' }, h('h3', { id: 'head-h' }, 'Head: instructions and pinned memory'), instr, pinned);
+}
