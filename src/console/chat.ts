@@ -50,14 +50,17 @@ export async function chatPane(root: HTMLElement, entity: Entity, seq: number | 
     list.append(bubble({ role: 'user', content }).el);
     const reply = bubble({ role: 'assistant', content: '' });
     list.append(reply.el);
+    reply.el.scrollIntoView({ block: 'nearest' });
     fill(status, notice('Answering…'));
     try {
       let usage: Record<string, any> | undefined;
+      const paint = painter(reply);
       for await (const chunk of streamPost(`/v1/entities/${entity.id}/messages`, { content })) {
         const delta = chunk.choices?.[0]?.delta?.content;
-        if (delta) reply.text.appendData(delta);
+        if (delta) paint.add(delta);
         if (chunk.usage) usage = chunk;
       }
+      paint.flush();
       lastTurn.set(entity.id, { recalled: usage?.recalled ?? [], rotation: usage?.rotation });
       const u = usage?.usage;
       fill(status, notice(u ? `Done: ${fmt(u.prompt_tokens)} prompt + ${fmt(u.completion_tokens)} completion tokens${usage?.rotation ? '; the window rotated' : ''}.` : 'Done.'));
@@ -71,6 +74,30 @@ export async function chatPane(root: HTMLElement, entity: Entity, seq: number | 
       input.focus();
     }
   }
+}
+
+/**
+ * A streamed reply reaches the page at most once a frame: a reply of thousands of deltas would
+ * otherwise lay the page out thousands of times (each growing the same text node).
+ */
+function painter(reply: { el: HTMLElement; text: Text }): { add(s: string): void; flush(): void } {
+  let pending = '';
+  let frame = 0;
+  const flush = () => {
+    cancelAnimationFrame(frame);
+    frame = 0;
+    if (!pending) return;
+    reply.text.appendData(pending);
+    pending = '';
+    reply.el.scrollIntoView({ block: 'nearest' });
+  };
+  return {
+    add(s) {
+      pending += s;
+      frame ||= requestAnimationFrame(flush);
+    },
+    flush,
+  };
 }
 
 /** Gives the two new bubbles their seqs, from the transcript's end. */

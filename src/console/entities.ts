@@ -1,5 +1,5 @@
 import { api } from './api.js';
-import { type Child, field, fill, fmt, h, notice } from './dom.js';
+import { field, fill, fmt, h, notice } from './dom.js';
 import { chatPane } from './chat.js';
 import { memoryPanel } from './window-view.js';
 
@@ -72,9 +72,11 @@ export async function entityPage(root: HTMLElement, params: URLSearchParams, id?
   const entity = await api<Entity>(`/v1/entities/${encodeURIComponent(id!)}`);
   const heading = h('h1', {}, entity.name || '(no name)');
   const memory = h('section', { class: 'memory', 'aria-labelledby': 'mem-h' });
-  const refresh = () => memoryPanel(memory, entity.id);
   const chat = h('section', { class: 'chat', 'aria-labelledby': 'chat-h' });
-  const meta: Child = h('p', { class: 'meta' }, `${entity.model} · ${fmt(entity.transcript.messages)} messages · ${entity.recall ? `recall ${entity.recall}` : 'recall off'}`, h('span', { class: 'mono' }, ` · ${entity.id}`));
+  const meta = h('p', { class: 'meta' });
+  const describe = (e: Entity) => fill(meta, `${e.model} · ${fmt(e.transcript.messages)} messages · ${e.recall ? `recall ${e.recall}` : 'recall off'}`, h('span', { class: 'mono' }, ` · ${e.id}`));
+  describe(entity);
+  const refresh = async () => describe(await memoryPanel(memory, entity.id));
   fill(root, heading, meta, h('div', { class: 'entity' }, chat, memory));
   await Promise.all([chatPane(chat, entity, Number(params.get('seq')) || undefined, refresh), refresh()]);
 }

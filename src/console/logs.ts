@@ -73,14 +73,15 @@ function logTable(list: LogList, params: URLSearchParams): HTMLElement {
     q.set('id', id);
     return `#/logs?${q}`;
   };
-  const cols = ['Time', 'Kind', 'Model', 'Status', 'Input', 'Cached', 'Output', 'Cost', 'ms', 'Universe'];
+  const cols = ['Time', 'Kind', 'Model', 'Status', 'Input', 'Cached', 'Output', 'Cost', 'ms', 'Universe', 'Request id'];
   return h('table', { class: 'logs' }, h('caption', {}, `${fmt(list.total)} records`), h('thead', {}, h('tr', {}, cols.map((c) => h('th', { scope: 'col' }, c)))),
     h('tbody', {}, list.data.map((r) => h('tr', {},
       h('td', {}, h('a', { href: link(r.id) }, r.createdAt.slice(0, 19).replace('T', ' '))),
       h('td', {}, r.facade ? `${r.kind}/${r.facade}` : r.kind), h('td', {}, r.model), h('td', {}, r.error ? `${r.status}: ${r.error}` : r.status),
       h('td', { class: 'num' }, fmt(r.inputTokens)), h('td', { class: 'num' }, r.cachedInputTokens === undefined ? '' : fmt(r.cachedInputTokens)), h('td', { class: 'num' }, fmt(r.outputTokens)),
       h('td', { class: 'num' }, usd(r.costUsd)), h('td', { class: 'num' }, fmt(r.totalMs)),
-      h('td', {}, r.universeId ? h('a', { href: `#/universes/${r.universeId}` }, r.universeId.slice(0, 8)) : '')))));
+      h('td', {}, r.universeId ? h('a', { href: `#/universes/${r.universeId}` }, r.universeId.slice(0, 8)) : ''),
+      h('td', { class: 'mono' }, r.requestId ?? '')))));
 }
 
 function pager(list: LogList, params: URLSearchParams): HTMLElement {

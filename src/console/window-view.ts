@@ -28,7 +28,7 @@ interface Memory {
 const estimate = (text: string) => Math.ceil(text.length / 4);
 
 /** What the model sees, drawn and listed: the window's bar, its blocks, the last turn's recall, pinned memory and the rotation history. */
-export async function memoryPanel(root: HTMLElement, id: string): Promise<void> {
+export async function memoryPanel(root: HTMLElement, id: string): Promise<Entity> {
   const [entity, win, memory] = await Promise.all([
     api<Entity>(`/v1/entities/${id}`),
     api<EntityWindow>(`/v1/entities/${id}/window`),
@@ -48,6 +48,7 @@ export async function memoryPanel(root: HTMLElement, id: string): Promise<void> 
     rotations,
   );
   await rotationTimeline(rotations, id, (at, blocks) => fill(detail, h('h3', {}, `The window at turn ${at}`), blockList(blocks, detail)));
+  return entity;
 }
 
 /** head | summaries | live | reserve, against the binding limit (the budget, or the model's when smaller). */
