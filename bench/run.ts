@@ -22,12 +22,13 @@ import { benchSearchLoad } from './search-load.js';
 import { type LimitRuns, type LoadRun, benchLimits } from './limits.js';
 import { type MemoryRun, benchMemory } from './memory.js';
 import { benchRepl } from './repl.js';
+import { consoleLoadMs, consoleWeightKb } from './console.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = join(root, 'bin', 'mgpt');
 const work = mkdtempSync(join(tmpdir(), 'mgpt-bench-'));
 const quick = process.argv.includes('--quick');
-// `--only=turns,window,serve` runs just those sections (startup, turns, window, export, serve, branch, chat, repl, senders, llama, tokens, rotation, serve-llama, shared, search, limits, memory).
+// `--only=turns,window,serve` runs just those sections (startup, turns, window, export, serve, branch, chat, repl, senders, llama, tokens, rotation, serve-llama, shared, search, limits, memory, console).
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
 const section = (name: string) => !only || only.includes(name);
 
@@ -460,6 +461,15 @@ if (section('memory')) {
   }
   rows.push({ name: 'floor: memory @2000: plain bm25 top hits in 1,000 tokens', value: share(m.floor), unit: '%', note: `${m.floor.found} of ${m.floor.questions}; no relative floor, partners or context` });
   console.log(`memory: ${m.facts} facts in ${m.turns} turns over ${m.sessions} sessions`);
+}
+
+// 12. The console (issue 36): gzipped weight, and from `mgpt console`'s address to the page drawn.
+if (section('console')) {
+  const w = consoleWeightKb(root);
+  rows.push({ name: 'console weight, gzipped', value: w.total, unit: 'KB', target: '<= 150', met: w.total <= 150, note: Object.entries(w.files).map(([f, kb]) => `${f} ${kb.toFixed(1)}`).join(', ') });
+  const load = await consoleLoadMs(bin, spawnSync('sh', ['-c', 'command -v chromium'], { encoding: 'utf8' }).stdout.trim() || undefined, quick ? 3 : 10);
+  if (load) rows.push({ name: 'mgpt console: address printed to page drawn (median)', value: median(load), unit: 'ms', target: '<= 1000', met: median(load) <= 1000, note: `max ${Math.max(...load).toFixed(0)} ms, Chromium` });
+  else console.warn('bench console: no chromium on PATH, so the page load was not measured');
 }
 
 rmSync(work, { recursive: true, force: true });
