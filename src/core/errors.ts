@@ -20,6 +20,8 @@ export const ERROR_CODES = [
   'unauthorized',
   'forbidden',
   'not_found',
+  /** A 404 for a pinned memory block the entity does not have (the entity itself exists). */
+  'no_memory_block',
   /** A 409 that clears by itself: another writer holds the entity, universe, key or database. */
   'busy',
   /** A 409 that stays: the entity's transcript reached its cap. */

@@ -126,7 +126,7 @@ function notFound(id: string): NotFoundError {
 }
 
 function noBlock(entityId: string, label: string): NotFoundError {
-  return new NotFoundError(`entity ${entityId} has no pinned memory block ${JSON.stringify(label)}`, { hint: `list its blocks with: mgpt memory ${entityId}` });
+  return new NotFoundError(`entity ${entityId} has no pinned memory block ${JSON.stringify(label)}`, { hint: `list its blocks with: mgpt memory ${entityId}`, code: 'no_memory_block' });
 }
 
 function toBlock(r: MemoryRow): MemoryBlock {

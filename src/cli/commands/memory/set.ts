@@ -19,7 +19,7 @@ export async function runEdit(ctx: CliContext, ref: string, label: string, o: { 
   const entity = await resolveEntity(ctx, ref);
   const backend = await ctx.backend();
   const before = await backend.getMemory(entity.id, label).catch((err: unknown) => {
-    if (err instanceof NotFoundError && /pinned memory block/.test(err.message)) return undefined;
+    if (err instanceof NotFoundError && err.code === 'no_memory_block') return undefined;
     throw err;
   });
   const edited = editText(ctx, before?.text ?? '', `${label}.txt`).replace(/\r?\n$/, '');
