@@ -45,6 +45,12 @@ export class EngineAdmin implements LocalAdmin {
   async addPrompt(name: string, prompt: NewPrompt, opts?: { force?: boolean }): Promise<StoredPromptInfo> {
     return this.engine.prompts.add(name, prompt, opts);
   }
+  async removePrompt(name: string): Promise<void> {
+    return this.engine.prompts.remove(name);
+  }
+  async importPrompts(dir: string): Promise<{ imported: string[]; skipped: string[] }> {
+    return this.engine.prompts.importDir(dir);
+  }
   async listUniverses(): Promise<UniverseSummary[]> {
     return this.engine.universes.list();
   }

@@ -56,7 +56,7 @@ export const KEYS: readonly KeySpec[] = [
   { pattern: /^dev$/, kind: 'boolean', description: 'remote: use the /backend-api/mgpt prefix (local development)' },
   { pattern: /^db$/, kind: 'path', description: 'the local backend\'s database: a SQLite file, or a postgres:// URL' },
   { pattern: /^poolSize$/, kind: 'positiveInt', description: 'PostgreSQL: connections per process at most (default 10)' },
-  { pattern: /^promptsDir$/, kind: 'path', description: 'directory of stored prompts' },
+  { pattern: /^promptsDir$/, kind: 'path', description: 'directory of prompt files, imported into the database' },
   { pattern: /^engine\.windowBudget$/, kind: 'positiveInt', description: 'entity window budget in tokens (new entities)' },
   { pattern: /^engine\.transcriptCap$/, kind: 'positiveInt', description: 'entity transcript cap in tokens (new entities)' },
   { pattern: /^engine\.rotateTargetPercent$/, kind: 'positiveInt', description: 'what a rotation brings the whole window to, in percent of the budget and the model limit (20-90, default 25)' },

@@ -177,6 +177,10 @@ export interface LocalAdmin {
   listPrompts(): Promise<StoredPromptInfo[]>;
   getPrompt(name: string): Promise<StoredPromptInfo>;
   addPrompt(name: string, prompt: NewPrompt, opts?: { force?: boolean }): Promise<StoredPromptInfo>;
+  /** Removes a stored prompt (universes keep their snapshots). */
+  removePrompt(name: string): Promise<void>;
+  /** Imports a directory's NAME.md/.txt files whose names the store has never held. */
+  importPrompts(dir: string): Promise<{ imported: string[]; skipped: string[] }>;
   listUniverses(): Promise<UniverseSummary[]>;
   getUniverse(id: string): Promise<UniverseSummary>;
   /** The universe in `universeDoc` shape (never with the prompt text). */

@@ -211,7 +211,8 @@ export interface LogQuery {
 
 export interface StoredPromptInfo {
   name: string;
-  file: string;
+  /** The file it was imported from; absent when it was added with `mgpt prompts add`. */
+  file?: string;
   text: string;
   responseFormat?: Record<string, unknown>;
   additionalInstructions?: string;

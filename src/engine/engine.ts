@@ -99,7 +99,7 @@ export class Engine {
         return model.then((m) => gates.wrap(m));
       },
       namedModels: new Set(opts.namedModels ?? []),
-      prompts: new PromptStore(opts.promptsDir ?? null),
+      prompts: new PromptStore(this.store.prompts, opts.promptsDir ?? null),
       calibration,
       events: opts.events ?? NO_EVENTS,
       clock,

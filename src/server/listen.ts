@@ -50,6 +50,7 @@ export async function listen(engine: Engine | OpenEngineOptions, host: string, p
     if (handoff) await eng.keys.revoke(handoff.keyId).catch(() => {});
   };
   try {
+    await importPrompts(eng, opts);
     const l = await listenWith(eng, own, host, port, { ...opts, consoleHandoff: handoff }, revoke);
     return handoff ? { ...l, consoleUrl: `${l.url}/#code=${handoff.code}` } : l;
   } catch (err) {
@@ -57,6 +58,16 @@ export async function listen(engine: Engine | OpenEngineOptions, host: string, p
     if (own) await eng.close().catch(() => {});
     throw err;
   }
+}
+
+/**
+ * Imports the replica's prompts directory into the store before it listens, so what its directory
+ * holds is on every replica of the database (docs/design.md#stored-prompts). A database that cannot
+ * take them (read-only) still serves: the failure is reported, not fatal.
+ */
+async function importPrompts(eng: Engine, opts: ListenOptions): Promise<void> {
+  if (eng.prompts.dir === null) return;
+  await eng.prompts.importDir(eng.prompts.dir, { quiet: true }).catch((err: unknown) => opts.onUnexpectedError?.(err));
 }
 
 function listenWith(eng: Engine, own: boolean, host: string, port: number, opts: ListenOptions, beforeClose: () => Promise<void>): Promise<Listening> {

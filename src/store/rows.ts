@@ -24,6 +24,22 @@ export interface LedgerRow {
   createdAt: string;
 }
 
+/**
+ * A stored prompt, shared by every process on the database (docs/design.md#stored-prompts). A
+ * removed prompt keeps its row with `text` null, so a file of that name in a prompts directory is
+ * not imported again behind the remover's back.
+ */
+export interface PromptRow {
+  name: string;
+  text: string | null;
+  /** The output contract (OpenAI `response_format`) as JSON text, or null. */
+  responseFormat: string | null;
+  additionalInstructions: string | null;
+  /** The file it was imported from, or null when it was added with `mgpt prompts add`. */
+  source: string | null;
+  updatedAt: string;
+}
+
 export interface CalibrationRow {
   routeKey: string;
   /** The model's prompt tokens per estimated token. */

@@ -6,12 +6,13 @@
  * other turns' statements land inside it on SQLite's single connection.
  */
 
-import type { AccountRow, BlockRow, CalibrationRow, EntityRow, IdempotencyRow, KeyRow, LeaseRow, MemoryHistoryRow, MemoryRow, MemoryWrite, MemoryWriteResult, RateGate, RateState, LeaseSubject, LedgerRow, LogFilter, LogHit, LogRow, LogSearch, MessageHit, MessageRow, MessageSearch, RankedSearch, RecallModeCode, RequestRow, UniverseMessageHit, UniverseSearch, UniverseMessageRow, UniverseRow } from './rows.js';
+import type { AccountRow, BlockRow, CalibrationRow, EntityRow, IdempotencyRow, KeyRow, LeaseRow, MemoryHistoryRow, MemoryRow, MemoryWrite, MemoryWriteResult, RateGate, RateState, LeaseSubject, LedgerRow, LogFilter, LogHit, LogRow, LogSearch, MessageHit, PromptRow, MessageRow, MessageSearch, RankedSearch, RecallModeCode, RequestRow, UniverseMessageHit, UniverseSearch, UniverseMessageRow, UniverseRow } from './rows.js';
 
 export type {
   AccountRow,
   LedgerRow,
   CalibrationRow,
+  PromptRow,
   BlockRow,
   EntityRow,
   MessageRow,
@@ -322,6 +323,24 @@ export interface CalibrationStore {
   delete(routeKey?: string): Promise<number>;
 }
 
+/** Stored prompts, with removed ones kept as tombstones (text null). */
+export interface PromptRowStore {
+  /** The row of that name, a tombstone included. */
+  get(name: string): Promise<PromptRow | undefined>;
+  /** Every row, tombstones included, by name. */
+  list(): Promise<PromptRow[]>;
+  /**
+   * Writes `row` when no prompt of that name is stored: never over a live one, over a tombstone
+   * only when `overRemoved` (an explicit add; an import from a directory leaves a removal alone).
+   * True when it was written.
+   */
+  insert(row: PromptRow & { text: string }, opts: { overRemoved: boolean }): Promise<boolean>;
+  /** Writes `row` whatever is stored (add --force). */
+  put(row: PromptRow & { text: string }): Promise<void>;
+  /** Makes a live prompt a tombstone; false when there was none. */
+  remove(name: string, at: string): Promise<boolean>;
+}
+
 export type { MigrationStep } from './migration-step.js';
 
 /** The database behind one engine: `sqlite` (a file, the default) or `postgres` (a URL). */
@@ -338,6 +357,7 @@ export interface Store {
   readonly rates: RateStore;
   readonly calibration: CalibrationStore;
   readonly history: HistoryStore;
+  readonly prompts: PromptRowStore;
   /** After deletes: drop old page images (SQLite's WAL); a no-op where there are none. */
   checkpoint(): Promise<void>;
   /** "ok", or what the database's own check found. */

@@ -676,10 +676,12 @@ export function contractSuite(name: string, make: (dir: string, fake: FakeOpenAI
         await expect(b().listLogs({ pageSize: 101 })).rejects.toBeInstanceOf(BadRequestError);
       });
 
-      it('freezes a universe on its stored prompt: editing the file later changes only new universes', async () => {
+      it('freezes a universe on its stored prompt: replacing the prompt later changes only new universes, and editing its file nothing', async () => {
         const file = join(t.promptsDir, 'narrator.md');
         const u = await universe();
-        writeFileSync(file, 'An edited narrator.\n');
+        await t.engine.prompts.add('narrator', { text: 'An edited narrator.' }, { force: true });
+        // The database holds the prompt (docs/design.md#stored-prompts): the file it came from no longer counts.
+        writeFileSync(file, 'An edited file.\n');
         try {
           await ask({ universe: u, userInput: 'still the old one?' });
           expect(fake.requests.at(-1)!.body.messages[0]).toEqual({ role: 'system', content: PROMPT_TEXT });
@@ -688,6 +690,7 @@ export function contractSuite(name: string, make: (dir: string, fake: FakeOpenAI
           expect(fake.requests.at(-1)!.body.messages[0]).toEqual({ role: 'system', content: 'An edited narrator.' });
         } finally {
           writeFileSync(file, PROMPT_TEXT + '\n');
+          await t.engine.prompts.add('narrator', { text: PROMPT_TEXT }, { force: true });
         }
       });
 

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, mgpt } from '../helpers/cli.js';
@@ -34,6 +34,22 @@ describe('prompts', () => {
     expect(show).toMatchObject({ name: 'quest', text: 'You run quests.', responseFormat: { type: 'json_object' }, additionalInstructions: 'Answer in JSON.' });
     expect((await mgpt(['prompts', 'show', 'narrator'], env)).stdout).toBe(SECRET + '\n');
     expect((await mgpt(['prompts', 'show', 'missing'], env)).code).toBe(4);
+  });
+
+  it('imports a directory of prompt files and removes a prompt for good (issue 34, item 7)', async () => {
+    const src = join(dir, 'import-src');
+    mkdirSync(src);
+    writeFileSync(join(src, 'guide.md'), 'You guide.\n');
+    writeFileSync(join(src, 'quest.md'), 'Not the stored quest.\n');
+    const imported = await mgpt(['prompts', 'import', src, '--json'], env);
+    expect([imported.code, json(imported.stdout)]).toEqual([0, { imported: ['guide'], skipped: ['quest'] }]);
+    expect(json((await mgpt(['prompts', 'show', 'quest', '--json'], env)).stdout).text).toBe('You run quests.');
+    const rm = await mgpt(['prompts', 'rm', 'guide'], env);
+    expect([rm.code, rm.stderr]).toEqual([0, 'removed stored prompt guide\n']);
+    expect((await mgpt(['prompts', 'show', 'guide'], env)).code).toBe(4);
+    expect(json((await mgpt(['prompts', 'import', src, '--json'], env)).stdout)).toEqual({ imported: [], skipped: ['guide', 'quest'] });
+    expect((await mgpt(['prompts', 'rm', 'guide'], env)).code).toBe(4);
+    expect((await mgpt(['prompts', 'import', join(dir, 'nowhere')], env)).code).toBe(2);
   });
 });
 

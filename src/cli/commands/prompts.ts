@@ -9,8 +9,10 @@ import { colors, printJson, printTable } from '../output.js';
 
 export function registerPrompts(program: Command, ctx: CliContext): void {
   const prompts = examples(
-    program.command('prompts').description('stored prompts: .md/.txt files with optional YAML front matter (responseFormat, additionalInstructions)'),
-    ['mgpt prompts add narrator -f narrator.md', 'mgpt prompts list'],
+    program
+      .command('prompts')
+      .description('stored prompts, in the database (shared by every replica); a prompts directory of .md/.txt files is imported'),
+    ['mgpt prompts add narrator -f narrator.md', 'mgpt prompts list', 'mgpt prompts import ./prompts'],
   );
   examples(prompts.command('list').alias('ls').description('list stored prompts').option('--json', 'JSON output'), [
     'mgpt prompts list --json',
@@ -21,7 +23,7 @@ export function registerPrompts(program: Command, ctx: CliContext): void {
   examples(
     prompts
       .command('add')
-      .description('store a prompt (written as NAME.md in the prompts directory)')
+      .description('store a prompt in the database (its text, output contract and additional instructions)')
       .argument('<name>')
       .argument('[text]', 'the prompt text; - reads stdin')
       .option('-f, --file <file>', 'read the prompt from a file (its own front matter is kept)')
@@ -34,6 +36,30 @@ export function registerPrompts(program: Command, ctx: CliContext): void {
       'mgpt prompts add quest -f quest.md --response-format contract.json --force',
     ],
   ).action((name: string, text: string | undefined, o: AddOptions) => runPromptsAdd(ctx, name, text, o));
+  examples(prompts.command('rm').alias('remove').description('remove a stored prompt (universes made from it keep their copy)').argument('<name>'), [
+    'mgpt prompts rm narrator',
+  ]).action((name: string) => runPromptsRm(ctx, name));
+  examples(
+    prompts
+      .command('import')
+      .description('import NAME.md/.txt files (with optional YAML front matter) whose names were never stored; a removed name stays removed')
+      .argument('[dir]', 'the directory (default: the prompts directory, MGPT_PROMPTS_DIR)')
+      .option('--json', 'JSON output'),
+    ['mgpt prompts import ./prompts', 'mgpt prompts import'],
+  ).action((dir: string | undefined, o: { json?: boolean }) => runPromptsImport(ctx, dir, o));
+}
+
+export async function runPromptsRm(ctx: CliContext, name: string): Promise<void> {
+  await (await ctx.admin('prompts rm')).removePrompt(name);
+  ctx.io.stderr.write(`removed stored prompt ${name}\n`);
+}
+
+export async function runPromptsImport(ctx: CliContext, dir: string | undefined, o: { json?: boolean }): Promise<void> {
+  const from = dir ?? ctx.settings().promptsDir;
+  const r = await (await ctx.admin('prompts import')).importPrompts(from);
+  if (o.json) return printJson(ctx.io, r);
+  ctx.io.stderr.write(`imported ${r.imported.length} prompt${r.imported.length === 1 ? '' : 's'} from ${from}${r.imported.length ? `: ${r.imported.join(', ')}` : ''}\n`);
+  if (r.skipped.length) ctx.io.stderr.write(`already stored or removed, left as they are: ${r.skipped.join(', ')}\n`);
 }
 
 interface AddOptions {
@@ -48,7 +74,7 @@ export async function runPromptsList(ctx: CliContext, o: { json?: boolean }): Pr
   const list = await (await ctx.admin('prompts list')).listPrompts();
   if (o.json) return printJson(ctx.io, { object: 'list', data: list.map(({ text: _t, ...rest }) => ({ ...rest, chars: _t.length })) });
   if (list.length === 0 && ctx.io.stdoutIsTTY) {
-    ctx.io.stderr.write(`no stored prompts in ${ctx.settings().promptsDir}: add one with \`mgpt prompts add NAME -f FILE\`\n`);
+    ctx.io.stderr.write('no stored prompts: add one with `mgpt prompts add NAME -f FILE`, or `mgpt prompts import DIR`\n');
     return;
   }
   printTable(
@@ -68,7 +94,7 @@ export async function runPromptsShow(ctx: CliContext, name: string, o: { json?: 
   const p = await (await ctx.admin('prompts show')).getPrompt(name);
   if (o.json) return printJson(ctx.io, p);
   const c = colors(ctx);
-  if (ctx.io.stdoutIsTTY) ctx.io.stdout.write(c.dim(`# ${p.file}`) + '\n');
+  if (ctx.io.stdoutIsTTY && p.file) ctx.io.stdout.write(c.dim(`# imported from ${p.file}`) + '\n');
   if (p.responseFormat) ctx.io.stdout.write(c.dim(`# responseFormat: ${JSON.stringify(p.responseFormat)}`) + '\n');
   if (p.additionalInstructions) ctx.io.stdout.write(c.dim(`# additionalInstructions: ${p.additionalInstructions}`) + '\n');
   ctx.io.stdout.write(p.text + '\n');
@@ -95,5 +121,5 @@ export async function runPromptsAdd(ctx: CliContext, name: string, text: string 
   }
   const saved = await admin.addPrompt(name, { text: body, responseFormat, additionalInstructions }, { force: o.force });
   if (o.json) return printJson(ctx.io, saved);
-  ctx.io.stderr.write(`stored prompt ${saved.name} (${saved.file})\n`);
+  ctx.io.stderr.write(`stored prompt ${saved.name}\n`);
 }

@@ -337,4 +337,18 @@ export const PG_MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX import_sources_by_entity ON import_sources (entity_id);
   `,
+  `,
+  `
+  -- Stored prompts in the database (issue 34): every process and replica on it creates universes
+  -- from one set. A removed prompt keeps its row with no text, so a prompts directory's file of
+  -- that name is not imported again.
+  CREATE TABLE stored_prompts (
+    name                    TEXT COLLATE "C" PRIMARY KEY,
+    text                    TEXT,
+    response_format         TEXT,
+    additional_instructions TEXT,
+    source                  TEXT,
+    updated_at              TEXT NOT NULL
+  );
+  `,
 ];

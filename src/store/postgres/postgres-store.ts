@@ -6,6 +6,8 @@ import { PgAccountStore } from './pg-account-store.js';
 import { PgCalibrationStore } from './pg-calibration-store.js';
 import { PgEntityStore, steerWrite } from './pg-entity-store.js';
 import { PgHistoryStore } from './pg-history-store.js';
+import { PgPromptStore } from './pg-prompt-store.js';
+import { PgEntityStore } from './pg-entity-store.js';
 import { PgIdempotencyStore } from './pg-idempotency-store.js';
 import { PgKeyStore } from './pg-key-store.js';
 import { PgLeaseStore } from './pg-lease-store.js';
@@ -43,6 +45,7 @@ export class PostgresStore implements Store {
   readonly rates: PgRateStore;
   readonly calibration: PgCalibrationStore;
   readonly history: PgHistoryStore;
+  readonly prompts: PgPromptStore;
   private closed = false;
 
   constructor(readonly pool: Pool) {
@@ -57,6 +60,7 @@ export class PostgresStore implements Store {
     this.rates = new PgRateStore(pool);
     this.calibration = new PgCalibrationStore(pool);
     this.history = new PgHistoryStore(pool, (w) => steerWrite(pool, w));
+    this.prompts = new PgPromptStore(pool);
   }
 
   /** Connects (loading `pg` only now, so SQLite commands never do), then migrates under the advisory lock. */

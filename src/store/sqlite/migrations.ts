@@ -168,7 +168,7 @@ export const MIGRATIONS: readonly string[] = [
   );
   `,
   `
-  -- What the engine learned about each model behind a route (SPEC 3): how its tokens compare
+  -- What the engine learned about each model behind a route (docs/design.md#route-limits-and-calibration): how its tokens compare
   -- with the estimator's, and the context it revealed when a prompt did not fit.
   CREATE TABLE route_calibration (
     route_key      TEXT PRIMARY KEY,
@@ -408,5 +408,18 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (account_id, source, source_id)
   ) WITHOUT ROWID;
   CREATE INDEX import_sources_by_entity ON import_sources (entity_id);
+  `,
+  `
+  -- Stored prompts in the database (issue 34): every process and replica on it creates universes
+  -- from one set. A removed prompt keeps its row with no text, so a prompts directory's file of
+  -- that name is not imported again.
+  CREATE TABLE stored_prompts (
+    name                    TEXT PRIMARY KEY,
+    text                    TEXT,
+    response_format         TEXT,
+    additional_instructions TEXT,
+    source                  TEXT,
+    updated_at              TEXT NOT NULL
+  );
   `,
 ];

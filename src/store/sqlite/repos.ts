@@ -1,5 +1,6 @@
 import { AccountRepo } from './account-repo.js';
 import { CalibrationRepo } from './calibration-repo.js';
+import { PromptRepo } from './prompt-repo.js';
 import { type Db, inTransaction, integrityCheck, type OpenOptions, openDatabase } from './db.js';
 import { EntityRepo } from './entity-repo.js';
 import { HistoryRepo } from './history-repo.js';
@@ -26,6 +27,7 @@ export class SqliteRepos {
   readonly calibration: CalibrationRepo;
   readonly history: HistoryRepo;
   readonly imports: ImportRepo;
+  readonly prompts: PromptRepo;
 
   private readonly dataVersionStmt;
 
@@ -43,6 +45,7 @@ export class SqliteRepos {
     this.calibration = new CalibrationRepo(db);
     this.history = new HistoryRepo(db);
     this.imports = new ImportRepo(db);
+    this.prompts = new PromptRepo(db);
   }
 
   static open(path: string, opts: OpenOptions = {}): SqliteRepos {

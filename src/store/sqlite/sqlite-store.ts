@@ -1,6 +1,7 @@
 import type {
   AccountStore,
   CalibrationStore,
+  PromptRowStore,
   EntityImport,
   EntityStore,
   HistoryStore,
@@ -42,6 +43,7 @@ export class SqliteStore implements Store {
   readonly rates: RateStore;
   readonly calibration: CalibrationStore;
   readonly history: HistoryStore;
+  readonly prompts: PromptRowStore;
   private checkpointer: Checkpointer | undefined;
   private writer: LargeWriter | undefined;
 
@@ -88,6 +90,13 @@ export class SqliteStore implements Store {
       delete: async (routeKey) => repos.calibration.delete(routeKey),
     }, ['save', 'delete']);
     this.history = write(historyStore(repos), ['steer']);
+    this.prompts = write({
+      get: async (name) => repos.prompts.get(name),
+      list: async () => repos.prompts.list(),
+      insert: async (row, opts) => repos.prompts.insert(row, opts.overRemoved),
+      put: async (row) => repos.prompts.put(row),
+      remove: async (name, at) => repos.prompts.remove(name, at),
+    }, ['insert', 'put', 'remove']);
   }
 
   /** Opens (creating and migrating if needed) the SQLite file at `path`. */
