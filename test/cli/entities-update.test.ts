@@ -37,6 +37,6 @@ describe('runUpdate', () => {
 
   it('refuses no options before touching the backend', async () => {
     const ctx = testContext(false);
-    await expect(runUpdate(ctx, 'nobody', {})).rejects.toThrow(/^nothing to update$/);
+    await expect(runUpdate(ctx, 'nobody', {})).rejects.toMatchObject({ code: 'bad_request', message: 'nothing to update' });
   });
 });

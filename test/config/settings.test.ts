@@ -37,7 +37,7 @@ describe('settings: one table for what a command uses and what config list shows
   });
 
   it('refuses a bad number in the environment where a command would use it', () => {
-    expect(() => resolveSettings({ ...env, MGPT_LEASE_TTL_MS: 'soon' }, {}, {})).toThrow('MGPT_LEASE_TTL_MS must be a positive integer, got "soon"');
+    expect(() => resolveSettings({ ...env, MGPT_LEASE_TTL_MS: 'soon' }, {}, {})).toThrow(expect.objectContaining({ code: 'config', message: 'MGPT_LEASE_TTL_MS must be a positive integer, got "soon"' }));
   });
 
   it('takes the rotation target and summary share from the environment or a profile, and refuses shares that leave no headroom', () => {
@@ -46,7 +46,7 @@ describe('settings: one table for what a command uses and what config list shows
     expect(engineLimits(s).rotation).toEqual({ target: 0.6, summary: 0.1 });
     expect(engineLimits({}).rotation).toEqual({ target: 0.25, summary: 0.1 });
     expect(effectiveSettings(env, {}, {})).toContainEqual({ key: 'engine.rotateTargetPercent', value: 25, source: 'default' });
-    expect(() => engineLimits({ rotateTargetPercent: 95 })).toThrow('the rotation target must be a percent from 20 to 90, got 95');
-    expect(() => engineLimits({ rotateTargetPercent: 40, summaryPercent: 25 })).toThrow('the summary share must be a percent from 5 to half the rotation target (20), got 25');
+    expect(() => engineLimits({ rotateTargetPercent: 95 })).toThrow(expect.objectContaining({ code: 'bad_request', message: 'the rotation target must be a percent from 20 to 90, got 95' }));
+    expect(() => engineLimits({ rotateTargetPercent: 40, summaryPercent: 25 })).toThrow(expect.objectContaining({ code: 'bad_request', message: 'the summary share must be a percent from 5 to half the rotation target (20), got 25' }));
   });
 });

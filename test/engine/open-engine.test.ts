@@ -28,8 +28,8 @@ describe('opening an engine on --db', () => {
   });
 
   it('refuses bad limits before it opens (or creates) the database file', async () => {
-    expect(() => openEngineSync({ db: join(dir, 'b.db'), windowBudget: 0 })).toThrow(/window budget/);
-    await expect(openEngine({ db: join(dir, 'c.db'), leaseTtlMs: -1 })).rejects.toThrow(/lease TTL/);
+    expect(() => openEngineSync({ db: join(dir, 'b.db'), windowBudget: 0 })).toThrow(expect.objectContaining({ code: 'bad_request', message: expect.stringMatching(/window budget/) }));
+    await expect(openEngine({ db: join(dir, 'c.db'), leaseTtlMs: -1 })).rejects.toMatchObject({ code: 'bad_request', message: expect.stringMatching(/lease TTL/) });
     expect(existsSync(join(dir, 'b.db'))).toBe(false);
     expect(existsSync(join(dir, 'c.db'))).toBe(false);
   });
