@@ -337,7 +337,6 @@ export const PG_MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX import_sources_by_entity ON import_sources (entity_id);
   `,
-  `,
   `
   -- Stored prompts in the database (issue 34): every process and replica on it creates universes
   -- from one set. A removed prompt keeps its row with no text, so a prompts directory's file of

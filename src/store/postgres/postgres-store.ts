@@ -7,7 +7,6 @@ import { PgCalibrationStore } from './pg-calibration-store.js';
 import { PgEntityStore, steerWrite } from './pg-entity-store.js';
 import { PgHistoryStore } from './pg-history-store.js';
 import { PgPromptStore } from './pg-prompt-store.js';
-import { PgEntityStore } from './pg-entity-store.js';
 import { PgIdempotencyStore } from './pg-idempotency-store.js';
 import { PgKeyStore } from './pg-key-store.js';
 import { PgLeaseStore } from './pg-lease-store.js';
