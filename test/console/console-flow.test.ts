@@ -101,10 +101,14 @@ describe.skipIf(!chromiumPath)('the console in Chromium', () => {
     expect(await page.locator('button.block').count()).toBe(win.blocks.length);
   });
 
-  it('opens a summary and shows the seqs it covers', async () => {
+  it('opens a summary by keyboard and shows the seqs it covers', async () => {
     const win = await api<{ blocks: Array<WindowBlock & { content: string }> }>(`/v1/entities/${entityId}/window`);
     const summary = win.blocks.find((b) => b.kind === 'summary')!;
-    await page.locator('button.block.summary').first().click();
+    // By keyboard: Tab from the top of the page to the summary's button, then Enter.
+    await page.locator('a.skip').focus();
+    for (let i = 0; i < 200 && !(await page.evaluate(() => document.activeElement?.matches('button.block.summary'))); i++) await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.matches('button.block.summary'))).toBe(true);
+    await page.keyboard.press('Enter');
     await expect.poll(() => page.locator('.block-detail .covers').textContent()).toContain(`Covers seqs ${summary.covers[0]}–${summary.covers[1]}`);
     expect(await page.locator('.block-detail pre').textContent()).toBe(summary.content);
     // Not available on this server yet: said so, not an error.

@@ -30,8 +30,11 @@ describe('the console over HTTP', () => {
       expect(a.status, asset).toBe(200);
       expect(a.headers.get('x-content-type-options')).toBe('nosniff');
     }
-    // The bundle has no network address but its own server's paths: no CDN, no fetch elsewhere.
-    expect(await (await fetch(s.server.url + '/console/app.js')).text()).not.toMatch(/https?:\/\/(?!www\.w3\.org\/2000\/svg)/);
+    // The bundle has no network address but its own server's paths (no CDN, no fetch elsewhere), and
+    // no way to turn text into markup.
+    const bundle = await (await fetch(s.server.url + '/console/app.js')).text();
+    expect(bundle).not.toMatch(/https?:\/\/(?!www\.w3\.org\/2000\/svg)/);
+    expect(bundle).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function/);
   });
 
   it('answers 401 to every API call the console makes when no key is given', async () => {
