@@ -63,6 +63,11 @@ export function notice(text: string, kind: 'info' | 'error' = 'info'): HTMLEleme
   return h('p', { class: `notice ${kind}`, role: kind === 'error' ? 'alert' : 'status' }, text);
 }
 
+/** A wide table in a region that scrolls sideways on a narrow screen (focusable, so a keyboard can scroll it). */
+export function scroller(label: string, table: HTMLElement): HTMLElement {
+  return h('div', { class: 'scroll', role: 'region', 'aria-label': label, tabindex: '0' }, table);
+}
+
 /** A labelled form field. */
 export function field(label: string, input: HTMLElement): HTMLElement {
   const id = input.id || `f-${Math.random().toString(36).slice(2, 9)}`;

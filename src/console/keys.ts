@@ -1,5 +1,5 @@
 import { ApiError, api, whoami } from './api.js';
-import { field, fill, h, notice } from './dom.js';
+import { field, fill, h, notice, scroller } from './dom.js';
 
 interface Key {
   id: string;
@@ -55,7 +55,7 @@ export async function keysPage(root: HTMLElement): Promise<void> {
   });
   fill(root, h('h1', {}, 'Keys and limits'), status,
     h('h2', {}, 'Keys'), h('p', { class: 'meta' }, 'An empty limit uses the account\'s default.'),
-    h('table', {}, h('thead', {}, h('tr', {}, ['Key', 'Account', 'Scopes', 'State', 'RPM', 'TPM', ''].map((c) => h('th', { scope: 'col' }, c)))), h('tbody', {}, keyRows)),
+    scroller('Keys', h('table', {}, h('thead', {}, h('tr', {}, ['Key', 'Account', 'Scopes', 'State', 'RPM', 'TPM', ''].map((c) => h('th', { scope: 'col' }, c)))), h('tbody', {}, keyRows))),
     createKey(accounts.data, root),
     h('h2', {}, 'Accounts'),
     h('table', {}, h('thead', {}, h('tr', {}, ['Account', 'Balance', 'Default RPM', 'Default TPM'].map((c) => h('th', { scope: 'col' }, c)))),

@@ -1,5 +1,5 @@
 import { ApiError, api, whoami } from './api.js';
-import { field, fill, fmt, h, notice, svg, usd } from './dom.js';
+import { field, fill, fmt, h, notice, scroller, svg, usd } from './dom.js';
 import { logDetail } from './universes.js';
 
 interface LogRecord {
@@ -74,14 +74,14 @@ function logTable(list: LogList, params: URLSearchParams): HTMLElement {
     return `#/logs?${q}`;
   };
   const cols = ['Time', 'Kind', 'Model', 'Status', 'Input', 'Cached', 'Output', 'Cost', 'ms', 'Universe', 'Request id'];
-  return h('table', { class: 'logs' }, h('caption', {}, `${fmt(list.total)} records`), h('thead', {}, h('tr', {}, cols.map((c) => h('th', { scope: 'col' }, c)))),
+  return scroller('Log records', h('table', { class: 'logs' }, h('caption', {}, `${fmt(list.total)} records`), h('thead', {}, h('tr', {}, cols.map((c) => h('th', { scope: 'col' }, c)))),
     h('tbody', {}, list.data.map((r) => h('tr', {},
       h('td', {}, h('a', { href: link(r.id) }, r.createdAt.slice(0, 19).replace('T', ' '))),
       h('td', {}, r.facade ? `${r.kind}/${r.facade}` : r.kind), h('td', {}, r.model), h('td', {}, r.error ? `${r.status}: ${r.error}` : r.status),
       h('td', { class: 'num' }, fmt(r.inputTokens)), h('td', { class: 'num' }, r.cachedInputTokens === undefined ? '' : fmt(r.cachedInputTokens)), h('td', { class: 'num' }, fmt(r.outputTokens)),
       h('td', { class: 'num' }, usd(r.costUsd)), h('td', { class: 'num' }, fmt(r.totalMs)),
       h('td', {}, r.universeId ? h('a', { href: `#/universes/${r.universeId}` }, r.universeId.slice(0, 8)) : ''),
-      h('td', { class: 'mono' }, r.requestId ?? '')))));
+      h('td', { class: 'mono' }, r.requestId ?? ''))))));
 }
 
 function pager(list: LogList, params: URLSearchParams): HTMLElement {
@@ -135,6 +135,6 @@ async function usageChart(root: HTMLElement, path: string): Promise<void> {
     svg('svg', { viewBox: `0 0 ${Math.max(rows.length * W, 200)} ${H}`, class: 'chart', role: 'img', 'aria-label': 'Tokens per day: input, cached input and output' }, ...bars) as unknown as Node,
     h('table', { class: 'usage-table' }, h('thead', {}, h('tr', {}, ['Day', 'Input (not cached)', 'Cached input', 'Output', 'Cost'].map((c) => h('th', { scope: 'col' }, c)))),
       h('tbody', {}, rows.map((d) => h('tr', {}, h('td', {}, d.day), h('td', { class: 'num' }, fmt(d.fresh)), h('td', { class: 'num' }, fmt(d.cached)), h('td', { class: 'num' }, fmt(d.output)), h('td', { class: 'num' }, usd(d.cost)))))),
-    h('p', { class: 'meta' }, `From the ${fmt(read)} newest records${read >= CHART_RECORDS ? ' (older ones are not counted)' : ''}. Entity turns are logged only when they recalled with the tool or called tools; the ledger of every turn is not on the API.`),
+    h('p', { class: 'meta' }, `From the ${fmt(read)} newest records${read >= CHART_RECORDS ? ' (older ones are not counted)' : ''}. Entity turns have a record only when recall brought earlier messages in or the model called tools; the ledger of every turn is not on the API.`),
   );
 }

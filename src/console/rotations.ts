@@ -22,7 +22,7 @@ export async function rotationTimeline(root: HTMLElement, id: string, show: (seq
   if (!history) return fill(root, head, h('p', { class: 'meta unavailable' }, 'Rotation history is not available on this server.'));
   if (!history.rotations.length) return fill(root, head, h('p', { class: 'meta' }, 'No rotation yet.'));
   const status = h('div', { 'aria-live': 'polite' });
-  const items = [...history.rotations].reverse().map((r) =>
+  const items = [...history.rotations].sort((a, b) => b.created_at.localeCompare(a.created_at)).map((r) =>
     h(
       'li',
       { class: `rotation${r.undone ? ' undone' : ''}` },

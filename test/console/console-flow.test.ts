@@ -133,6 +133,8 @@ describe.skipIf(!chromiumPath)('the console in Chromium', () => {
 
   it('runs a universe turn with a tool call, then draws a scene image', async () => {
     await page.goto(s.server.url + '/#/universes');
+    await page.getByRole('heading', { level: 1, name: 'Universes' }).waitFor();
+    await expectAccessible(page, 'universes');
     await page.getByLabel('Stored prompt').fill('narrator');
     await page.getByLabel('Display name').fill('Castle');
     await page.getByRole('button', { name: 'Create universe' }).click();
