@@ -65,7 +65,7 @@ describe.skipIf(process.platform === 'win32')('the packed package, installed glo
     for (const bundled of ['commander', 'ink', 'react', 'hono', '@hono', 'pg', 'undici', 'conf', 'chalk', 'yaml', 'gpt-tokenizer']) expect(modules).not.toContain(bundled);
     const linked = [...readFileSync(join(ROOT, 'README.md'), 'utf8').matchAll(/\]\((docs\/[\w.-]+\.md)/g)].map((m) => m[1]);
     expect(linked).toContain('docs/cli.md');
-    for (const f of ['LICENSE', 'README.md', ...linked, 'dist/cli.cjs']) expect(existsSync(join(installed, f)), f).toBe(true);
+    for (const f of ['LICENSE', 'README.md', ...linked, 'dist/cli.cjs', 'dist/console/index.html', 'dist/console/app.js']) expect(existsSync(join(installed, f)), f).toBe(true);
     expect(existsSync(join(installed, 'dist', 'cli.cjs.v8cache'))).toBe(false);
   });
 
@@ -84,7 +84,7 @@ describe.skipIf(process.platform === 'win32')('the packed package, installed glo
   });
 });
 
-/** Starts `mgpt serve`, asks /healthz, stops it with SIGTERM. */
+/** Starts `mgpt serve`, asks /healthz and the console's page and script, stops it with SIGTERM. */
 async function serveOnce(): Promise<void> {
   const child = spawn(bin, ['serve', '--port', '0'], { env: { ...cleanEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   try {
@@ -94,6 +94,9 @@ async function serveOnce(): Promise<void> {
     });
     const res = await fetch(`${url}/healthz`);
     expect(res.status).toBe(200);
+    const page = await fetch(`${url}/`);
+    expect([page.status, await page.text()]).toEqual([200, expect.stringContaining('/console/app.js')]);
+    expect((await fetch(`${url}/console/app.js`)).status).toBe(200);
   } finally {
     child.kill('SIGTERM');
     await new Promise((r) => child.once('exit', r));
