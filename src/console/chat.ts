@@ -1,6 +1,6 @@
 import { api, streamPost } from './api.js';
 import { fill, fmt, h, notice } from './dom.js';
-import type { Entity } from './entities.js';
+import type { Entity } from './types.js';
 
 interface Message {
   seq: number;

@@ -2,18 +2,8 @@ import { api } from './api.js';
 import { field, fill, fmt, h, notice } from './dom.js';
 import { chatPane } from './chat.js';
 import { memoryPanel } from './window-view.js';
+import type { Entity } from './types.js';
 
-export interface Entity {
-  id: string;
-  name: string;
-  instructions: string;
-  model: string;
-  read_only: boolean;
-  recall?: string;
-  transcript: { messages: number; tokens: number; cap_tokens: number };
-  window: { budget_tokens: number; tokens?: number; blocks?: number; model_limit_tokens?: number };
-  updated_at: string;
-}
 
 /** The account's entities, filtered as you type, and a form to create one. */
 export async function entitiesPage(root: HTMLElement): Promise<void> {

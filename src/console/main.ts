@@ -1,5 +1,5 @@
 import { forgetWhoami, session, whenSignedOut, whoami } from './api.js';
-import { type Child, field, fill, h, notice } from './dom.js';
+import { field, fill, h, notice } from './dom.js';
 import { entitiesPage, entityPage } from './entities.js';
 import { keysPage } from './keys.js';
 import { logsPage } from './logs.js';
@@ -94,7 +94,7 @@ async function route(): Promise<void> {
   try {
     await page(main, new URLSearchParams(query ?? ''), m![1] ? decodeURIComponent(m![1]) : undefined);
   } catch (err) {
-    if (session.key()) main.append(notice(`Failed: ${(err as Error).message}`, 'error') as Child as Node);
+    if (session.key()) main.append(notice(`Failed: ${(err as Error).message}`, 'error'));
   }
 }
 

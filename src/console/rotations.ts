@@ -1,6 +1,6 @@
 import { ApiError, api, optional } from './api.js';
 import { fill, fmt, h, notice } from './dom.js';
-import type { Block } from './window-view.js';
+import type { Block } from './types.js';
 
 interface Rotation {
   id: string;

@@ -1,23 +1,9 @@
 import { api, optional } from './api.js';
 import { type Child, fill, fmt, h } from './dom.js';
 import { lastTurn } from './chat.js';
-import type { Entity } from './entities.js';
+import type { Block, Entity, EntityWindow } from './types.js';
 import { rotationTimeline } from './rotations.js';
 
-export interface Block {
-  id: string;
-  kind: 'summary' | 'message';
-  role: string;
-  content: string;
-  tokens: number;
-  covers: [number, number];
-}
-export interface EntityWindow {
-  budget_tokens: number;
-  tokens: number;
-  blocks: Block[];
-  model_limit_tokens?: number;
-}
 interface Memory {
   memory: Array<{ label: string; text: string; tokens: number; updated_at: string }>;
   tokens: number;

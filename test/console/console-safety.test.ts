@@ -143,6 +143,14 @@ describe.skipIf(!chromiumPath)('the console in Chromium, given hostile text', ()
     expect(await page.locator('ol.hits .snippet').first().textContent()).toContain('alert');
     await expectInert();
     await shots(page, dir, '03-search');
+    // A universe hit lands on its message.
+    const hit = (await page.locator('ol.hits a').first().textContent())!;
+    const seq = Number(/#(\d+)/.exec(hit)![1]);
+    await page.locator('ol.hits a').first().click();
+    await page.locator('li.msg.landed').waitFor();
+    expect(await page.locator('li.msg.landed').getAttribute('id')).toBe(`msg-${seq}`);
+    expect(await page.locator('li.msg.landed').textContent()).toContain('alert');
+    await expectInert();
     expect(offsite).toEqual([]);
   });
 });

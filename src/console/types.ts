@@ -1,0 +1,28 @@
+/** The API's shapes the console's pages share (as the server sends them). */
+export interface Entity {
+  id: string;
+  name: string;
+  instructions: string;
+  model: string;
+  read_only: boolean;
+  recall?: string;
+  transcript: { messages: number; tokens: number; cap_tokens: number };
+  window: { budget_tokens: number; tokens?: number; blocks?: number; model_limit_tokens?: number };
+  updated_at: string;
+}
+
+export interface Block {
+  id: string;
+  kind: 'summary' | 'message';
+  role: string;
+  content: string;
+  tokens: number;
+  covers: [number, number];
+}
+
+export interface EntityWindow {
+  budget_tokens: number;
+  tokens: number;
+  blocks: Block[];
+  model_limit_tokens?: number;
+}
