@@ -2,8 +2,8 @@ import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 // Two tiers, both run by `npm test`: `unit` (in-process, seconds) and `slow` (the real binary,
-// servers, PostgreSQL, pseudo-terminals, npm itself). `npx vitest --project unit` runs the first alone.
-const SLOW = ['test/e2e/**', 'test/install/**', 'test/server/**', 'test/contract/**'];
+// servers, PostgreSQL, pseudo-terminals, npm itself, a browser). `npx vitest --project unit` runs the first alone.
+const SLOW = ['test/e2e/**', 'test/install/**', 'test/server/**', 'test/contract/**', 'test/console/**'];
 
 export default defineConfig({
   test: {

@@ -89,7 +89,7 @@ describe.skipIf(!chromiumPath)('the console in Chromium', () => {
     expect(await page.locator('#msg-60 .text').textContent()).toBe('reply: Turn 30: tell me something about the number 210.');
     await expectAccessible(page, 'entity');
     await shots(page, dir, '03-entity-rotated');
-  });
+  }, 180_000);
 
   it("draws the window's split, adding up to the window's tokens", async () => {
     const win = await api<{ tokens: number; blocks: WindowBlock[] }>(`/v1/entities/${entityId}/window`);
