@@ -34,7 +34,8 @@ export async function chatPane(root: HTMLElement, entity: Entity, seq: number | 
       form.requestSubmit();
     }
   });
-  fill(root, h('h2', { id: 'chat-h' }, 'Chat'), entity.transcript.messages > page.data.length ? h('p', { class: 'meta' }, `Showing messages ${after + 1}–${after + page.data.length} of ${fmt(entity.transcript.messages)}.`) : null, list, form, status);
+  // `after`: the seqs up to it are not shown yet.
+  fill(root, h('h2', { id: 'chat-h' }, 'Chat'), after > 0 ? earlier(list, entity.id, after) : null, list, form, status);
   if (seq) {
     const target = document.getElementById(`msg-${seq}`);
     target?.classList.add('landed');
@@ -74,6 +75,23 @@ export async function chatPane(root: HTMLElement, entity: Entity, seq: number | 
       input.focus();
     }
   }
+}
+
+/** "Earlier messages": the 100 before the first one shown, put above it, until the transcript's start. */
+function earlier(list: HTMLElement, id: string, hiddenUpTo: number): HTMLElement {
+  let first = hiddenUpTo;
+  const button = h('button', {
+    type: 'button',
+    onclick: async () => {
+      const after = Math.max(0, first - 100);
+      const page = await api<{ data: Message[] }>(`/v1/entities/${id}/messages?after=${after}&limit=${first - after}`);
+      list.prepend(...page.data.map((m) => bubble(m).el));
+      (list.firstElementChild as HTMLElement | null)?.focus();
+      first = after;
+      if (first === 0) button.remove();
+    },
+  }, 'Earlier messages');
+  return button;
 }
 
 /**

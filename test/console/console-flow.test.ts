@@ -174,6 +174,16 @@ describe.skipIf(!chromiumPath)('the console in Chromium', () => {
     expect(await page.locator('td', { hasText: 'this key' }).count()).toBe(1);
     await expectAccessible(page, 'keys');
     await shots(page, dir, '08-keys');
+    // A new key's secret is shown once; then it is revoked from the same page.
+    await page.getByRole('checkbox', { name: 'mgpt.logs:read' }).check();
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const secret = await page.getByRole('textbox', { name: 'The new key' }).inputValue();
+    expect(secret).toMatch(/^mgpt_live_/);
+    const created = (await api<{ data: Array<{ id: string; scopes: string[]; revokedAt: string | null }> }>('/v1/keys')).data.at(-1)!;
+    expect(created.scopes).toEqual(['mgpt.responses:create', 'mgpt.logs:read']);
+    await page.locator('tr', { hasText: created.id }).getByRole('button', { name: 'Revoke' }).click();
+    await page.getByText(`${created.id} revoked.`).waitFor();
+    expect((await fetch(s.server.url + '/v1/entities', { headers: { Authorization: `Bearer ${secret}` } })).status).toBe(401);
   });
 
   it('finds a message through search and lands on it', async () => {
@@ -190,6 +200,14 @@ describe.skipIf(!chromiumPath)('the console in Chromium', () => {
     expect(await page.locator('li.msg.landed').getAttribute('id')).toBe('msg-1');
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('msg-1');
     await shots(page, dir, '10-search-landed');
+    // Landing further on shows the messages around it, and the earlier ones on request.
+    await page.goto(`${s.server.url}/#/entities/${entityId}?seq=40`);
+    await page.locator('#msg-40.landed').waitFor();
+    expect(await page.locator('#msg-1').count()).toBe(0);
+    await page.getByRole('button', { name: 'Earlier messages' }).click();
+    await page.locator('#msg-1').waitFor();
+    expect(await page.locator('ol.messages li.msg').count()).toBe(62);
+    expect(await page.getByRole('button', { name: 'Earlier messages' }).count()).toBe(0);
   });
 
   it('asked nothing of another origin, opened no dialog, and never put the key in a URL', () => {
