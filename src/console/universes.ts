@@ -64,7 +64,12 @@ export async function universePage(root: HTMLElement, params: URLSearchParams, i
   const list = h('ol', { class: 'messages', 'aria-label': 'Conversation' }, u.runtime.conversation.map((m, i) => messageItem(m, i + 1)));
   const turnArea = h('div', { class: 'turn-area' });
   const logArea = h('section', { class: 'log-record', 'aria-labelledby': 'log-h' }, h('h2', { id: 'log-h' }, "The turn's log record"), h('p', { class: 'meta' }, 'Run a turn to see its record.'));
-  fill(root, h('h1', {}, u.displayName || 'Universe'), h('p', { class: 'meta' }, `prompt ${u.storedPrompt} · ${fmt(u.messages)} messages`, h('span', { class: 'mono' }, ` · ${u.id}`)), list, turnArea, imageForm(u.id, list), logArea);
+  fill(
+    root,
+    h('h1', {}, u.displayName || 'Universe'),
+    h('p', { class: 'meta' }, `prompt ${u.storedPrompt} · `, h('span', { class: 'count' }, `${fmt(u.messages)} messages`), h('span', { class: 'mono' }, ` · ${u.id}`)),
+    h('div', { class: 'entity' }, h('section', { 'aria-label': 'Conversation' }, list), h('div', {}, turnArea, imageForm(u.id, list), logArea)),
+  );
   turnForm(turnArea, u.id, list, logArea);
   const seq = Number(params.get('seq'));
   const target = seq ? document.getElementById(`msg-${seq}`) : null;
@@ -110,6 +115,8 @@ async function reload(list: HTMLElement, id: string): Promise<void> {
   const u = await api<{ runtime: { conversation: RuntimeMessage[] } }>(`${PREFIX}/universes/${id}`);
   const images = [...list.querySelectorAll('li.scene')];
   fill(list, u.runtime.conversation.map((m, i) => messageItem(m, i + 1)), images);
+  const count = document.querySelector('.meta .count');
+  if (count) count.textContent = `${fmt(u.runtime.conversation.length)} messages`;
 }
 
 function imageForm(id: string, list: HTMLElement): HTMLElement {
