@@ -1,4 +1,4 @@
-import { ApiError, api, whoami } from './api.js';
+import { api, whoami } from './api.js';
 import { field, fill, h, notice, scroller } from './dom.js';
 
 interface Key {
@@ -38,7 +38,7 @@ export async function keysPage(root: HTMLElement): Promise<void> {
       await keysPage(root);
       root.prepend(notice(done));
     } catch (err) {
-      fill(status, notice(`Failed: ${(err as Error).message}`, err instanceof ApiError && err.status < 500 ? 'error' : 'error'));
+      fill(status, notice(`Failed: ${(err as Error).message}`, 'error'));
     }
   };
   const keyRows = keys.data.map((k) => {

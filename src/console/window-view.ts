@@ -52,7 +52,7 @@ export function windowBar(entity: Entity, win: EntityWindow, memory?: Memory): H
   const bar = h(
     'div',
     { class: 'bar', role: 'img', 'aria-label': `window ${win.tokens} of ${limit} tokens` },
-    parts.map(([part, , n]) => h('span', { class: `seg ${part}`, 'data-part': part, 'data-tokens': n, style: null, title: `${part}: ${n}` })),
+    parts.map(([part, , n]) => h('span', { class: `seg ${part}`, 'data-part': part, 'data-tokens': n, title: `${part}: ${n}` })),
   );
   // Widths through the CSSOM (no inline style attribute: the policy forbids those).
   [...bar.children].forEach((seg, i) => ((seg as HTMLElement).style.width = `${(100 * parts[i][2]) / scale}%`));
