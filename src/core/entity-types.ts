@@ -268,7 +268,8 @@ export interface SearchList {
 /** Export manifest (docs/design.md#export-and-import). */
 export interface ExportManifest {
   format: 'mgpt-entity';
-  version: 1;
+  /** 2 since the window history (issue 33): the archive's further parts are named in `parts`. */
+  version: 1 | 2;
   entity: {
     id: string;
     name: string;
@@ -284,6 +285,8 @@ export interface ExportManifest {
   window: { budget_tokens: number; tokens: number; blocks: number; sha256: string };
   exported_at: string;
   exporter: string;
+  /** Version 2: each further part (a tar file, a JSON member named after it without `.json`) and its sha256. */
+  parts?: Record<string, { sha256: string }>;
 }
 
 export type ExportFormat = 'json' | 'tar';

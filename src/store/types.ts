@@ -144,6 +144,13 @@ export interface ChatImportWrite {
   source: ImportSourceRow;
 }
 
+/** An entity as of one moment: its head, its window and its window history (export). */
+export interface EntitySnapshot {
+  entity: EntityRow;
+  window: BlockRow[];
+  history: EntityHistory;
+}
+
 export interface EntityStore {
   insert(row: EntityRow): Promise<void>;
   get(accountId: string, id: string): Promise<EntityRow | undefined>;
@@ -158,7 +165,7 @@ export interface EntityStore {
   /** Rewrites the head fields given; the updated row, or undefined when the entity is not there. */
   updateHead(accountId: string, id: string, h: EntityHeadUpdate): Promise<EntityRow | undefined>;
   /** The head and its window as of one moment (one read snapshot), for export. */
-  snapshot(accountId: string, id: string): Promise<{ entity: EntityRow; window: BlockRow[] } | undefined>;
+  snapshot(accountId: string, id: string): Promise<EntitySnapshot | undefined>;
   /** False (and nothing written) when the lease is no longer ours. */
   commitTurn(w: EntityTurnWrite): Promise<boolean>;
   importEntity(i: EntityImport): Promise<ImportConflict>;

@@ -22,7 +22,7 @@ async function rich(engine: Engine) {
 }
 
 describe('export', () => {
-  it('writes a tar with exactly manifest.json, transcript.json, window.json whose sha256 values match', async () => {
+  it('writes a tar with exactly manifest.json, transcript.json, window.json, rotations.json whose sha256 values match', async () => {
     const engine = makeEngine(dir, { windowBudget: 120 });
     const e = await rich(engine);
     const tar = await bytes(await engine.entities.export(e.id, 'tar', 'local'));
@@ -32,6 +32,7 @@ describe('export', () => {
       'manifest.json',
       'transcript.json',
       'window.json',
+      'rotations.json',
     ]);
     const out = join(dir, 'x');
     mkdirSync(out);
@@ -40,7 +41,7 @@ describe('export', () => {
     const manifest = JSON.parse(read('manifest.json').toString());
     expect(manifest).toMatchObject({
       format: 'mgpt-entity',
-      version: 1,
+      version: 2,
       entity: { id: e.id, name: 'Zoë', instructions: 'Speak softly. ✨', model: 'mgpt-1-27b', state: 'none' },
       transcript: { messages: 30, cap_tokens: 1_000_000 },
       window: { budget_tokens: 120 },
@@ -48,6 +49,7 @@ describe('export', () => {
     });
     expect(manifest.transcript.sha256).toBe(sha(read('transcript.json')));
     expect(manifest.window.sha256).toBe(sha(read('window.json')));
+    expect(manifest.parts).toEqual({ 'rotations.json': { sha256: sha(read('rotations.json')) } });
     const transcript = JSON.parse(read('transcript.json').toString());
     expect(transcript).toHaveLength(30);
     expect(transcript[0]).toEqual((await engine.entities.messages(e.id, { limit: 1 }, 'local')).data[0]);
@@ -108,6 +110,7 @@ describe('export', () => {
       ['traversal', build([['../manifest.json', body('manifest.json')]]), /unsafe path/],
       ['extra entry', build([...entries.map((x) => [x.name, x.body] as [string, Uint8Array]), ['evil.sh', Buffer.from('rm -rf /')]]), /unexpected archive entry/],
       ['missing entry', build(entries.slice(0, 2).map((x) => [x.name, x.body])), /no window.json/],
+      ['missing part', build(entries.slice(0, 3).map((x) => [x.name, x.body])), /no rotations.json/],
       ['tampered', build([['manifest.json', body('manifest.json')], ['transcript.json', tamperedTranscript], ['window.json', body('window.json')]]), /sha256 does not match/],
       ['not a tar', Buffer.from('hello world'), /not a valid export archive/],
     ];

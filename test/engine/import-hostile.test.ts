@@ -26,8 +26,10 @@ async function exported(engine: Engine, id: string): Promise<Files> {
   return { manifest: parsed('manifest.json'), transcript: parsed('transcript.json'), window: parsed('window.json') };
 }
 
-/** A tar of the edited files whose manifest carries the right sha256 values and totals. */
+/** A version 1 tar (no window history) of the edited files whose manifest carries the right sha256 values and totals. */
 function rehashed(f: Files): Buffer {
+  f.manifest.version = 1;
+  delete f.manifest.parts;
   const transcript = Buffer.from(JSON.stringify(f.transcript));
   f.window.tokens = f.window.blocks.reduce((n: number, b: any) => n + b.tokens, 0);
   const window = Buffer.from(JSON.stringify(f.window));

@@ -2,14 +2,29 @@ import { recallModeOf } from './entity-rules.js';
 import { createHash } from 'node:crypto';
 import type { ExportFormat, ExportManifest } from '../../core/entity-types.js';
 import { tarHeader, tarPadding, tarTrailer } from '../../core/tar.js';
-import type { BlockRow, EntityRow } from '../../store/types.js';
+import type { EntityRow, EntitySnapshot } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';
 import { toBlock, toMessage, windowDocument } from './entity-wire.js';
+import { HISTORY_FILE, historyDocument } from './archive-history.js';
 
 const PAGE = 500;
 const enc = new TextEncoder();
 
 export const EXPORT_FILES = ['manifest.json', 'transcript.json', 'window.json'] as const;
+
+/** A part of a version 2 archive after the window: a tar file, and the JSON export's member named after it. */
+export interface ArchivePart {
+  file: string;
+  bytes: Uint8Array;
+}
+
+/** The parts a version 2 archive may hold, in the order they are written; a new part is one more entry. */
+export const ARCHIVE_PARTS: ReadonlyArray<{ file: string; of(snapshot: EntitySnapshot): string }> = [
+  { file: HISTORY_FILE, of: (s) => historyDocument(s.history) },
+];
+
+/** The JSON export's member for a part: its file name without `.json`. */
+export const partMember = (file: string): string => file.replace(/\.json$/, '');
 
 /**
  * Streams an entity's export from a snapshot of its head and window (read together, in one read
@@ -20,10 +35,11 @@ export const EXPORT_FILES = ['manifest.json', 'transcript.json', 'window.json'] 
  */
 export async function* exportEntity(
   deps: EngineDeps,
-  snapshot: { entity: EntityRow; window: readonly BlockRow[] },
+  snapshot: EntitySnapshot,
   format: ExportFormat,
 ): AsyncGenerator<Uint8Array> {
   const { entity } = snapshot;
+  const parts: ArchivePart[] = ARCHIVE_PARTS.map((p) => ({ file: p.file, bytes: enc.encode(p.of(snapshot)) }));
   const maxSeq = entity.transcriptMessages;
   const windowJson = enc.encode(windowDocument(entity.budgetTokens, entity.windowTokens, snapshot.window.map(toBlock)));
   const hash = createHash('sha256');
@@ -32,7 +48,7 @@ export async function* exportEntity(
     hash.update(piece);
     size += piece.length;
   }
-  const manifestJson = enc.encode(JSON.stringify(manifestOf(deps, entity, hash.digest('hex'), windowJson), null, 2));
+  const manifestJson = enc.encode(JSON.stringify(manifestOf(deps, entity, hash.digest('hex'), windowJson, parts), null, 2));
   const transcript = () => emitTranscript(deps, entity.id, maxSeq, size);
   if (format === 'json') {
     // A superset of the seed's `{ manifest, transcript }`: the window rides along so an import restores it.
@@ -42,6 +58,10 @@ export async function* exportEntity(
     yield* transcript();
     yield enc.encode(`,"window":`);
     yield windowJson;
+    for (const p of parts) {
+      yield enc.encode(`,${JSON.stringify(partMember(p.file))}:`);
+      yield p.bytes;
+    }
     yield enc.encode('}\n');
     return;
   }
@@ -51,6 +71,7 @@ export async function* exportEntity(
   yield* transcript();
   yield tarPadding(size);
   yield* tarFile('window.json', windowJson, mtime);
+  for (const p of parts) yield* tarFile(p.file, p.bytes, mtime);
   yield tarTrailer();
 }
 
@@ -60,10 +81,10 @@ function* tarFile(name: string, bytes: Uint8Array, mtime: number): Generator<Uin
   yield tarPadding(bytes.length);
 }
 
-function manifestOf(deps: EngineDeps, entity: EntityRow, transcriptSha256: string, windowJson: Uint8Array): ExportManifest {
+function manifestOf(deps: EngineDeps, entity: EntityRow, transcriptSha256: string, windowJson: Uint8Array, parts: ArchivePart[]): ExportManifest {
   return {
     format: 'mgpt-entity',
-    version: 1,
+    version: 2,
     entity: {
       id: entity.id,
       name: entity.name,
@@ -83,6 +104,7 @@ function manifestOf(deps: EngineDeps, entity: EntityRow, transcriptSha256: strin
     },
     exported_at: deps.clock.iso(),
     exporter: `mgpt/${deps.version}`,
+    parts: Object.fromEntries(parts.map((p) => [p.file, { sha256: createHash('sha256').update(p.bytes).digest('hex') }])),
   };
 }
 

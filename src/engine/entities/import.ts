@@ -18,7 +18,8 @@ import type { ImportOptions, ImportedEntity } from '../../core/backend.js';
 import { freeName, refuseTakenName } from './entity-names.js';
 import { checkBudget, checkName, checkRecall, recallCode } from './entity-rules.js';
 import { toEntity, windowDocument } from './entity-wire.js';
-import { EXPORT_FILES } from './export.js';
+import { ARCHIVE_PARTS, EXPORT_FILES, partMember } from './export.js';
+import { HISTORY_FILE, historyOf } from './archive-history.js';
 
 const dec = new TextDecoder('utf-8', { fatal: true });
 
@@ -28,6 +29,8 @@ interface ImportFiles {
   window: unknown;
   transcriptSha: string;
   windowSha: string;
+  /** A version 2 archive's further parts, by file name: the parsed value and the sha256 of its bytes. */
+  parts: Map<string, { value: unknown; sha: string }>;
 }
 
 /**
@@ -49,6 +52,7 @@ export async function importEntity(
   const manifest = checkManifest(files.manifest);
   if (files.transcriptSha !== manifest.transcript.sha256) fail('transcript sha256 does not match the manifest');
   if (files.windowSha !== manifest.window.sha256) fail('window sha256 does not match the manifest');
+  checkParts(files, manifest);
   const archived = checkTranscript(files.transcript, manifest);
   const archivedWindow = checkWindow(files.window, manifest, archived);
 
@@ -93,6 +97,7 @@ export async function importEntity(
     })),
     // `--keep-id` restores ids as they were; the store checks they are free inside the write.
     keepIds: opts.keepId === true,
+    history: historyIn(deps, files, archived.length, opts.keepId === true ? undefined : { window: archivedWindow, blockIds }),
   });
   if (taken) idTaken(taken);
   return name === manifest.entity.name || opts.name !== undefined ? toEntity(row, true) : { ...toEntity(row, true), renamedFrom: manifest.entity.name };
@@ -110,6 +115,30 @@ async function importName(deps: EngineDeps, opts: ImportOptions, archived: strin
     return name;
   }
   return opts.uniqueName ? freeName(deps.store, accountId, archived) : archived;
+}
+
+/** The archive's window history (version 2), with the copy's block ids: the window's new ones, and new ones for the rest. */
+function historyIn(deps: EngineDeps, files: ImportFiles, messages: number, renamed?: { window: WindowBlock[]; blockIds: string[] }) {
+  const part = files.parts.get(HISTORY_FILE);
+  if (!part) return undefined;
+  if (!renamed) return historyOf(part.value, messages, (id) => id);
+  const ids = new Map(renamed.window.map((b, i) => [b.id, renamed.blockIds[i]]));
+  return historyOf(part.value, messages, (id) => (ids.has(id) ? ids.get(id)! : ids.set(id, deps.newId()).get(id)!));
+}
+
+/** Version 1 holds the three files alone; version 2 names each further part in its manifest with its sha256. */
+function checkParts(files: ImportFiles, manifest: ExportManifest): void {
+  const named = manifest.version === 2 ? manifest.parts : undefined;
+  if (manifest.version === 2 && (typeof named !== 'object' || named === null || Array.isArray(named))) fail('manifest parts are missing');
+  for (const [file, part] of files.parts) {
+    const sha = named?.[file]?.sha256;
+    if (sha === undefined) fail(`${file} is not named in the manifest`);
+    if (sha !== part.sha) fail(`${file} sha256 does not match the manifest`);
+  }
+  for (const file of Object.keys(named ?? {})) {
+    if (!ARCHIVE_PARTS.some((p) => p.file === file)) fail(`unknown part ${JSON.stringify(file)} (from a newer mgpt?)`);
+    if (!files.parts.has(file)) fail(`archive has no ${file}`);
+  }
 }
 
 /** An id `--keep-id` wanted is already taken: a conflict. */
@@ -131,8 +160,9 @@ function fromTar(bytes: Uint8Array): ImportFiles {
     fail(`not a valid export archive: ${(err as Error).message}`);
   }
   const byName = new Map<string, Uint8Array>();
+  const known = [...EXPORT_FILES, ...ARCHIVE_PARTS.map((p) => p.file)];
   for (const e of entries) {
-    if (!(EXPORT_FILES as readonly string[]).includes(e.name)) fail(`unexpected archive entry ${JSON.stringify(e.name)}`);
+    if (!known.includes(e.name)) fail(`unexpected archive entry ${JSON.stringify(e.name)}`);
     if (byName.has(e.name)) fail(`archive holds ${e.name} twice`);
     byName.set(e.name, e.body);
   }
@@ -145,6 +175,7 @@ function fromTar(bytes: Uint8Array): ImportFiles {
     window: parse(window, 'window.json'),
     transcriptSha: sha256(transcript),
     windowSha: sha256(window),
+    parts: new Map(ARCHIVE_PARTS.filter((p) => byName.has(p.file)).map((p) => [p.file, { value: parse(byName.get(p.file)!, p.file), sha: sha256(byName.get(p.file)!) }])),
   };
 }
 
@@ -164,12 +195,17 @@ function fromJson(bytes: Uint8Array): ImportFiles {
     window: w,
     transcriptSha: sha256(transcriptText),
     windowSha: sha256(windowText),
+    // A part's bytes are its JSON as the exporter wrote it (JSON.stringify, no spaces).
+    parts: new Map(ARCHIVE_PARTS.filter((p) => partMember(p.file) in doc).map((p) => {
+      const value = (doc as Record<string, unknown>)[partMember(p.file)];
+      return [p.file, { value, sha: sha256(JSON.stringify(value)) }];
+    })),
   };
 }
 
 function checkManifest(m: unknown): ExportManifest {
   if (!isObject(m) || m.format !== 'mgpt-entity') fail('manifest format is not mgpt-entity');
-  if (m.version !== 1) fail(`manifest version ${JSON.stringify(m.version)} is not supported (expected 1)`);
+  if (m.version !== 1 && m.version !== 2) fail(`manifest version ${JSON.stringify(m.version)} is not supported (expected 1 or 2)`);
   const e = m.entity;
   if (!isObject(e) || typeof e.id !== 'string' || typeof e.name !== 'string' || typeof e.instructions !== 'string') {
     fail('manifest entity is incomplete');

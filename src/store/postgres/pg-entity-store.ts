@@ -5,6 +5,7 @@ import type {
   EntityHeadUpdate,
   EntityImport,
   EntityRow,
+  EntitySnapshot,
   EntityStore,
   EntityTurnWrite,
   ImportConflict,
@@ -21,7 +22,7 @@ import { tsAny, tsQuery } from '../search-syntax.js';
 import { insertLog } from './pg-log-store.js';
 import { insertMemoryHistory, upsertMemory, writeMemory } from './pg-memory-store.js';
 import { inTransaction, type Queryable } from './pg-db.js';
-import { importHistory, insertRotation, writeTurnHistory } from './pg-history-store.js';
+import { historyOf, importHistory, insertRotation, writeTurnHistory } from './pg-history-store.js';
 
 const ENTITY_COLS = `id, account_id AS "accountId", name, instructions, instructions_tokens AS "instructionsTokens", model, state,
   budget_tokens AS "budgetTokens", cap_tokens AS "capTokens",
@@ -142,12 +143,12 @@ export class PgEntityStore implements EntityStore {
     return rows[0];
   }
 
-  async snapshot(accountId: string, id: string): Promise<{ entity: EntityRow; window: BlockRow[] } | undefined> {
+  async snapshot(accountId: string, id: string): Promise<EntitySnapshot | undefined> {
     return inTransaction(
       this.pool,
       async (c) => {
         const entity = await getEntity(c, accountId, id);
-        return entity && { entity, window: await windowOf(c, id) };
+        return entity && { entity, window: await windowOf(c, id), history: await historyOf(c, id) };
       },
       'snapshot',
     );

@@ -54,20 +54,21 @@ export class PgHistoryStore implements HistoryStore {
   }
 
   async history(entityId: string): Promise<EntityHistory> {
-    return inTransaction(
-      this.pool,
-      async (c) => ({
-        rotations: await rotationsOf(c, entityId),
-        heads: (await c.query<PromptHeadRow>(`SELECT id, sha256, messages FROM prompt_heads WHERE entity_id = $1 ORDER BY id`, [entityId])).rows,
-        turns: (await c.query<TurnWindowRow>(`SELECT seq, head_id AS "headId", blocks, tail FROM turn_windows WHERE entity_id = $1 ORDER BY seq`, [entityId])).rows,
-      }),
-      'snapshot',
-    );
+    return inTransaction(this.pool, (c) => historyOf(c, entityId), 'snapshot');
   }
 
   private async select(where: string, values: unknown[]): Promise<RotationRow[]> {
     return (await this.pool.query<RotationRow>(`SELECT ${ROTATION_COLS} FROM rotations WHERE ${where}`, values)).rows;
   }
+}
+
+/** The entity's whole history (inside the caller's snapshot). */
+export async function historyOf(q: Queryable, entityId: string): Promise<EntityHistory> {
+  return {
+    rotations: await rotationsOf(q, entityId),
+    heads: (await q.query<PromptHeadRow>(`SELECT id, sha256, messages FROM prompt_heads WHERE entity_id = $1 ORDER BY id`, [entityId])).rows,
+    turns: (await q.query<TurnWindowRow>(`SELECT seq, head_id AS "headId", blocks, tail FROM turn_windows WHERE entity_id = $1 ORDER BY seq`, [entityId])).rows,
+  };
 }
 
 async function rotationsOf(q: Queryable, entityId: string): Promise<RotationRow[]> {

@@ -193,7 +193,7 @@ function entityStore(r: SqliteRepos, large: (rows: EntityImport) => LargeWriter 
     snapshot: async (accountId, id) =>
       r.snapshot(() => {
         const entity = e.get(accountId, id);
-        return entity && { entity, window: e.window(id) };
+        return entity && { entity, window: e.window(id), history: r.history.history(id) };
       }),
     commitTurn: async (w) => {
       const writer = w.create && large(w.create);
