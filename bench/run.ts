@@ -23,12 +23,13 @@ import { type LimitRuns, type LoadRun, benchLimits } from './limits.js';
 import { type MemoryRun, benchMemory } from './memory.js';
 import { benchRepl } from './repl.js';
 import { consoleLoadMs, consoleWeightKb } from './console.js';
+import { benchHistory } from './history.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = join(root, 'bin', 'mgpt');
 const work = mkdtempSync(join(tmpdir(), 'mgpt-bench-'));
 const quick = process.argv.includes('--quick');
-// `--only=turns,window,serve` runs just those sections (startup, turns, window, export, serve, branch, chat, repl, senders, llama, tokens, rotation, serve-llama, shared, search, limits, memory, console).
+// `--only=turns,window,serve` runs just those sections (startup, turns, window, export, serve, branch, chat, repl, senders, llama, tokens, rotation, serve-llama, shared, search, limits, memory, console, history).
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
 const section = (name: string) => !only || only.includes(name);
 
@@ -470,6 +471,15 @@ if (section('console')) {
   const load = await consoleLoadMs(bin, spawnSync('sh', ['-c', 'command -v chromium'], { encoding: 'utf8' }).stdout.trim() || undefined, quick ? 3 : 10);
   if (load) rows.push({ name: 'mgpt console: address printed to page drawn (median)', value: median(load), unit: 'ms', target: '<= 1000', met: median(load) <= 1000, note: `max ${Math.max(...load).toFixed(0)} ms, Chromium` });
   else console.warn('bench console: no chromium on PATH, so the page load was not measured');
+}
+
+// 13. The window history (issue 33): its share of the database at 10,000 turns, and window --at.
+if (section('history')) {
+  const h = await benchHistory(work, quick ? 2_000 : 10_000, 200);
+  const added = (100 * (h.bytesWith - h.bytesWithout)) / h.bytesWithout;
+  const mb = (b: number) => `${(b / 1e6).toFixed(1)} MB`;
+  rows.push({ name: `history: DB size added @${h.turns} turns`, value: added, unit: '%', target: '<= 10', met: added <= 10, note: `${mb(h.bytesWith)} vs ${mb(h.bytesWithout)} with the history tables emptied; ${h.rotations} rotations` });
+  rows.push({ name: `history: window --at @${h.turns} turns (median)`, value: median(h.atMs), unit: 'ms', target: '<= 20', met: median(h.atMs) <= 20, note: `p95 ${pct(h.atMs, 0.95).toFixed(2)} ms, engine call` });
 }
 
 rmSync(work, { recursive: true, force: true });

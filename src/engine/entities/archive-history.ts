@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { BadRequestError } from '../../core/errors.js';
 import type { EntityHistory, RotationRow, RotationTrigger } from '../../store/types.js';
 import type { BlockRef } from './window/block-refs.js';
+import { packIds, unpackIds } from './window/block-ids.js';
 
 /**
  * The window history's part of an export archive (version 2): `rotations.json` in the tar, the
@@ -44,7 +45,7 @@ export function historyDocument(h: EntityHistory): string {
       summary_id: r.summaryId, covers_from: r.coversFrom, summary: { text: r.summaryText, tokens: r.summaryTokens },
       route: { provider: r.provider, model: r.model },
       usage: { prompt_tokens: r.promptTokens, cached_tokens: r.cachedTokens, completion_tokens: r.completionTokens },
-      blocks_before: JSON.parse(r.blocksBefore), blocks_after: JSON.parse(r.blocksAfter), folded_ids: JSON.parse(r.foldedIds), undone: r.undone,
+      blocks_before: JSON.parse(r.blocksBefore), blocks_after: JSON.parse(r.blocksAfter), folded_ids: unpackIds(r.foldedIds), undone: r.undone,
     })),
     heads: h.heads.map((head, i) => ({ id: i + 1, messages: JSON.parse(head.messages) })),
     turns: h.turns.map((t) => ({ seq: t.seq, head: number.get(t.headId)!, blocks: JSON.parse(t.blocks), tail: t.tail === null ? null : JSON.parse(t.tail) })),
@@ -102,7 +103,7 @@ function rotationOf(r: ArchivedRotation, i: number, blockId: (id: string) => str
     entityId: '', n: r.n, id: r.id, createdAt: r.created_at, trigger: r.trigger, seq: r.seq, fromSeq: r.from_seq, toSeq: r.to_seq,
     summaryId: blockId(r.summary_id), coversFrom: r.covers_from, summaryText: r.summary.text, summaryTokens: r.summary.tokens,
     provider: r.route.provider, model: r.route.model, promptTokens: r.usage.prompt_tokens, cachedTokens: r.usage.cached_tokens,
-    completionTokens: r.usage.completion_tokens, blocksBefore: '', blocksAfter: '', foldedIds: JSON.stringify(r.folded_ids.map(blockId)), undone: r.undone,
+    completionTokens: r.usage.completion_tokens, blocksBefore: '', blocksAfter: '', foldedIds: packIds(r.folded_ids.map(blockId)), undone: r.undone,
   };
 }
 

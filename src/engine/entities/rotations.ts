@@ -1,13 +1,16 @@
 import { createHash } from 'node:crypto';
 import type { RotationList, RotationRecord } from '../../core/rotation-types.js';
 import type { ChatMessage, ChatModel } from '../../providers/spec.js';
-import type { BlockRow, EntityRow, EntityTurnWrite, RotationRow, RotationTrigger, TurnWindowWrite } from '../../store/types.js';
+import type { BlockRow, EntityRow, EntityTurnWrite, MessageRow, RotationRow, RotationTrigger, TurnWindowWrite } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';
 import type { SummaryUsage } from './window/summarize.js';
 import type { PreparedWindow } from './window/turn-window.js';
 import type { WindowState } from './window/window-state.js';
 import { windowMessages } from './window/window-state.js';
 import { BlockEncoder, type BlockRef, resolveBlocks } from './window/block-refs.js';
+import { encodeTail } from './window/text-refs.js';
+import { packIds } from './window/block-ids.js';
+import type { Retrieved } from './retrieve.js';
 
 /** What of a turn its history record is made from: the window before it, and the prompt it sent. */
 export interface TurnFacts {
@@ -18,6 +21,8 @@ export interface TurnFacts {
   window: WindowState;
   /** The prompt's messages as the last request sent them, up to the user message. */
   prompt?: ChatMessage[];
+  /** What automatic recall put in the prompt: its messages are stored by reference. */
+  recalled?: Retrieved;
 }
 
 /**
@@ -38,7 +43,7 @@ export async function turnHistory(t: TurnFacts, prepared: PreparedWindow, seq: n
       before: t.window.blocks, after: prepared.head.blocks, model: t.model, usage: prepared.summaryUsage,
     });
   }
-  if (t.prompt) out.turnWindow = await turnWindowWrite(encoder, t.prompt, prepared.head.blocks, seq);
+  if (t.prompt) out.turnWindow = await turnWindowWrite(encoder, t.prompt, prepared.head.blocks, seq, await recalledTexts(t));
   return out;
 }
 
@@ -68,7 +73,7 @@ export async function rotationRow(deps: EngineDeps, encoder: BlockEncoder, f: Ro
     promptTokens: f.usage?.inputTokens ?? 0, cachedTokens: f.usage?.cachedTokens ?? null, completionTokens: f.usage?.outputTokens ?? 0,
     blocksBefore: JSON.stringify(await encoder.encode(f.before)),
     blocksAfter: JSON.stringify(await encoder.encode(f.after)),
-    foldedIds: JSON.stringify(messages.map((b) => b.id)),
+    foldedIds: packIds(messages.map((b) => b.id)),
     undone: false,
   };
 }
@@ -78,7 +83,7 @@ export async function rotationRow(deps: EngineDeps, encoder: BlockEncoder, f: Ro
  * message), up to the user message. A prompt whose blocks cannot be found in it (none should be)
  * is kept whole as its head.
  */
-async function turnWindowWrite(encoder: BlockEncoder, prompt: ChatMessage[], blocks: readonly BlockRow[], seq: number): Promise<TurnWindowWrite> {
+async function turnWindowWrite(encoder: BlockEncoder, prompt: ChatMessage[], blocks: readonly BlockRow[], seq: number, quoted: Map<number, MessageRow>): Promise<TurnWindowWrite> {
   const body = prompt.slice(0, -1);
   const at = windowStart(body, windowMessages('', blocks));
   const head = at === -1 ? body : body.slice(0, at);
@@ -89,8 +94,15 @@ async function turnWindowWrite(encoder: BlockEncoder, prompt: ChatMessage[], blo
     headSha256: createHash('sha256').update(headJson).digest('hex'),
     head: headJson,
     blocks: JSON.stringify(at === -1 ? [] : await encoder.encode(blocks)),
-    tail: tail.length ? JSON.stringify(tail) : null,
+    tail: tail.length ? JSON.stringify(encodeTail(tail, quoted)) : null,
   };
+}
+
+/** The transcript messages automatic recall quoted in the prompt, by seq. */
+async function recalledTexts(t: TurnFacts): Promise<Map<number, MessageRow>> {
+  const seqs = t.recalled?.text ? t.recalled.messages.map((m) => m.seq) : [];
+  const rows = seqs.length ? await t.deps.store.entities.messagesAt(t.entity.id, seqs) : [];
+  return new Map(rows.map((r) => [r.seq, r]));
 }
 
 /** Where the window's messages start in `body` (the last place they fit, as the head comes first), or -1. */

@@ -5,6 +5,7 @@ import type { EntityRow } from '../../../store/types.js';
 import type { EngineDeps } from '../../deps.js';
 import { type BlockRef, blockRows, resolveBlocks } from './block-refs.js';
 import { windowMessages } from './window-state.js';
+import { decodeTail } from './text-refs.js';
 
 /**
  * The window the model saw when it answered the message at `at`: a seq (the user message, or its
@@ -24,7 +25,7 @@ export async function windowAt(deps: EngineDeps, entity: EntityRow, at: string):
   const prompt: ChatMessage[] = [
     ...(JSON.parse(record.head) as ChatMessage[]),
     ...windowMessages('', blockRows(blocks)),
-    ...(record.tail ? (JSON.parse(record.tail) as ChatMessage[]) : []),
+    ...(record.tail ? await decodeTail(deps, entity.id, JSON.parse(record.tail) as unknown[]) : []),
     { role: 'user', content: user.content },
   ];
   return { entity_id: entity.id, object: 'entity.window', seq, tokens: blocks.reduce((n, b) => n + b.tokens, 0), blocks, prompt };

@@ -2,6 +2,7 @@ import type { WindowBlock } from '../../../core/entity-types.js';
 import type { BlockRow, MessageRow, RotationRow } from '../../../store/types.js';
 import type { EngineDeps } from '../../deps.js';
 import { toBlock } from '../entity-wire.js';
+import { unpackIds } from './block-ids.js';
 
 /**
  * A window block as the history stores it, so that the history holds no second copy of the
@@ -87,7 +88,7 @@ async function sources(deps: EngineDeps, entityId: string, from: number, to: num
     ? known.filter((r) => r.trigger !== 'resummarize' && r.toSeq >= from && r.fromSeq <= to)
     : await history.rotationsFolding(entityId, from, to);
   for (const r of folding) {
-    (JSON.parse(r.foldedIds) as string[]).forEach((id, i) => ids.set(r.fromSeq + i, id));
+    unpackIds(r.foldedIds).forEach((id, i) => ids.set(r.fromSeq + i, id));
   }
   // Blocks not folded yet are in the window; ids the window holds win (an undone fold brought them back as they were).
   for (const b of await entities.window(entityId)) if (b.kind === 'message') ids.set(b.coversFrom, b.id);
