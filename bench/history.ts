@@ -41,7 +41,7 @@ function vacuumedSize(path: string, emptyHistory: boolean): number {
 export async function benchHistory(work: string, turns: number, samples: number): Promise<HistoryRun> {
   const path = join(work, 'history.db');
   // The default budget (32,000 tokens) and the echo provider: rotations as a long conversation has them.
-  const engine = openEngineSync({ db: path, route: () => ({ provider: 'echo' }) });
+  const engine = openEngineSync({ db: path, route: () => ({ provider: 'echo' }), transcriptCap: 10_000_000 });
   const { id } = await engine.entities.create({ model: 'mgpt-1-27b', name: 'ledger', instructions: 'You keep the ship\'s ledger. Be exact.' }, 'local');
   const next = messages(33);
   for (let i = 0; i < turns; i++) {

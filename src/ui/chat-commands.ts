@@ -15,6 +15,7 @@ const COMMANDS: [usage: string, what: string][] = [
   ['/help', 'this list'],
   ['/window', 'the blocks the model sees now (summaries and live messages)'],
   ['/history [n]', 'the last n transcript messages (default 10)'],
+  ['/rotations', 'every rotation of the window: why, what it folded, the summary, undone or not'],
   ['/search TEXT', "find TEXT in this conversation's whole transcript, folded messages included"],
   ['/export [-f] [file]', 'save the transcript (.tar or .json; universes: .json); -f overwrites; ~ is your home'],
   ['/new [name]', 'start a new entity (or universe on the same prompt) and switch to it'],

@@ -5,6 +5,7 @@ import { TURN_CANCELLED } from '../core/errors.js';
 import { runToolLoop, toolOutput } from '../core/tool-loop.js';
 import type { RespondInput, ToolResultInput } from '../core/universe-types.js';
 import { HELP, exportItem, historyItem, searchItem, windowText } from './chat-commands.js';
+import { rotationsItem } from './rotations-item.js';
 import { describeError, isCancel } from './chat-errors.js';
 import { loadStatus } from './chat-status.js';
 import { UNIVERSE_MODEL } from '../core/universe-types.js';
@@ -274,6 +275,9 @@ export class ChatController extends ChatStore {
           break;
         case 'search':
           this.push(await searchItem(this.opts, this.target, arg, this.opts.humanTimes ? (t) => timeAgo(t, (this.opts.now ?? Date.now)()) : undefined));
+          break;
+        case 'rotations':
+          this.push(await rotationsItem(this.opts, this.target, this.opts.humanTimes ? (t) => timeAgo(t, (this.opts.now ?? Date.now)()) : undefined));
           break;
         case 'history':
           this.push(await historyItem(this.opts, this.target, arg, this.opts.humanTimes ? (t) => timeAgo(t, (this.opts.now ?? Date.now)()) : undefined));

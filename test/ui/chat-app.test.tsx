@@ -190,6 +190,9 @@ describe('mgpt chat (ink)', () => {
     await c.type('/history 1\r');
     await c.idle();
     await c.sees('#2 assistant: reply: remember the tomatoes');
+    await c.type('/rotations\r');
+    await c.idle();
+    await c.sees('(no rotations yet');
     const file = join(dir, 'chat-export.json');
     await c.type(`/export ${file}\r`);
     await c.idle();
