@@ -50,12 +50,9 @@ export async function importEntity(
   if (bytes.length > IMPORT_MAX_BYTES) throw importTooLarge();
   const files = format === 'tar' ? fromTar(bytes) : fromJson(bytes);
   const manifest = checkManifest(files.manifest);
-  if (files.transcriptSha !== manifest.transcript.sha256) fail('transcript sha256 does not match the manifest');
-  if (files.windowSha !== manifest.window.sha256) fail('window sha256 does not match the manifest');
-  checkParts(files, manifest);
+  checkHashes(files, manifest);
   const archived = checkTranscript(files.transcript, manifest);
   const archivedWindow = checkWindow(files.window, manifest, archived);
-
   const tok = await loadTokenEstimator();
   const messages = archived.map((m) => ({ ...m, tokens: tok.count(m.content) }));
   const blocks = archivedWindow.map((b) => ({ ...b, tokens: tok.count(b.content) }));
@@ -126,8 +123,10 @@ function historyIn(deps: EngineDeps, files: ImportFiles, messages: number, renam
   return historyOf(part.value, messages, (id) => (ids.has(id) ? ids.get(id)! : ids.set(id, deps.newId()).get(id)!));
 }
 
-/** Version 1 holds the three files alone; version 2 names each further part in its manifest with its sha256. */
-function checkParts(files: ImportFiles, manifest: ExportManifest): void {
+/** Each file is what the manifest says; version 1 holds the three alone, version 2 names each further part with its sha256. */
+function checkHashes(files: ImportFiles, manifest: ExportManifest): void {
+  if (files.transcriptSha !== manifest.transcript.sha256) fail('transcript sha256 does not match the manifest');
+  if (files.windowSha !== manifest.window.sha256) fail('window sha256 does not match the manifest');
   const named = manifest.version === 2 ? manifest.parts : undefined;
   if (manifest.version === 2 && (typeof named !== 'object' || named === null || Array.isArray(named))) fail('manifest parts are missing');
   for (const [file, part] of files.parts) {
