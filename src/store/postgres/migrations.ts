@@ -257,7 +257,8 @@ export const PG_MIGRATIONS: readonly string[] = [
   `
   -- Window history (issue 33): every rotation with its span, summary, route, usage and the window
   -- before and after (blocks by reference), and for each turn what its prompt was made of (a head
-  -- stored once per entity by its hash, the window's block refs, what came after the window).
+  -- stored once per entity by its hash, which keys the turn's record; the window's block refs,
+  -- what came after the window).
   CREATE TABLE rotations (
     entity_id         TEXT COLLATE "C" NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
     n                 BIGINT NOT NULL,
@@ -291,12 +292,11 @@ export const PG_MIGRATIONS: readonly string[] = [
     UNIQUE (entity_id, sha256)
   );
   CREATE TABLE turn_windows (
-    entity_id TEXT COLLATE "C" NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
-    seq       BIGINT NOT NULL,
-    head_id   BIGINT NOT NULL,
-    blocks    TEXT NOT NULL,
-    tail      TEXT,
-    PRIMARY KEY (entity_id, seq)
+    head_id BIGINT NOT NULL REFERENCES prompt_heads(id) ON DELETE CASCADE,
+    seq     BIGINT NOT NULL,
+    blocks  TEXT NOT NULL,
+    tail    TEXT,
+    PRIMARY KEY (head_id, seq)
   );
   `,
   `

@@ -38,8 +38,8 @@ export class PgHistoryStore implements HistoryStore {
 
   async turnWindow(entityId: string, seq: number): Promise<(TurnWindowRow & { head: string }) | undefined> {
     const { rows } = await this.pool.query<TurnWindowRow & { head: string }>(
-      `SELECT t.seq, t.head_id AS "headId", t.blocks, t.tail, h.messages AS head FROM turn_windows t JOIN prompt_heads h ON h.id = t.head_id
-       WHERE t.entity_id = $1 AND t.seq = $2`,
+      `SELECT t.seq, t.head_id AS "headId", t.blocks, t.tail, h.messages AS head FROM prompt_heads h JOIN turn_windows t ON t.head_id = h.id
+       WHERE h.entity_id = $1 AND t.seq = $2`,
       [entityId, seq],
     );
     return rows[0];
@@ -67,7 +67,10 @@ export async function historyOf(q: Queryable, entityId: string): Promise<EntityH
   return {
     rotations: await rotationsOf(q, entityId),
     heads: (await q.query<PromptHeadRow>(`SELECT id, sha256, messages FROM prompt_heads WHERE entity_id = $1 ORDER BY id`, [entityId])).rows,
-    turns: (await q.query<TurnWindowRow>(`SELECT seq, head_id AS "headId", blocks, tail FROM turn_windows WHERE entity_id = $1 ORDER BY seq`, [entityId])).rows,
+    turns: (await q.query<TurnWindowRow>(
+      `SELECT t.seq, t.head_id AS "headId", t.blocks, t.tail FROM prompt_heads h JOIN turn_windows t ON t.head_id = h.id WHERE h.entity_id = $1 ORDER BY t.seq`,
+      [entityId],
+    )).rows,
   };
 }
 
@@ -97,14 +100,14 @@ async function headId(c: PoolClient, entityId: string, sha256: string, messages:
   return rows[0].id;
 }
 
-async function insertTurnWindow(c: PoolClient, entityId: string, id: number, t: Omit<TurnWindowWrite, 'head' | 'headSha256'>): Promise<void> {
-  await c.query(`INSERT INTO turn_windows (entity_id, seq, head_id, blocks, tail) VALUES ($1, $2, $3, $4, $5)`, [entityId, t.seq, id, t.blocks, t.tail]);
+async function insertTurnWindow(c: PoolClient, id: number, t: Omit<TurnWindowWrite, 'head' | 'headSha256'>): Promise<void> {
+  await c.query(`INSERT INTO turn_windows (head_id, seq, blocks, tail) VALUES ($1, $2, $3, $4)`, [id, t.seq, t.blocks, t.tail]);
 }
 
 /** A turn's history rows, inside its transaction. */
 export async function writeTurnHistory(c: PoolClient, entityId: string, rotation?: RotationRow, t?: TurnWindowWrite): Promise<void> {
   if (rotation) await insertRotation(c, rotation);
-  if (t) await insertTurnWindow(c, entityId, await headId(c, entityId, t.headSha256, t.head), t);
+  if (t) await insertTurnWindow(c, await headId(c, entityId, t.headSha256, t.head), t);
 }
 
 /** An archive's history, its heads renumbered as this database numbers them. */
@@ -112,5 +115,5 @@ export async function importHistory(c: PoolClient, entityId: string, h: EntityHi
   const ids = new Map<number, number>();
   for (const head of h.heads) ids.set(head.id, await headId(c, entityId, head.sha256, head.messages));
   for (const r of h.rotations) await insertRotation(c, { ...r, entityId });
-  for (const t of h.turns) await insertTurnWindow(c, entityId, ids.get(t.headId)!, t);
+  for (const t of h.turns) await insertTurnWindow(c, ids.get(t.headId)!, t);
 }

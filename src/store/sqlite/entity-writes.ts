@@ -24,7 +24,7 @@ export function commitTurn(r: SqliteRepos, w: EntityTurnWrite): boolean {
   if (w.idempotency) r.idempotency.insert(w.entityId, w.idempotency.key, w.idempotency.row, w.idempotency.createdAt);
   if (w.log) r.logs.insert(w.log);
   if (w.rotation) r.history.insertRotation(w.rotation);
-  if (w.turnWindow) r.history.insertTurnWindow(w.entityId, r.history.headId(w.entityId, w.turnWindow.headSha256, w.turnWindow.head), w.turnWindow);
+  if (w.turnWindow) r.history.insertTurnWindow(r.history.headId(w.entityId, w.turnWindow.headSha256, w.turnWindow.head), w.turnWindow);
   // The model's remember calls: one refused now (the user changed memory meanwhile) is left out.
   for (const m of w.memory ?? []) r.memory.write(m);
   r.leases.release(w.lease.subject, w.lease.owner);

@@ -46,8 +46,8 @@ export class HistoryRepo {
 
   turnWindow(entityId: string, seq: number): (TurnWindowRow & { head: string }) | undefined {
     return this.s(
-      `SELECT t.seq, t.head_id AS headId, t.blocks, t.tail, h.messages AS head FROM turn_windows t JOIN prompt_heads h ON h.id = t.head_id
-       WHERE t.entity_id = ? AND t.seq = ?`,
+      `SELECT t.seq, t.head_id AS headId, t.blocks, t.tail, h.messages AS head FROM prompt_heads h JOIN turn_windows t ON t.head_id = h.id
+       WHERE h.entity_id = ? AND t.seq = ?`,
     ).get(entityId, seq) as (TurnWindowRow & { head: string }) | undefined;
   }
 
@@ -60,7 +60,9 @@ export class HistoryRepo {
     return {
       rotations: this.rotations(entityId),
       heads: this.s(`SELECT id, sha256, messages FROM prompt_heads WHERE entity_id = ? ORDER BY id`).all(entityId) as PromptHeadRow[],
-      turns: this.s(`SELECT seq, head_id AS headId, blocks, tail FROM turn_windows WHERE entity_id = ? ORDER BY seq`).all(entityId) as TurnWindowRow[],
+      turns: this.s(
+        `SELECT t.seq, t.head_id AS headId, t.blocks, t.tail FROM prompt_heads h JOIN turn_windows t ON t.head_id = h.id WHERE h.entity_id = ? ORDER BY t.seq`,
+      ).all(entityId) as TurnWindowRow[],
     };
   }
 
@@ -84,8 +86,8 @@ export class HistoryRepo {
     return Number(this.s(`INSERT INTO prompt_heads (entity_id, sha256, messages) VALUES (?, ?, ?)`).run(entityId, sha256, messages).lastInsertRowid);
   }
 
-  insertTurnWindow(entityId: string, headId: number, t: Omit<TurnWindowWrite, 'head' | 'headSha256'>): void {
-    this.s(`INSERT INTO turn_windows (entity_id, seq, head_id, blocks, tail) VALUES (?, ?, ?, ?, ?)`).run(entityId, t.seq, headId, t.blocks, t.tail);
+  insertTurnWindow(headId: number, t: Omit<TurnWindowWrite, 'head' | 'headSha256'>): void {
+    this.s(`INSERT INTO turn_windows (head_id, seq, blocks, tail) VALUES (?, ?, ?, ?)`).run(headId, t.seq, t.blocks, t.tail);
   }
 
   /** An archive's history, its heads renumbered as this database numbers them. */
@@ -93,6 +95,6 @@ export class HistoryRepo {
     const ids = new Map<number, number>();
     for (const head of h.heads) ids.set(head.id, this.headId(entityId, head.sha256, head.messages));
     for (const r of h.rotations) this.insertRotation({ ...r, entityId });
-    for (const t of h.turns) this.insertTurnWindow(entityId, ids.get(t.headId)!, t);
+    for (const t of h.turns) this.insertTurnWindow(ids.get(t.headId)!, t);
   }
 }

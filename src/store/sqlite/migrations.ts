@@ -329,7 +329,8 @@ export const MIGRATIONS: readonly string[] = [
   -- Window history (issue 33): every rotation with its span, summary, route, usage and the window
   -- before and after (blocks by reference: summaries by the rotation that wrote them, messages as
   -- seq ranges); and for each turn what its prompt was made of: a head stored once per entity by
-  -- its hash, the window's block refs and whatever came between the window and the message.
+  -- its hash (a turn's record is keyed by its head, which names the entity: no entity id a turn),
+  -- the window's block refs and whatever came between the window and the message.
   CREATE TABLE rotations (
     entity_id         TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
     n                 INTEGER NOT NULL,
@@ -363,12 +364,11 @@ export const MIGRATIONS: readonly string[] = [
     UNIQUE (entity_id, sha256)
   );
   CREATE TABLE turn_windows (
-    entity_id TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
-    seq       INTEGER NOT NULL,
-    head_id   INTEGER NOT NULL,
-    blocks    TEXT NOT NULL,
-    tail      TEXT,
-    PRIMARY KEY (entity_id, seq)
+    head_id INTEGER NOT NULL REFERENCES prompt_heads(id) ON DELETE CASCADE,
+    seq     INTEGER NOT NULL,
+    blocks  TEXT NOT NULL,
+    tail    TEXT,
+    PRIMARY KEY (head_id, seq)
   ) WITHOUT ROWID;
   `,
   `
