@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, mgpt, mgptBinary } from '../helpers/cli.js';
