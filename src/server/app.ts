@@ -1,11 +1,15 @@
-import { type Context, Hono } from 'hono';
-import { BadRequestError, ERROR_CODE_HEADER, MgptError, NotFoundError, PaymentRequiredError, RateLimitedError, isAbortError } from '../core/errors.js';
+import { Hono } from 'hono';
+import { MgptError, NotFoundError, isAbortError } from '../core/errors.js';
 import type { Engine } from '../engine/engine.js';
-import { requestIdFrom } from './request-id.js';
+import { authFor } from './auth.js';
+import { cancelOnDisconnect } from './disconnect.js';
+import type { Env } from './env.js';
+import { errorResponse } from './error-response.js';
+import { jsonBody } from './json-body.js';
+import { requestIds } from './request-id.js';
 import { type RequestRecord, requestLog } from './request-log.js';
 import type { ServerMetrics } from './metrics.js';
-import { type Env, authFor, closeIfBodyUnread, jsonBody } from './route-deps.js';
-import { rateLimitFor, refusalHeaders } from './rate-limit.js';
+import { rateLimitFor } from './rate-limit.js';
 import { entityRoutes } from './routes/entity-routes.js';
 import { memoryRoutes } from './routes/memory-routes.js';
 import { healthRoutes } from './routes/health.js';
@@ -35,30 +39,18 @@ export interface AppOptions {
 
 /**
  * Both wire contracts and the OpenAI facade over the embedded engine, as a pure fetch handler (the
- * socket listener is in listen.ts): the request id, cancellation on disconnect and the error shape
- * here, one route module per contract in routes/. Validation and rules live in the engine, so
- * `mgpt serve` means exactly what the local backend means.
+ * socket listener is in listen.ts), composed from one file per concern: the request id
+ * (request-id.ts), cancellation on disconnect (disconnect.ts), the request log and metrics
+ * (request-log.ts, metrics.ts), the key check (auth.ts), the rate limit (rate-limit.ts), the body
+ * reader (json-body.ts) and the error shape (error-response.ts); one route module per contract in
+ * routes/. Validation and rules live in the engine, so `mgpt serve` means exactly what the local
+ * backend means.
  */
 export function createApp(engine: Engine, opts: AppOptions = {}): Hono<Env> {
   const limit = opts.bodyLimit ?? 1024 * 1024;
   const app = new Hono<Env>();
 
-  app.use('*', async (c, next) => {
-    const { id: requestId, fromCaller } = requestIdFrom(c.req.header('x-request-id'));
-    c.set('requestId', requestId);
-    c.set('callerRequestId', fromCaller ? requestId : undefined);
-    // Set before the route runs as well: Hono rebuilds HEAD answers from the GET route's headers.
-    c.header('X-Request-Id', requestId);
-    // A client that goes away cancels what it asked for (a turn then leaves no trace).
-    const abort = new AbortController();
-    const out = c.env?.outgoing;
-    out?.once('close', () => {
-      if (!out.writableFinished) abort.abort();
-    });
-    c.set('signal', abort.signal);
-    await next();
-    c.res.headers.set('X-Request-Id', requestId);
-  });
+  app.use('*', requestIds(), cancelOnDisconnect());
   const { onRequest, metrics } = opts;
   if (onRequest || metrics) {
     app.use('*', requestLog({
@@ -92,29 +84,4 @@ export function createApp(engine: Engine, opts: AppOptions = {}): Hono<Env> {
   if (opts.console !== false) app.route('/', consoleRoutes(deps, opts.consoleHandoff));
 
   return app;
-}
-
-/** Each seed's error shape: `{ error }` on entity routes, `{ detail, errors? }` on universe routes. */
-function errorResponse(c: Context<Env>, err: unknown): Response {
-  const known = err instanceof MgptError;
-  const status = isAbortError(err) ? 499 : known ? err.status : 500;
-  const message = known || isAbortError(err) ? (err as Error).message : 'internal error';
-  const entityRoute = c.req.path.startsWith('/v1/');
-  let payload: Record<string, unknown>;
-  if (entityRoute) {
-    payload = { error: message };
-    if (err instanceof PaymentRequiredError) Object.assign(payload, err.details);
-  } else {
-    payload = { detail: message };
-    if (err instanceof BadRequestError && err.errors?.length) payload.errors = err.errors;
-    if (err instanceof PaymentRequiredError) Object.assign(payload, err.details);
-  }
-  // An extension on both contracts: a 503 (the database is unavailable) says what to do.
-  if (known && status === 503 && err.hint) payload.hint = err.hint;
-  const res = c.json(payload, status as 400, err instanceof RateLimitedError ? refusalHeaders(err) : undefined);
-  res.headers.set('X-Request-Id', c.get('requestId') ?? requestIdFrom(undefined).id);
-  // An extension beside both contracts' bodies, which stay as the seeds give them: the error's
-  // stable code (docs/design.md#errors-and-their-codes), which the remote backend reads.
-  if (known) res.headers.set(ERROR_CODE_HEADER, err.code);
-  return closeIfBodyUnread(res, err);
 }

@@ -3,7 +3,7 @@ import type { RateLimitedError } from '../core/errors.js';
 import { type RateStatus, durationText } from '../core/rate-limits.js';
 import type { Engine } from '../engine/engine.js';
 import type { KeyAllowance } from '../engine/platform/rate-limits.js';
-import type { Env } from './route-deps.js';
+import type { Env } from './env.js';
 
 /**
  * The rate limit of a request that calls a model (a turn, a completion, an image) or searches, after its key

@@ -1,5 +1,5 @@
 import type { Context, MiddlewareHandler } from 'hono';
-import type { Env } from './route-deps.js';
+import type { Env } from './env.js';
 
 /** One request as `mgpt serve --log-format` writes it: never a key's secret, never a message. */
 export interface RequestRecord {

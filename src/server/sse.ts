@@ -3,7 +3,7 @@ import type { Context } from 'hono';
 import { type ChunkEvent, CompletionChunker, SSE_DONE, sseFrame, streamErrorFrame } from '../core/completion-stream.js';
 import type { CompletionChunk } from '../core/entity-types.js';
 import { MgptError } from '../core/errors.js';
-import type { Env } from './route-deps.js';
+import type { Env } from './env.js';
 
 /** Which chunks go out (the facade drops the usage chunk unless asked for it). */
 export type KeepChunk = (ch: CompletionChunk) => boolean;

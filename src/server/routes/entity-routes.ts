@@ -4,7 +4,7 @@ import type { KeyIdentity } from '../../core/backend.js';
 import { type Context, Hono } from 'hono';
 import { BadRequestError, MgptError } from '../../core/errors.js';
 import type { Engine } from '../../engine/engine.js';
-import { type Env, type RouteDeps, checkFields, noteReply, notingReply, queryInt, replayHeader } from '../route-deps.js';
+import { type Env, type RouteDeps, checkFields, header, noteReply, notingReply, queryInt, replayHeader } from '../route-deps.js';
 import { sseReply } from '../sse.js';
 import { prepend } from '../../core/primed.js';
 
@@ -52,7 +52,7 @@ export function entityRoutes(engine: Engine, { auth, limit, body }: RouteDeps): 
     return c.json(await engine.entities.messages(c.req.param('id'), { after, limit }, c.get('principal').accountId));
   });
   app.get('/v1/entities/:id/export', ent, async (c) => {
-    const tar = /application\/x-svc-entity/i.test(c.req.header('accept') ?? '');
+    const tar = /application\/x-svc-entity/i.test(header(c, 'accept') ?? '');
     const pieces = await engine.entities.export(c.req.param('id'), tar ? 'tar' : 'json', c.get('principal').accountId);
     return c.body(streamOf(pieces), 200, { 'Content-Type': tar ? 'application/x-svc-entity' : 'application/json' });
   });
@@ -98,7 +98,7 @@ async function sendMessage(engine: Engine, c: Context<Env>, b: unknown): Promise
   checkFields(b, ['content', 'stream', 'idempotency_key', 'memory_tool', ...SAMPLING_FIELDS]);
   const m = b as { content?: unknown; stream?: unknown; idempotency_key?: unknown; memory_tool?: unknown };
   if (m.stream !== undefined && typeof m.stream !== 'boolean') throw new BadRequestError('stream must be a boolean');
-  const key = c.req.header('idempotency-key') ?? (m.idempotency_key as string | undefined);
+  const key = header(c, 'idempotency-key') ?? (m.idempotency_key as string | undefined);
   const id = c.req.param('id') ?? '';
   const turn = engine.entities.send(
     id,

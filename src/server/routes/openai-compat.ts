@@ -3,7 +3,7 @@ import { BadRequestError, MgptError, PaymentRequiredError, RateLimitedError, isA
 import { BRANCH_HEADER, type ChatPolicyOptions, type ChatReply } from '../../engine/openai/chat-service.js';
 import { REQUEST_HEADER, TURN_HEADER, turnOf } from '../../engine/openai/chat-policy.js';
 import type { Engine } from '../../engine/engine.js';
-import { type Env, type RouteDeps, closeIfBodyUnread, noteReply, notingReply } from '../route-deps.js';
+import { type Env, type RouteDeps, closeIfBodyUnread, header, noteReply, notingReply } from '../route-deps.js';
 import { sseReply } from '../sse.js';
 import { refusalHeaders } from '../rate-limit.js';
 
@@ -33,9 +33,9 @@ export function openAICompatRoutes(engine: Engine, deps: RouteDeps, policy: Chat
     const principal = c.get('principal');
     const reply = await chat.chat({
       body: req,
-      idempotencyKey: c.req.header('idempotency-key'),
-      branch: (c.req.header(BRANCH_HEADER) ?? '').toLowerCase() === 'branch',
-      side: c.req.header(REQUEST_HEADER),
+      idempotencyKey: header(c, 'idempotency-key'),
+      branch: (header(c, BRANCH_HEADER) ?? '').toLowerCase() === 'branch',
+      side: header(c, REQUEST_HEADER),
       policy,
       accountId: principal.accountId,
       userId: principal.userId,
