@@ -107,6 +107,31 @@ async function loadO200k(): Promise<O200k> {
  */
 const AS_TEXT = { disallowedSpecial: new Set<string>() };
 
+/**
+ * The counts of the last texts counted (up to COUNTED_TEXTS of at most COUNTED_CHARS characters):
+ * an OpenAI client sends its whole conversation with every request, so the same system prompt and
+ * earlier messages are counted again and again, and the tokenizer's split costs tens of
+ * microseconds a message (bench serve-llama). A count depends only on its text.
+ */
+const counted = new Map<string, number>();
+const COUNTED_TEXTS = 256;
+const COUNTED_CHARS = 4096;
+
+function countRemembered(bpe: O200k, text: string): number {
+  if (text.length > COUNTED_CHARS) return count(bpe, text);
+  const known = counted.get(text);
+  if (known !== undefined) {
+    // Most recently used last, so the oldest goes first.
+    counted.delete(text);
+    counted.set(text, known);
+    return known;
+  }
+  const n = count(bpe, text);
+  counted.set(text, n);
+  if (counted.size > COUNTED_TEXTS) counted.delete(counted.keys().next().value as string);
+  return n;
+}
+
 function count(bpe: O200k, text: string): number {
   let tokens = 0;
   for (const chunk of boundedChunks(text)) tokens += bpe.countTokens(chunk, AS_TEXT);
@@ -147,7 +172,7 @@ export async function countEach(tok: TokenEstimator, texts: readonly string[]): 
 
 export function loadTokenEstimator(): Promise<TokenEstimator> {
   loading ??= loadO200k().then((bpe) => (loaded = {
-    count: (text: string) => (text.length === 0 ? 0 : count(bpe, text)),
+    count: (text: string) => (text.length === 0 ? 0 : countRemembered(bpe, text)),
     truncate: (text: string, maxTokens: number) => (maxTokens <= 0 ? '' : truncate(bpe, text, maxTokens)),
   }));
   return loading;

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { Context } from 'hono';
 import { BadRequestError, CancelledError, MgptError, PayloadTooLargeError } from '../core/errors.js';
 import { largeWork } from '../core/lane.js';
@@ -21,7 +22,7 @@ export function jsonBody(limit: number): BodyReader {
     if (!/^application\/json\b/i.test(type)) throw new BadRequestError('Content-Type must be application/json');
     const incoming = c.env?.incoming;
     // Under node-server, read the socket's stream directly: a Web Request per body costs more than the parse.
-    const buf = incoming ? await readLimited(incoming, limit, incoming) : new Uint8Array(await c.req.arrayBuffer());
+    const buf = incoming ? await readLimited(incoming, limit) : new Uint8Array(await c.req.arrayBuffer());
     if (buf.length > limit) throw new PayloadTooLargeError(`request body over ${limit} bytes`);
     // Large bodies are parsed one at a time, each in a turn of the event loop of its own.
     return buf.length > LARGE_BODY_BYTES ? largeWork.run(async () => parseJson(buf)) : parseJson(buf);
@@ -51,22 +52,44 @@ function parseJson(buf: Uint8Array): unknown {
   }
 }
 
-/** The request body, stopping (413) as soon as it passes `limit` bytes. */
-async function readLimited(incoming: AsyncIterable<Buffer>, limit: number, req: { aborted?: boolean; destroyed?: boolean }): Promise<Uint8Array> {
-  const parts: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const part of incoming) {
+/**
+ * The request body, stopping (413) as soon as it passes `limit` bytes. Events rather than
+ * `for await`: a stream's async iterator sets up more per body than a small body's parse costs.
+ */
+function readLimited(incoming: IncomingMessage, limit: number): Promise<Uint8Array> {
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    let size = 0;
+    const fail = (err: unknown) => {
+      incoming.off('data', onData);
+      // A client that hangs up mid-upload is a disconnect, not a server failure.
+      if (!(err instanceof MgptError) && (incoming.aborted || incoming.destroyed || (err as { code?: string }).code === 'ECONNRESET')) {
+        reject(new CancelledError('the client closed the connection during the upload'));
+      } else reject(err);
+    };
+    const onData = (part: Buffer) => {
       size += part.length;
-      if (size > limit) throw new PayloadTooLargeError(`request body over ${limit} bytes`);
+      if (size > limit) {
+        fail(new PayloadTooLargeError(`request body over ${limit} bytes`));
+        return dropRest(incoming);
+      }
       parts.push(part);
-    }
-  } catch (err) {
-    // A client that hangs up mid-upload is a disconnect, not a server failure.
-    if (!(err instanceof MgptError) && (req.aborted || req.destroyed || (err as { code?: string }).code === 'ECONNRESET')) {
-      throw new CancelledError('the client closed the connection during the upload');
-    }
-    throw err;
-  }
-  return parts.length === 1 ? parts[0] : Buffer.concat(parts, size);
+    };
+    incoming.on('data', onData);
+    incoming.once('end', () => resolve(parts.length === 1 ? parts[0] : Buffer.concat(parts, size)));
+    incoming.once('error', fail);
+    incoming.once('close', () => {
+      if (!incoming.complete) fail(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }));
+    });
+  });
+}
+
+/**
+ * Stops reading a body over the limit as Node does when a `for await` over a server request ends
+ * early: the request is detached from its socket, then destroyed, so what more arrives is dropped
+ * while the socket stays open for the 413 (sent with Connection: close, then a lingering close).
+ */
+function dropRest(incoming: IncomingMessage): void {
+  (incoming as { socket: unknown }).socket = null;
+  incoming.destroy();
 }

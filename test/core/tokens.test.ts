@@ -41,6 +41,14 @@ describe('count', () => {
     expect(tok.truncate(text, 3).length).toBeLessThan(text.length);
   });
 
+  it('gives a text counted again (remembered, evicted, or too long to remember) the count o200k gives', () => {
+    const texts = Array.from({ length: 600 }, (_, i) => `message ${i}: ${randomLetters(20 + (i % 50))} ${'word '.repeat(i % 7)}`);
+    texts.push(`long ${'x y '.repeat(3000)}`);
+    for (let round = 0; round < 3; round++) {
+      for (const t of round === 1 ? [...texts].reverse() : texts) expect(tok.count(t)).toBe(countTokens(t));
+    }
+  });
+
   it('counts the empty text as 0', () => {
     expect(tok.count('')).toBe(0);
   });

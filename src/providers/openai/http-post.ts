@@ -41,14 +41,21 @@ export class TimeoutError extends Error {
   }
 }
 
-// Keep-alive agents, one per protocol, created on first use: a batch reuses its connections.
-const agents = new Map<string, Agent>();
+interface Transport {
+  request: typeof import('node:http').request;
+  agent: Agent;
+}
 
-function agentFor(protocol: string): { request: typeof import('node:http').request; agent: Agent } {
-  const mod = requireBuiltin(protocol === 'https:' ? 'node:https' : 'node:http') as typeof import('node:http');
-  let agent = agents.get(protocol);
-  if (!agent) agents.set(protocol, (agent = new mod.Agent({ keepAlive: true })));
-  return { request: mod.request, agent };
+// Keep-alive agents, one per protocol, created on first use: a batch reuses its connections.
+const transports = new Map<string, Transport>();
+
+function agentFor(protocol: string): Transport {
+  let t = transports.get(protocol);
+  if (!t) {
+    const mod = requireBuiltin(protocol === 'https:' ? 'node:https' : 'node:http') as typeof import('node:http');
+    transports.set(protocol, (t = { request: mod.request, agent: new mod.Agent({ keepAlive: true }) }));
+  }
+  return t;
 }
 
 /**
@@ -97,9 +104,20 @@ function postOnce(url: string, o: PostOptions): Promise<PostResponse> {
   });
 }
 
-/** The whole body as text. */
-export async function readText(body: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of body) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
+/**
+ * The whole body as text; rejects when it fails or ends early (a timeout, a cancel, a reset).
+ * Events rather than `for await`: a stream's async iterator sets up more per reply than a
+ * buffered completion's own parse costs.
+ */
+export function readText(body: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    body.on('data', (chunk: Buffer) => chunks.push(chunk));
+    body.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    body.once('error', reject);
+    body.once('close', () => {
+      // What `for await` over the body threw in this case.
+      if (!body.readableEnded) reject(body.errored ?? Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+    });
+  });
 }
