@@ -16,6 +16,7 @@ import { seedTranscript } from './seed.js';
 import { benchTokens } from './tokens.js';
 import { benchRotationCost } from './rotation-cache.js';
 import { benchServeLlama } from './serve-llama.js';
+import { benchSseWriter } from './sse-writer.js';
 import { benchSharedContext } from './shared-context.js';
 import { benchIndexCost, benchSearch } from './search.js';
 import { benchSearchLoad } from './search-load.js';
@@ -29,7 +30,7 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = join(root, 'bin', 'mgpt');
 const work = mkdtempSync(join(tmpdir(), 'mgpt-bench-'));
 const quick = process.argv.includes('--quick');
-// `--only=turns,window,serve` runs just those sections (startup, turns, window, export, serve, branch, chat, repl, senders, llama, tokens, rotation, serve-llama, shared, search, limits, memory, console, history).
+// `--only=turns,window,serve` runs just those sections (startup, turns, window, export, serve, branch, chat, repl, senders, llama, tokens, rotation, serve-llama, sse-writer, shared, search, limits, memory, console, history).
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
 const section = (name: string) => !only || only.includes(name);
 
@@ -410,6 +411,14 @@ if (section('serve-llama')) {
     rows.push({ name: 'serve: buffered completion vs llama-server direct, added', value: r.addedMs, unit: 'ms', target: '<= 2', met: r.addedMs <= 2, note: `${r.serveMs.toFixed(1)} vs ${r.directMs.toFixed(1)} ms` });
     rows.push({ name: 'the same to the scripted fake, added', value: r.fakeAddedMs, unit: 'ms', note: "serve's own work a request, no model server beside it" });
     rows.push({ name: 'floor: a bare node:http process that only forwards it, added', value: r.proxyAddedMs, unit: 'ms', note: `serve's own share: ${(r.addedMs - r.proxyAddedMs).toFixed(2)} ms` });
+  }
+}
+
+// 9a. The SSE writer: server CPU a streamed reply, written to node's response (src/server/sse.ts) or through hono/streaming.
+if (section('sse-writer')) {
+  for (const frames of [16, 200]) {
+    const r = await benchSseWriter(root, frames, quick ? 100 : frames > 100 ? 300 : 1000);
+    rows.push({ name: `sse writer, ${frames} frames: Hono stream() / direct`, value: r.stream / r.direct, unit: 'x', note: `${r.direct.toFixed(0)} µs direct, ${r.stream.toFixed(0)} µs stream(), ${r.sse.toFixed(0)} µs streamSSE() a reply` });
   }
 }
 

@@ -1,3 +1,13 @@
+/**
+ * The one SSE writer, for the entity route and the OpenAI facade alike. Under node-server it
+ * writes frames to node's ServerResponse itself instead of going through Hono's streaming helpers
+ * (hono/streaming `stream()` / `streamSSE()`): those hand node-server a web ReadableStream that it
+ * pumps through a reader into the response, and that costs the server 2.3 to 2.7 times the CPU of
+ * a streamed reply (`npm run bench -- --only=sse-writer`: 16 frames, 211 µs written here against
+ * 491 µs through `stream()` and 420 µs through `streamSSE()`; 200 frames, 722 against 1,960 and
+ * 2,237). docs/design-server.md has the decision. Called in-process (`app.request`, other
+ * runtimes), where there is no node response, the same frames go out as a web stream.
+ */
 import type { ServerResponse } from 'node:http';
 import type { Context } from 'hono';
 import { type ChunkEvent, CompletionChunker, SSE_DONE, sseFrame, streamErrorFrame } from '../core/completion-stream.js';
