@@ -1,13 +1,14 @@
 import type { ChunkEvent } from '../../core/completion-stream.js';
-import { IDEMPOTENCY_KEY_MAX } from '../../core/entity-types.js';
-import { BadRequestError, CancelledError, ConflictError, ContextOverflowError, ProviderError, TURN_CANCELLED, isAbortError } from '../../core/errors.js';
-import { providerErrorClass } from '../events.js';
+import { CancelledError, ConflictError, TURN_CANCELLED, isAbortError } from '../../core/errors.js';
 import { sha256 } from '../../core/hash.js';
 import { costUsd } from '../../core/models.js';
 import { loadTokenEstimator } from '../../core/tokens.js';
 import type { ChatMessage, Sampling, ToolChoice, ToolDefinition } from '../../providers/spec.js';
 import type { EngineDeps } from '../deps.js';
-import { absorb, emptyReply, replyMessage } from './reply.js';
+import { type CompletionHead, chatCompletion, settledUsage } from './completion.js';
+import { storedAnswer } from './idempotency.js';
+import { type Generation, newGeneration, reportCompleted, routeOf, runGeneration } from './model-call.js';
+import { replayEvents } from './replay.js';
 import { messageText } from './calibration.js';
 import { isMetered, requireFunds } from '../platform/billing.js';
 import { reserveReply } from '../platform/rate-limits.js';
@@ -49,88 +50,68 @@ type Completion = Extract<ChunkEvent, { type: 'done' }>['completion'];
  */
 export async function* completeStateless(deps: EngineDeps, input: StatelessInput): AsyncGenerator<ChunkEvent> {
   const requestSha = input.key === undefined ? '' : sha256(JSON.stringify([input.model, input.messages, input.tools ?? null]));
-  const stored = await storedReply(deps, input, requestSha);
+  const stored = await storedAnswer<Completion>(deps.store, { kind: 'account', accountId: input.accountId }, input.key, requestSha);
   if (stored) return yield* replay(stored);
-  const { clock } = deps;
-  const t0 = clock.now();
+  const t0 = deps.clock.now();
   const tok = await loadTokenEstimator();
   const promptTokens = input.messages.reduce((n, m) => n + tok.count(messageText(m)), 0);
   await checkBalance(deps, input, promptTokens);
   const sampling = await reserveReply(input.allowance, promptTokens, input.sampling);
   const model = await deps.chatModel(input.model);
-  const id = `chatcmpl-${deps.newId()}`;
-  const created = Math.floor(clock.now() / 1000);
-  const shown = input.shownModel ?? input.model;
+  const head = { id: `chatcmpl-${deps.newId()}`, model: input.shownModel ?? input.model, created: Math.floor(t0 / 1000) };
+  const out = newGeneration();
   let started = false;
-  let firstTokenAt: number | undefined;
-  const out = emptyReply();
   try {
     const request = { messages: input.messages, sampling, tools: input.tools, toolChoice: input.toolChoice, purpose: 'reply' as const, buffered: input.streamed === false, signal: input.signal };
-    for await (const part of model.stream(request)) {
-      const text = absorb(out, part);
-      if (!text) continue;
-      if (!started) yield { type: 'start', id, model: shown, created };
+    for await (const text of runGeneration(routeOf(deps, model), request, { into: out })) {
+      if (!started) yield { type: 'start', ...head };
       started = true;
-      firstTokenAt ??= clock.now();
       yield { type: 'delta', text };
     }
     if (input.signal?.aborted) throw new CancelledError(TURN_CANCELLED);
   } catch (err) {
-    if (err instanceof ProviderError || err instanceof ContextOverflowError) deps.events.providerError(providerErrorClass(err));
     // The failure is what the caller must see, not a failure to log it.
     await writeLog(deps, logEntry(deps, input, model.modelId, t0, { status: 'error', error: err instanceof Error ? err.message : String(err) })).catch(() => undefined);
     if (isAbortError(err)) throw new CancelledError(TURN_CANCELLED);
     throw err;
   }
-  const inputTokens = out.usage?.inputTokens ?? promptTokens;
-  const outputTokens = out.usage?.outputTokens ?? tok.count(out.text);
+  const done = await commitCompletion(deps, input, { providerModel: model.modelId, t0, head, out, promptTokens, requestSha });
+  if (!started) yield { type: 'start', ...head };
+  yield { type: 'done', ...done };
+}
+
+/** What a finished completion commits: the reply, counted, and what names it. */
+interface Finished {
+  providerModel: string;
+  t0: number;
+  head: CompletionHead;
+  out: Generation;
+  promptTokens: number;
+  requestSha: string;
+}
+
+/** Bills, logs and keys the completion in one transaction, then tells the observer; the completion and what it billed. */
+async function commitCompletion(deps: EngineDeps, input: StatelessInput, f: Finished): Promise<{ completion: Completion; billed: number }> {
+  const { clock } = deps;
+  const { out, t0 } = f;
+  const tok = await loadTokenEstimator();
+  const usage = settledUsage(out.usage, { input: f.promptTokens, output: tok.count(out.text) });
+  const { inputTokens, outputTokens, cachedTokens } = usage;
   const cost = costUsd(deps.prices[input.model], inputTokens, outputTokens);
-  const completion: Completion = {
-    id, object: 'chat.completion', created, model: shown,
-    choices: [{ index: 0, message: replyMessage(out), finish_reason: out.finish }],
-    usage: {
-      prompt_tokens: inputTokens, completion_tokens: outputTokens, total_tokens: inputTokens + outputTokens,
-      ...(out.usage?.cachedTokens !== undefined ? { prompt_tokens_details: { cached_tokens: out.usage.cachedTokens } } : {}),
-    },
-  };
-  const key = input.key === undefined ? undefined : { key: input.key, row: { contentSha256: requestSha, completion: JSON.stringify(completion) }, createdAt: clock.iso() };
+  const completion = chatCompletion(f.head, out, usage);
+  const key = input.key === undefined ? undefined : { key: input.key, row: { contentSha256: f.requestSha, completion: JSON.stringify(completion) }, createdAt: clock.iso() };
   const written = await deps.store.accounts.chargeWithLog(
     { accountId: input.accountId, entityId: null, model: input.model, inputTokens, outputTokens, costUsd: cost, createdAt: clock.iso() },
-    logRow(deps, logEntry(deps, input, model.modelId, t0, { status: 'ok', error: null, inputTokens, outputTokens, cachedTokens: out.usage?.cachedTokens, costUsd: cost, chars: out.text.length })),
+    logRow(deps, logEntry(deps, input, f.providerModel, t0, { status: 'ok', error: null, inputTokens, outputTokens, cachedTokens, costUsd: cost, chars: out.text.length })),
     key,
   );
   if (!written) throw answeredMeanwhile(input.key!);
-  const seconds = (at: number) => (at - t0) / 1000;
-  deps.events.turn(input.mode === 'side' ? 'side' : 'facade', seconds(clock.now()), firstTokenAt === undefined ? undefined : seconds(firstTokenAt));
-  deps.events.promptTokens(inputTokens, out.usage?.cachedTokens);
-  if (!started) yield { type: 'start', id, model: shown, created };
-  yield { type: 'done', completion, billed: inputTokens + outputTokens };
+  reportCompleted(deps, { kind: input.mode === 'side' ? 'side' : 'facade', t0, firstTokenAt: out.timings.firstTokenAt, promptTokens: inputTokens, cachedTokens });
+  return { completion, billed: inputTokens + outputTokens };
 }
 
-/** The reply stored for this request's Idempotency-Key; a key used with another request is refused. */
-async function storedReply(deps: EngineDeps, input: StatelessInput, requestSha: string): Promise<Completion | undefined> {
-  if (input.key === undefined) return undefined;
-  checkKey(input.key);
-  const row = await deps.store.idempotency.completion(input.accountId, input.key);
-  if (!row) return undefined;
-  if (row.contentSha256 !== requestSha) {
-    throw new BadRequestError(`idempotency key ${JSON.stringify(input.key)} was already used with a different request`, {
-      hint: 'use a new key for a new request',
-    });
-  }
-  return JSON.parse(row.completion) as Completion;
-}
-
-function* replay(c: Completion): Generator<ChunkEvent> {
-  yield { type: 'start', id: c.id, model: c.model, created: c.created, replayed: true };
-  const text = c.choices[0]?.message.content ?? '';
-  if (text) yield { type: 'delta', text };
-  yield { type: 'done', completion: c };
-}
-
-function checkKey(key: string): void {
-  if (key.length === 0) throw new BadRequestError('idempotency key must be a non-empty string');
-  if (key.length > IDEMPOTENCY_KEY_MAX) throw new BadRequestError(`idempotency key is ${key.length} characters; the limit is ${IDEMPOTENCY_KEY_MAX}`);
+function replay(c: Completion): Generator<ChunkEvent> {
+  return replayEvents({ type: 'start', id: c.id, model: c.model, created: c.created, replayed: true } as const, c, { type: 'done', completion: c } as const);
 }
 
 /** Two requests with one key at once: the first stored is the answer; this one is not billed. */

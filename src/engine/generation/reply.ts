@@ -8,7 +8,7 @@ export interface ReplyToolCall {
   arguments: string;
 }
 
-/** What a provider stream amounts to, read once: every generation (turns, completions, summaries) uses it. */
+/** What a provider stream amounts to, read once (by model-call.ts): every generation gets one. */
 export interface Reply {
   text: string;
   toolCalls: ReplyToolCall[];
@@ -42,16 +42,6 @@ export function absorb(reply: Reply, part: StreamPart): string {
     case 'error':
       throw part.error;
   }
-}
-
-/** Reads a whole stream into a reply; `onDelta` sees the text as it comes. */
-export async function readReply(stream: AsyncIterable<StreamPart>, onDelta?: (text: string) => void): Promise<Reply> {
-  const reply = emptyReply();
-  for await (const part of stream) {
-    const text = absorb(reply, part);
-    if (text) onDelta?.(text);
-  }
-  return reply;
 }
 
 /** The provider's finish reason in OpenAI's terms; anything unknown is a normal stop. */

@@ -1,7 +1,7 @@
 import { ContextOverflowError } from '../../../core/errors.js';
 import type { ChatMessage } from '../../../providers/spec.js';
 import { type RouteFit, promptEstimateOf } from '../../generation/calibration.js';
-import { readReply } from '../../generation/reply.js';
+import { readGeneration, routeOf } from '../../generation/model-call.js';
 import type { WindowTurn } from './turn-window.js';
 import { windowMessages } from './window-state.js';
 
@@ -43,7 +43,7 @@ async function contextGrew(turn: WindowTurn, fit: RouteFit, newTokens: number): 
   const messages: ChatMessage[] = [...windowMessages(entity.instructions, window.blocks), { role: 'user', content: turn.content }, { role: 'user', content: filler }];
   let counted: number | undefined;
   try {
-    counted = (await readReply(model.stream({ messages, maxTokens: 1, purpose: 'reply', signal: turn.signal }))).usage?.inputTokens;
+    counted = (await readGeneration(routeOf(deps, model), { messages, maxTokens: 1, purpose: 'reply', signal: turn.signal }, { probe: true })).usage?.inputTokens;
   } catch (err) {
     if (!(err instanceof ContextOverflowError)) throw err;
     // Only the context it names: the filler says nothing about how the model counts the conversation.

@@ -1,8 +1,8 @@
 import type { TokenEstimator } from '../../../core/tokens.js';
-import type { ChatMessage, ChatModel, ProviderUsage } from '../../../providers/spec.js';
+import type { ChatMessage, ProviderUsage } from '../../../providers/spec.js';
 import type { BlockRow } from '../../../store/types.js';
 import { ContextOverflowError } from '../../../core/errors.js';
-import { readReply } from '../../generation/reply.js';
+import { type Route, readGeneration } from '../../generation/model-call.js';
 import { windowMessages } from './window-state.js';
 import { CONTEXT_MARGIN, PER_MESSAGE_TOKENS, PER_PROMPT_TOKENS, type RouteCalibration, type RouteFit, promptEstimate, promptEstimateOf } from '../../generation/calibration.js';
 
@@ -33,7 +33,7 @@ const LINE_TOKENS = 3;
  * piece's summary covers the whole span.
  */
 export async function summarizeSpan(
-  model: ChatModel,
+  route: Route,
   tok: TokenEstimator,
   span: readonly BlockRow[],
   maxTokens: number,
@@ -49,7 +49,7 @@ export async function summarizeSpan(
   const lead = leadingBlocks(tok, span, instructions, fit, replyTokens);
   let summary = '';
   if (lead > 0) {
-    summary = tok.truncate(await summarizeOnce(model, calibration, prefixRequest(tok, span.slice(0, lead), instructions, replyTokens, signal), usage), maxTokens);
+    summary = tok.truncate(await summarizeOnce(route, calibration, prefixRequest(tok, span.slice(0, lead), instructions, replyTokens, signal), usage), maxTokens);
   }
   // The rest, if any, as a transcript in pieces, each folding in the summary so far.
   const rest = span.slice(lead);
@@ -58,7 +58,7 @@ export async function summarizeSpan(
     const lines = earlier ? [earlier, ...piece.lines] : piece.lines;
     const tokens = piece.tokens + (earlier ? tok.count(earlier) + LINE_TOKENS : 0);
     const request = transcriptRequest(tok, lines.join('\n'), tokens, replyTokens, signal);
-    summary = await summarizeOnce(model, calibration, request, usage);
+    summary = await summarizeOnce(route, calibration, request, usage);
     if (tok.count(summary) > maxTokens) summary = tok.truncate(summary, maxTokens);
   }
   return { text: summary, usage };
@@ -167,10 +167,11 @@ function pieces(span: readonly BlockRow[], tok: TokenEstimator, capacity: number
  * instructions and a transcript count differently from chat, and a refusal must be learned from
  * before the turn is planned again.
  */
-async function summarizeOnce(model: ChatModel, calibration: RouteCalibration, req: SummaryRequest, usage: SummaryUsage): Promise<string> {
+async function summarizeOnce(route: Route, calibration: RouteCalibration, req: SummaryRequest, usage: SummaryUsage): Promise<string> {
   const { messages, estimate } = req;
+  const { model } = route;
   try {
-    const reply = await readReply(model.stream({ messages, maxTokens: req.replyTokens, purpose: 'summary', signal: req.signal }));
+    const reply = await readGeneration(route, { messages, maxTokens: req.replyTokens, purpose: 'summary', signal: req.signal });
     usage.requests++;
     if (reply.usage) {
       await calibration.observe(model.routeKey, estimate, reply.usage.inputTokens);

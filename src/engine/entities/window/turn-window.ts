@@ -7,6 +7,7 @@ import type { ChatMessage, ChatModel } from '../../../providers/spec.js';
 import type { BlockRow, EntityRow } from '../../../store/types.js';
 import { PER_MESSAGE_TOKENS, type RouteFit, promptEstimateOf } from '../../generation/calibration.js';
 import type { EngineDeps } from '../../deps.js';
+import { routeOf } from '../../generation/model-call.js';
 import { contextChanged } from './context-probe.js';
 import { type SummaryUsage, summarizeSpan } from './summarize.js';
 import { WindowState } from './window-state.js';
@@ -130,7 +131,7 @@ async function summarize(turn: WindowTurn, plan: RotationPlan, fit: RouteFit): P
   const span = window.blocks.slice(0, plan.take);
   // The instructions as the entity's turns send them: the summary request then starts with their prefix.
   const instructions = { text: turn.entity.instructions, tokens: turn.entity.instructionsTokens };
-  const { text, usage } = await summarizeSpan(model, tok, span, plan.maxSummaryTokens, fit, deps.calibration, turn.signal, instructions);
+  const { text, usage } = await summarizeSpan(routeOf(deps, model), tok, span, plan.maxSummaryTokens, fit, deps.calibration, turn.signal, instructions);
   const block: BlockRow = {
     id: deps.newId(),
     position: span[0].position,

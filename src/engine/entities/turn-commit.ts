@@ -1,0 +1,160 @@
+import type { EntityCompletion, TurnEvent } from '../../core/entity-types.js';
+import { costUsd } from '../../core/models.js';
+import { loadTokenEstimator } from '../../core/tokens.js';
+import type { BlockRow, EntityImport, EntityTurnWrite, LogRow } from '../../store/types.js';
+import { chatCompletion, settledUsage } from '../generation/completion.js';
+import { reportCompleted } from '../generation/model-call.js';
+import { type Reply, replyMessage } from '../generation/reply.js';
+import type { HeldLease } from '../lease.js';
+import { windowVersion } from '../versioned-cache.js';
+import { recallLog } from './recall.js';
+import { announce } from './turn-reply.js';
+import { type TurnInput, type TurnState, leaseTakenOver } from './turn-state.js';
+import type { PreparedWindow } from './window/turn-window.js';
+
+/**
+ * Stores the user message, the rotation, the reply, the charge and the key in one unit of work
+ * that frees the lease; a ConflictError (nothing stored) when another turn took the lease over.
+ */
+export async function commit(turn: TurnState, prepared: PreparedWindow, reply: Reply, lease: HeldLease, input: TurnInput): Promise<{ completion: EntityCompletion; billed: number }> {
+  const settled = await settle(turn, prepared, reply);
+  const base = turnWrite(turn, prepared, settled, input);
+  const write = { ...base, log: await turnLog(turn, settled, base.charge.costUsd) };
+  // A created entity's history may be thousands of rows: the store writes those without holding the thread.
+  await lease.write((claim) => turn.deps.store.entities.commitTurn({ ...write, lease: claim }), () => leaseTakenOver(turn.entity.id), true);
+  // Only now, committed, do the two blocks join the kept window (in place: no copy of the window).
+  turn.deps.windows.set(turn.entity.id, windowVersion(write.counters), prepared.head.append(settled.userBlock, settled.replyBlock));
+  return { completion: settled.completion, billed: base.charge.inputTokens + base.charge.outputTokens };
+}
+
+/** The turn's log record, when its model used recall: the rounds, and what the final request cost. */
+function turnLog(turn: TurnState, s: SettledTurn, costUsd: number): Promise<LogRow | undefined> {
+  const u = s.completion.usage;
+  const out = { model: turn.model.modelId, inputTokens: u.prompt_tokens, outputTokens: u.completion_tokens, costUsd, totalMs: turn.deps.clock.now() - turn.t0, recalled: turn.recalled };
+  return recallLog(turn.deps, turn.entity, turn.recall, out);
+}
+
+/** Tells the engine's observer what the committed turn did: its time, its rotation, its prompt tokens, what it recalled. */
+export function told(turn: TurnState, prepared: PreparedWindow, completion: EntityCompletion): void {
+  const { events } = turn.deps;
+  const u = completion.usage;
+  reportCompleted(turn.deps, {
+    kind: turn.extras.facade ? 'facade' : 'entity', t0: turn.t0, firstTokenAt: turn.firstTokenAt,
+    promptTokens: u.prompt_tokens, cachedTokens: u.prompt_tokens_details?.cached_tokens,
+  });
+  if (prepared.summary) {
+    events.rotation();
+    events.summaryRequests(prepared.summaryUsage?.requests ?? 1);
+  }
+  if (turn.recalled) events.recalled(turn.recalled.messages.length, turn.recalled.tokens);
+}
+
+/** What a finished reply comes to: its counts, the completion the caller gets, and the window's two new blocks. */
+interface SettledTurn {
+  messageTokens: number;
+  replyTokens: number;
+  completion: EntityCompletion;
+  userBlock: BlockRow;
+  replyBlock: BlockRow;
+}
+
+async function settle(turn: TurnState, prepared: PreparedWindow, reply: Reply): Promise<SettledTurn> {
+  const { deps, entity, model } = turn;
+  const tok = await loadTokenEstimator();
+  const messageTokens = await turn.count.exact();
+  const userBlock: BlockRow = { ...prepared.userBlock, tokens: messageTokens };
+  // The estimate is a sum: only the new message's count changed since the window was planned (and recall's rounds came after).
+  const promptTokens = prepared.estimate - prepared.userBlock.tokens + messageTokens + turn.recall.tokens;
+  if (reply.usage?.inputTokens) await deps.calibration.observe(model.routeKey, promptTokens, reply.usage.inputTokens);
+  const replyTokens = tok.count(reply.text);
+  const usage = settledUsage(reply.usage, { input: promptTokens, output: replyTokens });
+  const completion: EntityCompletion = {
+    ...chatCompletion({ id: turn.replyId, created: turn.created, model: entity.model }, reply, usage),
+    entity_id: entity.id,
+    ...(turn.recalled ? { recalled: turn.recalled.messages } : {}),
+  };
+  const at = userBlock.coversFrom + 1;
+  const replyBlock: BlockRow = {
+    id: deps.newId(), position: userBlock.position + 1, kind: 'message', role: 'assistant', content: reply.text, tokens: replyTokens, coversFrom: at, coversTo: at,
+  };
+  return { messageTokens, replyTokens, completion, userBlock, replyBlock };
+}
+
+/** The turn's unit of work, but for the lease it runs under. */
+function turnWrite(turn: TurnState, prepared: PreparedWindow, s: SettledTurn, input: TurnInput): Omit<EntityTurnWrite, 'lease'> {
+  const { deps, entity } = turn;
+  const { clock } = deps;
+  const { messageTokens, replyTokens } = s;
+  const userSeq = s.userBlock.coversFrom;
+  const userAt = clock.iso();
+  const folds = prepared.plan && prepared.summary ? prepared.plan.take : 0;
+  const reply = s.replyBlock.content;
+  return {
+    entityId: entity.id,
+    create: turn.create && unfolded(turn.create, folds),
+    messages: [
+      { seq: userSeq, role: 'user', content: turn.content, tokens: messageTokens, createdAt: userAt },
+      { seq: userSeq + 1, role: 'assistant', content: reply, tokens: replyTokens, createdAt: clock.iso() },
+    ],
+    deleteBlockIds: turn.create ? [] : turn.window.blocks.slice(0, folds).map((b) => b.id),
+    insertBlocks: [...(prepared.summary ? [prepared.summary] : []), s.userBlock, s.replyBlock],
+    counters: {
+      transcriptMessages: userSeq + 1,
+      transcriptTokens: entity.transcriptTokens + messageTokens + replyTokens,
+      windowTokens: prepared.head.tokens + messageTokens + replyTokens,
+      windowBlocks: prepared.head.blocks.length + 2,
+      updatedAt: clock.iso(),
+    },
+    // Billed: the new message and the reply (with the calls of its recall rounds); never the window, history or rotation summaries.
+    charge: {
+      accountId: entity.accountId, entityId: entity.id, model: entity.model, inputTokens: messageTokens, outputTokens: replyTokens + turn.recall.callTokens,
+      costUsd: costUsd(deps.prices[entity.model], messageTokens, replyTokens + turn.recall.callTokens), createdAt: clock.iso(),
+    },
+    idempotency:
+      input.key === undefined
+        ? undefined
+        : { key: input.key, row: { contentSha256: input.contentSha256, completion: JSON.stringify(s.completion) }, createdAt: clock.iso() },
+  };
+}
+
+/**
+ * An entity this turn creates, without the blocks its own rotation folds (its window's first
+ * `folds`, since the turn's window is the created one): they are never written.
+ */
+function unfolded(create: EntityImport, folds: number): EntityImport {
+  return folds ? { ...create, blocks: create.blocks.slice(folds) } : create;
+}
+
+/**
+ * A reply that calls tools: returned to the caller and not stored. The client runs the tools and
+ * sends the results; the request that gets the final reply stores the turn. The provider was
+ * called all the same, so the reply is billed and logged like a turn (the message and what the
+ * model wrote, its calls and any recall rounds), in one transaction, and counted by the caller.
+ */
+export async function* toolRound(turn: TurnState, prepared: PreparedWindow, reply: Reply): AsyncGenerator<TurnEvent> {
+  if (!turn.started) yield* announce(turn, prepared, false);
+  const tok = await loadTokenEstimator();
+  const replyTokens = tok.count(reply.text) + tok.count(JSON.stringify(replyMessage(reply).tool_calls ?? []));
+  const usage = settledUsage(reply.usage, { input: prepared.estimate, output: replyTokens });
+  const completion: EntityCompletion = {
+    ...chatCompletion({ id: turn.replyId, created: turn.created, model: turn.entity.model }, reply, usage, 'tool_calls'),
+    entity_id: turn.entity.id,
+    ...(turn.recalled ? { recalled: turn.recalled.messages } : {}),
+  };
+  const billed = await chargeToolRound(turn, completion, replyTokens, reply.toolCalls.length);
+  yield { type: 'done', completion, replayed: false, billed };
+}
+
+/** Bills and logs a tool round in one write: the message, and the reply's calls with the recall rounds before them. */
+async function chargeToolRound(turn: TurnState, completion: EntityCompletion, replyTokens: number, toolCalls: number): Promise<number> {
+  const { deps, entity } = turn;
+  const inputTokens = await turn.count.exact();
+  const outputTokens = replyTokens + turn.recall.callTokens;
+  const cost = costUsd(deps.prices[entity.model], inputTokens, outputTokens);
+  const u = completion.usage;
+  const out = { model: turn.model.modelId, inputTokens: u.prompt_tokens, outputTokens: u.completion_tokens, costUsd: cost, totalMs: deps.clock.now() - turn.t0, toolCalls, recalled: turn.recalled };
+  const log = (await recallLog(deps, entity, turn.recall, out))!;
+  const charge = { accountId: entity.accountId, entityId: entity.id, model: entity.model, inputTokens, outputTokens, costUsd: cost, createdAt: deps.clock.iso() };
+  await deps.store.accounts.chargeWithLog(charge, log);
+  return inputTokens + outputTokens;
+}
