@@ -1,4 +1,4 @@
-import { ContextOverflowError, ProviderError } from '../../core/errors.js';
+import { CancelledError, ContextOverflowError, ProviderError } from '../../core/errors.js';
 import type { ChatModel, ChatRequest } from '../../providers/spec.js';
 import type { Clock } from '../deps.js';
 import { type EngineEvents, providerErrorClass } from '../events.js';
@@ -79,12 +79,14 @@ export async function* runGeneration(route: Route, request: ChatRequest, opts: G
   return Object.assign(reply, { timings: { startedAt, firstTokenAt, endedAt: clock.now() } });
 }
 
-/** The same call when nobody reads the text as it comes (summaries, probes). */
+/** The same call when nobody reads the text as it comes (summaries, probes); an aborted one is cancelled. */
 export async function readGeneration(route: Route, request: ChatRequest, opts: GenerationOptions = {}): Promise<Generation> {
   const call = runGeneration(route, request, opts);
   for (;;) {
     const next = await call.next();
-    if (next.done) return next.value;
+    if (!next.done) continue;
+    if (request.signal?.aborted) throw new CancelledError();
+    return next.value;
   }
 }
 
