@@ -1,9 +1,11 @@
-// Lists import cycles among src/ modules (runtime imports, as esbuild bundles them: `import type`
-// is erased, a dynamic import() counts). Exits 1 when there is one. Used by test/core/import-cycles.test.ts.
-import { readdirSync } from 'node:fs';
-import { join, relative } from 'node:path';
+// Lists import cycles among src/ modules, type-only imports included: `import type` is erased from
+// the bundle, but two modules that name each other's types still cannot be understood (or moved)
+// one without the other. Every static import and re-export counts, and so does a dynamic import().
+// Exits 1 when there is one. Used by test/core/import-cycles.test.ts.
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
+import ts from 'typescript';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -13,24 +15,23 @@ function sources(dir) {
   );
 }
 
-/** Every runtime edge between two files under src/. */
+/** The file a relative specifier names (`./x.js` is `./x.ts` or `./x.tsx` in the source), if it is one of ours. */
+function resolveSpecifier(from, spec) {
+  if (!spec.startsWith('.')) return undefined;
+  const base = resolve(dirname(from), spec).replace(/\.js$/, '');
+  return [`${base}.ts`, `${base}.tsx`, join(base, 'index.ts')].find((f) => existsSync(f));
+}
+
+/** Every edge between two files under src/, type-only imports included (paths relative to the repository, like `src/x.ts`). */
 export async function importGraph() {
-  const { metafile } = await build({
-    entryPoints: sources(join(root, 'src')),
-    bundle: true,
-    write: false,
-    metafile: true,
-    platform: 'node',
-    format: 'esm',
-    outdir: '/nonexistent',
-    packages: 'external',
-    logLevel: 'silent',
-    loader: { '.node': 'empty' },
-  });
   const graph = new Map();
-  for (const [file, info] of Object.entries(metafile.inputs)) {
-    if (!file.startsWith('src/')) continue;
-    graph.set(file, info.imports.map((i) => i.path).filter((p) => p.startsWith('src/')));
+  for (const file of sources(join(root, 'src'))) {
+    const { importedFiles } = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
+    const edges = importedFiles.flatMap((i) => {
+      const to = resolveSpecifier(file, i.fileName);
+      return to ? [relative(root, to).split('\\').join('/')] : [];
+    });
+    graph.set(relative(root, file).split('\\').join('/'), [...new Set(edges)]);
   }
   return graph;
 }

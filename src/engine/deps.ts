@@ -1,3 +1,4 @@
+import type { Clock } from './clock.js';
 import type { RotationShares } from '../core/window-plan.js';
 import type { ModelPrice } from '../core/models.js';
 import type { RouteCalibration } from './generation/calibration.js';
@@ -21,10 +22,6 @@ export interface EngineLimits {
   memory: { blocks: number; tokens: number };
 }
 
-export interface Clock {
-  now(): number;
-  iso(): string;
-}
 
 /** Everything the engine's services share; tests swap the clock, ids and models. */
 export interface EngineDeps {
@@ -47,7 +44,4 @@ export interface EngineDeps {
   version: string;
 }
 
-export const systemClock: Clock = {
-  now: () => Date.now(),
-  iso: () => new Date().toISOString(),
-};
+export { type Clock, systemClock } from './clock.js';

@@ -3,7 +3,7 @@ import type { ModelLimit } from '../../core/window-plan.js';
 import type { ChatMessage, ChatModel } from '../../providers/spec.js';
 import type { CalibrationRow } from '../../store/types.js';
 import type { Store } from '../../store/types.js';
-import type { Clock } from '../deps.js';
+import type { Clock } from '../clock.js';
 
 /** Tokens a chat template adds around each message (role markers), and once per prompt. */
 export const PER_MESSAGE_TOKENS = 4;

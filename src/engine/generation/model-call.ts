@@ -1,6 +1,6 @@
 import { CancelledError, ContextOverflowError, ProviderError } from '../../core/errors.js';
 import type { ChatModel, ChatRequest } from '../../providers/spec.js';
-import type { Clock } from '../deps.js';
+import type { Clock } from '../clock.js';
 import { type EngineEvents, providerErrorClass } from '../events.js';
 import { type Reply, absorb, emptyReply } from './reply.js';
 

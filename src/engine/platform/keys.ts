@@ -6,6 +6,7 @@ import type { EngineDeps } from '../deps.js';
 import { MIN_ID_PREFIX, pickByRef } from '../../core/ref.js';
 import type { RateLimits } from '../../core/rate-limits.js';
 import type { KeyRow } from '../../store/types.js';
+import type { Principal } from './principal.js';
 import { checkLimits } from './rate-limits.js';
 
 /**
@@ -19,15 +20,7 @@ export type Scope = (typeof SCOPES)[number];
 const KEY = /^mgpt_live_([0-9a-f]{16})\.([A-Za-z0-9_-]{43})$/;
 
 
-/** Who a request acts for. */
-export interface Principal {
-  keyId: string;
-  accountId: string;
-  userId: string;
-  scopes: string[];
-  /** The key's limits, else its account's (null: none). */
-  limits: RateLimits;
-}
+export type { Principal } from './principal.js';
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest();
 

@@ -3,7 +3,7 @@ import { MAX_RATE_LIMIT, type RateLimits, type RateStatus, type RateWindow, type
 import type { Sampling } from '../../providers/spec.js';
 import type { RateGate, RateState } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';
-import type { Principal } from './keys.js';
+import type { Principal } from './principal.js';
 
 /** Limits are per minute. */
 const PERIOD_MS = 60_000;

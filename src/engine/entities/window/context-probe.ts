@@ -1,9 +1,20 @@
 import { ContextOverflowError } from '../../../core/errors.js';
-import type { ChatMessage } from '../../../providers/spec.js';
+import type { ChatMessage, ChatModel } from '../../../providers/spec.js';
 import { type RouteFit, promptEstimateOf } from '../../generation/calibration.js';
 import { readGeneration, routeOf } from '../../generation/model-call.js';
-import type { WindowTurn } from './turn-window.js';
-import { windowMessages } from './window-state.js';
+import type { EntityRow } from '../../../store/types.js';
+import type { EngineDeps } from '../../deps.js';
+import { type WindowState, windowMessages } from './window-state.js';
+
+/** What a probe reads of the turn (a WindowTurn has it). */
+interface ProbeTurn {
+  deps: EngineDeps;
+  entity: EntityRow;
+  model: ChatModel;
+  window: WindowState;
+  content: string;
+  signal: AbortSignal;
+}
 
 /**
  * Whether the route's server has another context than the one learned from it (a restart with
@@ -12,7 +23,7 @@ import { windowMessages } from './window-state.js';
  * probed with a prompt past it, at most once per backoff that doubles with each refusal (issue 37:
  * a probe at every rotation cost a refused prompt each, 24 in 200 turns).
  */
-export async function contextChanged(turn: WindowTurn, fit: RouteFit, newTokens: number): Promise<boolean> {
+export async function contextChanged(turn: ProbeTurn, fit: RouteFit, newTokens: number): Promise<boolean> {
   const { deps, model } = turn;
   const reported = await model.serverContext?.(turn.signal);
   if (reported !== undefined) return deps.calibration.reported(model.routeKey, reported);
@@ -32,7 +43,7 @@ const PROBE_OVER = 1.1;
  * means the context grew: the learned value is forgotten (true), and the turn plans without it.
  * The prompt starts as the turn's does, so what the server processed serves the turn from its cache.
  */
-async function contextGrew(turn: WindowTurn, fit: RouteFit, newTokens: number): Promise<boolean> {
+async function contextGrew(turn: ProbeTurn, fit: RouteFit, newTokens: number): Promise<boolean> {
   const { deps, entity, model, window } = turn;
   const fixed = entity.instructions ? 1 : 0;
   const promptEstimate = promptEstimateOf((fixed ? entity.instructionsTokens : 0) + window.tokens + newTokens, fixed + window.blocks.length + 2);
