@@ -40,6 +40,9 @@ export interface StatelessInput {
   allowance?: TokenAllowance;
 }
 
+/** What a stateless completion reads of the engine's shared parts. */
+export type StatelessDeps = Pick<EngineDeps, 'store' | 'clock' | 'newId' | 'prices' | 'chatModel' | 'events'>;
+
 type Completion = Extract<ChunkEvent, { type: 'done' }>['completion'];
 
 /**
@@ -48,7 +51,7 @@ type Completion = Extract<ChunkEvent, { type: 'done' }>['completion'];
  * generation, in one transaction after the reply is complete. A metered account with nothing
  * left gets a 402 before the provider is called.
  */
-export async function* completeStateless(deps: EngineDeps, input: StatelessInput): AsyncGenerator<ChunkEvent> {
+export async function* completeStateless(deps: StatelessDeps, input: StatelessInput): AsyncGenerator<ChunkEvent> {
   const requestSha = input.key === undefined ? '' : sha256(JSON.stringify([input.model, input.messages, input.tools ?? null]));
   const stored = await storedAnswer<Completion>(deps.store, { kind: 'account', accountId: input.accountId }, input.key, requestSha);
   if (stored) return yield* replay(stored);
@@ -91,7 +94,7 @@ interface Finished {
 }
 
 /** Bills, logs and keys the completion in one transaction, then tells the observer; the completion and what it billed. */
-async function commitCompletion(deps: EngineDeps, input: StatelessInput, f: Finished): Promise<{ completion: Completion; billed: number }> {
+async function commitCompletion(deps: StatelessDeps, input: StatelessInput, f: Finished): Promise<{ completion: Completion; billed: number }> {
   const { clock } = deps;
   const { out, t0 } = f;
   const tok = await loadTokenEstimator();
@@ -122,7 +125,7 @@ function answeredMeanwhile(key: string): ConflictError {
 }
 
 function logEntry(
-  deps: EngineDeps,
+  deps: StatelessDeps,
   input: StatelessInput,
   providerModel: string,
   t0: number,
@@ -138,7 +141,7 @@ function logEntry(
 }
 
 /** A metered account must cover the prompt, as an entity turn must cover its message. */
-async function checkBalance(deps: EngineDeps, input: StatelessInput, promptTokens: number): Promise<void> {
+async function checkBalance(deps: StatelessDeps, input: StatelessInput, promptTokens: number): Promise<void> {
   const account = await deps.store.accounts.get(input.accountId);
   if (isMetered(account)) requireFunds(account, costUsd(deps.prices[input.model], promptTokens, 0), 'this request');
 }

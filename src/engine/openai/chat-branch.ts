@@ -8,6 +8,9 @@ import type { EngineDeps } from '../deps.js';
 import { sha256 } from '../../core/hash.js';
 
 /** What a branch is made from: the original, the client's history and how much of it the two share. */
+/** What a branch plan reads: the original's window, the clock and ids. */
+type BranchDeps = Pick<EngineDeps, 'store' | 'clock' | 'newId'>;
+
 export interface BranchSource {
   original: EntityRow;
   /** The client's history before its new user message: whole turns. */
@@ -26,7 +29,7 @@ export interface BranchSource {
  * writes it in its own commit (turn.ts), so a refused or failed turn leaves no branch behind; that
  * turn's rotation brings the window down to the budget. The copied history is not billed.
  */
-export async function planBranch(deps: EngineDeps, src: BranchSource): Promise<EntityImport> {
+export async function planBranch(deps: BranchDeps, src: BranchSource): Promise<EntityImport> {
   checkWholeTurns(src.history);
   const tok = await loadTokenEstimator();
   // Counted in slices: a history of thousands of messages must not stall the server.
@@ -45,7 +48,7 @@ export async function planBranch(deps: EngineDeps, src: BranchSource): Promise<E
 }
 
 /** A transcript message as a window block of its own. */
-function messageBlock(deps: EngineDeps, m: MessageRow, position: number): BlockRow {
+function messageBlock(deps: BranchDeps, m: MessageRow, position: number): BlockRow {
   return { id: deps.newId(), position, kind: 'message', role: m.role, content: m.content, tokens: m.tokens, coversFrom: m.seq, coversTo: m.seq };
 }
 
@@ -55,7 +58,7 @@ function checkBranchWindow(blocks: readonly BlockRow[], messages: number): void 
 }
 
 /** The original's summaries that lie wholly within the shared messages, in order from the first. */
-function keptSummaries(deps: EngineDeps, window: readonly BlockRow[], sharedMessages: number): BlockRow[] {
+function keptSummaries(deps: BranchDeps, window: readonly BlockRow[], sharedMessages: number): BlockRow[] {
   const kept: BlockRow[] = [];
   let next = 1;
   for (const b of window) {
@@ -66,7 +69,7 @@ function keptSummaries(deps: EngineDeps, window: readonly BlockRow[], sharedMess
   return kept;
 }
 
-function branchRow(deps: EngineDeps, src: BranchSource, messages: MessageRow[], blocks: BlockRow[], now: string): EntityRow {
+function branchRow(deps: BranchDeps, src: BranchSource, messages: MessageRow[], blocks: BlockRow[], now: string): EntityRow {
   const o = src.original;
   return {
     ...o,

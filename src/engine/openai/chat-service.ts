@@ -1,4 +1,3 @@
-import type { TokenAllowance } from '../../core/rate-limits.js';
 import type { ChunkEvent } from '../../core/completion-stream.js';
 import { BadRequestError, MgptError } from '../../core/errors.js';
 import type { Entity } from '../../core/entity-types.js';
@@ -6,66 +5,21 @@ import { type GenerationResponse, UNIVERSE_MODEL } from '../../core/universe-typ
 import { type ResponseDelta, billedTokens } from '../universes/respond.js';
 import { COMPLETION_MODELS, ENTITY_PREFIX, type ClientMessage, chatMessage, checkMessages, parseFacadeModel, unknownModel } from './chat-facade.js';
 import { parseChatOptions } from './chat-options.js';
-import type { TurnKind } from './chat-policy.js';
 import { EntityChat } from './entity-chat.js';
 import { completeStateless } from '../generation/complete.js';
 import { primed } from '../../core/primed.js';
-import type { EngineDeps } from '../deps.js';
-import type { Engine } from '../engine.js';
+import type { ChatReply, ChatRequest, FacadeDeps, FacadeModel, FacadeServices } from './chat-types.js';
 
 /** The opt-in request header that branches on a contradicting history instead of answering statelessly. */
 export const BRANCH_HEADER = 'Mgpt-On-Conflict';
 
-export interface FacadeModel {
-  id: string;
-  object: 'model';
-  created: number;
-  owned_by: string;
-}
-
-export interface ChatRequest {
-  /** The request body: model, messages, sampling fields, tools. */
-  body: Record<string, unknown>;
-  idempotencyKey?: string;
-  /** Branch (a new entity) instead of a stateless answer when the history contradicts the transcript. */
-  branch: boolean;
-  /** `Mgpt-Request: side`: the client says this is a side request (a title, tags...). */
-  side?: string;
-  /** The server's policy (mgpt serve --strict-system, --side-pattern). */
-  policy?: ChatPolicyOptions;
-  accountId: string;
-  userId: string;
-  signal?: AbortSignal;
-  /** The request's share of its key's tokens per minute (see TokenAllowance). */
-  allowance?: TokenAllowance;
-}
-
-export interface ChatPolicyOptions {
-  /** Refuse a client system message that differs from the entity's instructions (the old 400). */
-  strictSystem?: boolean;
-  /** Side requests beyond the known clients': a last user message matching one is not a turn. */
-  sidePatterns?: RegExp[];
-}
-
-export interface ChatReply {
-  /** The entity the turn went to (a new one when it branched). */
-  entityId?: string;
-  /** Set when the turn branched: the entity it was forked from. */
-  branchedFrom?: string;
-  /** What the request became (the Mgpt-Turn header). */
-  turn: TurnKind;
-  /** A stateless answer that left out the chat's oldest messages to fit the model: how many (the Mgpt-Dropped-Messages header). */
-  dropped?: number;
-  /** How many earlier messages automatic recall put in the stored turn's prompt (the Mgpt-Recalled header), when any. */
-  recalled?: number;
-  events: AsyncGenerator<ChunkEvent>;
-}
+export type { ChatPolicyOptions, ChatReply, ChatRequest, FacadeDeps, FacadeModel, FacadeServices } from './chat-types.js';
 
 /** The OpenAI-compatible facade over the engine (docs/design.md#extensions-beyond-the-wire-contracts): GET /v1/models, POST /v1/chat/completions. */
 export class ChatService {
   constructor(
-    private readonly engine: Engine,
-    private readonly deps: EngineDeps,
+    private readonly engine: FacadeServices,
+    private readonly deps: FacadeDeps,
   ) {}
 
   /** Platform ids and text aliases, then the account's entities (`entity:<name>` when unique, always `entity:<id>`). */

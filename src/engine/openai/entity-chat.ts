@@ -4,15 +4,13 @@ import type { Entity, TurnEvent } from '../../core/entity-types.js';
 import { sha256 } from '../../core/hash.js';
 import { prepend, primed } from '../../core/primed.js';
 import type { ChatMessage } from '../../providers/spec.js';
-import type { EngineDeps } from '../deps.js';
-import type { Engine } from '../engine.js';
 import type { TurnExtras } from '../entities/turn.js';
 import { completeStateless } from '../generation/complete.js';
 import { branchIdFor, planBranch } from './chat-branch.js';
 import { type ClientMessage, chatMessage, splitSystem, splitToolRounds } from './chat-facade.js';
 import type { ChatOptions } from './chat-options.js';
 import { KNOWN_SIDE_PATTERNS, type SeenMessage, type TurnKind, align, isSideRequest, normalize, turnOf } from './chat-policy.js';
-import type { ChatReply, ChatRequest } from './chat-service.js';
+import type { ChatReply, ChatRequest, FacadeDeps, FacadeServices } from './chat-types.js';
 
 /**
  * A turn's reply, run to its first event: a reply known by then to call tools is not a stored turn;
@@ -41,8 +39,8 @@ interface Read {
  */
 export class EntityChat {
   constructor(
-    private readonly engine: Engine,
-    private readonly deps: EngineDeps,
+    private readonly engine: FacadeServices,
+    private readonly deps: FacadeDeps,
     private readonly req: ChatRequest,
     private readonly options: ChatOptions,
   ) {}

@@ -17,7 +17,7 @@ export interface Fitted {
   dropped: number;
 }
 
-export async function fitStateless(deps: EngineDeps, modelId: string, conversation: ChatMessage[], round: ChatMessage[]): Promise<Fitted> {
+export async function fitStateless(deps: Pick<EngineDeps, 'chatModel' | 'calibration'>, modelId: string, conversation: ChatMessage[], round: ChatMessage[]): Promise<Fitted> {
   const model = await deps.chatModel(modelId);
   const tok = await loadTokenEstimator();
   const count = (m: ChatMessage) => tok.count(messageText(m));
@@ -31,7 +31,7 @@ export async function fitStateless(deps: EngineDeps, modelId: string, conversati
 }
 
 /** Teaches the route what a refused stateless prompt revealed, so the next fit drops enough. */
-export async function learnOverflow(deps: EngineDeps, modelId: string, err: ContextOverflowError, messages: ChatMessage[]): Promise<void> {
+export async function learnOverflow(deps: Pick<EngineDeps, 'chatModel' | 'calibration'>, modelId: string, err: ContextOverflowError, messages: ChatMessage[]): Promise<void> {
   const model = await deps.chatModel(modelId);
   const tok = await loadTokenEstimator();
   const estimate = promptEstimateOf(messages.reduce((n, m) => n + tok.count(messageText(m)), 0), messages.length);

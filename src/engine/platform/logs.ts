@@ -13,7 +13,7 @@ export interface LogEntry extends Omit<LogRecord, 'id' | 'ownerUserId' | 'create
 }
 
 /** One generation record as stored; the acting user owns it. */
-export function logRow(deps: EngineDeps, e: LogEntry): LogRow {
+export function logRow(deps: Pick<EngineDeps, 'newId' | 'clock'>, e: LogEntry): LogRow {
   const { request, response, ...rest } = e;
   return {
     id: deps.newId(),
@@ -26,7 +26,7 @@ export function logRow(deps: EngineDeps, e: LogEntry): LogRow {
 }
 
 /** Writes one generation record; returns its id. */
-export async function writeLog(deps: EngineDeps, e: LogEntry): Promise<string> {
+export async function writeLog(deps: Pick<EngineDeps, 'newId' | 'clock' | 'store'>, e: LogEntry): Promise<string> {
   const row = logRow(deps, e);
   await deps.store.logs.insert(row);
   return row.id;
