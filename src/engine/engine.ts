@@ -11,7 +11,8 @@ import { createChatModel } from '../providers/registry.js';
 import type { Store } from '../store/types.js';
 import { AccountService } from './platform/accounts.js';
 import { SharedContextGates } from './generation/shared-gate.js';
-import { type EngineEvents, NO_EVENTS } from './events.js';
+import type { EngineEvents } from './events.js';
+import { EventRelay } from './event-relay.js';
 import { search } from './search.js';
 import type { SearchInput, SearchList } from '../core/entity-types.js';
 import type { ChatImportOptions, ChatImportProgress, ChatImportResult } from '../core/chat-import.js';
@@ -80,6 +81,8 @@ export class Engine {
   /** The OpenAI-compatible facade (GET /v1/models, POST /v1/chat/completions) over the services above. */
   readonly openai: ChatService;
   readonly deps: EngineDeps;
+  /** What the engine does, told to every listener attached (serve's /metrics attaches one). */
+  readonly events: EventRelay;
 
   constructor(opts: EngineOptions) {
     const limits = engineLimits(opts);
@@ -87,6 +90,7 @@ export class Engine {
     const clock = opts.clock ?? systemClock;
     const calibration = new RouteCalibration(this.store, clock);
     const gates = new SharedContextGates(calibration);
+    this.events = new EventRelay(opts.events);
     this.deps = {
       store: this.store,
       windows: new VersionedCache(),
@@ -101,7 +105,7 @@ export class Engine {
       namedModels: new Set(opts.namedModels ?? []),
       prompts: new PromptStore(this.store.prompts, opts.promptsDir ?? null),
       calibration,
-      events: opts.events ?? NO_EVENTS,
+      events: this.events,
       clock,
       newId: opts.newId ?? randomUUID,
       version: opts.version ?? '0.0.0',
@@ -114,7 +118,8 @@ export class Engine {
     this.keys = new KeyService(this.deps, this.accounts);
     this.rateLimits = new RateLimitService(this.deps);
     this.prompts = this.deps.prompts;
-    this.openai = new ChatService(this, this.deps);
+    const facade = { entities: this.entities, universes: this.universes, accounts: this.accounts, respondEvents: this.respondEvents.bind(this) };
+    this.openai = new ChatService(facade, this.deps);
   }
 
   /** POST /responses (seed 000). `input` comes from parseRespond (core/universe-input.ts); the engine checks it again. */
@@ -143,11 +148,6 @@ export class Engine {
   /** Imports another tool's chat export (the file at `path`) into the account's entities (issue 35, docs/importing.md). */
   importChats(path: string, opts: ChatImportOptions, accountId: string, onProgress?: (p: ChatImportProgress) => void): Promise<ChatImportResult> {
     return importChats(this.deps, path, opts, accountId, onProgress);
-  }
-
-  /** Who hears what the engine does from now on (serve's /metrics). */
-  observe(events: EngineEvents): void {
-    this.deps.events = events;
   }
 
   close(): Promise<void> {

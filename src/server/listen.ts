@@ -72,7 +72,7 @@ async function importPrompts(eng: Engine, opts: ListenOptions): Promise<void> {
 
 function listenWith(eng: Engine, own: boolean, host: string, port: number, opts: ListenOptions, beforeClose: () => Promise<void>): Promise<Listening> {
   const metrics = opts.metricsEndpoint ? new ServerMetrics(eng) : undefined;
-  if (metrics) eng.observe(metrics.events);
+  if (metrics) eng.events.attach(metrics.events);
   const app = createApp(eng, { ...opts, metrics });
   // A server commits all day: WAL checkpoints (and their fsyncs) go to a worker, not into a request's commit.
   const stopCheckpoints = eng.store.checkpointInBackground?.();
