@@ -6,6 +6,7 @@ import { prepend, primed } from '../../core/primed.js';
 import type { ChatMessage } from '../../providers/spec.js';
 import type { TurnExtras } from '../entities/turn.js';
 import { completeStateless } from '../generation/complete.js';
+import { storedFor } from '../generation/idempotency.js';
 import { branchIdFor, planBranch } from './chat-branch.js';
 import { type ClientMessage, chatMessage, splitSystem, splitToolRounds } from './chat-facade.js';
 import type { ChatOptions } from './chat-options.js';
@@ -51,7 +52,7 @@ export class EntityChat {
     if (isSideRequest(r.conversation, patterns, this.req.side)) return this.unstored(r, 'side', await this.windowContext(r));
     // A retry with the key of an answered message replays that reply, however the history now compares.
     const key = this.req.idempotencyKey;
-    if (key !== undefined && (await this.deps.store.idempotency.get(entity.id, key))) return this.stored(entity.id, r);
+    if (key !== undefined && (await storedFor(this.deps.store, { kind: 'entity', entityId: entity.id }, key))) return this.stored(entity.id, r);
     const length = entity.transcript.messages;
     const a = align(r.conversation, await this.tail(entity.id, r.conversation.length + 1, length), length);
     if (a.kind === 'new') return this.stored(entity.id, r);
