@@ -29,6 +29,8 @@ interface Read {
   entity: Entity;
   ref: string;
   conversation: ClientMessage[];
+  /** The tool round after the last user message, as the client sent it (extras.round is it for the model). */
+  round: ClientMessage[];
   extras: TurnExtras;
   content: string;
 }
@@ -69,7 +71,7 @@ export class EntityChat {
     if (normalize(last.content) === '') throw new BadRequestError('the last user message is empty');
     const { sampling, tools, toolChoice } = this.options;
     const extras: TurnExtras = { system, sampling, tools, toolChoice, round: round.map(chatMessage) };
-    return { entity, ref, conversation, extras, content: last.content };
+    return { entity, ref, conversation, round, extras, content: last.content };
   }
 
   /** A stored turn: the user message and the final reply join the transcript. */
@@ -160,8 +162,7 @@ export class EntityChat {
   /** The request's messages again, as the branch reads them. */
   private requestMessages(r: Read): ClientMessage[] {
     const system: ClientMessage[] = r.extras.system ? [{ role: 'system', content: r.extras.system }] : [];
-    const round: ClientMessage[] = (r.extras.round ?? []).map(fromChat);
-    return [...system, ...r.conversation, ...round];
+    return [...system, ...r.conversation, ...r.round];
   }
 
   private async exists(id: string): Promise<boolean> {
@@ -213,10 +214,4 @@ function dropLastTurn(messages: ChatMessage[], content: string): void {
   const [user, reply] = [messages[n - 2], messages[n - 1]];
   if (reply?.role !== 'assistant' || user?.role !== 'user' || typeof user.content !== 'string') return;
   if (normalize(user.content) === normalize(content)) messages.splice(n - 2, 2);
-}
-
-function fromChat(m: ChatMessage): ClientMessage {
-  if (m.role === 'tool') return { role: 'tool', content: m.content, toolCallId: m.tool_call_id };
-  if (m.role === 'assistant') return { role: 'assistant', content: m.content ?? '', toolCalls: m.tool_calls };
-  return { role: m.role, content: typeof m.content === 'string' ? m.content : '' };
 }
