@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import type { GenerationResponse, RespondInput } from '../../core/universe-types.js';
-import { parseRespond } from '../../core/universe-input.js';
 import { NotFoundError } from '../../core/errors.js';
 import type { CliContext } from '../context.js';
 import { examples } from '../help.js';
@@ -58,7 +57,7 @@ export async function runAsk(ctx: CliContext, text: string | undefined, o: AskOp
   }
   const printer = textPrinter(ctx, o.stream && !o.json);
   if (RESPOND_ALIASES.includes(o.model) && !sampling.fields) {
-    const res = await backend.respond(askBody(prompt, o), { signal: ctx.signal, onDelta: printer.onDelta });
+    const res = await backend.respond(askInput(prompt, o), { signal: ctx.signal, onDelta: printer.onDelta });
     return finish(ctx, o, printer, res, res.assistantRaw, warnings(res));
   }
   const messages = [...(o.system !== undefined ? [{ role: 'system', content: o.system }] : []), { role: 'user', content: prompt }];
@@ -91,11 +90,14 @@ function finish(ctx: CliContext, o: AskOptions, p: { printed: string; onDelta?: 
   for (const w of notices) warn(ctx, w);
 }
 
-/** Standalone mode; a system prompt makes it inline mode with an empty conversation (still nothing stored). */
-function askBody(prompt: string, o: AskOptions): RespondInput {
-  const body: Record<string, unknown> = { model: o.model, userInput: prompt };
-  if (o.system !== undefined) body.universeDoc = { prompt: { text: o.system }, conversation: [], runtime: { conversation: [] } };
-  return parseRespond(body);
+/**
+ * Standalone mode; a system prompt makes it inline mode with an empty conversation (still nothing
+ * stored). Built typed: the engine (either backend's) checks it as it checks every respond input.
+ */
+function askInput(prompt: string, o: AskOptions): RespondInput {
+  const input: RespondInput = { model: o.model, userInput: prompt };
+  if (o.system !== undefined) input.universeDoc = { prompt: { text: o.system }, conversation: [], runtime: { conversation: [] } };
+  return input;
 }
 
 function warnings(res: GenerationResponse): string[] {
