@@ -1,5 +1,5 @@
 import type { ChatImportOptions, ChatImportProgress, ChatImportResult } from '../core/chat-import.js';
-import type { Backend, ChatCompletion, CompleteOptions, EntityPage, LocalAdmin, NamePolicy, RespondOptions } from '../core/backend.js';
+import type { Backend, ChatCompletion, CompleteInput, CompleteOptions, EntityPage, LocalAdmin, NamePolicy, RespondOptions } from '../core/backend.js';
 import { MgptError } from '../core/errors.js';
 import type { MemoryBlock, MemoryHistory, MemoryList } from '../core/memory.js';
 import type {
@@ -32,6 +32,8 @@ import type {
 } from '../core/universe-types.js';
 import type { Engine } from '../engine/engine.js';
 import { EngineAdmin } from './local-admin.js';
+import { completionMessages } from '../core/openai-wire.js';
+import { parseChatOptions } from '../engine/openai/chat-options.js';
 
 /** The embedded default: the engine in-process, state in one SQLite file. */
 export class LocalBackend implements Backend {
@@ -126,9 +128,12 @@ export class LocalBackend implements Backend {
   async resolveUniverse(ref: string): Promise<string> {
     return this.engine.universes.resolve(ref);
   }
-  async complete(body: Record<string, unknown>, opts: CompleteOptions = {}): Promise<ChatCompletion> {
+  async complete(input: CompleteInput, opts: CompleteOptions = {}): Promise<ChatCompletion> {
     const { userId } = await this.engine.accounts.find(this.accountId);
-    const reply = await this.engine.openai.chat({ body: { ...body, stream: true }, branch: false, accountId: this.accountId, userId, signal: opts.signal });
+    // Sampling is checked by the engine, as the facade checks a request's fields: both backends refuse the same input.
+    const options = parseChatOptions({ ...input.sampling, stream: true });
+    const chat = { model: input.model, messages: completionMessages(input), options };
+    const reply = await this.engine.openai.answer(chat, { branch: false, accountId: this.accountId, userId, signal: opts.signal });
     for await (const ev of reply.events) {
       if (ev.type === 'delta') opts.onDelta?.(ev.text);
       else if (ev.type === 'done') return ev.completion;

@@ -90,6 +90,18 @@ export interface AccountInfo {
 /** A chat.completion that belongs to no entity. */
 export type ChatCompletion = Omit<EntityCompletion, 'entity_id'>;
 
+/**
+ * A chat completion nothing remembers (`mgpt ask -m MODEL`), in the CLI's terms: the model (a
+ * platform id, alias, named model, or `entity:`/`universe:` ref), an optional system prompt and the
+ * question. `sampling` holds the fields every surface takes (core/sampling.ts), checked by the engine.
+ */
+export interface CompleteInput {
+  model: string;
+  system?: string;
+  prompt: string;
+  sampling?: Record<string, unknown>;
+}
+
 export interface CompleteOptions {
   signal?: AbortSignal;
   onDelta?: (text: string) => void;
@@ -143,11 +155,11 @@ export interface Backend {
   /** A UNIVERSE argument: an id, a unique id prefix of 4+ characters, or a display name (remotely: the id only). */
   resolveUniverse(ref: string): Promise<string>;
   /**
-   * A chat completion nothing remembers (the facade's POST /v1/chat/completions): `body` in its
-   * wire shape (model: a platform id, alias or named model; messages; sampling), checked by the
-   * engine. Streams text to `onDelta`; answers the chat.completion.
+   * A chat completion nothing remembers (the facade's POST /v1/chat/completions remotely; the
+   * facade's parsed entry locally), checked by the engine. Streams text to `onDelta`; answers the
+   * chat.completion.
    */
-  complete(body: Record<string, unknown>, opts?: CompleteOptions): Promise<ChatCompletion>;
+  complete(input: CompleteInput, opts?: CompleteOptions): Promise<ChatCompletion>;
   /** POST /responses; `input` comes from parseRespond (core/universe-input.ts), which both backends' engine applies. */
   respond(input: RespondInput, opts?: RespondOptions): Promise<GenerationResponse>;
   /** POST /images; `input` comes from parseImage. */

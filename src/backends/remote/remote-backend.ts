@@ -4,7 +4,8 @@ import { type ChatImportOptions, type ChatImportResult, importQuery } from '../.
 
 /** An import of a large export answers when it is done: minutes, not the client's usual two. */
 const IMPORT_TIMEOUT_MS = 60 * 60 * 1000;
-import type { Backend, ChatCompletion, CompleteOptions, KeyIdentity, RespondOptions } from '../../core/backend.js';
+import type { Backend, ChatCompletion, CompleteInput, CompleteOptions, KeyIdentity, RespondOptions } from '../../core/backend.js';
+import { completionBody } from '../../core/openai-wire.js';
 import type {
   CompletionChunk,
   FinishReason,
@@ -204,9 +205,9 @@ export class RemoteBackend implements Backend {
   }
 
   /** POST /v1/chat/completions (the facade, beside /v1/entities), streamed. */
-  async complete(body: Record<string, unknown>, opts: CompleteOptions = {}): Promise<ChatCompletion> {
+  async complete(input: CompleteInput, opts: CompleteOptions = {}): Promise<ChatCompletion> {
     const res = await this.http
-      .send('POST', this.ent('/chat/completions'), { json: { ...body, stream: true }, headers: { accept: 'text/event-stream' }, signal: opts.signal })
+      .send('POST', this.ent('/chat/completions'), { json: completionBody(input), headers: { accept: 'text/event-stream' }, signal: opts.signal })
       .catch((err: unknown) => {
         throw cancelledTurn(err, opts.signal) ?? err;
       });

@@ -60,8 +60,7 @@ export async function runAsk(ctx: CliContext, text: string | undefined, o: AskOp
     const res = await backend.respond(askInput(prompt, o), { signal: ctx.signal, onDelta: printer.onDelta });
     return finish(ctx, o, printer, res, res.assistantRaw, warnings(res));
   }
-  const messages = [...(o.system !== undefined ? [{ role: 'system', content: o.system }] : []), { role: 'user', content: prompt }];
-  const res = await backend.complete({ model: o.model, messages, ...sampling.fields }, { signal: ctx.signal, onDelta: printer.onDelta });
+  const res = await backend.complete({ model: o.model, system: o.system, prompt, sampling: sampling.fields }, { signal: ctx.signal, onDelta: printer.onDelta });
   const cut = cutNotice(res, cutLimit(ctx, o.model, requestedMaxTokens(sampling.fields)));
   finish(ctx, o, printer, res, res.choices[0]?.message.content ?? '', cut ? [cut] : []);
 }

@@ -8,12 +8,12 @@ import { parseChatOptions } from './chat-options.js';
 import { EntityChat } from './entity-chat.js';
 import { completeStateless } from '../generation/complete.js';
 import { primed } from '../../core/primed.js';
-import type { ChatReply, ChatRequest, FacadeDeps, FacadeModel, FacadeServices } from './chat-types.js';
+import type { ChatCall, ChatReply, ChatRequest, FacadeDeps, FacadeModel, FacadeServices, ParsedChat } from './chat-types.js';
 
 /** The opt-in request header that branches on a contradicting history instead of answering statelessly. */
 export const BRANCH_HEADER = 'Mgpt-On-Conflict';
 
-export type { ChatPolicyOptions, ChatReply, ChatRequest, FacadeDeps, FacadeModel, FacadeServices } from './chat-types.js';
+export type { ChatCall, ChatPolicyOptions, ChatReply, ChatRequest, FacadeDeps, FacadeModel, FacadeServices, ParsedChat } from './chat-types.js';
 
 /** The OpenAI-compatible facade over the engine (docs/design.md#extensions-beyond-the-wire-contracts): GET /v1/models, POST /v1/chat/completions. */
 export class ChatService {
@@ -48,10 +48,18 @@ export class ChatService {
     return { id, object: 'model', created: Math.floor(Date.parse(e.created_at) / 1000), owned_by: accountId };
   }
 
-  async chat(req: ChatRequest): Promise<ChatReply> {
-    const target = parseFacadeModel(req.body.model, this.deps.namedModels);
-    const messages = checkMessages(req.body.messages);
-    const options = parseChatOptions(req.body);
+  /** POST /v1/chat/completions: the body is parsed here, where it enters, then answered as a parsed chat. */
+  chat(req: ChatRequest): Promise<ChatReply> {
+    const { body, ...call } = req;
+    // The model is checked first: an unknown model is a 404 whatever else the body gets wrong.
+    const model = parseFacadeModel(body.model, this.deps.namedModels) && (body.model as string);
+    return this.answer({ model, messages: checkMessages(body.messages), options: parseChatOptions(body) }, call);
+  }
+
+  /** A chat in the engine's terms (the local backend's completions come so): a stored or universe turn, or a stateless answer, by its model. */
+  async answer(chat: ParsedChat, req: ChatCall): Promise<ChatReply> {
+    const { messages, options } = chat;
+    const target = parseFacadeModel(chat.model, this.deps.namedModels);
     if (target.kind === 'platform') {
       const events = completeStateless(this.deps, {
         model: target.id, messages: messages.map(chatMessage), ...options,
@@ -60,12 +68,12 @@ export class ChatService {
       return { turn: 'stateless', events: await primed(events) };
     }
     if (target.kind === 'universe') return this.universeTurn(target.ref, messages, req);
-    const entity = await this.resolveEntity(req.body.model as string, target.ref, req.accountId);
+    const entity = await this.resolveEntity(chat.model, target.ref, req.accountId);
     return new EntityChat(this.engine, this.deps, req, options).reply(entity, target.ref, messages);
   }
 
   /** A universe turn: the universe keeps its own history, so only the client's last user message is sent. */
-  private async universeTurn(ref: string, messages: ClientMessage[], req: ChatRequest): Promise<ChatReply> {
+  private async universeTurn(ref: string, messages: ClientMessage[], req: ChatCall): Promise<ChatReply> {
     const last = messages[messages.length - 1];
     if (!last || last.role !== 'user') throw new BadRequestError('the last message must be a user message');
     const universe = await this.engine.universes.resolve(ref, req.userId);

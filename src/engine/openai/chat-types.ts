@@ -6,6 +6,8 @@ import type { EntityService } from '../entities/entities.js';
 import type { AccountService } from '../platform/accounts.js';
 import type { RespondOptions, ResponseDelta } from '../universes/respond.js';
 import type { UniverseService } from '../universes/universes.js';
+import type { ClientMessage } from './chat-facade.js';
+import type { ChatOptions } from './chat-options.js';
 import type { TurnKind } from './chat-policy.js';
 
 /** The services the facade calls (the engine's own, passed by Engine): only what it uses of each. */
@@ -27,9 +29,21 @@ export interface FacadeModel {
   owned_by: string;
 }
 
-export interface ChatRequest {
+/** A POST /v1/chat/completions request as it came: its body is parsed by ChatService.chat. */
+export interface ChatRequest extends ChatCall {
   /** The request body: model, messages, sampling fields, tools. */
   body: Record<string, unknown>;
+}
+
+/** A chat in the engine's terms: the model asked for, the messages, and the options (sampling, tools). */
+export interface ParsedChat {
+  model: string;
+  messages: ClientMessage[];
+  options: ChatOptions;
+}
+
+/** Who asks for a chat and how: everything of a request but its body. */
+export interface ChatCall {
   idempotencyKey?: string;
   /** Branch (a new entity) instead of a stateless answer when the history contradicts the transcript. */
   branch: boolean;

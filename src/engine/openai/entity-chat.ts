@@ -11,7 +11,7 @@ import { branchIdFor, planBranch } from './chat-branch.js';
 import { type ClientMessage, chatMessage, splitSystem, splitToolRounds } from './chat-facade.js';
 import type { ChatOptions } from './chat-options.js';
 import { KNOWN_SIDE_PATTERNS, type SeenMessage, type TurnKind, align, isSideRequest, normalize, turnOf } from './chat-policy.js';
-import type { ChatReply, ChatRequest, FacadeDeps, FacadeServices } from './chat-types.js';
+import type { ChatCall, ChatReply, FacadeDeps, FacadeServices } from './chat-types.js';
 
 /**
  * A turn's reply, run to its first event: a reply known by then to call tools is not a stored turn;
@@ -44,7 +44,7 @@ export class EntityChat {
   constructor(
     private readonly engine: FacadeServices,
     private readonly deps: FacadeDeps,
-    private readonly req: ChatRequest,
+    private readonly req: ChatCall,
     private readonly options: ChatOptions,
   ) {}
 
