@@ -2,6 +2,9 @@ import type { ConflictError } from '../core/errors.js';
 import type { LeaseClaim, LeaseRow, LeaseSubject } from '../store/types.js';
 import type { EngineDeps } from './deps.js';
 
+/** What a lease reads: the store, the clock, the lease TTL and ids. */
+type LeaseDeps = Pick<EngineDeps, 'store' | 'clock' | 'limits' | 'newId'>;
+
 export const entitySubject = (id: string): LeaseSubject => `entity:${id}`;
 export const universeSubject = (id: string): LeaseSubject => `universe:${id}`;
 
@@ -37,7 +40,7 @@ const BUSY_RETRY_MS = 100;
  * Takes the subject's lease or throws what `refused` makes of the holder's row. The lease is
  * refreshed every third of its TTL until released or freed by a write.
  */
-export async function takeLease(deps: EngineDeps, req: LeaseRequest): Promise<HeldLease> {
+export async function takeLease(deps: LeaseDeps, req: LeaseRequest): Promise<HeldLease> {
   const ttl = deps.limits.leaseTtlMs;
   const claim: LeaseClaim = { subject: req.subject, owner: deps.newId() };
   const now = deps.clock.now();
@@ -57,7 +60,7 @@ class Lease implements HeldLease {
   private done = false;
 
   constructor(
-    private readonly deps: EngineDeps,
+    private readonly deps: LeaseDeps,
     readonly claim: LeaseClaim,
     private readonly ttl: number,
   ) {
@@ -123,7 +126,7 @@ class Lease implements HeldLease {
  * reading, an error).
  */
 export async function* withLease<T, R>(
-  deps: EngineDeps,
+  deps: LeaseDeps,
   req: LeaseRequest,
   signal: AbortSignal | undefined,
   body: (lease: HeldLease, signal: AbortSignal) => AsyncGenerator<T, R>,

@@ -5,6 +5,9 @@ import { SEARCH_QUERY_MAX_CHARS, type Snippet, type SearchTerms, parseSearch, sn
 import type { LogHit, MessageHit, UniverseMessageHit } from '../store/types.js';
 import type { EngineDeps } from './deps.js';
 
+/** What a search reads: the store. */
+type SearchDeps = Pick<EngineDeps, 'store'>;
+
 const SOURCES: readonly SearchSource[] = ['entities', 'universes', 'logs'];
 const MODES: readonly SearchMode[] = ['exact', 'any'];
 
@@ -24,7 +27,7 @@ interface Checked {
  * away), its universe conversations, or its generation logs: most relevant first, newest first
  * among equals. Checked here, so every backend refuses the same input.
  */
-export async function search(deps: EngineDeps, input: SearchInput, accountId: string): Promise<SearchList> {
+export async function search(deps: SearchDeps, input: SearchInput, accountId: string): Promise<SearchList> {
   const source = checkSource(input.source);
   const q = checkQuery(input.q);
   const anyOf = checkMode(input.mode, source) === 'any' ? anyWords(q) : undefined;
@@ -37,7 +40,7 @@ export async function search(deps: EngineDeps, input: SearchInput, accountId: st
   return { object: 'list', data };
 }
 
-async function entityHits(deps: EngineDeps, input: SearchInput, accountId: string, c: Checked): Promise<SearchHit[]> {
+async function entityHits(deps: SearchDeps, input: SearchInput, accountId: string, c: Checked): Promise<SearchHit[]> {
   const role = checkRole(input.role, ['user', 'assistant']);
   const entityIds = await checkIds(input.entity_ids, 'entity_ids', async (id) => Boolean(await deps.store.entities.get(accountId, id)), 'entity', 'mgpt entities list');
   const q = { accountId, entityIds, role: role as MessageHit['role'] | undefined, since: c.since, limit: c.limit };
@@ -45,7 +48,7 @@ async function entityHits(deps: EngineDeps, input: SearchInput, accountId: strin
   return hits.map((h) => ({ object: 'search.hit', entity_id: h.entityId, entity_name: h.entityName, seq: h.seq, role: h.role, created_at: h.createdAt, ...c.snippet(h.content) }));
 }
 
-async function universeHits(deps: EngineDeps, input: SearchInput, accountId: string, c: Checked): Promise<SearchHit[]> {
+async function universeHits(deps: SearchDeps, input: SearchInput, accountId: string, c: Checked): Promise<SearchHit[]> {
   const role = checkRole(input.role, ['user', 'assistant', 'tool']);
   const userId = await userOf(deps, accountId);
   const owned = async (id: string) => (await deps.store.universes.get(id))?.userId === userId;
@@ -54,14 +57,14 @@ async function universeHits(deps: EngineDeps, input: SearchInput, accountId: str
   return hits.map((h) => ({ object: 'search.hit', universe_id: h.universeId, universe_name: h.universeName, seq: h.seq, role: h.role, created_at: h.createdAt, ...c.snippet(h.content) }));
 }
 
-async function logHits(deps: EngineDeps, input: SearchInput, accountId: string, c: Checked): Promise<SearchHit[]> {
+async function logHits(deps: SearchDeps, input: SearchInput, accountId: string, c: Checked): Promise<SearchHit[]> {
   if (input.role !== undefined) throw new BadRequestError('role does not apply to logs: a record holds both what was asked and what was answered');
   const hits: LogHit[] = await deps.store.logs.search({ ownerUserId: await userOf(deps, accountId), terms: c.terms, since: c.since, limit: c.limit });
   return hits.map((h) => ({ object: 'search.hit', log_id: h.id, universe_id: h.universeId, created_at: h.createdAt, ...c.snippet(h.text.trim()) }));
 }
 
 /** The user that owns the account's universes and logs. */
-async function userOf(deps: EngineDeps, accountId: string): Promise<string> {
+async function userOf(deps: SearchDeps, accountId: string): Promise<string> {
   const account = await deps.store.accounts.get(accountId);
   if (!account) throw new NotFoundError(`no account ${accountId}`);
   return account.userId;

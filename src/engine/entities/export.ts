@@ -7,6 +7,9 @@ import type { EngineDeps } from '../deps.js';
 import { toBlock, toMessage, windowDocument } from './entity-wire.js';
 import { HISTORY_FILE, historyDocument } from './archive-history.js';
 
+/** What an export reads: the store, the clock and the engine's version. */
+type ExportDeps = Pick<EngineDeps, 'store' | 'clock' | 'version'>;
+
 const PAGE = 500;
 const enc = new TextEncoder();
 
@@ -34,7 +37,7 @@ export const partMember = (file: string): string => file.replace(/\.json$/, '');
  * them agree even while new turns land.
  */
 export async function* exportEntity(
-  deps: EngineDeps,
+  deps: ExportDeps,
   snapshot: EntitySnapshot,
   format: ExportFormat,
 ): AsyncGenerator<Uint8Array> {
@@ -81,7 +84,7 @@ function* tarFile(name: string, bytes: Uint8Array, mtime: number): Generator<Uin
   yield tarPadding(bytes.length);
 }
 
-function manifestOf(deps: EngineDeps, entity: EntityRow, transcriptSha256: string, windowJson: Uint8Array, parts: ArchivePart[]): ExportManifest {
+function manifestOf(deps: ExportDeps, entity: EntityRow, transcriptSha256: string, windowJson: Uint8Array, parts: ArchivePart[]): ExportManifest {
   return {
     format: 'mgpt-entity',
     version: 2,
@@ -108,7 +111,7 @@ function manifestOf(deps: EngineDeps, entity: EntityRow, transcriptSha256: strin
   };
 }
 
-async function* emitTranscript(deps: EngineDeps, entityId: string, maxSeq: number, size: number): AsyncGenerator<Uint8Array> {
+async function* emitTranscript(deps: ExportDeps, entityId: string, maxSeq: number, size: number): AsyncGenerator<Uint8Array> {
   let emitted = 0;
   for await (const piece of transcriptPieces(deps, entityId, maxSeq)) {
     emitted += piece.length;
@@ -120,7 +123,7 @@ async function* emitTranscript(deps: EngineDeps, entityId: string, maxSeq: numbe
 }
 
 /** `transcript.json` as byte pieces: `[` messages joined by `,` `]`, one piece per page. */
-async function* transcriptPieces(deps: EngineDeps, entityId: string, maxSeq: number): AsyncGenerator<Uint8Array> {
+async function* transcriptPieces(deps: ExportDeps, entityId: string, maxSeq: number): AsyncGenerator<Uint8Array> {
   let after = 0;
   let first = true;
   yield enc.encode('[');

@@ -21,6 +21,9 @@ import { toEntity, windowDocument } from './entity-wire.js';
 import { ARCHIVE_PARTS, EXPORT_FILES, partMember } from './export.js';
 import { HISTORY_FILE, historyOf } from './archive-history.js';
 
+/** What an import reads: the store and ids. */
+type ImportDeps = Pick<EngineDeps, 'store' | 'newId'>;
+
 const dec = new TextDecoder('utf-8', { fatal: true });
 
 interface ImportFiles {
@@ -41,7 +44,7 @@ interface ImportFiles {
  * it), so token counts are recounted with the engine's estimator, never taken from the archive.
  */
 export async function importEntity(
-  deps: EngineDeps,
+  deps: ImportDeps,
   bytes: Uint8Array,
   format: ExportFormat,
   opts: ImportOptions,
@@ -105,7 +108,7 @@ export async function importEntity(
  * name that is taken is refused and a taken archive name is numbered: `ada (2)`, `ada (3)`…
  * (the result then carries `renamedFrom`, so the CLI can say so).
  */
-async function importName(deps: EngineDeps, opts: ImportOptions, archived: string, accountId: string): Promise<string> {
+async function importName(deps: ImportDeps, opts: ImportOptions, archived: string, accountId: string): Promise<string> {
   if (opts.name !== undefined) {
     const name = checkName(opts.name);
     if (opts.uniqueName) await refuseTakenName(deps.store, accountId, name);

@@ -9,6 +9,9 @@ import type { ReplyToolCall } from '../generation/reply.js';
 import { logRow } from '../platform/logs.js';
 import type { Remembered } from './memory.js';
 
+/** What recall reads: the store, and the clock and ids of its log record. */
+type RecallDeps = Pick<EngineDeps, 'store' | 'clock' | 'newId'>;
+
 /**
  * Recall (issue 22): an entity with `recall` on is offered one tool, `recall`, that searches its
  * own transcript for what the window no longer holds. The engine runs it inside the turn; the
@@ -72,7 +75,7 @@ export function recallCalls(entity: EntityRow, calls: readonly ReplyToolCall[], 
  * the window's live ones, within `limitTokens`' share. Calls past RECALL_CALLS_MAX are refused.
  */
 export async function runRecallRound(
-  deps: EngineDeps,
+  deps: RecallDeps,
   entity: EntityRow,
   window: readonly BlockRow[],
   calls: ReplyToolCall[],
@@ -120,7 +123,7 @@ function liveFrom(window: readonly BlockRow[]): number | undefined {
 }
 
 /** One search of the entity's own transcript, as the text the model reads; a call without words says so. */
-async function recall(deps: EngineDeps, entity: EntityRow, beforeSeq: number | undefined, args: string, capTokens: number): Promise<{ query: string; text: string; seqs: number[] }> {
+async function recall(deps: RecallDeps, entity: EntityRow, beforeSeq: number | undefined, args: string, capTokens: number): Promise<{ query: string; text: string; seqs: number[] }> {
   // Measured before anything reads the arguments: a refusal costs the same for any length.
   if (args.length > RECALL_ARGS_MAX) return tooLong(`over ${SEARCH_QUERY_MAX_CHARS} characters (its arguments are ${args.length})`);
   const query = queryOf(args);
@@ -152,7 +155,7 @@ function queryOf(args: string): string {
  * the reply made.
  */
 export async function recallLog(
-  deps: EngineDeps,
+  deps: RecallDeps,
   entity: EntityRow,
   state: RecallState,
   out: { model: string; inputTokens: number; outputTokens: number; costUsd: number; totalMs: number; toolCalls?: number; recalled?: Retrieved },

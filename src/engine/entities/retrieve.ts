@@ -3,6 +3,9 @@ import { type TokenEstimator, loadTokenEstimator } from '../../core/tokens.js';
 import type { EntityRow, MessageHit, MessageRow } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';
 
+/** What retrieval reads: the store. */
+type RetrieveDeps = Pick<EngineDeps, 'store'>;
+
 /**
  * The one ranked retriever over an entity's transcript (issue 32): automatic recall, the recall
  * tool and `mgpt search --any` ask it. Any word of the query, by its stem, ranked by the store's
@@ -43,7 +46,7 @@ const SHORT_QUESTION_WORDS = 3;
 
 export const NOTHING_RETRIEVED: Retrieved = { text: '', tokens: 0, messages: [] };
 
-export async function retrieve(deps: EngineDeps, entity: EntityRow, query: string, opts: RetrieveOptions): Promise<Retrieved> {
+export async function retrieve(deps: RetrieveDeps, entity: EntityRow, query: string, opts: RetrieveOptions): Promise<Retrieved> {
   if (opts.budgetTokens <= 0) return NOTHING_RETRIEVED;
   const words = await rarest(deps, queryWords(query, opts.context));
   if (!words.length) return NOTHING_RETRIEVED;
@@ -60,7 +63,7 @@ export async function retrieve(deps: EngineDeps, entity: EntityRow, query: strin
  * while telling little about which message is meant. A question whose every word is that common
  * recalls nothing.
  */
-async function rarest(deps: EngineDeps, words: string[]): Promise<string[]> {
+async function rarest(deps: RetrieveDeps, words: string[]): Promise<string[]> {
   if (words.length === 0) return words;
   const counts = await deps.store.entities.wordMatches(words, MATCHES_RANKED + 1);
   const byCount = words.map((w, i) => ({ w, n: counts[i] ?? 0 })).filter((x) => x.n > 0).sort((a, b) => a.n - b.n);
@@ -104,7 +107,7 @@ function relevant(hits: MessageHit[]): MessageHit[] {
 const RELATIVE_FLOOR = 0.35;
 
 /** The other half of each hit's exchange (a user message's reply, a reply's message), before the live window. */
-async function partnersOf(deps: EngineDeps, entityId: string, hits: MessageHit[], beforeSeq: number | undefined): Promise<Map<number, MessageRow>> {
+async function partnersOf(deps: RetrieveDeps, entityId: string, hits: MessageHit[], beforeSeq: number | undefined): Promise<Map<number, MessageRow>> {
   const have = new Set(hits.map((h) => h.seq));
   const seqs = hits.map(partnerSeq).filter((s) => s >= 1 && (beforeSeq === undefined || s < beforeSeq) && !have.has(s));
   const rows = seqs.length ? await deps.store.entities.messagesAt(entityId, [...new Set(seqs)]) : [];

@@ -6,9 +6,12 @@ import type { EngineDeps } from '../deps.js';
 import type { RateLimits } from '../../core/rate-limits.js';
 import { checkLimits } from './rate-limits.js';
 
+/** What accounts read: the store, the clock and ids. */
+type AccountDeps = Pick<EngineDeps, 'store' | 'clock' | 'newId'>;
+
 /** Accounts own entities and hold a prepaid balance; null balance means unmetered. */
 export class AccountService {
-  constructor(private readonly deps: EngineDeps) {}
+  constructor(private readonly deps: AccountDeps) {}
 
   async list(): Promise<AccountInfo[]> {
     return (await this.deps.store.accounts.list()).map(toInfo);

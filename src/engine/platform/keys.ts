@@ -9,6 +9,9 @@ import type { KeyRow } from '../../store/types.js';
 import type { Principal } from './principal.js';
 import { checkLimits } from './rate-limits.js';
 
+/** What keys read: the store and the clock. */
+type KeyDeps = Pick<EngineDeps, 'store' | 'clock'>;
+
 /**
  * The scopes keys carry (seed 000; seed 001 uses the first for every entity route:
  * docs/design.md#the-two-wire-contracts), and an extension: `mgpt.admin` lists, creates, limits and
@@ -38,7 +41,7 @@ export class KeyService {
   private readonly checked = new Map<string, { principal: Principal; version: number }>();
 
   constructor(
-    private readonly deps: EngineDeps,
+    private readonly deps: KeyDeps,
     private readonly accounts: AccountService,
   ) {}
 

@@ -5,6 +5,9 @@ import type { RateGate, RateState } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';
 import type { Principal } from './principal.js';
 
+/** What rate limits read: the store, and the observer told of refusals. */
+type RateDeps = Pick<EngineDeps, 'store' | 'events'>;
+
 /** Limits are per minute. */
 const PERIOD_MS = 60_000;
 
@@ -26,7 +29,7 @@ export class RateLimitService {
    */
   private readonly refused = new Map<string, Refused>();
 
-  constructor(private readonly deps: EngineDeps) {}
+  constructor(private readonly deps: RateDeps) {}
 
   /**
    * Admits one request of the principal's key, with what it left (undefined: the key has no
@@ -83,7 +86,7 @@ export class KeyAllowance implements TokenAllowance {
   private settled = false;
 
   constructor(
-    private readonly deps: EngineDeps,
+    private readonly deps: RateDeps,
     private readonly keyId: string,
     readonly limit: number,
     private readonly refuse: (err: RateLimitedError) => never,

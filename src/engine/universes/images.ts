@@ -5,6 +5,8 @@ import type { EngineDeps } from '../deps.js';
 import { writeLog } from '../platform/logs.js';
 import { parseImage } from '../../core/universe-input.js';
 
+/** What an image request reads: the model routing, the clock, ids and the store (its log). */
+type ImageDeps = Pick<EngineDeps, 'chatModel' | 'clock' | 'newId' | 'store'>;
 
 /**
  * The provider message of POST /images, in the seed's order: the system prompt, then one user
@@ -23,7 +25,7 @@ export function imageMessages(r: ImageRequest): ChatMessage[] {
   ];
 }
 
-export async function generateImage(deps: EngineDeps, input: ImageRequest, opts: { userId?: string; signal?: AbortSignal } = {}): Promise<ImageResponse> {
+export async function generateImage(deps: ImageDeps, input: ImageRequest, opts: { userId?: string; signal?: AbortSignal } = {}): Promise<ImageResponse> {
   const userId = opts.userId ?? LOCAL_USER_ID;
   const t0 = deps.clock.now();
   const r = parseImage(input);

@@ -15,10 +15,13 @@ import { sha256 } from '../../core/hash.js';
 import { UUID } from '../../core/ids.js';
 import { MIN_ID_PREFIX, pickByRef } from '../../core/ref.js';
 
+/** What universes read: the store, the clock, ids and the stored prompts. */
+type UniverseDeps = Pick<EngineDeps, 'store' | 'clock' | 'newId' | 'prompts'>;
+
 /** Universes of seed 000: a frozen prompt snapshot plus a runtime conversation. */
 
 export class UniverseService {
-  constructor(private readonly deps: EngineDeps) {}
+  constructor(private readonly deps: UniverseDeps) {}
 
   async create(input: CreateUniverseInput, userId = LOCAL_USER_ID): Promise<CreatedUniverse> {
     parseCreateUniverse(input);
