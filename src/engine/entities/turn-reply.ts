@@ -1,5 +1,5 @@
 import { sleep } from '../../core/retry.js';
-import type { TurnEvent, Usage } from '../../core/entity-types.js';
+import type { TurnEvent } from '../../core/entity-types.js';
 import { ContextOverflowError } from '../../core/errors.js';
 import type { ChatMessage, ChatRequest } from '../../providers/spec.js';
 import { wireUsage } from '../generation/completion.js';
@@ -7,7 +7,6 @@ import { overflowRetries, routeOf, runGeneration, sharedBackoffMs } from '../gen
 import { type Reply, emptyReply } from '../generation/reply.js';
 import { RECALL_ROUNDS_MAX, RECALL_TOOL, emptyRecall, recallCalls, runRecallRound } from './recall.js';
 import { type TurnState, stopped, tooLarge } from './turn-state.js';
-import type { SummaryUsage } from './window/summarize.js';
 import { type PreparedWindow, fixedParts, promptMessages, rotate } from './window/turn-window.js';
 
 /**
@@ -108,12 +107,7 @@ export function* announce(turn: TurnState, prepared: PreparedWindow, stores = tr
       covers: prepared.plan.covers,
       summaryTokens: prepared.summary.tokens,
       windowTokens: prepared.plan.remainingTokens + prepared.summary.tokens,
-      ...(prepared.summaryUsage?.requests ? { summaryUsage: summaryUsage(prepared.summaryUsage) } : {}),
+      ...(prepared.summaryUsage?.requests ? { summaryUsage: wireUsage(prepared.summaryUsage) } : {}),
     };
   }
-}
-
-/** A summary's usage in the completion's terms, when the provider counted it. */
-function summaryUsage(u: SummaryUsage): Usage {
-  return wireUsage(u);
 }
