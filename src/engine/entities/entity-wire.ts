@@ -1,5 +1,9 @@
-import type { Entity, TranscriptMessage, WindowBlock } from '../../core/entity-types.js';
+import type { Entity, EntityCompletion, FinishReason, TranscriptMessage, WindowBlock } from '../../core/entity-types.js';
+import type { ProviderUsage } from '../../providers/spec.js';
 import type { BlockRow, EntityRow, MessageRow } from '../../store/types.js';
+import { type CompletionHead, chatCompletion } from '../generation/completion.js';
+import type { Reply } from '../generation/reply.js';
+import type { Retrieved } from './retrieve.js';
 import { recallModeOf } from './entity-rules.js';
 
 /** Store rows -> wire objects (seed 001: docs/design.md#the-two-wire-contracts). Field order is fixed: exports hash these bytes. */
@@ -34,4 +38,25 @@ export function toBlock(b: BlockRow): WindowBlock {
 /** The bytes of `window.json` (and of the JSON export's `window` member). */
 export function windowDocument(budgetTokens: number, tokens: number, blocks: WindowBlock[]): string {
   return JSON.stringify({ budget_tokens: budgetTokens, tokens, blocks });
+}
+
+/** An entity's reply as a turn settles it, in the engine's terms. */
+export interface EntityReply {
+  head: CompletionHead;
+  entityId: string;
+  reply: Reply;
+  /** What the reply is counted as (the provider's counts, else the estimates). */
+  usage: ProviderUsage;
+  finish?: FinishReason;
+  /** What automatic recall put in the prompt, when it did. */
+  recalled?: Retrieved;
+}
+
+/** A turn's reply as the seed's chat.completion: what the turn returns and stores under its idempotency key. */
+export function toCompletion(r: EntityReply): EntityCompletion {
+  return {
+    ...chatCompletion(r.head, r.reply, r.usage, r.finish),
+    entity_id: r.entityId,
+    ...(r.recalled ? { recalled: r.recalled.messages } : {}),
+  };
 }

@@ -1,12 +1,14 @@
 import type { EntityCompletion, TurnEvent } from '../../core/entity-types.js';
 import { costUsd } from '../../core/models.js';
 import { loadTokenEstimator } from '../../core/tokens.js';
+import type { ProviderUsage } from '../../providers/spec.js';
 import type { BlockRow, EntityImport, EntityTurnWrite, LogRow } from '../../store/types.js';
-import { chatCompletion, settledUsage } from '../generation/completion.js';
+import { type CompletionHead, settledUsage } from '../generation/completion.js';
 import { reportCompleted } from '../generation/model-call.js';
 import { type Reply, replyMessage } from '../generation/reply.js';
 import type { HeldLease } from '../lease.js';
 import { windowVersion } from '../versioned-cache.js';
+import { toCompletion } from './entity-wire.js';
 import { recallLog } from './recall.js';
 import { announce } from './turn-reply.js';
 import { type TurnInput, type TurnState, leaseTakenOver } from './turn-state.js';
@@ -16,7 +18,7 @@ import type { PreparedWindow } from './window/turn-window.js';
  * Stores the user message, the rotation, the reply, the charge and the key in one unit of work
  * that frees the lease; a ConflictError (nothing stored) when another turn took the lease over.
  */
-export async function commit(turn: TurnState, prepared: PreparedWindow, reply: Reply, lease: HeldLease, input: TurnInput): Promise<{ completion: EntityCompletion; billed: number }> {
+export async function commit(turn: TurnState, prepared: PreparedWindow, reply: Reply, lease: HeldLease, input: TurnInput): Promise<{ completion: EntityCompletion; usage: ProviderUsage; billed: number }> {
   const settled = await settle(turn, prepared, reply);
   const base = turnWrite(turn, prepared, settled, input);
   const write = { ...base, log: await turnLog(turn, settled, base.charge.costUsd) };
@@ -24,23 +26,22 @@ export async function commit(turn: TurnState, prepared: PreparedWindow, reply: R
   await lease.write((claim) => turn.deps.store.entities.commitTurn({ ...write, lease: claim }), () => leaseTakenOver(turn.entity.id), true);
   // Only now, committed, do the two blocks join the kept window (in place: no copy of the window).
   turn.deps.windows.set(turn.entity.id, windowVersion(write.counters), prepared.head.append(settled.userBlock, settled.replyBlock));
-  return { completion: settled.completion, billed: base.charge.inputTokens + base.charge.outputTokens };
+  return { completion: settled.completion, usage: settled.usage, billed: base.charge.inputTokens + base.charge.outputTokens };
 }
 
 /** The turn's log record, when its model used recall: the rounds, and what the final request cost. */
 function turnLog(turn: TurnState, s: SettledTurn, costUsd: number): Promise<LogRow | undefined> {
-  const u = s.completion.usage;
-  const out = { model: turn.model.modelId, inputTokens: u.prompt_tokens, outputTokens: u.completion_tokens, costUsd, totalMs: turn.deps.clock.now() - turn.t0, recalled: turn.recalled };
+  const u = s.usage;
+  const out = { model: turn.model.modelId, inputTokens: u.inputTokens, outputTokens: u.outputTokens, costUsd, totalMs: turn.deps.clock.now() - turn.t0, recalled: turn.recalled };
   return recallLog(turn.deps, turn.entity, turn.recall, out);
 }
 
 /** Tells the engine's observer what the committed turn did: its time, its rotation, its prompt tokens, what it recalled. */
-export function told(turn: TurnState, prepared: PreparedWindow, completion: EntityCompletion): void {
+export function told(turn: TurnState, prepared: PreparedWindow, u: ProviderUsage): void {
   const { events } = turn.deps;
-  const u = completion.usage;
   reportCompleted(turn.deps, {
     kind: turn.extras.facade ? 'facade' : 'entity', t0: turn.t0, firstTokenAt: turn.firstTokenAt,
-    promptTokens: u.prompt_tokens, cachedTokens: u.prompt_tokens_details?.cached_tokens,
+    promptTokens: u.inputTokens, cachedTokens: u.cachedTokens,
   });
   if (prepared.summary) {
     events.rotation();
@@ -51,6 +52,8 @@ export function told(turn: TurnState, prepared: PreparedWindow, completion: Enti
 
 /** What a finished reply comes to: its counts, the completion the caller gets, and the window's two new blocks. */
 interface SettledTurn {
+  /** What the reply is counted as (the provider's counts, else the estimates). */
+  usage: ProviderUsage;
   messageTokens: number;
   replyTokens: number;
   completion: EntityCompletion;
@@ -68,16 +71,12 @@ async function settle(turn: TurnState, prepared: PreparedWindow, reply: Reply): 
   if (reply.usage?.inputTokens) await deps.calibration.observe(model.routeKey, promptTokens, reply.usage.inputTokens);
   const replyTokens = tok.count(reply.text);
   const usage = settledUsage(reply.usage, { input: promptTokens, output: replyTokens });
-  const completion: EntityCompletion = {
-    ...chatCompletion({ id: turn.replyId, created: turn.created, model: entity.model }, reply, usage),
-    entity_id: entity.id,
-    ...(turn.recalled ? { recalled: turn.recalled.messages } : {}),
-  };
+  const completion = toCompletion({ head: head(turn), entityId: entity.id, reply, usage, recalled: turn.recalled });
   const at = userBlock.coversFrom + 1;
   const replyBlock: BlockRow = {
     id: deps.newId(), position: userBlock.position + 1, kind: 'message', role: 'assistant', content: reply.text, tokens: replyTokens, coversFrom: at, coversTo: at,
   };
-  return { messageTokens, replyTokens, completion, userBlock, replyBlock };
+  return { usage, messageTokens, replyTokens, completion, userBlock, replyBlock };
 }
 
 /** The turn's unit of work, but for the lease it runs under. */
@@ -136,25 +135,25 @@ export async function* toolRound(turn: TurnState, prepared: PreparedWindow, repl
   const tok = await loadTokenEstimator();
   const replyTokens = tok.count(reply.text) + tok.count(JSON.stringify(replyMessage(reply).tool_calls ?? []));
   const usage = settledUsage(reply.usage, { input: prepared.estimate, output: replyTokens });
-  const completion: EntityCompletion = {
-    ...chatCompletion({ id: turn.replyId, created: turn.created, model: turn.entity.model }, reply, usage, 'tool_calls'),
-    entity_id: turn.entity.id,
-    ...(turn.recalled ? { recalled: turn.recalled.messages } : {}),
-  };
-  const billed = await chargeToolRound(turn, completion, replyTokens, reply.toolCalls.length);
+  const completion = toCompletion({ head: head(turn), entityId: turn.entity.id, reply, usage, finish: 'tool_calls', recalled: turn.recalled });
+  const billed = await chargeToolRound(turn, usage, replyTokens, reply.toolCalls.length);
   yield { type: 'done', completion, replayed: false, billed };
 }
 
 /** Bills and logs a tool round in one write: the message, and the reply's calls with the recall rounds before them. */
-async function chargeToolRound(turn: TurnState, completion: EntityCompletion, replyTokens: number, toolCalls: number): Promise<number> {
+async function chargeToolRound(turn: TurnState, u: ProviderUsage, replyTokens: number, toolCalls: number): Promise<number> {
   const { deps, entity } = turn;
   const inputTokens = await turn.count.exact();
   const outputTokens = replyTokens + turn.recall.callTokens;
   const cost = costUsd(deps.prices[entity.model], inputTokens, outputTokens);
-  const u = completion.usage;
-  const out = { model: turn.model.modelId, inputTokens: u.prompt_tokens, outputTokens: u.completion_tokens, costUsd: cost, totalMs: deps.clock.now() - turn.t0, toolCalls, recalled: turn.recalled };
+  const out = { model: turn.model.modelId, inputTokens: u.inputTokens, outputTokens: u.outputTokens, costUsd: cost, totalMs: deps.clock.now() - turn.t0, toolCalls, recalled: turn.recalled };
   const log = (await recallLog(deps, entity, turn.recall, out))!;
   const charge = { accountId: entity.accountId, entityId: entity.id, model: entity.model, inputTokens, outputTokens, costUsd: cost, createdAt: deps.clock.iso() };
   await deps.store.accounts.chargeWithLog(charge, log);
   return inputTokens + outputTokens;
+}
+
+/** What names the turn's completion: its id, its creation second, the entity's model. */
+function head(turn: TurnState): CompletionHead {
+  return { id: turn.replyId, created: turn.created, model: turn.entity.model };
 }

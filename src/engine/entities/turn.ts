@@ -71,9 +71,9 @@ async function* leasedTurn(
     const { prepared, reply } = yield* rotateAndGenerate(turn);
     if (signal.aborted || (stopped(turn) && !turn.started)) throw cancelled(callerSignal(input));
     if (reply.toolCalls.length) return yield* toolRound(turn, prepared, reply);
-    const { completion, billed } = await commit(turn, prepared, reply, lease, input);
+    const { completion, usage, billed } = await commit(turn, prepared, reply, lease, input);
     if (!turn.started) yield* announce(turn, prepared);
-    told(turn, prepared, completion);
+    told(turn, prepared, usage);
     yield { type: 'done', completion, replayed: false, billed };
   } catch (err) {
     const lost = isAbortError(err) || signal.aborted || err instanceof ConflictError;
