@@ -8,7 +8,6 @@ import {
   type EntityList,
   type EntityWindow,
   type ExportFormat,
-  IDEMPOTENCY_KEY_MAX,
   LIST_ENTITIES_MAX,
   LIST_MESSAGES_DEFAULT,
   LIST_MESSAGES_MAX,
@@ -29,6 +28,7 @@ import type { EngineDeps } from '../deps.js';
 import { checkCreateFields, checkInstructions, checkName, checkRecall, checkUpdate, recallCode } from './entity-rules.js';
 import { DEFAULT_RECALL_MODE } from '../../core/recall-query.js';
 import { toBlock, toEntity, toMessage } from './entity-wire.js';
+import { checkKey } from '../generation/idempotency.js';
 import { exportEntity } from './export.js';
 import { importEntity } from './import.js';
 import { refuseTakenName } from './entity-names.js';
@@ -251,12 +251,7 @@ export class EntityService {
     if (typeof content !== 'string') throw new BadRequestError('content must be a string');
     if (content.trim() === '') throw new BadRequestError('content is empty');
     const key = input.idempotencyKey;
-    if (key !== undefined) {
-      if (typeof key !== 'string' || key.length === 0) throw new BadRequestError('idempotency key must be a non-empty string');
-      if (key.length > IDEMPOTENCY_KEY_MAX) {
-        throw new BadRequestError(`idempotency key is ${key.length} characters; the limit is ${IDEMPOTENCY_KEY_MAX}`);
-      }
-    }
+    if (key !== undefined) checkKey(key);
     let extras = input.sampling ? { ...input.extras, sampling: parseSampling(input.sampling) } : input.extras;
     if (input.buffered) extras = { ...extras, buffered: true };
     if (input.memoryTool !== undefined && typeof input.memoryTool !== 'boolean') throw new BadRequestError('memory_tool must be a boolean');
