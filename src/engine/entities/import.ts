@@ -118,7 +118,7 @@ async function importName(deps: ImportDeps, opts: ImportOptions, archived: strin
 }
 
 /** The archive's window history (version 2), with the copy's block ids: the window's new ones, and new ones for the rest. */
-function historyIn(deps: EngineDeps, files: ImportFiles, messages: number, renamed?: { window: WindowBlock[]; blockIds: string[] }) {
+function historyIn(deps: ImportDeps, files: ImportFiles, messages: number, renamed?: { window: WindowBlock[]; blockIds: string[] }) {
   const part = files.parts.get(HISTORY_FILE);
   if (!part) return undefined;
   if (!renamed) return historyOf(part.value, messages, (id) => id);

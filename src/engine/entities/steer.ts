@@ -1,3 +1,4 @@
+import { routeOf } from '../generation/model-call.js';
 import type { WindowBlock } from '../../core/entity-types.js';
 import { BadRequestError, ConflictError } from '../../core/errors.js';
 import type { RotateAction, RotateInput, RotateResult } from '../../core/rotation-types.js';
@@ -139,7 +140,7 @@ async function summaryOf(deps: EngineDeps, entity: EntityRow, model: ChatModel, 
   const room = Math.floor(entity.budgetTokens * share);
   const max = fit.limit ? Math.min(room, Math.floor(fit.limit.cap * share)) : room;
   const instructions = { text: entity.instructions, tokens: entity.instructionsTokens };
-  const { text, usage } = await summarizeSpan(model, tok, span, max, fit, deps.calibration, signal, instructions);
+  const { text, usage } = await summarizeSpan(routeOf(deps, model), tok, span, max, fit, deps.calibration, signal, instructions);
   return { content: text, tokens: tok.count(text), usage };
 }
 

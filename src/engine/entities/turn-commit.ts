@@ -10,6 +10,7 @@ import type { HeldLease } from '../lease.js';
 import { windowVersion } from '../versioned-cache.js';
 import { toCompletion } from './entity-wire.js';
 import { recallLog } from './recall.js';
+import { turnHistory } from './rotations.js';
 import { announce } from './turn-reply.js';
 import { type TurnInput, type TurnState, leaseTakenOver } from './turn-state.js';
 import type { PreparedWindow } from './window/turn-window.js';
@@ -21,7 +22,7 @@ import type { PreparedWindow } from './window/turn-window.js';
 export async function commit(turn: TurnState, prepared: PreparedWindow, reply: Reply, lease: HeldLease, input: TurnInput): Promise<{ completion: EntityCompletion; usage: ProviderUsage; billed: number }> {
   const settled = await settle(turn, prepared, reply);
   const base = turnWrite(turn, prepared, settled, input);
-  const write = { ...base, log: await turnLog(turn, settled, base.charge.costUsd) };
+  const write = { ...base, log: await turnLog(turn, settled, base.charge.costUsd), ...(await turnHistory(turn, prepared, settled.userBlock.coversFrom)) };
   // A created entity's history may be thousands of rows: the store writes those without holding the thread.
   await lease.write((claim) => turn.deps.store.entities.commitTurn({ ...write, lease: claim }), () => leaseTakenOver(turn.entity.id), true);
   // Only now, committed, do the two blocks join the kept window (in place: no copy of the window).
@@ -109,6 +110,7 @@ function turnWrite(turn: TurnState, prepared: PreparedWindow, s: SettledTurn, in
       accountId: entity.accountId, entityId: entity.id, model: entity.model, inputTokens: messageTokens, outputTokens: replyTokens + turn.recall.callTokens,
       costUsd: costUsd(deps.prices[entity.model], messageTokens, replyTokens + turn.recall.callTokens), createdAt: clock.iso(),
     },
+    ...(turn.recall.remembered.length ? { memory: turn.recall.remembered.map((r) => r.write) } : {}),
     idempotency:
       input.key === undefined
         ? undefined

@@ -5,7 +5,8 @@ import type { ChatMessage, ChatRequest } from '../../providers/spec.js';
 import { wireUsage } from '../generation/completion.js';
 import { overflowRetries, routeOf, runGeneration, sharedBackoffMs } from '../generation/model-call.js';
 import { type Reply, emptyReply } from '../generation/reply.js';
-import { RECALL_ROUNDS_MAX, RECALL_TOOL, emptyRecall, recallCalls, runRecallRound } from './recall.js';
+import { RECALL_ROUNDS_MAX, emptyRecall } from './recall.js';
+import { engineCalls, engineTools, runEngineRound } from './remember.js';
 import { type TurnState, stopped, tooLarge } from './turn-state.js';
 import { type PreparedWindow, fixedParts, promptMessages, rotate } from './window/turn-window.js';
 
@@ -31,9 +32,9 @@ export async function* rotateAndGenerate(turn: TurnState): AsyncGenerator<TurnEv
           }
           yield { type: 'delta', text };
         }
-        const calls = turn.signal.aborted ? undefined : recallCalls(turn.entity, reply.toolCalls, turn.recall);
+        const calls = turn.signal.aborted ? undefined : engineCalls(turn, reply.toolCalls);
         if (!calls) return { prepared, reply: turn.prefill ? { ...reply, usage: undefined } : reply };
-        await runRecallRound(turn.deps, turn.entity, prepared.head.blocks, calls, turn.recall, prepared.fit.limit?.cap ?? turn.entity.budgetTokens);
+        await runEngineRound(turn, prepared.head.blocks, calls, prepared.fit.limit?.cap ?? turn.entity.budgetTokens);
         Object.assign(reply, emptyReply());
       }
     } catch (err) {
@@ -79,8 +80,10 @@ function replyRequest(turn: TurnState, prepared: PreparedWindow): ChatRequest {
   const { round = [], sampling, buffered } = turn.extras;
   const recalled = turn.recall.messages;
   const prefill: ChatMessage[] = turn.prefill ? [{ role: 'assistant', content: turn.prefill }] : [];
-  const messages = [...promptMessages(turn.entity.instructions, prepared, turn.recalled), ...round, ...recalled, ...prefill];
-  const tools = turn.entity.recall === 1 ? [RECALL_TOOL, ...(turn.extras.tools ?? [])] : turn.extras.tools;
+  turn.prompt = promptMessages(turn.entity.instructions, prepared, turn.recalled, turn.memory);
+  const messages = [...turn.prompt, ...round, ...recalled, ...prefill];
+  const own = engineTools(turn);
+  const tools = own.length ? [...own, ...(turn.extras.tools ?? [])] : turn.extras.tools;
   // After recall rounds the model answers: freely, or without tools once it has taken all it may.
   const toolChoice = !recalled.length ? turn.extras.toolChoice : turn.recall.rounds >= RECALL_ROUNDS_MAX ? 'none' : undefined;
   const cap = prepared.fit.replyCap;

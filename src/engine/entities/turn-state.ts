@@ -38,6 +38,8 @@ export interface TurnExtras {
   facade?: boolean;
   /** The request's share of its key's tokens per minute: the turn reserves its message and its reply's bound before the model is called. */
   allowance?: TokenAllowance;
+  /** The model is offered `remember`, which sets a pinned memory block (issue 33; remember.ts). */
+  memoryTool?: boolean;
 }
 
 /** Which entity a turn is for: the account's, or a 404. */
@@ -75,6 +77,8 @@ export interface TurnState extends WindowTurn {
   prefill?: string;
   /** When the caller saw the turn start (the clock's ms), for the first-token metric. */
   firstTokenAt?: number;
+  /** The prompt the last request sent, up to the user message (the turn's window record). */
+  prompt?: ChatMessage[];
 }
 
 /** Whether the client stopped the stream (see TurnExtras.stop). */
@@ -108,7 +112,7 @@ export function deleted(id: string): NotFoundError {
 export function readOnly(entity: EntityRow): ConflictError {
   return new ConflictError(
     `entity ${entity.id} is read-only: its transcript reached the cap of ${entity.capTokens} tokens`,
-    { hint: 'export it (mgpt export) and start a new entity' },
+    { hint: 'export it (mgpt export) and start a new entity', code: 'read_only' },
   );
 }
 

@@ -12,6 +12,7 @@ import { reserveReply } from '../platform/rate-limits.js';
 import { windowVersion } from '../versioned-cache.js';
 import { autoRecall } from './auto-recall.js';
 import { emptyRecall } from './recall.js';
+import { pinnedMemory } from './memory.js';
 import { commit, told, toolRound } from './turn-commit.js';
 import { announce, rotateAndGenerate } from './turn-reply.js';
 import {
@@ -159,8 +160,9 @@ async function openTurn(deps: EngineDeps, current: Current, count: MessageCount,
   // The provider's stream and the rotation end on a cancel, a lost lease, or a stop.
   const generation = extras.stop ? AbortSignal.any([signal, extras.stop]) : signal;
   const t0 = deps.clock.now();
+  const memory = await pinnedMemory(deps, entity.id);
   return {
-    deps, entity, create, model, window, content: count.content, count, signal: generation, extras,
+    deps, entity, create, model, window, memory, content: count.content, count, signal: generation, extras,
     replyId: `chatcmpl-${deps.newId()}`, created: Math.floor(t0 / 1000), started: false, recall: emptyRecall(), t0,
   };
 }

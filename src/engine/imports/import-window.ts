@@ -1,3 +1,4 @@
+import { routeOf } from '../generation/model-call.js';
 import { ENTITY_MODEL } from '../../core/entity-types.js';
 import type { TokenEstimator } from '../../core/tokens.js';
 import type { ChatSource } from '../../core/chat-import.js';
@@ -75,7 +76,7 @@ async function summaryText(deps: EngineDeps, tok: TokenEstimator, w: WindowInput
   if (w.summarize) {
     const model = await deps.chatModel(ENTITY_MODEL);
     const fit = await deps.calibration.fit(model, w.instructions.tokens, w.instructions.text ? 1 : 0);
-    const s = await summarizeSpan(model, tok, span, fold.maxSummaryTokens, fit, deps.calibration, new AbortController().signal, w.instructions);
+    const s = await summarizeSpan(routeOf(deps, model), tok, span, fold.maxSummaryTokens, fit, deps.calibration, new AbortController().signal, w.instructions);
     if (s.text.trim()) return s.text;
   }
   const earlier = span[0].kind === 'summary' ? span[0].content : undefined;
