@@ -202,8 +202,8 @@ export interface HistoryStore {
   rotationsNumbered(entityId: string, ns: number[]): Promise<RotationRow[]>;
   /** The rotations whose first-folded span meets seqs [from, to] (where folded blocks' ids are kept). */
   rotationsFolding(entityId: string, from: number, to: number): Promise<RotationRow[]>;
-  /** The rotations that wrote summary block `blockId`, newest first. */
-  rotationsWriting(entityId: string, blockId: string): Promise<RotationRow[]>;
+  /** The newest rotation that wrote summary block `blockId` with this text, if one did. */
+  summaryWriter(entityId: string, blockId: string, text: string): Promise<number | undefined>;
   /** The highest rotation number (0 for none). */
   lastRotation(entityId: string): Promise<number>;
   /** What the prompt of the turn whose user message is `seq` was made of, with its head's messages. */

@@ -67,7 +67,8 @@ describe.each(factories)('history store contract: $name', (factory) => {
     expect(await s.history.rotations(e.id)).toStrictEqual([r1]);
     expect(await s.history.lastRotation(e.id)).toBe(1);
     expect(await s.history.rotationsNumbered(e.id, [1, 7])).toStrictEqual([r1]);
-    expect(await s.history.rotationsWriting(e.id, 's1')).toStrictEqual([r1]);
+    expect(await s.history.summaryWriter(e.id, 's1', 'summary 1')).toBe(1);
+    expect(await s.history.summaryWriter(e.id, 's1', 'another text')).toBeUndefined();
     expect(await s.history.rotationsFolding(e.id, 2, 9)).toStrictEqual([r1]);
     expect(await s.history.rotationsFolding(e.id, 3, 9)).toStrictEqual([]);
     const h = await s.history.history(e.id);

@@ -85,7 +85,7 @@ export async function rotationRow(deps: EngineDeps, encoder: BlockEncoder, f: Ro
  */
 async function turnWindowWrite(encoder: BlockEncoder, prompt: ChatMessage[], blocks: readonly BlockRow[], seq: number, quoted: Map<number, MessageRow>): Promise<TurnWindowWrite> {
   const body = prompt.slice(0, -1);
-  const at = windowStart(body, windowMessages('', blocks));
+  const at = windowStart(body, blocks);
   const head = at === -1 ? body : body.slice(0, at);
   const tail = at === -1 ? [] : body.slice(at + blocks.length);
   const headJson = JSON.stringify(head);
@@ -105,11 +105,17 @@ async function recalledTexts(t: TurnFacts): Promise<Map<number, MessageRow>> {
   return new Map(rows.map((r) => [r.seq, r]));
 }
 
-/** Where the window's messages start in `body` (the last place they fit, as the head comes first), or -1. */
-function windowStart(body: ChatMessage[], window: ChatMessage[]): number {
-  for (let at = body.length - window.length; at >= 0; at--) {
-    if (window.every((m, i) => body[at + i].role === m.role && body[at + i].content === m.content)) return at;
-  }
+/**
+ * Where the window's messages start in `body` (the last place they fit, as the head comes first),
+ * or -1. The prompt was made from these very blocks, so its first and last settle it, and a turn's
+ * record costs the same in any window.
+ */
+function windowStart(body: ChatMessage[], blocks: readonly BlockRow[]): number {
+  const n = blocks.length;
+  if (n === 0) return body.length;
+  const [first, last] = windowMessages('', [blocks[0], blocks[n - 1]]);
+  const same = (m: ChatMessage | undefined, w: ChatMessage) => m !== undefined && m.role === w.role && m.content === w.content;
+  for (let at = body.length - n; at >= 0; at--) if (same(body[at], first) && same(body[at + n - 1], last)) return at;
   return -1;
 }
 

@@ -27,8 +27,12 @@ export class PgHistoryStore implements HistoryStore {
     return this.select(`entity_id = $1 AND to_seq >= $2 AND from_seq <= $3 AND trigger <> 'resummarize' ORDER BY n`, [entityId, from, to]);
   }
 
-  async rotationsWriting(entityId: string, blockId: string): Promise<RotationRow[]> {
-    return this.select(`entity_id = $1 AND summary_id = $2 ORDER BY n DESC`, [entityId, blockId]);
+  async summaryWriter(entityId: string, blockId: string, text: string): Promise<number | undefined> {
+    const { rows } = await this.pool.query<{ n: number }>(
+      `SELECT n FROM rotations WHERE entity_id = $1 AND summary_id = $2 AND summary_text = $3 ORDER BY n DESC LIMIT 1`,
+      [entityId, blockId, text],
+    );
+    return rows[0]?.n;
   }
 
   async lastRotation(entityId: string): Promise<number> {

@@ -35,9 +35,10 @@ export class HistoryRepo {
       .all(entityId, from, to) as RawRotation[]).map(rotation);
   }
 
-  rotationsWriting(entityId: string, blockId: string): RotationRow[] {
-    return (this.s(`SELECT ${ROTATION_COLS} FROM rotations WHERE entity_id = ? AND summary_id = ? ORDER BY n DESC`)
-      .all(entityId, blockId) as RawRotation[]).map(rotation);
+  summaryWriter(entityId: string, blockId: string, text: string): number | undefined {
+    const row = this.s(`SELECT n FROM rotations WHERE entity_id = ? AND summary_id = ? AND summary_text = ? ORDER BY n DESC LIMIT 1`)
+      .get(entityId, blockId, text) as { n: number } | undefined;
+    return row?.n;
   }
 
   lastRotation(entityId: string): number {

@@ -219,7 +219,7 @@ function historyStore(r: SqliteRepos): HistoryStore {
     rotations: async (entityId) => h.rotations(entityId),
     rotationsNumbered: async (entityId, ns) => h.rotationsNumbered(entityId, ns),
     rotationsFolding: async (entityId, from, to) => h.rotationsFolding(entityId, from, to),
-    rotationsWriting: async (entityId, blockId) => h.rotationsWriting(entityId, blockId),
+    summaryWriter: async (entityId, blockId, text) => h.summaryWriter(entityId, blockId, text),
     lastRotation: async (entityId) => h.lastRotation(entityId),
     turnWindow: async (entityId, seq) => h.turnWindow(entityId, seq),
     seqAt: async (entityId, iso) => h.seqAt(entityId, iso),

@@ -21,7 +21,7 @@ export interface OwnSummary {
 
 /** Turns blocks into refs, looking up which rotation wrote each summary (its id and its text must match). */
 export class BlockEncoder {
-  private readonly writers = new Map<string, RotationRow[]>();
+  private readonly writers = new Map<string, number | undefined>();
 
   constructor(
     private readonly deps: EngineDeps,
@@ -30,6 +30,19 @@ export class BlockEncoder {
   ) {}
 
   async encode(blocks: readonly BlockRow[]): Promise<BlockRef[]> {
+    // The window's shape (summaries, then one message a seq, in order) makes its messages one range:
+    // then only the summaries are looked at, so a turn's record costs the same in any window.
+    let lead = 0;
+    while (lead < blocks.length && blocks[lead].kind === 'summary') lead++;
+    const first = blocks[lead];
+    const last = blocks[blocks.length - 1];
+    if (first && last.coversTo - first.coversFrom === blocks.length - 1 - lead && first.kind === 'message' && last.kind === 'message') {
+      return [...(await this.encodeEach(blocks.slice(0, lead))), [first.coversFrom, last.coversTo]];
+    }
+    return this.encodeEach(blocks);
+  }
+
+  private async encodeEach(blocks: readonly BlockRow[]): Promise<BlockRef[]> {
     const out: BlockRef[] = [];
     for (const b of blocks) {
       const last = out[out.length - 1];
@@ -45,12 +58,9 @@ export class BlockEncoder {
 
   private async writer(b: BlockRow): Promise<number | undefined> {
     if (this.own && b.id === this.own.id && b.content === this.own.content) return this.own.n;
-    let rows = this.writers.get(b.id);
-    if (!rows) {
-      rows = await this.deps.store.history.rotationsWriting(this.entityId, b.id);
-      this.writers.set(b.id, rows);
-    }
-    return rows.find((r) => r.summaryText === b.content)?.n;
+    const key = `${b.id}\0${b.content}`;
+    if (!this.writers.has(key)) this.writers.set(key, await this.deps.store.history.summaryWriter(this.entityId, b.id, b.content));
+    return this.writers.get(key);
   }
 }
 
