@@ -244,12 +244,12 @@ describe.each(factories)('store contract: $name', (factory) => {
       expect(await s.entities.updateHead(a.id, hexId(), { name: 'x', updatedAt: at(22) })).toBeUndefined();
     });
 
-    it('snapshots the head with its window', async () => {
+    it('snapshots the head with its window and its window history', async () => {
       const a = await account();
       const { e, turn } = await entityWithTurn(a);
       await s.entities.commitTurn(turn);
       const snap = await s.entities.snapshot(a.id, e.id);
-      expect(snap).toStrictEqual({ entity: { ...e, ...turn.counters }, window: turn.insertBlocks });
+      expect(snap).toStrictEqual({ entity: { ...e, ...turn.counters }, window: turn.insertBlocks, history: { rotations: [], heads: [], turns: [] } });
       expect(await s.entities.snapshot((await account()).id, e.id)).toBeUndefined();
     });
   });
