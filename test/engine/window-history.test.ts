@@ -41,3 +41,19 @@ describe('the window history keeps what came after the window by reference, and 
     expect(unpackIds(packIds([]))).toEqual([]);
   });
 });
+
+describe('window --at records the head as it was sent', () => {
+  it("a request's system text after the instructions (the facade's) is in that turn's prompt, and only in that turn's", async () => {
+    const { makeEngine, collect } = await import('../helpers/engine.js');
+    const { tempDir } = await import('../helpers/temp.js');
+    const engine = makeEngine(tempDir());
+    const { id } = await engine.entities.create({ model: 'mgpt-1-27b', instructions: 'Be kind.' }, 'local');
+    await collect(engine.entities.send(id, { content: 'first', extras: { system: 'Answer in French.' } }, 'local'));
+    await collect(engine.entities.send(id, { content: 'second' }, 'local'));
+    expect((await engine.entities.windowAt(id, '1', 'local')).prompt[0]).toEqual({ role: 'system', content: 'Be kind.\n\nAnswer in French.' });
+    const second = await engine.entities.windowAt(id, '3', 'local');
+    expect(second.prompt[0]).toEqual({ role: 'system', content: 'Be kind.' });
+    expect(second.prompt.slice(1).map((m) => m.content)).toEqual([expect.stringContaining('first'), expect.stringContaining('first'), 'second']);
+    engine.close();
+  });
+});
