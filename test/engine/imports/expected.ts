@@ -1,3 +1,5 @@
+import type { Backend } from '../../../src/core/backend.js';
+
 // The transcripts the fixtures in test/fixtures/imports/ import to, message by message (shared by
 // the engine tests and the remote ones: both must give exactly these).
 
@@ -82,3 +84,13 @@ export const OPENWEBUI: Expected = {
 };
 
 export const ALL = [CHATGPT, CLAUDE, OPENWEBUI];
+
+/** Every entity of the account by name, with its transcript as [role, content] lines. */
+export async function transcripts(backend: Backend): Promise<Record<string, Line[]>> {
+  const out: Record<string, Line[]> = {};
+  for (const e of (await backend.listEntities({ limit: 200 })).data) {
+    const page = await backend.listMessages(e.id, { limit: 500 });
+    out[e.name] = page.data.map((m) => [m.role, m.content] as Line);
+  }
+  return out;
+}

@@ -1,26 +1,15 @@
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Backend } from '../../../src/core/backend.js';
 import { LocalBackend } from '../../../src/backends/local.js';
 import type { Engine } from '../../../src/engine/engine.js';
 import { type FakeOpenAI, echoLastUser, startFakeOpenAI } from '../../helpers/fake-openai.js';
 import { collect, makeEngine } from '../../helpers/engine.js';
 import { tempDir } from '../../helpers/temp.js';
-import { ALL, CHATGPT, CLAUDE, FIXTURES, type Line } from './expected.js';
+import { ALL, CHATGPT, CLAUDE, FIXTURES, transcripts } from './expected.js';
 
 const dir = tempDir('mgpt-imports-');
 const FILLER = 'We went through the rest of it slowly, one point after another, and agreed to come back to it later on. Then we talked about the weather, the neighbours, the price of bread and the long drive home.';
-
-/** Every entity of the account by name, with its transcript as [role, content] lines. */
-export async function transcripts(backend: Backend): Promise<Record<string, Line[]>> {
-  const out: Record<string, Line[]> = {};
-  for (const e of (await backend.listEntities({ limit: 200 })).data) {
-    const page = await backend.listMessages(e.id, { limit: 500 });
-    out[e.name] = page.data.map((m) => [m.role, m.content] as Line);
-  }
-  return out;
-}
 
 describe('importing ChatGPT, Claude and Open WebUI exports (local engine)', () => {
   for (const x of ALL) {

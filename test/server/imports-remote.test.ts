@@ -1,0 +1,87 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Backend } from '../../src/core/backend.js';
+import { type ContractTarget, remoteTarget, replicasTarget } from '../contract/harness.js';
+import { type FakeOpenAI, startFakeOpenAI } from '../helpers/fake-openai.js';
+import { startPostgres } from '../helpers/postgres.js';
+import { tempDir } from '../helpers/temp.js';
+import { ALL, FIXTURES, transcripts } from '../engine/imports/expected.js';
+
+// The same fixtures through `mgpt serve` (POST /v1/imports, which the remote backend calls): the
+// same transcripts as the local engine makes, on SQLite and on two replicas of one PostgreSQL.
+const cluster = await startPostgres('importing chat exports through two replicas on PostgreSQL');
+afterAll(() => cluster?.stop());
+
+async function importsAll(backend: Backend): Promise<void> {
+  for (const x of ALL) {
+    const res = await backend.importChats(join(FIXTURES, x.file), {});
+    expect(res.source).toBe(x.source);
+    expect(res.conversations.map((c) => c.outcome)).toEqual(x.outcomes);
+  }
+}
+
+const expectedAll = () => Object.assign({}, ...ALL.map((x) => x.entities));
+
+describe('imports through mgpt serve (SQLite)', () => {
+  let fake: FakeOpenAI;
+  let target: ContractTarget & { server: { url: string } };
+  beforeAll(async () => {
+    fake = await startFakeOpenAI();
+    target = await remoteTarget(tempDir('mgpt-imports-remote-'), fake);
+  });
+  afterAll(async () => {
+    await target?.close();
+    await fake?.close();
+  });
+
+  it('gives the transcripts the local engine gives; a second run imports nothing; a truncated file changes nothing', async () => {
+    await importsAll(target.backend);
+    expect(await transcripts(target.backend)).toEqual(expectedAll());
+    for (const x of ALL) expect((await target.backend.importChats(join(FIXTURES, x.file), {})).totals.imported).toBe(0);
+    const size = readFileSync(join(FIXTURES, 'claude-truncated.json')).length;
+    await expect(target.backend.importChats(join(FIXTURES, 'claude-truncated.json'), {})).rejects.toThrow(`truncated (at byte ${size})`);
+    expect(await transcripts(target.backend)).toEqual(expectedAll());
+  });
+
+  it('takes a multipart form with the options as fields, and refuses an unknown option', async () => {
+    const key = (await target.engine.keys.create('local', ['mgpt.responses:create'])).key!;
+    const form = new FormData();
+    form.append('file', new Blob([readFileSync(join(FIXTURES, 'chatgpt-export.zip'))]), 'chatgpt-export.zip');
+    form.append('dry_run', 'true');
+    const res = await fetch(`${target.server.url}/v1/imports`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
+    expect(res.status).toBe(200);
+    const body = await res.json();
+    expect(body.dry_run).toBe(true);
+    expect(body.source).toBe('chatgpt');
+    const bad = await fetch(`${target.server.url}/v1/imports?into_entity=x`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: '[]' });
+    expect(bad.status).toBe(400);
+    expect((await bad.json()).error).toMatch(/unknown import option "into_entity"/);
+  });
+});
+
+// Where PostgreSQL cannot start here, startPostgres() printed a banner saying this did not run;
+// under CI (MGPT_TEST_REQUIRE_POSTGRES) it throws instead.
+describe.skipIf(!cluster)('imports through two mgpt serve replicas on one PostgreSQL database', () => {
+  let fake: FakeOpenAI;
+  let target: ContractTarget;
+  beforeAll(async () => {
+    fake = await startFakeOpenAI();
+    target = await replicasTarget(tempDir('mgpt-imports-pg-'), fake, cluster!.url);
+  });
+  afterAll(async () => {
+    await target?.close();
+    await fake?.close();
+  });
+
+  it('the replicas agree: the same transcripts whichever answers, and a re-run on the other imports nothing', async () => {
+    await importsAll(target.backend);
+    // Requests alternate between the replicas: every read below lands on both in turn.
+    expect(await transcripts(target.backend)).toEqual(expectedAll());
+    expect(await transcripts(target.backend)).toEqual(expectedAll());
+    for (const x of ALL) expect((await target.backend.importChats(join(FIXTURES, x.file), {})).totals.imported).toBe(0);
+    const zip = await target.backend.importChats(join(FIXTURES, 'chatgpt-export.zip'), { dryRun: true });
+    expect(zip.conversations.map((c) => c.outcome)).toEqual(['skipped', 'skipped', 'skipped']);
+    expect(Object.keys(await transcripts(target.backend)).sort()).toEqual(Object.keys(expectedAll()).sort());
+  });
+});
