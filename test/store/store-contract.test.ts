@@ -404,6 +404,49 @@ describe.each(factories)('store contract: $name', (factory) => {
     });
   });
 
+  describe('importChat (issue 35)', () => {
+    it('creates an entity with its source row, appends under the lease, moves the row on; not ours: nothing', async () => {
+      const a = await account();
+      const e = entity(a.id, { transcriptMessages: 2, windowBlocks: 2 });
+      const src = { accountId: a.id, source: 'chatgpt', sourceId: `conv-${hexId()}`, entityId: e.id, lastMessageId: 'n2', sourceMessages: 2, importedAt: at(1) };
+      const blocks = [block(1), block(2)];
+      expect(await s.entities.importChat({ create: { entity: e, messages: [msg(1), msg(2)], blocks, keepIds: false }, source: src })).toBe(true);
+      expect(await s2.entities.importSources(a.id, 'chatgpt', [src.sourceId, 'other'])).toStrictEqual([src]);
+      expect(await s.entities.importSources(a.id, 'claude', [src.sourceId])).toEqual([]);
+
+      const owner = `import-${hexId()}`;
+      await s.leases.acquire(lease(entitySubject(e.id), owner, 10_000), 0);
+      const summary = block(1, { kind: 'summary', role: 'system', coversFrom: 1, coversTo: 3 });
+      const append = {
+        entityId: e.id,
+        lease: { subject: entitySubject(e.id), owner },
+        messages: [msg(3), msg(4)],
+        deleteBlockIds: blocks.map((b) => b.id),
+        insertBlocks: [summary, block(4, { coversFrom: 4, coversTo: 4 })],
+        counters: { transcriptMessages: 4, transcriptTokens: 14, windowTokens: 25, windowBlocks: 2, updatedAt: at(5) },
+      };
+      const moved = { ...src, lastMessageId: 'n4', sourceMessages: 4, importedAt: at(5) };
+      expect(await s.entities.importChat({ append, source: moved })).toBe(true);
+      expect(await s.entities.window(e.id)).toStrictEqual(append.insertBlocks);
+      expect((await s.entities.messages(e.id, 0, 10)).map((m) => m.seq)).toEqual([1, 2, 3, 4]);
+      expect(await s.entities.get(a.id, e.id)).toStrictEqual({ ...e, ...append.counters });
+      expect(await s.entities.importSources(a.id, 'chatgpt', [src.sourceId])).toStrictEqual([moved]);
+      // The lease is still held by the import (it frees it when the run ends).
+      expect(await s.leases.acquire(lease(entitySubject(e.id), 'other', 10_000), 0)).not.toBeNull();
+
+      // Another owner took the lease: nothing of the append, nor the source row, is written.
+      expect(await s2.leases.acquire(lease(entitySubject(e.id), 'thief', 50_000), 20_000)).toBeNull();
+      const late = { ...append, messages: [msg(5), msg(6)], insertBlocks: [block(5)], deleteBlockIds: [] };
+      expect(await s.entities.importChat({ append: late, source: { ...moved, sourceMessages: 6 } })).toBe(false);
+      expect((await s.entities.messages(e.id, 0, 10)).map((m) => m.seq)).toEqual([1, 2, 3, 4]);
+      expect(await s.entities.importSources(a.id, 'chatgpt', [src.sourceId])).toStrictEqual([moved]);
+
+      // Deleting the entity forgets where its conversations went: a re-import makes it anew.
+      await s.entities.delete(a.id, e.id);
+      expect(await s.entities.importSources(a.id, 'chatgpt', [src.sourceId])).toEqual([]);
+    });
+  });
+
   describe('search', () => {
     const VOCAB = ['apple', 'apricot', 'banana', 'band', 'cherry', 'zanzibar42', 'harbour', 'kite', 'Kite', 'café'];
     /** A seeded generator, so a failure repeats. */
