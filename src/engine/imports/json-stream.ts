@@ -1,4 +1,5 @@
 import { BadRequestError } from '../../core/errors.js';
+import { firstJsonError } from './json-locate.js';
 
 /** One value of the top-level array, with the byte range it came from. */
 export interface StreamedValue {
@@ -91,7 +92,7 @@ class ArrayScanner {
     if (this.state === State.Start) {
       if (b === 0x5b) return (this.state = State.FirstValue), i + 1;
       if (b === 0x7b) return (this.single = true), this.open(i);
-      if (i === 0 && b === 0xef && chunk[i + 1] === 0xbb && chunk[i + 2] === 0xbf) return i + 3; // a UTF-8 BOM
+      if (at < 3 && b === [0xef, 0xbb, 0xbf][at]) return i + 1; // a UTF-8 byte order mark
       this.fail(at, 'expected a JSON array of conversations');
     }
     if (this.state === State.FirstValue && b === 0x5d) return (this.state = State.Done), i + 1;
@@ -172,8 +173,7 @@ class ArrayScanner {
     try {
       return { value: JSON.parse(text), offset, end: this.base + endInChunk };
     } catch (err) {
-      const pos = /position (\d+)/.exec((err as Error).message);
-      const at = pos ? offset + Buffer.byteLength(text.slice(0, Number(pos[1]))) : offset;
+      const at = offset + Buffer.byteLength(text.slice(0, firstJsonError(text)));
       this.fail(at, `conversation ${this.count} is not valid JSON (${(err as Error).message})`);
     }
   }
