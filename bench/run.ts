@@ -25,12 +25,13 @@ import { type MemoryRun, benchMemory } from './memory.js';
 import { benchRepl } from './repl.js';
 import { consoleLoadMs, consoleWeightKb } from './console.js';
 import { benchHistory } from './history.js';
+import { benchImport } from './import.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = join(root, 'bin', 'mgpt');
 const work = mkdtempSync(join(tmpdir(), 'mgpt-bench-'));
 const quick = process.argv.includes('--quick');
-// `--only=turns,window,serve` runs just those sections (startup, turns, window, export, serve, branch, chat, repl, senders, llama, tokens, rotation, serve-llama, sse-writer, shared, search, limits, memory, console, history).
+// `--only=turns,window,serve` runs just those sections (startup, turns, window, export, serve, branch, chat, repl, senders, llama, tokens, rotation, serve-llama, sse-writer, shared, search, limits, memory, console, history, import).
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
 const section = (name: string) => !only || only.includes(name);
 
@@ -489,6 +490,23 @@ if (section('history')) {
   const mb = (b: number) => `${(b / 1e6).toFixed(1)} MB`;
   rows.push({ name: `history: DB size added @${h.turns} turns`, value: added, unit: '%', target: '<= 10', met: added <= 10, note: `${mb(h.bytesWith)} vs ${mb(h.bytesWithout)} with the history tables emptied; ${h.rotations} rotations` });
   rows.push({ name: `history: window --at @${h.turns} turns (median)`, value: median(h.atMs), unit: 'ms', target: '<= 20', met: median(h.atMs) <= 20, note: `p95 ${pct(h.atMs, 0.95).toFixed(2)} ms, engine call` });
+}
+
+// 14. Imports (issue 35): a generated ChatGPT export of 10,000 conversations (2 million messages)
+// imported in a child process: messages per second and its peak RSS. MGPT_BENCH_IMPORT_CONVERSATIONS
+// sets the size for a shared machine (--quick: 1,000); the target is for the full size.
+if (section('import')) {
+  const n = Number(process.env.MGPT_BENCH_IMPORT_CONVERSATIONS ?? (quick ? 1000 : 10_000));
+  for (const r of await benchImport(root, work, n)) {
+    const rate = r.messages / (r.ms / 1000);
+    const at = `import ${r.store}: ${r.conversations.toLocaleString('en-US')} conversations, ${(r.messages / 1e6).toFixed(2)}M messages`;
+    const full = r.conversations >= 10_000;
+    const target = r.store === 'sqlite' && full ? { target: '>= 50000', met: rate >= 50_000 } : {};
+    const cpuRate = r.messages / (r.cpuMs / 1000);
+    rows.push({ name: `${at}: messages/s`, value: rate, unit: 'msg/s', ...target, note: `${(r.ms / 1000).toFixed(1)} s for a ${r.fileMb.toFixed(0)} MB export; ${Math.round(cpuRate)} msg per CPU-second` });
+    const rss = r.store === 'sqlite' && full ? { target: '< 300', met: r.peakRssMb < 300 } : {};
+    rows.push({ name: `${at}: peak RSS`, value: r.peakRssMb, unit: 'MB', ...rss });
+  }
 }
 
 rmSync(work, { recursive: true, force: true });

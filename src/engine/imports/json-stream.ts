@@ -51,12 +51,16 @@ class ArrayScanner {
   private valueStart = 0;
   private single = false;
   private count = 0;
+  /** The next backslash at or after where the scan is, in the current chunk (-1: none): searched once, not per string. */
+  private nextBackslash = -1;
+  private backslashFrom = Infinity;
 
   constructor(private readonly what: string) {}
 
   push(chunk: Buffer): StreamedValue[] {
     const out: StreamedValue[] = [];
     let i = 0;
+    this.backslashFrom = Infinity;
     while (i < chunk.length) {
       if (this.state === State.InValue) {
         const end = this.scanValue(chunk, i);
@@ -126,7 +130,7 @@ class ArrayScanner {
     while (i < n) {
       if (this.inString) {
         const q = chunk.indexOf(QUOTE, i);
-        const bs = chunk.indexOf(BACKSLASH, i);
+        const bs = this.backslashAt(chunk, i);
         if (bs >= 0 && (q < 0 || bs < q)) {
           if (bs + 1 >= n) {
             this.escaped = true;
@@ -147,6 +151,14 @@ class ArrayScanner {
       i++;
     }
     return -1;
+  }
+
+  private backslashAt(chunk: Buffer, i: number): number {
+    if (i < this.backslashFrom || (this.nextBackslash >= 0 && this.nextBackslash < i)) {
+      this.nextBackslash = chunk.indexOf(BACKSLASH, i);
+      this.backslashFrom = i;
+    }
+    return this.nextBackslash;
   }
 
   private keep(part: Buffer): void {
