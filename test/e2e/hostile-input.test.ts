@@ -15,9 +15,16 @@ const dir = tempDir();
 const env = cliEnv(dir);
 
 describe('import reads a bounded amount', () => {
-  it('mgpt import /dev/zero stops at the 64 MiB an export can be, with a clear error', async () => {
-    const r = await mgpt(['import', '/dev/zero'], env);
+  it('mgpt import /dev/zero --from mgpt stops at the 64 MiB an export can be, with a clear error', async () => {
+    const r = await mgpt(['import', '/dev/zero', '--from', 'mgpt'], env);
     expect(r.stderr).toMatch(/^error: import: the export is larger than 64 MiB, the most an export can be\nhint: /);
+    expect(r.code).toBe(2);
+    expect((await mgpt(['entities', 'list', '--json'], env)).stdout).toMatch(/"data": \[\]/);
+  });
+
+  it('mgpt import /dev/zero (no tar, no manifest: read as a chat export) stops at its first byte, with a clear error', async () => {
+    const r = await mgpt(['import', '/dev/zero'], env);
+    expect(r.stderr).toMatch(/^error: the export: expected a JSON array of conversations \(at byte 0\)\nhint: /);
     expect(r.code).toBe(2);
     expect((await mgpt(['entities', 'list', '--json'], env)).stdout).toMatch(/"data": \[\]/);
   });
