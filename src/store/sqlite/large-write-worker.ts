@@ -1,7 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { BlockRow, MessageRow } from '../types.js';
-import { commitTurn, importEntity } from './entity-writes.js';
-import type { LargeJob, WriterMessage, WriterReply } from './large-writer.js';
+import { commitTurn, importChat, importEntity } from './entity-writes.js';
+import { type LargeJob, type WriterMessage, type WriterReply, withChatRows } from './large-writer.js';
 import { SqliteRepos } from './repos.js';
 
 // The worker thread of large-writer.ts (bundled alone as dist/sqlite-writer.cjs): its own
@@ -34,6 +34,7 @@ function run(job: number, work: LargeJob): WriterReply {
   collected.delete(job);
   try {
     if (work.kind === 'importEntity') return { job, result: repos.transaction(() => importEntity(repos, { ...work.entity, ...rows })) };
+    if (work.kind === 'importChat') return { job, result: repos.transaction(() => importChat(repos, withChatRows(work.write, rows))) };
     const w = work.write;
     return { job, result: repos.transaction(() => commitTurn(repos, { ...w, create: w.create && { ...w.create, ...rows } })) };
   } catch (err) {

@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { nextMacrotask } from '../../core/lane.js';
-import type { BlockRow, EntityImport, EntityTurnWrite, ImportConflict, MessageRow } from '../types.js';
+import type { BlockRow, ChatImportWrite, EntityImport, EntityTurnWrite, ImportConflict, MessageRow } from '../types.js';
 
 /** From this many rows (messages and blocks) an entity's write goes to the worker: fewer take a few ms here. */
 export const LARGE_WRITE_ROWS = 1_000;
@@ -9,7 +9,13 @@ export const LARGE_WRITE_ROWS = 1_000;
 const ROWS_PER_POST = 2_000;
 
 /** One unit of work the worker runs in one transaction; the entity's rows were sent before it (`rows`). */
-export type LargeJob = { kind: 'commitTurn'; write: EntityTurnWrite } | { kind: 'importEntity'; entity: EntityImport };
+export type LargeJob =
+  | { kind: 'commitTurn'; write: EntityTurnWrite }
+  | { kind: 'importEntity'; entity: EntityImport }
+  | { kind: 'importChat'; write: ChatImportWrite };
+
+/** The rows of a write, sent to the worker ahead of it. */
+export type WriterRows = Pick<EntityImport, 'messages' | 'blocks'>;
 
 /** What the worker is sent. */
 export type WriterMessage =
@@ -78,6 +84,13 @@ export class LargeWriter {
     return result as ImportConflict;
   }
 
+  /** EntityStore.importChat for a large conversation: its rows go as an import's, the rest of the write with the job. */
+  async importChat(w: ChatImportWrite): Promise<boolean> {
+    const rows = chatRows(w);
+    const result = await this.run(rows, () => ({ kind: 'importChat', write: bareChat(w) }));
+    return result as boolean;
+  }
+
   /** Stops the worker once its queue is done; a write sent after this fails. */
   stop(): Promise<void> {
     if (this.broken) return Promise.resolve();
@@ -94,7 +107,7 @@ export class LargeWriter {
    * (without them). Only one job's rows are in the worker at once, and the writes that waited on
    * `busy` (resumed as soon as a transaction ends) go in between two large ones, not after all.
    */
-  private run(rows: EntityImport, job: (bare: EntityImport) => LargeJob): Promise<boolean | ImportConflict> {
+  private run<R extends WriterRows>(rows: R, job: (bare: R) => LargeJob): Promise<boolean | ImportConflict> {
     const id = this.nextJob++;
     const result = this.tail.then(nextMacrotask).then(async () => {
       await this.sendRows(id, rows);
@@ -104,7 +117,7 @@ export class LargeWriter {
     return result;
   }
 
-  private async sendRows(job: number, rows: EntityImport): Promise<void> {
+  private async sendRows(job: number, rows: WriterRows): Promise<void> {
     const { messages, blocks } = rows;
     for (let i = 0; i < Math.max(messages.length, blocks.length); i += ROWS_PER_POST) {
       if (this.broken) throw this.broken;
@@ -161,4 +174,26 @@ function spawnWorker(path: string): Worker {
   const here = import.meta.url;
   const file = here.endsWith('.ts') ? './large-write-worker-dev.mjs' : './sqlite-writer.cjs';
   return new Worker(new URL(file, here), { workerData: { path } });
+}
+
+/** A chat import's rows, in the shape the worker collects (messages and blocks). */
+export function chatRows(w: ChatImportWrite): WriterRows {
+  return { messages: w.create?.messages ?? w.append?.messages ?? [], blocks: w.create?.blocks ?? w.append?.insertBlocks ?? [] };
+}
+
+function bareChat(w: ChatImportWrite): ChatImportWrite {
+  return {
+    source: w.source,
+    create: w.create && { ...w.create, messages: [], blocks: [] },
+    append: w.append && { ...w.append, messages: [], insertBlocks: [] },
+  };
+}
+
+/** The write with the rows the worker collected put back where they came from. */
+export function withChatRows(w: ChatImportWrite, rows: { messages: MessageRow[]; blocks: BlockRow[] }): ChatImportWrite {
+  return {
+    source: w.source,
+    create: w.create && { ...w.create, messages: rows.messages, blocks: rows.blocks },
+    append: w.append && { ...w.append, messages: rows.messages, insertBlocks: rows.blocks },
+  };
 }

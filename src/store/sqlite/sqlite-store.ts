@@ -2,7 +2,6 @@ import type {
   AccountStore,
   CalibrationStore,
   PromptRowStore,
-  EntityImport,
   EntityStore,
   HistoryStore,
   IdempotencyStore,
@@ -20,7 +19,7 @@ import { busyAsConflict } from './busy.js';
 import { type Checkpointer, startCheckpointer } from './checkpointer.js';
 import { type Db, type OpenOptions, nativeBinding } from './db.js';
 import { commitTurn, importChat, importEntity, owns, steer } from './entity-writes.js';
-import { LARGE_WRITE_ROWS, LargeWriter } from './large-writer.js';
+import { LARGE_WRITE_ROWS, LargeWriter, type WriterRows, chatRows } from './large-writer.js';
 import { SqliteRepos } from './repos.js';
 
 /**
@@ -151,7 +150,7 @@ export class SqliteStore implements Store {
   }
 
   /** The worker for an entity this large, started on first use; none for a small one or an in-memory database. */
-  private largeWriter(rows: EntityImport): LargeWriter | undefined {
+  private largeWriter(rows: WriterRows): LargeWriter | undefined {
     if (rows.messages.length + rows.blocks.length < LARGE_WRITE_ROWS || this.repos.db.memory) return undefined;
     if (!this.writer || this.writer.stopped) this.writer = LargeWriter.start(this.repos.db.name);
     return this.writer;
@@ -177,7 +176,7 @@ function waitingFor<T extends object>(busy: () => Promise<void> | undefined, sec
 }
 
 /** A large entity's write goes to the worker `large` gives, if it gives one; the rest are written here. */
-function entityStore(r: SqliteRepos, large: (rows: EntityImport) => LargeWriter | undefined): EntityStore {
+function entityStore(r: SqliteRepos, large: (rows: WriterRows) => LargeWriter | undefined): EntityStore {
   const e = r.entities;
   return {
     insert: async (row) => e.insert(row),
@@ -205,7 +204,11 @@ function entityStore(r: SqliteRepos, large: (rows: EntityImport) => LargeWriter 
       return writer ? writer.importEntity(i) : r.transaction(() => importEntity(r, i));
     },
     importSources: async (accountId, source, ids) => r.imports.sources(accountId, source, ids),
-    importChat: async (w) => r.transaction(() => importChat(r, w)),
+    importChat: async (w) => {
+      // A conversation of thousands of messages is written by the worker, so the event loop keeps answering.
+      const writer = large(chatRows(w));
+      return writer ? writer.importChat(w) : r.transaction(() => importChat(r, w));
+    },
     search: (q) => inTurn(() => r.entities.search(q)),
     searchAny: (q) => inTurn(() => r.entities.searchAny(q)),
     wordMatches: async (words, cap) => r.entities.wordMatches(words, cap),

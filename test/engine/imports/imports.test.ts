@@ -206,3 +206,20 @@ describe('--into: every conversation into one entity, in time order', () => {
     expect(prompt).toContain('Marigold');
   });
 });
+
+describe('a conversation of thousands of messages', () => {
+  it('is written by the large-write worker in one transaction, with its source row (a re-run skips it)', async () => {
+    const engine = makeEngine(dir);
+    const backend = new LocalBackend(engine);
+    const file = join(dir, 'big.json');
+    const chat_messages = Array.from({ length: 1200 }, (_, i) => ({ uuid: `b${i}`, sender: i % 2 ? 'assistant' : 'human', text: `line ${i}`, created_at: new Date(Date.UTC(2024, 0, 1, 0, i)).toISOString() }));
+    writeFileSync(file, JSON.stringify([{ uuid: 'big-1', name: 'Big', created_at: '2024-01-01T00:00:00Z', updated_at: '2024-01-02T00:00:00Z', chat_messages }]));
+    const res = await backend.importChats(file, {});
+    expect(res.entities[0].transcript.messages).toBe(1200);
+    const t = (await transcripts(backend)).Big;
+    expect(t.slice(0, 2)).toEqual([['user', 'line 0'], ['assistant', 'line 1']]);
+    expect((await backend.listMessages(res.entities[0].id, { after: 1195 })).data.map((m) => m.content)).toEqual(['line 1195', 'line 1196', 'line 1197', 'line 1198', 'line 1199']);
+    expect((await backend.importChats(file, {})).totals.imported).toBe(0);
+    await engine.close();
+  });
+});
