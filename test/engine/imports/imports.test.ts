@@ -207,6 +207,32 @@ describe('--into: every conversation into one entity, in time order', () => {
   });
 });
 
+describe('--summarize', () => {
+  it("the entity's model writes the summary of what does not fit; without it no model is called", async () => {
+    const fake = await startFakeOpenAI();
+    fake.fallback = echoLastUser;
+    const engine = makeEngine(dir, { fake, windowBudget: 200 });
+    try {
+      const backend = new LocalBackend(engine);
+      const chat_messages = Array.from({ length: 12 }, (_, i) => ({ uuid: `s${i}`, sender: i % 2 ? 'assistant' : 'human', text: `${i}: ${FILLER}`, created_at: new Date(Date.UTC(2024, 0, 1, i)).toISOString() }));
+      const conv = (id: string) => ({ uuid: id, name: id, created_at: '2024-01-01T00:00:00Z', updated_at: '2024-01-01T12:00:00Z', chat_messages });
+      const file = join(dir, 'summarize.json');
+      writeFileSync(file, JSON.stringify([conv('plain')]));
+      await backend.importChats(file, {});
+      expect(fake.requests).toEqual([]);
+      writeFileSync(file, JSON.stringify([conv('summarized')]));
+      const res = await backend.importChats(file, { summarize: true });
+      const w = await backend.getWindow(res.entities[0].id);
+      expect(w.blocks[0].kind).toBe('summary');
+      expect(w.blocks[0].content).toMatch(/^summary: /);
+      expect(fake.requests.length).toBeGreaterThan(0);
+    } finally {
+      await engine.close();
+      await fake.close();
+    }
+  });
+});
+
 describe('a conversation of thousands of messages', () => {
   it('is written by the large-write worker in one transaction, with its source row (a re-run skips it)', async () => {
     const engine = makeEngine(dir);
