@@ -21,9 +21,10 @@ export const IMPORT_FORM_MAX = 64 * 1024 * 1024;
  * or the `file` field of a multipart form; the options are query parameters or form fields. The
  * answer lists the entities made and what became of each conversation (docs/importing.md).
  */
-export function importRoutes(engine: Engine, { auth }: RouteDeps): Hono<Env> {
+export function importRoutes(engine: Engine, { auth, limit }: RouteDeps): Hono<Env> {
   const app = new Hono<Env>();
-  app.post('/v1/imports', auth('mgpt.responses:create'), async (c) => {
+  // Counted in the key's requests per minute, as a search is (--summarize may call the model).
+  app.post('/v1/imports', auth('mgpt.responses:create'), limit, async (c) => {
     const dir = await mkdtemp(join(tmpdir(), 'mgpt-import-'));
     try {
       const file = join(dir, 'export');
