@@ -7,6 +7,7 @@ import type { SourceConversation } from './conversation.js';
 import { ImportTarget } from './import-target.js';
 import { type ImportPlan, checkImportOptions } from './options.js';
 import { type ReadConversation, openExport } from './read-export.js';
+import { ConversationSpool } from './spool.js';
 
 /**
  * Imports another tool's export at `path` into the account: one entity per conversation, or all
@@ -44,8 +45,8 @@ export async function importChats(
 }
 
 /**
- * `--into`: every selected conversation in time order. Order needs them all first, so their text
- * (not the export's other fields) is held until they are written.
+ * `--into`: every selected conversation in time order. Order needs them all first: they wait in a
+ * temporary file (see ConversationSpool), so memory stays bounded whatever the export's size.
  */
 async function intoOne(
   target: ImportTarget,
@@ -53,11 +54,14 @@ async function intoOne(
   conversations: AsyncIterable<ReadConversation>,
   note: (r: ImportedConversation, offset: number) => void,
 ): Promise<void> {
-  const all: ReadConversation[] = [];
-  for await (const c of conversations) if (selected(c.conversation, plan)) all.push(c);
-  all.sort((a, b) => startOf(a) - startOf(b) || a.index - b.index);
-  await target.openInto(plan.into!);
-  for (const c of all) note(await target.each(c), c.offset);
+  const spool = await ConversationSpool.create();
+  try {
+    for await (const c of conversations) if (selected(c.conversation, plan)) await spool.add(c, startOf(c));
+    await target.openInto(plan.into!);
+    for await (const c of spool.ordered()) note(await target.each(c), c.offset);
+  } finally {
+    await spool.close();
+  }
 }
 
 function startOf(c: ReadConversation): number {
