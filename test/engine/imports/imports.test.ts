@@ -76,6 +76,19 @@ describe('importing ChatGPT, Claude and Open WebUI exports (local engine)', () =
     await engine.close();
   });
 
+  it('--from auto says when it cannot tell the format; a wrong --from is refused by the field it lacks', async () => {
+    const engine = makeEngine(dir);
+    const backend = new LocalBackend(engine);
+    const write = (name: string, text: string) => (writeFileSync(join(dir, name), text), join(dir, name));
+    await expect(backend.importChats(write('other.json', '[{"foo": 1}]'), {})).rejects.toThrow('import: cannot tell which tool made this export (no mapping, chat_messages or chat.history)');
+    await expect(backend.importChats(write('none.json', '[]'), {})).rejects.toThrow('import: the export holds no conversations, so its format cannot be told');
+    expect((await backend.importChats(join(dir, 'none.json'), { from: 'claude' })).conversations).toEqual([]);
+    await expect(backend.importChats(join(FIXTURES, CHATGPT.file), { from: 'claude' })).rejects.toThrow('import: conversation 1 (at byte 4) has no chat_messages: this is not a claude export');
+    await expect(backend.importChats(write('mgpt.json', '{"manifest": {}, "transcript": []}'), {})).rejects.toThrow('import: this is an mgpt export, not a chat export');
+    expect((await backend.listEntities()).data).toEqual([]);
+    await engine.close();
+  });
+
   it('--dry-run counts messages and tokens and writes nothing; --only and --since choose conversations', async () => {
     const engine = makeEngine(dir);
     const backend = new LocalBackend(engine);
