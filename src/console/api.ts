@@ -55,16 +55,6 @@ export async function api<T>(path: string, init: { method?: string; body?: unkno
   return (await res.json()) as T;
 }
 
-/** An extension route another server may not have: undefined on 404 ("not available here"). */
-export async function optional<T>(path: string): Promise<T | undefined> {
-  try {
-    return await api<T>(path);
-  } catch (err) {
-    if (err instanceof ApiError && err.status === 404) return undefined;
-    throw err;
-  }
-}
-
 /** The `data:` frames of a server-sent event stream, parsed, until `[DONE]`. */
 export async function* streamPost(path: string, body: unknown, signal?: AbortSignal): AsyncGenerator<Record<string, any>> {
   const res = await check(await fetch(path, { method: 'POST', headers: headers(body), body: JSON.stringify(body), signal }));

@@ -54,26 +54,37 @@ export async function chatPane(root: HTMLElement, entity: Entity, seq: number | 
     reply.el.scrollIntoView({ block: 'nearest' });
     fill(status, notice('Answering…'));
     try {
-      let usage: Record<string, any> | undefined;
-      const paint = painter(reply);
-      for await (const chunk of streamPost(`/v1/entities/${entity.id}/messages`, { content })) {
-        const delta = chunk.choices?.[0]?.delta?.content;
-        if (delta) paint.add(delta);
-        if (chunk.usage) usage = chunk;
-      }
-      paint.flush();
-      lastTurn.set(entity.id, { recalled: usage?.recalled ?? [], rotation: usage?.rotation });
-      const u = usage?.usage;
-      fill(status, notice(u ? `Done: ${fmt(u.prompt_tokens)} prompt + ${fmt(u.completion_tokens)} completion tokens${usage?.rotation ? '; the window rotated' : ''}.` : 'Done.'));
-      await renumber(list, entity.id);
-      await changed();
-    } catch (err) {
-      reply.el.remove();
-      fill(status, notice(`The turn failed and left no trace: ${(err as Error).message}`, 'error'));
+      if (!(await stream(entity.id, content, reply, status))) return;
+      // The turn is stored by now: a redraw that fails says so, and never that the turn failed.
+      await Promise.all([renumber(list, entity.id), changed()]).catch((err: Error) =>
+        status.append(notice(`The reply is stored, but the page did not redraw: ${err.message}`, 'error')),
+      );
     } finally {
       send.disabled = false;
       input.focus();
     }
+  }
+}
+
+/** Streams one turn's reply into its bubble; false (the bubble gone, the failure said) when the turn failed. */
+async function stream(id: string, content: string, reply: { el: HTMLElement; text: Text }, status: HTMLElement): Promise<boolean> {
+  try {
+    let usage: Record<string, any> | undefined;
+    const paint = painter(reply);
+    for await (const chunk of streamPost(`/v1/entities/${id}/messages`, { content })) {
+      const delta = chunk.choices?.[0]?.delta?.content;
+      if (delta) paint.add(delta);
+      if (chunk.usage) usage = chunk;
+    }
+    paint.flush();
+    lastTurn.set(id, { recalled: usage?.recalled ?? [], rotation: usage?.rotation });
+    const u = usage?.usage;
+    fill(status, notice(u ? `Done: ${fmt(u.prompt_tokens)} prompt + ${fmt(u.completion_tokens)} completion tokens${usage?.rotation ? '; the window rotated' : ''}.` : 'Done.'));
+    return true;
+  } catch (err) {
+    reply.el.remove();
+    fill(status, notice(`The turn failed and left no trace: ${(err as Error).message}`, 'error'));
+    return false;
   }
 }
 

@@ -1,8 +1,8 @@
-import { api, optional } from './api.js';
-import { type Child, fill, fmt, h } from './dom.js';
+import { api } from './api.js';
+import { type Child, fill, fmt, h, notice } from './dom.js';
 import { lastTurn } from './chat.js';
 import type { Block, Entity, EntityWindow } from './types.js';
-import { rotationTimeline } from './rotations.js';
+import { rotationTimeline, windowAtView } from './rotations.js';
 
 interface Memory {
   memory: Array<{ label: string; text: string; tokens: number; updated_at: string }>;
@@ -13,12 +13,16 @@ interface Memory {
 /** About what o200k counts for English prose; the instructions' count is not on the wire, so it is marked as an estimate. */
 const estimate = (text: string) => Math.ceil(text.length / 4);
 
-/** What the model sees, drawn and listed: the window's bar, its blocks, the last turn's recall, pinned memory and the rotation history. */
+/**
+ * What the model sees, drawn and listed: the window's bar, its blocks, the last turn's recall,
+ * pinned memory and the rotation history. The console comes with its server, so these routes are
+ * always there (issue 33).
+ */
 export async function memoryPanel(root: HTMLElement, id: string): Promise<Entity> {
   const [entity, win, memory] = await Promise.all([
     api<Entity>(`/v1/entities/${id}`),
     api<EntityWindow>(`/v1/entities/${id}/window`),
-    optional<Memory>(`/v1/entities/${id}/memory`),
+    api<Memory>(`/v1/entities/${id}/memory`),
   ]);
   const detail = h('div', { class: 'block-detail', 'aria-live': 'polite' });
   const rotations = h('div', { class: 'rotations' });
@@ -33,17 +37,20 @@ export async function memoryPanel(root: HTMLElement, id: string): Promise<Entity
     memoryView(entity, memory),
     rotations,
   );
-  await rotationTimeline(rotations, id, (at, blocks) => fill(detail, h('h3', {}, `The window at turn ${at}`), blockList(blocks, detail)));
+  // The history failing to load is said in its place; the rest of the panel stays.
+  await rotationTimeline(rotations, id, (w) => fill(detail, ...windowAtView(w, blockList(w.blocks, detail)))).catch((err: Error) =>
+    fill(rotations, h('h3', {}, 'Rotation history'), notice(`The rotation history did not load: ${err.message}`, 'error')),
+  );
   return entity;
 }
 
 /** head | summaries | live | reserve, against the binding limit (the budget, or the model's when smaller). */
-export function windowBar(entity: Entity, win: EntityWindow, memory?: Memory): HTMLElement {
+export function windowBar(entity: Entity, win: EntityWindow, memory: Memory): HTMLElement {
   const sum = (k: Block['kind']) => win.blocks.filter((b) => b.kind === k).reduce((n, b) => n + b.tokens, 0);
-  const head = estimate(entity.instructions) + (memory?.tokens ?? 0);
+  const head = estimate(entity.instructions) + memory.tokens;
   const limit = win.model_limit_tokens ?? win.budget_tokens;
   const parts: Array<[string, string, number]> = [
-    ['head', `head (instructions ≈${fmt(estimate(entity.instructions))}${memory ? `, pinned memory ${fmt(memory.tokens)}` : ''})`, head],
+    ['head', `head (instructions ≈${fmt(estimate(entity.instructions))}, pinned memory ${fmt(memory.tokens)})`, head],
     ['summaries', 'summaries', sum('summary')],
     ['live', 'live messages', sum('message')],
     ['reserve', 'reserve (room left under the limit for the reply and what follows)', Math.max(0, limit - win.tokens)],
@@ -96,11 +103,10 @@ function recalledView(id: string): HTMLElement {
   return h('section', { 'aria-labelledby': 'rec-h' }, h('h3', { id: 'rec-h' }, 'Recalled by the last turn'), body);
 }
 
-function memoryView(entity: Entity, memory?: Memory): HTMLElement {
+function memoryView(entity: Entity, memory: Memory): HTMLElement {
   const instr = h('details', {}, h('summary', {}, 'Instructions'), h('pre', { class: 'text' }, entity.instructions || '(none)'));
-  const pinned = !memory
-    ? h('p', { class: 'meta unavailable' }, 'Pinned memory is not available on this server.')
-    : memory.memory.length === 0
+  const pinned =
+    memory.memory.length === 0
       ? h('p', { class: 'meta' }, `No pinned memory (up to ${memory.limits.blocks} blocks, ${fmt(memory.limits.tokens)} tokens).`)
       : h('dl', { class: 'pinned' }, memory.memory.map((m) => [h('dt', {}, `${m.label} · ${fmt(m.tokens)} tok`), h('dd', {}, m.text)]));
   return h('section', { 'aria-labelledby': 'head-h' }, h('h3', { id: 'head-h' }, 'Head: instructions and pinned memory'), instr, pinned);

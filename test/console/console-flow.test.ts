@@ -18,6 +18,16 @@ interface WindowBlock {
   tokens: number;
 }
 
+interface Rotation {
+  id: string;
+  trigger: string;
+  seq: number | null;
+  from_seq: number;
+  to_seq: number;
+  summary: { tokens: number };
+  undone: boolean;
+}
+
 describe.skipIf(!chromiumPath)('the console in Chromium', () => {
   let browser: Browser;
   let page: Page;
@@ -25,6 +35,7 @@ describe.skipIf(!chromiumPath)('the console in Chromium', () => {
   let entityId: string;
   const requests: string[] = [];
   const dialogs: string[] = [];
+  const pageErrors: string[] = [];
   const api = async <T>(path: string, init: { method?: string; body?: unknown } = {}): Promise<T> => {
     const res = await fetch(s.server.url + path, {
       method: init.method ?? 'GET',
@@ -50,6 +61,7 @@ describe.skipIf(!chromiumPath)('the console in Chromium', () => {
     browser = await launch(chromiumPath!);
     page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     page.on('request', (r) => requests.push(r.url()));
+    page.on('pageerror', (e) => pageErrors.push(e.message));
     page.on('dialog', (d) => {
       dialogs.push(d.message());
       void d.dismiss();
@@ -101,6 +113,34 @@ describe.skipIf(!chromiumPath)('the console in Chromium', () => {
     expect(await page.locator('button.block').count()).toBe(win.blocks.length);
   });
 
+  it('lists the rotations with the seqs each folded, and shows the window at a turn as GET /window?at has it', async () => {
+    const { rotations } = await api<{ rotations: Rotation[] }>(`/v1/entities/${entityId}/rotations`);
+    expect(rotations.length).toBeGreaterThan(0);
+    expect(rotations.every((r) => r.trigger === 'turn' && r.seq !== null && !r.undone)).toBe(true);
+    // Newest first, each with its span; the spans tile the folded transcript from seq 1.
+    const items = await page.locator('ol.timeline li.rotation .span').allTextContents();
+    const newestFirst = [...rotations].reverse();
+    expect(items).toEqual(newestFirst.map((r) => ` turn at #${r.seq}: folded ${r.from_seq}–${r.to_seq} into ${r.summary.tokens} tokens`));
+    expect(rotations[0].from_seq).toBe(1);
+    rotations.slice(1).forEach((r, i) => expect(r.from_seq).toBe(rotations[i].to_seq + 1));
+    expect(await page.locator('.rotations .unavailable').count()).toBe(0);
+    const oldest = rotations[0];
+    await page.getByRole('button', { name: `Show the window at turn ${oldest.seq}` }).click();
+    await page.getByRole('heading', { name: `The window at turn ${oldest.seq}` }).waitFor();
+    const at = await api<{ seq: number; tokens: number; blocks: WindowBlock[]; prompt: Array<{ role: string; content: string }> }>(`/v1/entities/${entityId}/window?at=${oldest.seq}`);
+    expect(at.seq).toBe(oldest.seq);
+    const label = (b: WindowBlock) => (b.kind === 'summary' ? `summary of ${b.covers[0]}–${b.covers[1]}` : `#${b.covers[0]} ${(b as WindowBlock & { role: string }).role}`) + ` · ${b.tokens} tok`;
+    expect(await page.locator('.block-detail button.block').allTextContents()).toEqual(at.blocks.map(label));
+    expect(await page.locator('.block-detail [data-window-tokens]').getAttribute('data-window-tokens')).toBe(String(at.tokens));
+    // The rotation's turn saw the summary it wrote, covering 1..to_seq.
+    expect(at.blocks[0]).toMatchObject({ kind: 'summary', covers: [1, oldest.to_seq] });
+    await page.locator('.block-detail details.prompt summary').click();
+    expect(await page.locator('.block-detail details.prompt pre').allTextContents()).toEqual(at.prompt.map((m) => m.content));
+    expect(at.prompt.at(-1)!.content).toBe(`Turn ${(oldest.seq! + 1) / 2}: tell me something about the number ${((oldest.seq! + 1) / 2) * 7}.`);
+    await expectAccessible(page, 'entity with the window at a turn');
+    await shots(page, dir, '03b-window-at-turn');
+  });
+
   it('opens a summary by keyboard and shows the seqs it covers', async () => {
     const win = await api<{ blocks: Array<WindowBlock & { content: string }> }>(`/v1/entities/${entityId}/window`);
     const summary = win.blocks.find((b) => b.kind === 'summary')!;
@@ -111,9 +151,22 @@ describe.skipIf(!chromiumPath)('the console in Chromium', () => {
     await page.keyboard.press('Enter');
     await expect.poll(() => page.locator('.block-detail .covers').textContent()).toContain(`Covers seqs ${summary.covers[0]}–${summary.covers[1]}`);
     expect(await page.locator('.block-detail pre').textContent()).toBe(summary.content);
-    // Not available on this server yet: said so, not an error.
-    expect(await page.locator('.rotations').textContent()).toMatch(/Rotation history is not available on this server|No rotation yet|folded/);
     await shots(page, dir, '04-summary-open');
+  });
+
+  it('counts pinned memory in the head of the bar and lists its blocks', async () => {
+    const before = Number(await page.locator('.seg.head').getAttribute('data-tokens'));
+    expect(await page.locator('.memory').textContent()).toContain('No pinned memory (up to 16 blocks, 2,000 tokens).');
+    const block = await api<{ label: string; tokens: number }>(`/v1/entities/${entityId}/memory/student`, { method: 'PUT', body: { text: 'The student is called Grace and is learning arithmetic.' } });
+    expect(block.tokens).toBeGreaterThan(0);
+    await page.reload();
+    await page.locator('dl.pinned').waitFor();
+    expect(Number(await page.locator('.seg.head').getAttribute('data-tokens'))).toBe(before + block.tokens);
+    expect(await page.locator('dl.pinned dt').allTextContents()).toEqual([`student · ${block.tokens} tok`]);
+    expect(await page.locator('dl.pinned dd').allTextContents()).toEqual(['The student is called Grace and is learning arithmetic.']);
+    expect(await page.locator('.legend').textContent()).toContain(`pinned memory ${block.tokens}`);
+    await expectAccessible(page, 'entity with pinned memory');
+    await shots(page, dir, '04b-pinned-memory');
   });
 
   it("shows the seqs the last turn recalled", async () => {
@@ -216,5 +269,6 @@ describe.skipIf(!chromiumPath)('the console in Chromium', () => {
     expect(requests.filter((u) => !u.startsWith(origin + '/') && !u.startsWith('data:'))).toEqual([]);
     expect(requests.filter((u) => u.includes(key) || u.includes(key.split('.')[1]))).toEqual([]);
     expect(dialogs).toEqual([]);
+    expect(pageErrors).toEqual([]);
   });
 });
