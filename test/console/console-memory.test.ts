@@ -1,114 +1,131 @@
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Engine } from '../../src/engine/engine.js';
 import { SCOPES } from '../../src/engine/platform/keys.js';
+import { type Listening, listen } from '../../src/server/listen.js';
 import { expectAccessible, findChromium, launch, outputDir, shots, signIn } from '../helpers/browser.js';
-import { servedFake } from '../helpers/served.js';
+import { makeEngine } from '../helpers/engine.js';
+import { type FakeOpenAI, startFakeOpenAI } from '../helpers/fake-openai.js';
+import { tempDir } from '../helpers/temp.js';
 
-// The rotation timeline and pinned memory stand on routes of issue 33 (rotations, the window at a
-// turn, memory). Here the browser answers them itself (page.route) with that issue's shapes, and
-// with 404 as a server without them answers, so this holds before and after those routes exist.
+// The rotation timeline and pinned memory (issue 33's routes) against a real server: rotations a
+// turn made, a manual fold taken back (no turn, so no window to show), a block of pinned memory,
+// and a turn whose window was never recorded (a database from before those records), which the
+// page explains with the server's words instead of failing.
 const chromiumPath = findChromium('the console memory-view tests');
-const s = servedFake();
 const dir = outputDir('console-memory');
 
-const rotation = (n: number, over: Record<string, unknown> = {}) => ({
-  id: `rot_${n}`,
-  created_at: `2026-11-2${n}T10:00:00.000Z`,
-  trigger: 'turn',
-  seq: n * 4 + 1,
-  from_seq: (n - 1) * 4 + 1,
-  to_seq: n * 4,
-  summary: { text: `summary number ${n}: <b>not bold</b>`, tokens: 20 + n },
-  route: { provider: 'openai', model: 'fake-model' },
-  usage: { prompt_tokens: 300, cached_tokens: 250, completion_tokens: 21 },
-  blocks_before: [],
-  blocks_after: [],
-  undone: false,
-  ...over,
-});
-const ROTATIONS = { rotations: [rotation(1), rotation(2, { trigger: 'manual', seq: null, undone: true })] };
-const MEMORY = { memory: [{ label: 'name', text: 'The user is called Sam.', tokens: 7, updated_at: '2026-11-26T10:00:00.000Z' }], tokens: 7, limits: { blocks: 16, tokens: 2000 } };
-const AT_5 = { entity_id: 'x', object: 'entity.window', budget_tokens: 32000, tokens: 30, blocks: [
-  { id: 'b1', kind: 'summary', role: 'system', content: 'the summary then', tokens: 21, covers: [1, 4] },
-  { id: 'b2', kind: 'message', role: 'user', content: 'message five', tokens: 9, covers: [5, 5] },
-] };
+interface Rotation {
+  trigger: string;
+  seq: number | null;
+  from_seq: number;
+  to_seq: number;
+  summary: { text: string; tokens: number };
+  usage: { prompt_tokens: number; cached_tokens: number | null; completion_tokens: number };
+  blocks_before: unknown[];
+  blocks_after: unknown[];
+  undone: boolean;
+}
 
 describe.skipIf(!chromiumPath)('the memory views in Chromium', () => {
+  const db = join(tempDir(), 'console-memory.db');
+  let fake: FakeOpenAI;
+  let engine: Engine;
+  let server: Listening;
   let browser: Browser;
   let page: Page;
   let key: string;
   let id: string;
-  const answer = (path: RegExp, status: number, body: unknown) =>
-    page.route(path, (route) => route.fulfill({ status, contentType: 'application/json', body: JSON.stringify(body) }));
+  let rotations: Rotation[];
+  const api = async <T>(path: string, init: { method?: string; body?: unknown } = {}): Promise<T> => {
+    const res = await fetch(server.url + path, {
+      method: init.method ?? 'GET',
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+      body: init.body === undefined ? undefined : JSON.stringify(init.body),
+    });
+    expect(res.status, path).toBeLessThan(300);
+    return (await res.json()) as T;
+  };
 
   beforeAll(async () => {
-    key = (await s.engine.keys.create('local', [...SCOPES])).key!;
-    const e = await s.engine.entities.create({ model: 'mgpt-1-27b', name: 'Sam', instructions: 'Be brief.' }, (await s.engine.accounts.find('local')).id);
-    id = e.id;
-    for (const content of ['one', 'two']) {
-      const res = await fetch(`${s.server.url}/v1/entities/${id}/messages`, { method: 'POST', headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ content, stream: false }) });
-      expect(res.status).toBe(200);
+    fake = await startFakeOpenAI();
+    engine = makeEngine(tempDir(), { fake, db });
+    server = await listen(engine, '127.0.0.1', 0);
+    key = (await engine.keys.create('local', [...SCOPES])).key!;
+    id = (await api<{ id: string }>('/v1/entities', { method: 'POST', body: { model: 'mgpt-1-27b', name: 'Sam', instructions: 'Be brief.' } })).id;
+    await api(`/v1/entities/${id}`, { method: 'PATCH', body: { budget_tokens: 300 } });
+    // Model text that looks like markup: it reaches the summaries, and must stay text there.
+    await api(`/v1/entities/${id}/messages`, { method: 'POST', body: { content: '<b>not bold</b> is what I write', stream: false } });
+    for (let i = 2; (await api<{ rotations: Rotation[] }>(`/v1/entities/${id}/rotations`)).rotations.length < 2; i++) {
+      expect(i, 'two rotations within 40 turns').toBeLessThan(40);
+      await api(`/v1/entities/${id}/messages`, { method: 'POST', body: { content: `message ${i} about the hold of the ship`, stream: false } });
     }
+    await api(`/v1/entities/${id}/rotations`, { method: 'POST', body: { action: 'rotate' } });
+    await api(`/v1/entities/${id}/rotations`, { method: 'POST', body: { action: 'undo' } });
+    await api(`/v1/entities/${id}/memory/name`, { method: 'PUT', body: { text: 'The user is called Sam.' } });
+    rotations = (await api<{ rotations: Rotation[] }>(`/v1/entities/${id}/rotations`)).rotations;
     browser = await launch(chromiumPath!);
     page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-    await page.goto(s.server.url + '/');
+    await page.goto(server.url + '/');
     await signIn(page, key);
-  });
+  }, 120_000);
   afterAll(async () => {
     await browser?.close();
+    await server?.close();
+    engine?.close();
+    await fake?.close();
   });
 
-  it('says "not available on this server" where the routes answer 404, as no error', async () => {
-    await answer(/\/rotations$/, 404, { error: 'no route' });
-    await answer(/\/memory$/, 404, { error: 'no route' });
-    await page.goto(`${s.server.url}/#/entities/${id}`);
-    await page.locator('.rotations .unavailable').waitFor();
-    expect(await page.locator('.rotations').textContent()).toContain('Rotation history is not available on this server.');
-    expect(await page.locator('.memory .unavailable').first().textContent()).toBe('Pinned memory is not available on this server.');
-    expect(await page.locator('[role=alert]').count()).toBe(0);
-    await page.unrouteAll();
-  });
-
-  it('draws the rotation history and pinned memory, and shows the window at a turn', async () => {
-    await answer(/\/rotations$/, 200, ROTATIONS);
-    await answer(/\/memory$/, 200, MEMORY);
-    await answer(/\/window\?at=5$/, 200, AT_5);
-    await page.goto(`${s.server.url}/#/about`);
-    await page.goto(`${s.server.url}/#/entities/${id}`);
+  it('draws the rotation history newest first, the undone manual fold without a window to show, and pinned memory in the head', async () => {
+    expect(rotations.map((r) => [r.trigger, r.undone])).toEqual([['turn', false], ['turn', false], ['manual', true]]);
+    await page.goto(`${server.url}/#/entities/${id}`);
     await page.locator('ol.timeline li').first().waitFor();
     const items = await page.locator('ol.timeline li.rotation').allTextContents();
-    expect(items).toHaveLength(2);
-    expect(items[0]).toContain('manual (undone): folded 5–8 into 22 tokens');
-    expect(items[1]).toContain('turn: folded 1–4 into 21 tokens');
-    expect(items[1]).toContain('300 prompt (250 cached) + 21');
+    const newestFirst = [...rotations].reverse();
+    expect(items).toHaveLength(3);
+    newestFirst.forEach((r, i) => {
+      const cached = r.usage.cached_tokens === null ? '' : ` (${r.usage.cached_tokens.toLocaleString('en-US')} cached)`;
+      expect(items[i]).toContain(`${r.trigger}${r.seq === null ? '' : ` at #${r.seq}`}${r.undone ? ' (undone)' : ''}: folded ${r.from_seq}–${r.to_seq} into ${r.summary.tokens} tokens`);
+      expect(items[i]).toContain(`window ${r.blocks_before.length} → ${r.blocks_after.length} blocks`);
+      expect(items[i]).toContain(`${r.usage.prompt_tokens.toLocaleString('en-US')} prompt${cached} + ${r.usage.completion_tokens}`);
+    });
     expect(await page.locator('ol.timeline li.undone').count()).toBe(1);
-    // The undone manual rotation has no turn, so no window to show; the other has.
-    expect(await page.getByRole('button', { name: /Show the window at turn/ }).count()).toBe(1);
-    expect(await page.locator('dl.pinned').textContent()).toContain('The user is called Sam.');
-    const head = Number(await page.locator('.seg.head').getAttribute('data-tokens'));
-    expect(head).toBe(Math.ceil('Be brief.'.length / 4) + 7);
-    await page.getByRole('button', { name: 'Show the window at turn 5' }).click();
-    await page.getByRole('heading', { name: 'The window at turn 5' }).waitFor();
-    expect(await page.locator('.block-detail button.block').allTextContents()).toEqual(['summary of 1–4 · 21 tok', '#5 user · 9 tok']);
-    await page.locator('.block-detail button.block.summary').click();
-    expect(await page.locator('.block-detail .covers').textContent()).toContain('Covers seqs 1–4');
-    await page.locator('ol.timeline details summary').last().click();
-    expect(await page.locator('ol.timeline pre').last().textContent()).toBe('summary number 1: <b>not bold</b>');
+    expect(await page.locator('ol.timeline li.undone button').count()).toBe(0);
+    expect(await page.getByRole('button', { name: /Show the window at turn/ }).allTextContents()).toEqual(
+      newestFirst.filter((r) => r.seq !== null).map((r) => `Show the window at turn ${r.seq}`),
+    );
+    // Each summary's text, as text: the markup the user wrote made no element.
+    for (const s of await page.locator('ol.timeline details summary').all()) await s.click();
+    expect(await page.locator('ol.timeline pre').allTextContents()).toEqual(newestFirst.map((r) => r.summary.text));
+    expect(rotations[0].summary.text).toContain('<b>not bold</b>');
     expect(await page.locator('ol.timeline b').count()).toBe(0);
+    // Pinned memory: listed, and counted in the bar's head with the instructions' estimate.
+    const memory = await api<{ tokens: number }>(`/v1/entities/${id}/memory`);
+    expect(await page.locator('dl.pinned').textContent()).toContain('The user is called Sam.');
+    expect(Number(await page.locator('.seg.head').getAttribute('data-tokens'))).toBe(Math.ceil('Be brief.'.length / 4) + memory.tokens);
+    expect(await page.locator('[role=alert]').count()).toBe(0);
     await expectAccessible(page, 'entity with its memory views');
     await shots(page, dir, '01-timeline');
   });
 
-  it('says so when the window at a turn is not available', async () => {
-    await page.unrouteAll();
-    await answer(/\/rotations$/, 200, ROTATIONS);
-    await answer(/\/memory$/, 404, { error: 'no route' });
-    await answer(/\/window\?at=5$/, 404, { error: 'no route' });
-    await page.goto(`${s.server.url}/#/about`);
-    await page.goto(`${s.server.url}/#/entities/${id}`);
-    await page.getByRole('button', { name: 'Show the window at turn 5' }).click();
-    await page.getByText('The window at a past turn is not available on this server.').waitFor();
+  it("explains a turn stored before windows were recorded with the server's reason, as no error", async () => {
+    const seq = rotations[0].seq!;
+    // As a database from before issue 33 has it: no record of that turn's window.
+    const sqlite = new Database(db);
+    expect(sqlite.prepare('DELETE FROM turn_windows WHERE seq = ?').run(seq).changes).toBe(1);
+    sqlite.close();
+    await page.goto(`${server.url}/#/about`);
+    await page.goto(`${server.url}/#/entities/${id}`);
+    await page.getByRole('button', { name: `Show the window at turn ${seq}` }).click();
+    await page.getByText(`The window at turn ${seq} cannot be shown:`).waitFor();
+    expect(await page.locator('.rotations [role=status]').textContent()).toMatch(/cannot be rebuilt: that turn was stored before mgpt recorded each turn's window/);
     expect(await page.locator('[role=alert]').count()).toBe(0);
-    await page.unrouteAll();
+    // The other turn's window is still there.
+    const other = rotations[1].seq!;
+    await page.getByRole('button', { name: `Show the window at turn ${other}` }).click();
+    await page.getByRole('heading', { name: `The window at turn ${other}` }).waitFor();
+    await shots(page, dir, '02-window-not-recorded');
   });
 });
