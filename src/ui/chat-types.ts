@@ -28,6 +28,12 @@ export interface ChatStatus {
   backend: string;
   /** `budget` is the limit that binds: the window's budget, or the model's context (`byModel`) when smaller. */
   window?: { tokens: number; budget: number; byModel?: boolean; blocks: number };
+  /**
+   * What the next prompt is made of (issue 33), in estimated tokens: the head (instructions and
+   * pinned memory, `memory` of it), the summaries and the live messages of the window, and what
+   * is kept for the reply when the route's maxTokens is known here (the local backend).
+   */
+  split?: { head: number; memory: number; summaries: number; live: number; reserve?: number };
   transcript?: { messages: number; tokens: number; cap: number };
   readOnly?: boolean;
   /** null or absent: not metered. */

@@ -13,7 +13,7 @@ export interface StatusLine {
 /**
  * The line under the conversation, fitted to `columns` so it never wraps (a wrapped status line
  * repeats on every streamed token). Wide:
- * `ada · mgpt-1-27b → openai gpt-4o-mini · local · window [██░░░░░░░░] 812/8000 tok, 12 blocks · transcript 40 msgs, 3.2k tok · $4.99`
+ * `ada · mgpt-1-27b → openai gpt-4o-mini · local · window [██░░░░░░░░] 812/8000 tok, 12 blocks · transcript 40 msgs, 3.2k tok · $4.99 · head 120 (memory 40) + summaries 300 + live 512 + reply 256`
  * Compact (the provider's model alone says who answers): `ada · gpt-4o-mini · local · window 10% 812/8k · 40 msgs · $4.99`
  *
  * A line longer than a terminal that narrows is reflowed by the terminal onto two rows, and ink
@@ -37,12 +37,20 @@ export function statusLine(s: ChatStatus, busy: boolean, columns: number): Statu
   }
   if (s.readOnly) parts.push('read-only');
   if (typeof s.balanceUsd === 'number') parts.push(`$${s.balanceUsd.toFixed(2)}`);
+  // Last: on a line too narrow for all of it, the split is what gives way.
+  if (s.split && wide) parts.push(splitText(s.split));
   const text = parts.join(' · ');
   const note = busy ? (wide ? '  replying… (Ctrl-C cancels)' : ' · replying…') : '';
   // The busy note matters more than the tail of the status while a reply streams.
   const room = Math.max(0, columns - 1);
   if ([...text].length + [...note].length <= room) return { text, busy: note };
   return { text: cut(text, Math.max(0, room - [...note].length)), busy: cut(note, room) };
+}
+
+/** `head 120 (memory 40) + summaries 300 + live 512 + reply 256`: what the next prompt is made of. */
+function splitText(s: NonNullable<ChatStatus['split']>): string {
+  const head = `head ${s.head}${s.memory ? ` (memory ${s.memory})` : ''}`;
+  return [head, `summaries ${s.summaries}`, `live ${s.live}`, ...(s.reserve === undefined ? [] : [`reply ${s.reserve}`])].join(' + ');
 }
 
 /** A route (`openai gpt-4o-mini`) without its provider. */
