@@ -39,7 +39,8 @@ function lastUserMessage(blocks: readonly BlockRow[]): BlockRow | undefined {
  */
 async function recallBudget(turn: WindowTurn): Promise<number> {
   const { deps, entity, model, count } = turn;
-  const fit = await deps.calibration.fit(model, entity.instructionsTokens, entity.instructions ? 1 : 0);
+  // The head as the turn's fit counts it: the instructions and the pinned memory (issue 33).
+  const fit = await deps.calibration.fit(model, entity.instructionsTokens + (turn.memory?.tokens ?? 0), (entity.instructions ? 1 : 0) + (turn.memory ? 1 : 0));
   const fifth = fit.contextTokens ? Math.floor(fit.contextTokens / fit.factor / 5) : Infinity;
   const budget = Math.min(deps.limits.recallTokens, fifth);
   const room = roomForRecall(turn, fit);
