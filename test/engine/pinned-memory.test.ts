@@ -49,6 +49,10 @@ describe('pinned memory in the prompt', () => {
       expect(p[0]).toEqual({ role: 'system', content: 'You are Ada.' });
       expect(p[1]).toEqual({ role: 'system', content: 'Pinned memory:\nuser: Ada lives in Porto and deploys on PostgreSQL 15' });
     }
+    // A summary request starts with the prefix the conversation sends: instructions, then the memory (the provider's cache serves it).
+    const summaries = fake.requests.slice(from).filter((r) => isSummaryRequest(r.body) && r.body.messages.at(-1).role === 'user');
+    expect(summaries.length).toBeGreaterThanOrEqual(5);
+    for (const r of summaries) expect(r.body.messages.slice(0, 2)).toEqual(prompts[0].slice(0, 2));
     // Never a window block: the window holds summaries and messages only, and none of them is the memory.
     const w = await engine.entities.window(id, 'local');
     expect(w.blocks.some((b) => b.content.includes('Pinned memory'))).toBe(false);

@@ -40,7 +40,7 @@ export async function summarizeSpan(
   fit: RouteFit,
   calibration: RouteCalibration,
   signal: AbortSignal,
-  instructions: { text: string; tokens: number } = { text: '', tokens: 0 },
+  instructions: Head = { text: '', tokens: 0 },
 ): Promise<Summary> {
   const usage: SummaryUsage = { requests: 0, inputTokens: 0, outputTokens: 0 };
   if (maxTokens <= 0) return { text: '', usage };
@@ -62,6 +62,13 @@ export async function summarizeSpan(
     if (tok.count(summary) > maxTokens) summary = tok.truncate(summary, maxTokens);
   }
   return { text: summary, usage };
+}
+
+/** What the conversation sends before its blocks: the instructions, and the pinned memory message (issue 33) when it has one. */
+export interface Head {
+  text: string;
+  tokens: number;
+  memory?: { text: string; tokens: number };
 }
 
 /** A rotation's summary and what its requests cost. */
@@ -91,9 +98,9 @@ interface SummaryRequest {
  * the blocks, FOLD_REQUEST, and room for the summary); 0 when that is not even one message, since
  * a summary must fold something new.
  */
-function leadingBlocks(tok: TokenEstimator, span: readonly BlockRow[], instructions: { tokens: number; text: string }, fit: RouteFit, replyTokens: number): number {
-  let tokens = tok.count(FOLD_REQUEST) + (instructions.text ? instructions.tokens : 0);
-  let messages = instructions.text ? 2 : 1;
+function leadingBlocks(tok: TokenEstimator, span: readonly BlockRow[], instructions: Head, fit: RouteFit, replyTokens: number): number {
+  let tokens = tok.count(FOLD_REQUEST) + (instructions.text ? instructions.tokens : 0) + (instructions.memory?.tokens ?? 0);
+  let messages = (instructions.text ? 2 : 1) + (instructions.memory ? 1 : 0);
   const room = fit.contextTokens === undefined ? Infinity : fit.contextTokens * CONTEXT_MARGIN - replyTokens;
   let lead = 0;
   let lastMessage = 0;
@@ -107,10 +114,12 @@ function leadingBlocks(tok: TokenEstimator, span: readonly BlockRow[], instructi
   return lastMessage;
 }
 
-/** The span's first blocks as the conversation sent them (instructions, then the blocks), then FOLD_REQUEST. */
-function prefixRequest(tok: TokenEstimator, blocks: readonly BlockRow[], instructions: { text: string; tokens: number }, replyTokens: number, signal: AbortSignal): SummaryRequest {
-  const counts = [...(instructions.text ? [instructions.tokens] : []), ...blocks.map((b) => b.tokens), tok.count(FOLD_REQUEST)];
+/** The span's first blocks as the conversation sent them (instructions, pinned memory, then the blocks), then FOLD_REQUEST. */
+function prefixRequest(tok: TokenEstimator, blocks: readonly BlockRow[], instructions: Head, replyTokens: number, signal: AbortSignal): SummaryRequest {
+  const { memory } = instructions;
+  const counts = [...(instructions.text ? [instructions.tokens] : []), ...(memory ? [memory.tokens] : []), ...blocks.map((b) => b.tokens), tok.count(FOLD_REQUEST)];
   const messages = [...windowMessages(instructions.text, blocks), { role: 'user' as const, content: FOLD_REQUEST }];
+  if (memory) messages.splice(instructions.text ? 1 : 0, 0, { role: 'system', content: memory.text });
   return { messages, estimate: promptEstimate(counts), replyTokens, signal };
 }
 

@@ -129,8 +129,8 @@ async function summarize(turn: WindowTurn, plan: RotationPlan, fit: RouteFit): P
   const { deps, model, window } = turn;
   const tok = await loadTokenEstimator();
   const span = window.blocks.slice(0, plan.take);
-  // The instructions as the entity's turns send them: the summary request then starts with their prefix.
-  const instructions = { text: turn.entity.instructions, tokens: turn.entity.instructionsTokens };
+  // The instructions and pinned memory as the entity's turns send them: the summary request then starts with their prefix.
+  const instructions = { text: turn.entity.instructions, tokens: turn.entity.instructionsTokens, ...(turn.memory ? { memory: turn.memory } : {}) };
   const { text, usage } = await summarizeSpan(routeOf(deps, model), tok, span, plan.maxSummaryTokens, fit, deps.calibration, turn.signal, instructions);
   const block: BlockRow = {
     id: deps.newId(),
