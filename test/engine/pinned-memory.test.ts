@@ -176,7 +176,11 @@ describe('pinned memory in the fit', () => {
     fake.limit = { nCtx: 1000, count: (t) => Math.ceil(t.length / 6), perMessage: 3 };
     try {
       const e = await small.entities.create({ model: 'mgpt-1-27b', recall: 'off' }, 'local');
+      const bare = (await small.entities.window(e.id, 'local')).model_limit_tokens!;
       await small.memory.set(e.id, 'notes', 'remember this always '.repeat(130), 'local');
+      // What the model's context leaves the window shrinks by the memory's share, as the turn's fit does.
+      const memoryTokens = (await small.memory.list(e.id, 'local')).tokens;
+      expect((await small.entities.window(e.id, 'local')).model_limit_tokens).toBeLessThanOrEqual(bare - memoryTokens);
       const from = fake.prompts.length;
       for (let i = 0; i < 40; i++) await collect(small.entities.send(e.id, { content: `${FILLER[i % FILLER.length]} and more about it, day ${i}` }, 'local'));
       const prompts = fake.prompts.slice(from);

@@ -205,7 +205,9 @@ export class EntityService {
   private async modelLimit(row: EntityRow): Promise<number | undefined> {
     let fit: RouteFit;
     try {
-      fit = await this.deps.calibration.fit(await this.deps.chatModel(row.model), row.instructionsTokens, row.instructions ? 1 : 0);
+      // The head as a turn fits it: the instructions and the pinned memory (issue 33).
+      const memory = await pinnedMemory(this.deps, row.id);
+      fit = await this.deps.calibration.fit(await this.deps.chatModel(row.model), row.instructionsTokens + (memory?.tokens ?? 0), (row.instructions ? 1 : 0) + (memory ? 1 : 0));
     } catch {
       // A route that cannot be built (a missing base URL) fails the turn with its own error, not the read.
       return undefined;
