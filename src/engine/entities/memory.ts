@@ -1,6 +1,6 @@
 import { BadRequestError, NotFoundError } from '../../core/errors.js';
 import { MEMORY_LABEL, type MemoryBlock, type MemoryHistory, type MemoryList, pinnedMemoryText } from '../../core/memory.js';
-import { loadTokenEstimator } from '../../core/tokens.js';
+import { loadTokenEstimator, tokenUpperBound } from '../../core/tokens.js';
 import type { MemoryRow, MemoryWrite, MemoryWriteResult } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';
 
@@ -63,12 +63,17 @@ export async function memoryWrite(deps: EngineDeps, entityId: string, label: str
   return { entityId, label, text, tokens, source, at: deps.clock.iso(), limits: { ...deps.limits.memory } };
 }
 
-/** The pinned memory message a turn sends after the instructions, and its tokens; undefined without blocks. */
+/**
+ * The pinned memory message a turn sends after the instructions, and its tokens; undefined without
+ * blocks. The tokens are the blocks' stored counts plus a bound for the heading and the labels, so
+ * a turn never waits for the tokenizer's tables to load for them (see MessageCount).
+ */
 export async function pinnedMemory(deps: EngineDeps, entityId: string): Promise<PinnedMemory | undefined> {
   const rows = await deps.store.memory.list(entityId);
   if (!rows.length) return undefined;
   const text = pinnedMemoryText(rows);
-  return { blocks: rows, text, tokens: (await loadTokenEstimator()).count(text) };
+  const frame = tokenUpperBound(pinnedMemoryText(rows.map((r) => ({ label: r.label, text: '' }))));
+  return { blocks: rows, text, tokens: rows.reduce((n, r) => n + r.tokens, 0) + frame };
 }
 
 /** A change the model made in a turn (remember.ts): the block's text before (for the log) and the write the commit applies. */
