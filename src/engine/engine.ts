@@ -125,7 +125,7 @@ export class Engine {
   /** POST /responses (seed 000). `input` comes from parseRespond (core/universe-input.ts); the engine checks it again. */
   respond(input: RespondInput, opts: RespondOptions & { xRequestId?: string; onDelta?: (text: string) => void } = {}): Promise<GenerationResponse> {
     const res = respond(this.deps, this.universes, input, opts);
-    // Mirrored per call (seed 000 section 4.2), also on a replayed stored response.
+    // Mirrored per call (docs/design.md#requestid), also on a replayed stored response.
     const x = opts.xRequestId;
     return x === undefined ? res : res.then((r) => ({ ...r, diagnostics: { ...r.diagnostics, xRequestId: x } }));
   }

@@ -22,8 +22,8 @@ const enc = new TextEncoder();
 const keepAll: KeepChunk = () => true;
 
 /**
- * A reply's events as the seed's server-sent events (4.5), for the entity route and the OpenAI
- * facade alike: chunks, then [DONE]; a failure after the headers becomes an error frame and the
+ * A reply's events as the seed's server-sent events (docs/design.md#the-reply-stream), for the
+ * entity route and the OpenAI facade alike: chunks, then [DONE]; a failure after the headers becomes an error frame and the
  * stream ends without [DONE] (the turn left no trace). `events` should be primed (its first event
  * already awaited) so an early failure still gets its real status. Under node-server the frames
  * are written to the socket directly: a web ReadableStream costs more per turn than the turn's SQL.

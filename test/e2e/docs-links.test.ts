@@ -73,9 +73,6 @@ function comments(text: string): { line: number; text: string }[] {
 // Sources kept outside the repository: the product notes, the style notes and the wire
 // contracts' section numbers. Comments cite docs/design.md (or another docs page) instead.
 const OUTSIDE = [/\bSPEC\b/, /\bSTYLE\.md\b/, /§/, /\bseeds?\b[^.\n]{0,40}\bsections?\b/i, /\bseed's\b[^.\n]{0,60}\(\d+(\.\d+)+\)/i];
-// Files the refactor of issue 34 (items 1-4) rewrites, whose comments are fixed after it lands.
-// Each must still hold an offender: a file that no longer does leaves this list.
-const PENDING = new Set<string>(['src/engine/engine.ts', 'src/engine/universes/respond.ts', 'src/server/sse.ts']);
 
 /** Lines of comments in `file` that cite a document outside the repository. */
 function outside(file: string): string[] {
@@ -123,9 +120,7 @@ describe('references in comments', () => {
   });
 
   it('no comment cites a document outside the repository (SPEC, STYLE.md, a seed section)', () => {
-    const bad = files.filter((f) => !PENDING.has(f) && f !== 'test/e2e/docs-links.test.ts').flatMap(outside);
+    const bad = files.filter((f) => f !== 'test/e2e/docs-links.test.ts').flatMap(outside);
     expect(bad, `cite docs/design.md#… instead:\n${bad.join('\n')}`).toEqual([]);
-    const fixed = [...PENDING].filter((f) => outside(f).length === 0);
-    expect(fixed, `no longer cite outside the repository: take them off PENDING`).toEqual([]);
   });
 });

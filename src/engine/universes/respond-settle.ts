@@ -68,7 +68,7 @@ export function logEntry(turn: Turn, o: SettleOptions, s: Settled): LogEntry {
     model: input.model, providerModel: o.model?.modelId ?? null, status: s.toolCalls?.length ? 'tool_calls' : 'ok', error: null,
     inputTokens: s.inputTokens, outputTokens: s.outputTokens, costUsd: s.cost, totalMs: s.totalMs, providerMs: ctx.stages.provider,
     request: requestSummary(input, turn.loaded.mode),
-    // The turn's own text stays here, so messages a statePointer later drops are not lost (SPEC 5).
+    // The turn's own text stays here, so messages a statePointer later drops are not lost (docs/design.md#logs).
     response: {
       assistantRaw: s.text, toolCalls: s.toolCalls ?? [], promptFingerprint: s.prompt.fingerprint, called: o.called,
       finishReason: s.finishReason, ...s.output, ...cachedOf(o.usage?.cachedTokens),

@@ -19,8 +19,8 @@ import { type HeldContext, type Turn, leaseLost, openTurn, universeLease } from 
 import type { UniverseService } from './universes.js';
 
 /**
- * POST /responses: one assistant turn in stored, inline or standalone mode (seed 000 section 4.2,
- * SPEC section 5). In stored mode the user message is stored at once (with a requestId's `pending`
+ * POST /responses: one assistant turn in stored, inline or standalone mode (docs/design.md#requestid,
+ * docs/design.md#universes). In stored mode the user message is stored at once (with a requestId's `pending`
  * record), tool results only when new for the pending turn, and the reply, its log record and the
  * request's outcome together in the turn's last write, which frees the lease: a crash leaves
  * either no reply, or the reply with its record, and a retry with the requestId answers once.
