@@ -146,12 +146,15 @@ describe('database and output paths', () => {
   });
 });
 
-/** A real full disk: a 512 KiB tmpfs (needs root and mount, as in this project's CI container). */
+/**
+ * A real full disk: a 1 MiB tmpfs, room for the schema (about 270 KB) and its WAL but not for six
+ * 240 KB turns (needs root and mount, as in this project's CI container).
+ */
 const tiny = join(dir, 'tiny');
 const mounted = (() => {
   try {
     mkdirSync(tiny);
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=512k', 'tmpfs', tiny], { stdio: 'ignore' });
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', tiny], { stdio: 'ignore' });
     return true;
   } catch {
     return false;
