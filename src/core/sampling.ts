@@ -1,4 +1,4 @@
-import type { Sampling } from '../providers/spec.js';
+import type { Sampling } from './chat.js';
 import { BadRequestError } from './errors.js';
 
 /**
