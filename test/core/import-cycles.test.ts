@@ -9,6 +9,12 @@ describe('src/ imports', () => {
     expect(cycles(graph)).toEqual([]);
   });
 
+  it('core/ is the bottom layer: its modules import only each other (type imports included)', async () => {
+    const graph: Map<string, string[]> = await importGraph();
+    const upward = [...graph].flatMap(([from, to]) => (from.startsWith('src/core/') ? to.filter((t) => !t.startsWith('src/core/')).map((t) => `${from} -> ${t}`) : []));
+    expect(upward).toEqual([]);
+  });
+
   it('the checker finds a cycle when there is one', () => {
     const g = new Map([['a', ['b']], ['b', ['c']], ['c', ['a']], ['d', ['a']]]);
     expect(cycles(g)).toEqual([['a', 'b', 'c']]);
