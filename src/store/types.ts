@@ -144,11 +144,13 @@ export interface ChatImportWrite {
   source: ImportSourceRow;
 }
 
-/** An entity as of one moment: its head, its window and its window history (export). */
+/** An entity as of one moment: its head, its window, its window history and its pinned memory (export). */
 export interface EntitySnapshot {
   entity: EntityRow;
   window: BlockRow[];
   history: EntityHistory;
+  /** Pinned memory (issue 33): the blocks by label and every change, oldest first. */
+  memory: { blocks: MemoryRow[]; history: MemoryHistoryRow[] };
 }
 
 export interface EntityStore {

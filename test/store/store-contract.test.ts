@@ -244,12 +244,22 @@ describe.each(factories)('store contract: $name', (factory) => {
       expect(await s.entities.updateHead(a.id, hexId(), { name: 'x', updatedAt: at(22) })).toBeUndefined();
     });
 
-    it('snapshots the head with its window and its window history', async () => {
+    it('snapshots the head with its window, its window history and its pinned memory', async () => {
       const a = await account();
       const { e, turn } = await entityWithTurn(a);
       await s.entities.commitTurn(turn);
+      const limits = { blocks: 4, tokens: 100 };
+      await s.memory.write({ entityId: e.id, label: 'user', text: 'Ada', tokens: 1, source: 'user', at: at(30), limits });
+      await s.memory.write({ entityId: e.id, label: 'user', text: 'Ada Lovelace', tokens: 2, source: 'model', at: at(31), limits });
       const snap = await s.entities.snapshot(a.id, e.id);
-      expect(snap).toStrictEqual({ entity: { ...e, ...turn.counters }, window: turn.insertBlocks, history: { rotations: [], heads: [], turns: [] } });
+      const memory = {
+        blocks: [{ label: 'user', text: 'Ada Lovelace', tokens: 2, updatedAt: at(31) }],
+        history: [
+          { label: 'user', before: null, after: 'Ada', source: 'user', createdAt: at(30) },
+          { label: 'user', before: 'Ada', after: 'Ada Lovelace', source: 'model', createdAt: at(31) },
+        ],
+      };
+      expect(snap).toStrictEqual({ entity: { ...e, ...turn.counters }, window: turn.insertBlocks, history: { rotations: [], heads: [], turns: [] }, memory });
       expect(await s.entities.snapshot((await account()).id, e.id)).toBeUndefined();
     });
   });

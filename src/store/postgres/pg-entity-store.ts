@@ -20,7 +20,7 @@ import type {
 } from '../types.js';
 import { tsAny, tsQuery } from '../search-syntax.js';
 import { insertLog } from './pg-log-store.js';
-import { insertMemoryHistory, upsertMemory, writeMemory } from './pg-memory-store.js';
+import { insertMemoryHistory, listMemory, memoryHistory, upsertMemory, writeMemory } from './pg-memory-store.js';
 import { inTransaction, type Queryable } from './pg-db.js';
 import { historyOf, importHistory, insertRotation, writeTurnHistory } from './pg-history-store.js';
 
@@ -148,7 +148,9 @@ export class PgEntityStore implements EntityStore {
       this.pool,
       async (c) => {
         const entity = await getEntity(c, accountId, id);
-        return entity && { entity, window: await windowOf(c, id), history: await historyOf(c, id) };
+        if (!entity) return undefined;
+        const memory = { blocks: await listMemory(c, id), history: await memoryHistory(c, id) };
+        return { entity, window: await windowOf(c, id), history: await historyOf(c, id), memory };
       },
       'snapshot',
     );

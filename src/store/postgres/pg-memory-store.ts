@@ -14,12 +14,8 @@ export class PgMemoryStore implements MemoryStore {
     return listMemory(this.pool, entityId);
   }
 
-  async history(entityId: string): Promise<MemoryHistoryRow[]> {
-    const { rows } = await this.pool.query<MemoryHistoryRow>(
-      `SELECT ${HISTORY_COLS} FROM memory_history WHERE entity_id = $1 ORDER BY id`,
-      [entityId],
-    );
-    return rows;
+  history(entityId: string): Promise<MemoryHistoryRow[]> {
+    return memoryHistory(this.pool, entityId);
   }
 
   write(w: MemoryWrite): Promise<MemoryWriteResult> {
@@ -27,7 +23,13 @@ export class PgMemoryStore implements MemoryStore {
   }
 }
 
-function listMemory(q: Queryable, entityId: string): Promise<MemoryRow[]> {
+/** Every change to the entity's memory, oldest first. */
+export function memoryHistory(q: Queryable, entityId: string): Promise<MemoryHistoryRow[]> {
+  return q.query<MemoryHistoryRow>(`SELECT ${HISTORY_COLS} FROM memory_history WHERE entity_id = $1 ORDER BY id`, [entityId]).then((r) => r.rows);
+}
+
+/** The entity's blocks, by label. */
+export function listMemory(q: Queryable, entityId: string): Promise<MemoryRow[]> {
   return q.query<MemoryRow>(`SELECT ${BLOCK_COLS} FROM memory_blocks WHERE entity_id = $1 ORDER BY label`, [entityId]).then((r) => r.rows);
 }
 

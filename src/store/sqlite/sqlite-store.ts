@@ -192,7 +192,8 @@ function entityStore(r: SqliteRepos, large: (rows: WriterRows) => LargeWriter | 
     snapshot: async (accountId, id) =>
       r.snapshot(() => {
         const entity = e.get(accountId, id);
-        return entity && { entity, window: e.window(id), history: r.history.history(id) };
+        const memory = { blocks: r.memory.list(id), history: r.memory.history(id) };
+        return entity && { entity, window: e.window(id), history: r.history.history(id), memory };
       }),
     commitTurn: async (w) => {
       const writer = w.create && large(w.create);
