@@ -16,7 +16,7 @@ describe('mgpt export without -o', () => {
     const piped = testContext(engine, false);
     await runExport(piped, 'ada', {});
     const files = readTar(piped.outBytes()).map((f) => f.name);
-    expect(files).toEqual(['manifest.json', 'transcript.json', 'window.json', 'rotations.json']);
+    expect(files).toEqual(['manifest.json', 'transcript.json', 'window.json', 'rotations.json', 'memory.json']);
     const json = testContext(engine, false);
     await runExport(json, 'ada', { format: 'json' });
     expect(JSON.parse(json.out()).manifest.entity.name).toBe('ada');

@@ -352,16 +352,17 @@ export function contractSuite(name: string, make: (dir: string, fake: FakeOpenAI
         await t.engine.accounts.topup('local', 1000);
       });
 
-      it('exports a tar of exactly its four files whose sha256 values match, and JSON', async () => {
+      it('exports a tar of exactly its five files whose sha256 values match, and JSON', async () => {
         const id = await entity();
         await send(id, 'export me');
         const tar = await bytes(b().exportEntity(id, 'tar'));
         const entries = readTar(tar);
-        expect(entries.map((e) => e.name)).toEqual(['manifest.json', 'transcript.json', 'window.json', 'rotations.json']);
+        expect(entries.map((e) => e.name)).toEqual(['manifest.json', 'transcript.json', 'window.json', 'rotations.json', 'memory.json']);
         const manifest = JSON.parse(Buffer.from(entries[0].body).toString());
         expect(manifest).toMatchObject({ format: 'mgpt-entity', version: 2, entity: { id } });
         expect(manifest.transcript.sha256).toBe(sha(entries[1].body));
         expect(manifest.window.sha256).toBe(sha(entries[2].body));
+        expect(manifest.parts).toEqual({ 'rotations.json': { sha256: sha(entries[3].body) }, 'memory.json': { sha256: sha(entries[4].body) } });
         const json = JSON.parse((await bytes(b().exportEntity(id, 'json'))).toString());
         expect(json.transcript).toHaveLength(2);
         await expect(collect(b().exportEntity('nope', 'json'))).rejects.toBeInstanceOf(NotFoundError);

@@ -170,7 +170,7 @@ describe('entities, send, history, window', () => {
     const tarPath = join(dir, 'ada.tar');
     const ex = json((await mgpt(['export', 'ada', '-o', tarPath, '--json'], env)).stdout);
     expect(ex).toMatchObject({ entity_id: id, format: 'tar', path: tarPath });
-    expect(execFileSync('tar', ['-tf', tarPath], { encoding: 'utf8' })).toBe('manifest.json\ntranscript.json\nwindow.json\nrotations.json\n');
+    expect(execFileSync('tar', ['-tf', tarPath], { encoding: 'utf8' })).toBe('manifest.json\ntranscript.json\nwindow.json\nrotations.json\nmemory.json\n');
     const jsonPath = join(dir, 'ada.json');
     expect((await mgpt(['export', id, '-o', jsonPath], env)).code).toBe(0);
     expect(json(readFileSync(jsonPath, 'utf8')).manifest.entity.id).toBe(id);

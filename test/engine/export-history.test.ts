@@ -71,7 +71,7 @@ describe('export and import carry the window history (archive version 2)', () =>
     const { clock, tick } = testClock();
     const engine = makeEngine(dir, { windowBudget: 120, clock });
     const id = await withHistory(engine, tick);
-    const entries = readTar(await bytes(await engine.entities.export(id, 'tar', 'local'))).filter((e) => e.name !== 'rotations.json');
+    const entries = readTar(await bytes(await engine.entities.export(id, 'tar', 'local'))).slice(0, 3);
     const manifest = JSON.parse(Buffer.from(entries[0].body).toString());
     manifest.version = 1;
     delete manifest.parts;

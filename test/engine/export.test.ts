@@ -22,7 +22,7 @@ async function rich(engine: Engine) {
 }
 
 describe('export', () => {
-  it('writes a tar with exactly manifest.json, transcript.json, window.json, rotations.json whose sha256 values match', async () => {
+  it('writes a tar with exactly manifest.json, transcript.json, window.json, rotations.json, memory.json whose sha256 values match', async () => {
     const engine = makeEngine(dir, { windowBudget: 120 });
     const e = await rich(engine);
     const tar = await bytes(await engine.entities.export(e.id, 'tar', 'local'));
@@ -33,6 +33,7 @@ describe('export', () => {
       'transcript.json',
       'window.json',
       'rotations.json',
+      'memory.json',
     ]);
     const out = join(dir, 'x');
     mkdirSync(out);
@@ -49,7 +50,8 @@ describe('export', () => {
     });
     expect(manifest.transcript.sha256).toBe(sha(read('transcript.json')));
     expect(manifest.window.sha256).toBe(sha(read('window.json')));
-    expect(manifest.parts).toEqual({ 'rotations.json': { sha256: sha(read('rotations.json')) } });
+    expect(manifest.parts).toEqual({ 'rotations.json': { sha256: sha(read('rotations.json')) }, 'memory.json': { sha256: sha(read('memory.json')) } });
+    expect(JSON.parse(read('memory.json').toString())).toEqual({ blocks: [], history: [] });
     const transcript = JSON.parse(read('transcript.json').toString());
     expect(transcript).toHaveLength(30);
     expect(transcript[0]).toEqual((await engine.entities.messages(e.id, { limit: 1 }, 'local')).data[0]);
@@ -111,6 +113,7 @@ describe('export', () => {
       ['extra entry', build([...entries.map((x) => [x.name, x.body] as [string, Uint8Array]), ['evil.sh', Buffer.from('rm -rf /')]]), /unexpected archive entry/],
       ['missing entry', build(entries.slice(0, 2).map((x) => [x.name, x.body])), /no window.json/],
       ['missing part', build(entries.slice(0, 3).map((x) => [x.name, x.body])), /no rotations.json/],
+      ['missing memory part', build(entries.slice(0, 4).map((x) => [x.name, x.body])), /no memory.json/],
       ['tampered', build([['manifest.json', body('manifest.json')], ['transcript.json', tamperedTranscript], ['window.json', body('window.json')]]), /sha256 does not match/],
       ['not a tar', Buffer.from('hello world'), /not a valid export archive/],
     ];

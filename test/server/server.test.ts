@@ -93,7 +93,7 @@ describe('mgpt serve: entities', () => {
     expect(tar.headers.get('content-type')).toBe('application/x-svc-entity');
     const tarPath = join(dir, 'web.tar');
     writeFileSync(tarPath, Buffer.from(await tar.arrayBuffer()));
-    expect(execFileSync('tar', ['-tf', tarPath], { encoding: 'utf8' })).toBe('manifest.json\ntranscript.json\nwindow.json\nrotations.json\n');
+    expect(execFileSync('tar', ['-tf', tarPath], { encoding: 'utf8' })).toBe('manifest.json\ntranscript.json\nwindow.json\nrotations.json\nmemory.json\n');
     const json = await call('GET', `/v1/entities/${id}/export`);
     expect(json.headers.get('content-type')).toMatch(/application\/json/);
     expect(json.json.transcript).toHaveLength(4);

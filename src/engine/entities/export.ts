@@ -6,6 +6,7 @@ import type { EntityRow, EntitySnapshot } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';
 import { toBlock, toMessage, windowDocument } from './entity-wire.js';
 import { HISTORY_FILE, historyDocument } from './archive-history.js';
+import { MEMORY_FILE, memoryDocument } from './memory-archive.js';
 
 /** What an export reads: the store, the clock and the engine's version. */
 type ExportDeps = Pick<EngineDeps, 'store' | 'clock' | 'version'>;
@@ -24,6 +25,7 @@ export interface ArchivePart {
 /** The parts a version 2 archive may hold, in the order they are written; a new part is one more entry. */
 export const ARCHIVE_PARTS: ReadonlyArray<{ file: string; of(snapshot: EntitySnapshot): string }> = [
   { file: HISTORY_FILE, of: (s) => historyDocument(s.history) },
+  { file: MEMORY_FILE, of: (s) => memoryDocument(s.memory) },
 ];
 
 /** The JSON export's member for a part: its file name without `.json`. */

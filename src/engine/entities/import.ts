@@ -9,7 +9,7 @@ import {
 } from '../../core/entity-types.js';
 import { BadRequestError, ConflictError } from '../../core/errors.js';
 import { readTar } from '../../core/tar.js';
-import { loadTokenEstimator } from '../../core/tokens.js';
+import { loadTokenEstimator, type TokenEstimator } from '../../core/tokens.js';
 import { checkWindowInvariant } from '../../core/window-plan.js';
 import type { EntityRow, ImportConflict } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';
@@ -20,9 +20,10 @@ import { checkBudget, checkName, checkRecall, recallCode } from './entity-rules.
 import { toEntity, windowDocument } from './entity-wire.js';
 import { ARCHIVE_PARTS, EXPORT_FILES, partMember } from './export.js';
 import { HISTORY_FILE, historyOf } from './archive-history.js';
+import { MEMORY_FILE, memoryOf } from './memory-archive.js';
 
 /** What an import reads: the store and ids. */
-type ImportDeps = Pick<EngineDeps, 'store' | 'newId'>;
+type ImportDeps = Pick<EngineDeps, 'store' | 'newId' | 'limits'>;
 
 const dec = new TextDecoder('utf-8', { fatal: true });
 
@@ -98,6 +99,7 @@ export async function importEntity(
     // `--keep-id` restores ids as they were; the store checks they are free inside the write.
     keepIds: opts.keepId === true,
     history: historyIn(deps, files, archived.length, opts.keepId === true ? undefined : { window: archivedWindow, blockIds }),
+    memory: memoryIn(deps, files, tok),
   });
   if (taken) idTaken(taken);
   return name === manifest.entity.name || opts.name !== undefined ? toEntity(row, true) : { ...toEntity(row, true), renamedFrom: manifest.entity.name };
@@ -124,6 +126,12 @@ function historyIn(deps: ImportDeps, files: ImportFiles, messages: number, renam
   if (!renamed) return historyOf(part.value, messages, (id) => id);
   const ids = new Map(renamed.window.map((b, i) => [b.id, renamed.blockIds[i]]));
   return historyOf(part.value, messages, (id) => (ids.has(id) ? ids.get(id)! : ids.set(id, deps.newId()).get(id)!));
+}
+
+/** The archive's pinned memory (version 2), checked against this engine's limits; labels belong to the entity, so a copy keeps them. */
+function memoryIn(deps: ImportDeps, files: ImportFiles, tok: TokenEstimator) {
+  const part = files.parts.get(MEMORY_FILE);
+  return part && memoryOf(part.value, deps.limits.memory, tok);
 }
 
 /** Each file is what the manifest says; version 1 holds the three alone, version 2 names each further part with its sha256. */
