@@ -59,6 +59,22 @@ describe('pinned memory in the prompt', () => {
     expect(w.blocks[0].kind).toBe('summary');
   });
 
+  it('a rotation the user asks for (fold now, resummarize) starts its summary request with the same prefix as a turn', async () => {
+    const id = await entity(4000);
+    await engine.memory.set(id, 'user', 'Ada lives in Porto', 'local');
+    const from = fake.requests.length;
+    for (let i = 0; i < 4; i++) await collect(engine.entities.send(id, { content: `${FILLER[i]}, day ${i}` }, 'local'));
+    const head = chatPrompts(from)[0].slice(0, 2);
+    expect(head).toEqual([{ role: 'system', content: 'You are Ada.' }, { role: 'system', content: 'Pinned memory:\nuser: Ada lives in Porto' }]);
+    for (const action of ['rotate', 'resummarize'] as const) {
+      const before = fake.requests.length;
+      await engine.entities.rotate(id, { action }, 'local');
+      const summaries = fake.requests.slice(before).filter((r) => isSummaryRequest(r.body));
+      expect(summaries.length, action).toBeGreaterThan(0);
+      for (const r of summaries) expect(r.body.messages.slice(0, 2), action).toEqual(head);
+    }
+  });
+
   it('an edit applies from the next turn on; removing the last block sends exactly the prompt of an entity without memory', async () => {
     const id = await entity(4000);
     await engine.memory.set(id, 'b', 'two', 'local');

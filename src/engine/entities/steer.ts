@@ -8,6 +8,7 @@ import type { BlockRow, EntityRow, RotationRow, SteerWrite } from '../../store/t
 import type { EngineDeps } from '../deps.js';
 import { entitySubject, takeLease } from '../lease.js';
 import { toBlock } from './entity-wire.js';
+import { pinnedMemory } from './memory.js';
 import { rotationRecords, rotationRow } from './rotations.js';
 import { BlockEncoder, type BlockRef, blockRows, resolveBlocks } from './window/block-refs.js';
 import { summarizeSpan } from './window/summarize.js';
@@ -135,11 +136,13 @@ async function resummarize(deps: EngineDeps, entity: EntityRow, window: BlockRow
 /** A summary of `span` by `model`, as long as a turn's rotation may write one. */
 async function summaryOf(deps: EngineDeps, entity: EntityRow, model: ChatModel, span: readonly BlockRow[], signal: AbortSignal) {
   const tok = await loadTokenEstimator();
-  const fit = await deps.calibration.fit(model, entity.instructionsTokens, entity.instructions ? 1 : 0);
+  // The instructions and pinned memory as the entity's turns send them, fitted as a turn fits them: the summary request starts with their prefix.
+  const memory = await pinnedMemory(deps, entity.id);
+  const fit = await deps.calibration.fit(model, entity.instructionsTokens + (memory?.tokens ?? 0), (entity.instructions ? 1 : 0) + (memory ? 1 : 0));
   const share = deps.limits.rotation.summary;
   const room = Math.floor(entity.budgetTokens * share);
   const max = fit.limit ? Math.min(room, Math.floor(fit.limit.cap * share)) : room;
-  const instructions = { text: entity.instructions, tokens: entity.instructionsTokens };
+  const instructions = { text: entity.instructions, tokens: entity.instructionsTokens, ...(memory ? { memory } : {}) };
   const { text, usage } = await summarizeSpan(routeOf(deps, model), tok, span, max, fit, deps.calibration, signal, instructions);
   return { content: text, tokens: tok.count(text), usage };
 }
