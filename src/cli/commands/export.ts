@@ -19,7 +19,7 @@ export function registerExport(program: Command, ctx: CliContext): void {
   examples(
     program
       .command('export')
-      .description('export an entity: tar (manifest.json, transcript.json, window.json, rotations.json) or JSON')
+      .description('export an entity: tar (manifest.json, transcript.json, window.json, rotations.json, memory.json) or JSON')
       .argument('<entity>', 'entity id or exact name')
       .option('-o, --output <file>', 'FILE.tar or FILE.json; - or no -o writes to stdout (tar unless --format json), never tar to a terminal')
       .option('--format <format>', 'tar or json (default: from the file extension; tar on stdout)')
