@@ -268,7 +268,7 @@ export interface SearchList {
 /** Export manifest (docs/design.md#export-and-import). */
 export interface ExportManifest {
   format: 'mgpt-entity';
-  /** 2 since the window history (issue 33): the archive's further parts are named in `parts`. */
+  /** 2 since issue 33: the archive's further parts (the window history, the pinned memory) are named in `parts`. */
   version: 1 | 2;
   entity: {
     id: string;
