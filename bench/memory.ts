@@ -4,8 +4,8 @@
 // recall's message, or the recall tool's result.
 import { copyFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { contentWords } from '../src/core/recall-query.js';
-import { loadTokenEstimator } from '../src/core/tokens.js';
+import { contentWords } from '../src/core/text/recall-query.js';
+import { loadTokenEstimator } from '../src/core/text/tokens.js';
 import type { Clock } from '../src/engine/deps.js';
 import type { Engine } from '../src/engine/engine.js';
 import { openEngineSync } from '../src/engine/open-engine.js';

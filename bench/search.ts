@@ -2,7 +2,7 @@
 // index's size against the text it covers, and what keeping the index costs a turn.
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { loadTokenEstimator } from '../src/core/tokens.js';
+import { loadTokenEstimator } from '../src/core/text/tokens.js';
 import { openEngine } from '../src/engine/open-engine.js';
 import type { Engine } from '../src/engine/engine.js';
 import type { EntityRow, MessageRow } from '../src/store/types.js';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { loadTokenEstimator } from '../src/core/tokens.js';
+import { loadTokenEstimator } from '../src/core/text/tokens.js';
 import type { Engine } from '../src/engine/engine.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 

@@ -3,7 +3,7 @@
 // at a time, nothing configured in mgpt (the first burst teaches the route that it is shared).
 // While they run, llama-server's /slots is polled for how many slots are busy.
 import { join } from 'node:path';
-import type { TurnEvent } from '../src/core/entity-types.js';
+import type { TurnEvent } from '../src/core/wire/entity-types.js';
 import { openEngineSync } from '../src/engine/open-engine.js';
 import { llamaServerParts, startLlamaServer } from '../test/helpers/llama-server.js';
 

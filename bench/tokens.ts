@@ -4,7 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
-import { loadTokenEstimator } from '../src/core/tokens.js';
+import { loadTokenEstimator } from '../src/core/text/tokens.js';
 
 export interface TokensBench {
   /** Medians, in ms, of counting 400,000 characters. */

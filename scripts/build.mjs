@@ -173,7 +173,7 @@ await Promise.all([
   // The worker thread that writes large entities (src/store/sqlite/large-writer.ts) loads this beside the bundle that starts it.
   build({ ...common, entryPoints: ['src/store/sqlite/large-write-worker.ts'], outfile: 'dist/sqlite-writer.cjs' }),
   // gpt-tokenizer's code is bundled here (its o200k module with the 2.4 MB ranks literal is not).
-  build({ ...common, entryPoints: ['src/core/tokens-table.ts'], outfile: 'dist/tokenizer.cjs', external: ['*.node'] }),
+  build({ ...common, entryPoints: ['src/core/text/tokens-table.ts'], outfile: 'dist/tokenizer.cjs', external: ['*.node'] }),
   build({
     ...common,
     entryPoints: ['src/cli/main.ts'],

@@ -1,7 +1,7 @@
 import type { AccountInfo, ImportOptions, ImportedEntity, NamePolicy, KeyInfo, LearnedLimits, LocalAdmin, NewPrompt } from '../core/backend.js';
 import type { RateLimits } from '../core/rate-limits.js';
-import type { ExportFormat } from '../core/entity-types.js';
-import type { StoredPromptInfo, UniverseDoc, UniverseSummary } from '../core/universe-types.js';
+import type { ExportFormat } from '../core/wire/entity-types.js';
+import type { StoredPromptInfo, UniverseDoc, UniverseSummary } from '../core/wire/universe-types.js';
 import type { Engine } from '../engine/engine.js';
 
 /** The local administration API over the embedded engine; `accountId` owns what import creates. */

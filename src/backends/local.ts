@@ -1,7 +1,7 @@
-import type { ChatImportOptions, ChatImportProgress, ChatImportResult } from '../core/chat-import.js';
+import type { ChatImportOptions, ChatImportProgress, ChatImportResult } from '../core/wire/chat-import.js';
 import type { Backend, ChatCompletion, CompleteInput, CompleteOptions, EntityPage, LocalAdmin, NamePolicy, RespondOptions } from '../core/backend.js';
 import { MgptError } from '../core/errors.js';
-import type { MemoryBlock, MemoryHistory, MemoryList } from '../core/memory.js';
+import type { MemoryBlock, MemoryHistory, MemoryList } from '../core/wire/memory.js';
 import type {
   CreateEntityInput,
   CreatedEntity,
@@ -17,8 +17,8 @@ import type {
   SendInput,
   TurnEvent,
   UpdateEntityInput,
-} from '../core/entity-types.js';
-import type { EntityWindowAt, RotateInput, RotateResult, RotationList } from '../core/rotation-types.js';
+} from '../core/wire/entity-types.js';
+import type { EntityWindowAt, RotateInput, RotateResult, RotationList } from '../core/wire/rotation-types.js';
 import type {
   CreateUniverseInput,
   CreatedUniverse,
@@ -29,10 +29,10 @@ import type {
   LogQuery,
   ImageRequest,
   RespondInput,
-} from '../core/universe-types.js';
+} from '../core/wire/universe-types.js';
 import type { Engine } from '../engine/engine.js';
 import { EngineAdmin } from './local-admin.js';
-import { completionMessages } from '../core/openai-wire.js';
+import { completionMessages } from '../core/wire/openai.js';
 import { parseChatOptions } from '../engine/openai/chat-options.js';
 
 /** The embedded default: the engine in-process, state in one SQLite file. */

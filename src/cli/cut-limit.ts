@@ -1,4 +1,4 @@
-import type { CutLimit } from '../core/finish-notice.js';
+import type { CutLimit } from '../ui/finish-notice.js';
 import { LLAMA_DEFAULTS } from '../core/models.js';
 import type { CliContext } from './context.js';
 

@@ -1,4 +1,4 @@
-import type { Entity } from '../core/entity-types.js';
+import type { Entity } from '../core/wire/entity-types.js';
 import type { CliContext } from './context.js';
 
 /** An ENTITY argument: an id, a unique id prefix (4+ characters, as in git) or the exact name of one entity. */

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { BadRequestError } from '../core/errors.js';
-import { RECALL_MODES, type RecallMode } from '../core/recall-query.js';
+import { RECALL_MODES, type RecallMode } from '../core/text/recall-query.js';
 import type { CliContext } from './context.js';
 import { note } from './output.js';
 

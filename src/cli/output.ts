@@ -1,4 +1,4 @@
-import { sanitizeForTerminal } from '../core/terminal-text.js';
+import { sanitizeForTerminal } from '../core/text/terminal-text.js';
 import { shortId } from '../core/ref.js';
 import { windowLimit } from '../core/window-plan.js';
 import { timeAgo } from '../ui/time-ago.js';

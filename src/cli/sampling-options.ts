@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { SAMPLING_FIELDS } from '../core/sampling.js';
+import { SAMPLING_FIELDS } from '../core/wire/sampling.js';
 import { BadRequestError } from '../core/errors.js';
 
 /** The sampling flags `ask` and `send` share, as commander gives them. */
@@ -17,7 +17,7 @@ export function addSamplingOptions(cmd: Command): Command {
 }
 
 /**
- * The request's sampling fields, in the wire names the engine checks (core/sampling.ts): values
+ * The request's sampling fields, in the wire names the engine checks (core/wire/sampling.ts): values
  * are JSON when they parse as JSON (`40`, `true`, `["a"]`), text otherwise. `-o` is variadic, so
  * with `mgpt ask -o top_k 40 "hi"` the odd word at its end is the TEXT argument: it is returned.
  */

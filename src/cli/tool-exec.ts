@@ -1,5 +1,5 @@
-import { toolOutput } from '../core/tool-loop.js';
-import type { ToolCallOut, ToolResultInput } from '../core/universe-types.js';
+import { toolOutput } from '../ui/tool-loop.js';
+import type { ToolCallOut, ToolResultInput } from '../core/wire/universe-types.js';
 
 /**
  * Runs one tool call through `cmd` (a shell command): the call as JSON on stdin, the output on

@@ -1,9 +1,9 @@
 import { join } from 'node:path';
-import { DEFAULT_LEASE_TTL_MS, DEFAULT_POOL_SIZE, DEFAULT_TRANSCRIPT_CAP, DEFAULT_WINDOW_BUDGET } from '../core/entity-types.js';
+import { DEFAULT_LEASE_TTL_MS, DEFAULT_POOL_SIZE, DEFAULT_TRANSCRIPT_CAP, DEFAULT_WINDOW_BUDGET } from '../core/wire/entity-types.js';
 import { ConfigError } from '../core/errors.js';
 import { DEFAULT_ROTATE_TARGET, DEFAULT_SUMMARY_SHARE } from '../core/window-plan.js';
-import { DEFAULT_RECALL_TOKENS } from '../core/recall-query.js';
-import { DEFAULT_MEMORY_BLOCKS, DEFAULT_MEMORY_TOKENS } from '../core/memory.js';
+import { DEFAULT_RECALL_TOKENS } from '../core/text/recall-query.js';
+import { DEFAULT_MEMORY_BLOCKS, DEFAULT_MEMORY_TOKENS } from '../core/wire/memory.js';
 import { type ProfileSettings, parseValue } from './schema.js';
 
 type Env = Record<string, string | undefined>;

@@ -2,7 +2,7 @@ import { ApiError, api } from './api.js';
 import { fill, fmt, h, notice } from './dom.js';
 import type { Block } from './types.js';
 
-/** One record of GET /v1/entities/{id}/rotations (src/core/rotation-types.ts). */
+/** One record of GET /v1/entities/{id}/rotations (src/core/wire/rotation-types.ts). */
 interface Rotation {
   id: string;
   created_at: string;

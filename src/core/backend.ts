@@ -1,8 +1,8 @@
 import { NotSupportedError } from './errors.js';
 import type { RateLimits } from './rate-limits.js';
-import type { EntityWindowAt, RotateInput, RotateResult, RotationList } from './rotation-types.js';
-import type { MemoryBlock, MemoryHistory, MemoryList } from './memory.js';
-import type { ChatImportOptions, ChatImportProgress, ChatImportResult } from './chat-import.js';
+import type { EntityWindowAt, RotateInput, RotateResult, RotationList } from './wire/rotation-types.js';
+import type { MemoryBlock, MemoryHistory, MemoryList } from './wire/memory.js';
+import type { ChatImportOptions, ChatImportProgress, ChatImportResult } from './wire/chat-import.js';
 import type {
   CreateEntityInput,
   CreatedEntity,
@@ -19,7 +19,7 @@ import type {
   SendInput,
   TurnEvent,
   UpdateEntityInput,
-} from './entity-types.js';
+} from './wire/entity-types.js';
 import type {
   CreateUniverseInput,
   CreatedUniverse,
@@ -33,7 +33,7 @@ import type {
   UniverseSummary,
   RespondInput,
   ImageRequest,
-} from './universe-types.js';
+} from './wire/universe-types.js';
 
 export interface EntityPage {
   limit?: number;
@@ -93,7 +93,7 @@ export type ChatCompletion = Omit<EntityCompletion, 'entity_id'>;
 /**
  * A chat completion nothing remembers (`mgpt ask -m MODEL`), in the CLI's terms: the model (a
  * platform id, alias, named model, or `entity:`/`universe:` ref), an optional system prompt and the
- * question. `sampling` holds the fields every surface takes (core/sampling.ts), checked by the engine.
+ * question. `sampling` holds the fields every surface takes (core/wire/sampling.ts), checked by the engine.
  */
 export interface CompleteInput {
   model: string;
@@ -160,7 +160,7 @@ export interface Backend {
    * chat.completion.
    */
   complete(input: CompleteInput, opts?: CompleteOptions): Promise<ChatCompletion>;
-  /** POST /responses; `input` comes from parseRespond (core/universe-input.ts), which both backends' engine applies. */
+  /** POST /responses; `input` comes from parseRespond (core/wire/universe-input.ts), which both backends' engine applies. */
   respond(input: RespondInput, opts?: RespondOptions): Promise<GenerationResponse>;
   /** POST /images; `input` comes from parseImage. */
   generateImage(input: ImageRequest, opts?: { signal?: AbortSignal }): Promise<ImageResponse>;

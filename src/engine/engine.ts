@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { DEFAULT_TRANSCRIPT_CAP, DEFAULT_WINDOW_BUDGET } from '../core/entity-types.js';
+import { DEFAULT_TRANSCRIPT_CAP, DEFAULT_WINDOW_BUDGET } from '../core/wire/entity-types.js';
 import { BadRequestError } from '../core/errors.js';
-import type { GenerationResponse, ImageRequest, ImageResponse, RespondInput } from '../core/universe-types.js';
+import type { GenerationResponse, ImageRequest, ImageResponse, RespondInput } from '../core/wire/universe-types.js';
 import { DEFAULT_PRICES, type ModelPrice, type ModelRoute } from '../core/models.js';
 import { DEFAULT_ROTATE_TARGET, DEFAULT_SUMMARY_SHARE, type RotationShares } from '../core/window-plan.js';
-import { DEFAULT_RECALL_TOKENS } from '../core/recall-query.js';
+import { DEFAULT_RECALL_TOKENS } from '../core/text/recall-query.js';
 import { MemoryService } from './entities/memory.js';
-import { DEFAULT_MEMORY_BLOCKS, DEFAULT_MEMORY_TOKENS } from '../core/memory.js';
+import { DEFAULT_MEMORY_BLOCKS, DEFAULT_MEMORY_TOKENS } from '../core/wire/memory.js';
 import { createChatModel } from '../providers/registry.js';
 import type { Store } from '../store/types.js';
 import { AccountService } from './platform/accounts.js';
@@ -14,8 +14,8 @@ import { SharedContextGates } from './generation/shared-gate.js';
 import type { EngineEvents } from './events.js';
 import { EventRelay } from './event-relay.js';
 import { search } from './search.js';
-import type { SearchInput, SearchList } from '../core/entity-types.js';
-import type { ChatImportOptions, ChatImportProgress, ChatImportResult } from '../core/chat-import.js';
+import type { SearchInput, SearchList } from '../core/wire/entity-types.js';
+import type { ChatImportOptions, ChatImportProgress, ChatImportResult } from '../core/wire/chat-import.js';
 import { importChats } from './imports/import-run.js';
 import { RouteCalibration } from './generation/calibration.js';
 import { type Clock, type EngineDeps, type EngineLimits, systemClock } from './deps.js';
@@ -31,8 +31,8 @@ import { UniverseService } from './universes/universes.js';
 import { PromptStore } from './universes/prompts.js';
 import { VersionedCache } from './versioned-cache.js';
 
-export { DEFAULT_LEASE_TTL_MS } from '../core/entity-types.js';
-import { DEFAULT_LEASE_TTL_MS } from '../core/entity-types.js';
+export { DEFAULT_LEASE_TTL_MS } from '../core/wire/entity-types.js';
+import { DEFAULT_LEASE_TTL_MS } from '../core/wire/entity-types.js';
 
 export interface EngineOptions {
   /** An open store (SQLite or PostgreSQL); openEngine() and openEngineSync() open one from --db. */
@@ -122,7 +122,7 @@ export class Engine {
     this.openai = new ChatService(facade, this.deps);
   }
 
-  /** POST /responses (seed 000). `input` comes from parseRespond (core/universe-input.ts); the engine checks it again. */
+  /** POST /responses (seed 000). `input` comes from parseRespond (core/wire/universe-input.ts); the engine checks it again. */
   respond(input: RespondInput, opts: RespondOptions & { xRequestId?: string; onDelta?: (text: string) => void } = {}): Promise<GenerationResponse> {
     const res = respond(this.deps, this.universes, input, opts);
     // Mirrored per call (docs/design.md#requestid), also on a replayed stored response.

@@ -1,7 +1,7 @@
-import { SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, type SearchHit, type SearchInput, type SearchList, type SearchMode, type SearchSource } from '../core/entity-types.js';
-import { contentWords } from '../core/recall-query.js';
+import { SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, type SearchHit, type SearchInput, type SearchList, type SearchMode, type SearchSource } from '../core/wire/entity-types.js';
+import { contentWords } from '../core/text/recall-query.js';
 import { BadRequestError, NotFoundError } from '../core/errors.js';
-import { SEARCH_QUERY_MAX_CHARS, type Snippet, type SearchTerms, parseSearch, snippetMaker } from '../core/search-query.js';
+import { SEARCH_QUERY_MAX_CHARS, type Snippet, type SearchTerms, parseSearch, snippetMaker } from '../core/text/search-query.js';
 import type { LogHit, MessageHit, UniverseMessageHit } from '../store/types.js';
 import type { EngineDeps } from './deps.js';
 

@@ -10,8 +10,8 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { Context } from 'hono';
-import { type ChunkEvent, CompletionChunker, SSE_DONE, sseFrame, streamErrorFrame } from '../core/completion-stream.js';
-import type { CompletionChunk } from '../core/entity-types.js';
+import { type ChunkEvent, CompletionChunker, SSE_DONE, sseFrame, streamErrorFrame } from '../core/wire/completion-stream.js';
+import type { CompletionChunk } from '../core/wire/entity-types.js';
 import { MgptError } from '../core/errors.js';
 import type { Env } from './env.js';
 

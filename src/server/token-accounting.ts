@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
-import type { ChunkEvent } from '../core/completion-stream.js';
-import type { TurnEvent } from '../core/entity-types.js';
+import type { ChunkEvent } from '../core/wire/completion-stream.js';
+import type { TurnEvent } from '../core/wire/entity-types.js';
 import type { Env } from './env.js';
 
 /** A reply's last event (an entity turn's, or a reply told the same way): its usage, and the tokens it billed. */

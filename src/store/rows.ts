@@ -1,6 +1,6 @@
 /** The rows of the store, as every implementation reads and writes them (SQLite and PostgreSQL alike). */
-import type { SearchTerms } from '../core/search-query.js';
-import type { LogRecord } from '../core/universe-types.js';
+import type { SearchTerms } from '../core/text/search-query.js';
+import type { LogRecord } from '../core/wire/universe-types.js';
 
 export interface AccountRow {
   id: string;
@@ -91,7 +91,7 @@ export interface MessageRow {
   createdAt: string;
 }
 
-/** A search of the account's transcripts (see core/search-query.ts for the terms). */
+/** A search of the account's transcripts (see core/text/search-query.ts for the terms). */
 export interface MessageSearch {
   accountId: string;
   terms: SearchTerms;

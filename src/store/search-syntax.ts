@@ -1,4 +1,4 @@
-import type { SearchTerms } from '../core/search-query.js';
+import type { SearchTerms } from '../core/text/search-query.js';
 
 /** The terms as an FTS5 MATCH expression: every clause quoted (words never hold a quote), all required. */
 export function ftsMatch(terms: SearchTerms): string {

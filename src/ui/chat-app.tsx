@@ -1,6 +1,6 @@
 import { Box, type Key, Static, Text, useApp, useInput, useStdin, useStdout } from 'ink';
 import { useEffect, useRef, useState } from 'react';
-import { sanitizeForTerminal as safe } from '../core/terminal-text.js';
+import { sanitizeForTerminal as safe } from '../core/text/terminal-text.js';
 import type { ChatController, ChatItem, ChatStatus } from './chat-controller.js';
 import { editingKey } from './editing-keys.js';
 import { type EditorState, clear, deleteForward, emptyEditor, enter, insert, setText } from './line-editor.js';

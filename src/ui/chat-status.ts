@@ -1,9 +1,9 @@
 import { needAdmin } from './chat-errors.js';
 import type { ChatOptions, ChatSources, ChatStatus, ChatTarget } from './chat-types.js';
-import type { Entity } from '../core/entity-types.js';
-import { type MemoryList, pinnedMemoryText } from '../core/memory.js';
-import { loadTokenEstimator } from '../core/tokens.js';
-import { UNIVERSE_MODEL } from '../core/universe-types.js';
+import type { Entity } from '../core/wire/entity-types.js';
+import { type MemoryList, pinnedMemoryText } from '../core/wire/memory.js';
+import { loadTokenEstimator } from '../core/text/tokens.js';
+import { UNIVERSE_MODEL } from '../core/wire/universe-types.js';
 import { windowLimit } from '../core/window-plan.js';
 
 /** The status line of `target` as it is now (the balance is the controller's to add). */

@@ -1,6 +1,6 @@
-import type { CutLimit } from '../core/finish-notice.js';
+import type { CutLimit } from './finish-notice.js';
 import type { Backend, LocalAdmin } from '../core/backend.js';
-import type { ToolCallOut, ToolDefinitionInput, ToolResultInput } from '../core/universe-types.js';
+import type { ToolCallOut, ToolDefinitionInput, ToolResultInput } from '../core/wire/universe-types.js';
 
 /** What `mgpt chat` talks to. */
 export type ChatTarget = { kind: 'entity'; id: string } | { kind: 'universe'; id: string };

@@ -1,4 +1,4 @@
-import type { RotationRecord } from '../core/rotation-types.js';
+import type { RotationRecord } from '../core/wire/rotation-types.js';
 import type { ChatItem, ChatSources, ChatTarget } from './chat-types.js';
 
 /** What a slash command shows: an item without its id. */

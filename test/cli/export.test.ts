@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { runExport } from '../../src/cli/commands/export.js';
 import { BadRequestError } from '../../src/core/errors.js';
-import { readTar } from '../../src/core/tar.js';
+import { readTar } from '../../src/core/archive/tar.js';
 import { testContext } from '../helpers/cli-context.js';
 import { collect, makeEngine } from '../helpers/engine.js';
 import { tempDir } from '../helpers/temp.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { resolveSettings } from '../../src/config/config.js';
 import { effectiveSettings } from '../../src/config/effective.js';
-import { DEFAULT_LEASE_TTL_MS } from '../../src/core/entity-types.js';
+import { DEFAULT_LEASE_TTL_MS } from '../../src/core/wire/entity-types.js';
 import { engineLimits } from '../../src/engine/engine.js';
 
 const env = { MGPT_CONFIG_DIR: '/nonexistent-mgpt-config', XDG_DATA_HOME: '/data' };

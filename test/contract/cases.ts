@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TurnEvent } from '../../src/core/entity-types.js';
+import type { TurnEvent } from '../../src/core/wire/entity-types.js';
 import {
   BadRequestError,
   ConflictError,
@@ -13,8 +13,8 @@ import {
   ProviderError,
 } from '../../src/core/errors.js';
 import { createContext } from '../../src/cli/context.js';
-import { readTar } from '../../src/core/tar.js';
-import { loadTokenEstimator } from '../../src/core/tokens.js';
+import { readTar } from '../../src/core/archive/tar.js';
+import { loadTokenEstimator } from '../../src/core/text/tokens.js';
 import { checkWindowInvariant } from '../../src/core/window-plan.js';
 import { type FakeOpenAI, echoLastUser, isSummaryRequest, startFakeOpenAI } from '../helpers/fake-openai.js';
 import { tempDir } from '../helpers/temp.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BadRequestError, NotFoundError } from '../../src/core/errors.js';
-import type { TurnEvent } from '../../src/core/entity-types.js';
+import type { TurnEvent } from '../../src/core/wire/entity-types.js';
 import { type FakeOpenAI, echoLastUser, isSummaryRequest, startFakeOpenAI } from '../helpers/fake-openai.js';
 import { startPostgres } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/temp.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BadRequestError, ConflictError, NotFoundError } from '../../src/core/errors.js';
-import type { RotationRecord } from '../../src/core/rotation-types.js';
+import type { RotationRecord } from '../../src/core/wire/rotation-types.js';
 import { type FakeOpenAI, echoLastUser, isSummaryRequest, startFakeOpenAI } from '../helpers/fake-openai.js';
 import { tempDir } from '../helpers/temp.js';
 import type { ContractTarget } from './harness.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Stream } from 'openai/streaming';
-import { CompletionChunker, SSE_DONE, sseFrame } from '../../src/core/completion-stream.js';
-import type { EntityCompletion, TurnEvent } from '../../src/core/entity-types.js';
+import { CompletionChunker, SSE_DONE, sseFrame } from '../../src/core/wire/completion-stream.js';
+import type { EntityCompletion, TurnEvent } from '../../src/core/wire/entity-types.js';
 
 const completion: EntityCompletion = {
   id: 'chatcmpl-1',

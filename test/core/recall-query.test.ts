@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { contentWords, refersBack } from '../../src/core/recall-query.js';
+import { contentWords, refersBack } from '../../src/core/text/recall-query.js';
 
 describe('recall query', () => {
   it('a question points back by a pronoun or "that"/"there", not by its own subject', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { SEARCH_QUERY_MAX_CHARS, parseSearch, snippetOf } from '../../src/core/search-query.js';
+import { SEARCH_QUERY_MAX_CHARS, parseSearch, snippetOf } from '../../src/core/text/search-query.js';
 import { ftsMatch, tsQuery } from '../../src/store/search-syntax.js';
 
 describe('the search query language', () => {

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readTar, tarHeader, tarPadding, tarTrailer } from '../../src/core/tar.js';
+import { readTar, tarHeader, tarPadding, tarTrailer } from '../../src/core/archive/tar.js';
 import { tempDir } from '../helpers/temp.js';
 
 const enc = new TextEncoder();

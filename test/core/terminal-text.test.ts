@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { logField } from '../../src/core/terminal-text.js';
+import { logField } from '../../src/core/text/terminal-text.js';
 
 describe('logField', () => {
   it('leaves an ordinary value as it is', () => {

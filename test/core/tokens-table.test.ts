@@ -5,7 +5,7 @@ import { pathToFileURL } from 'node:url';
 import o200kRanks from 'gpt-tokenizer/bpeRanks/o200k_base';
 import { countTokens, encode } from 'gpt-tokenizer/encoding/o200k_base';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { encodeO200kTable, o200kFromTable, type O200kEncoding, openO200kTable } from '../../src/core/tokens-table.js';
+import { encodeO200kTable, o200kFromTable, type O200kEncoding, openO200kTable } from '../../src/core/text/tokens-table.js';
 
 // The compact table must count, encode and decode exactly as gpt-tokenizer's own o200k module.
 const AS_TEXT = { disallowedSpecial: new Set<string>() };

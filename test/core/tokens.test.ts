@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { countTokens as o200kCount, decode, encode as o200kEncode } from 'gpt-tokenizer/encoding/o200k_base';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { boundedChunks, isSpace, LONGEST_RUN, loadTokenEstimator, type TokenEstimator, tokenUpperBound } from '../../src/core/tokens.js';
+import { boundedChunks, isSpace, LONGEST_RUN, loadTokenEstimator, type TokenEstimator, tokenUpperBound } from '../../src/core/text/tokens.js';
 
 // o200k as the estimator uses it: special-token markers in the text (docs/configuration.md has one) are text.
 const AS_TEXT = { disallowedSpecial: new Set<string>() };

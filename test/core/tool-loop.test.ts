@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { toolOutput } from '../../src/core/tool-loop.js';
+import { toolOutput } from '../../src/ui/tool-loop.js';
 
 describe('toolOutput: a tool answer as the object a tool result carries', () => {
   it('keeps a JSON object, wraps any other JSON value as { value }, and plain text as { text }', () => {

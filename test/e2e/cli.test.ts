@@ -265,7 +265,7 @@ describe('entities update', () => {
 
 describe('the first turn of a process', () => {
   it('stores exact token counts although it did not wait for the tokenizer to load', async () => {
-    const { loadTokenEstimator } = await import('../../src/core/tokens.js');
+    const { loadTokenEstimator } = await import('../../src/core/text/tokens.js');
     const tok = await loadTokenEstimator();
     const id = (await mgpt(['entities', 'create', '--name', 'counts'], env)).stdout.trim();
     const text = 'Ünïcödé and emoji 🍅🍅 make bytes and tokens differ: ' + 'word '.repeat(30);

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RemoteBackend } from '../../src/backends/remote/remote-backend.js';
-import type { TurnEvent } from '../../src/core/entity-types.js';
+import type { TurnEvent } from '../../src/core/wire/entity-types.js';
 import type { Engine } from '../../src/engine/engine.js';
 import { openEngineSync } from '../../src/engine/open-engine.js';
 import { type Listening, listen } from '../../src/server/listen.js';

@@ -3,7 +3,7 @@ import { appendFileSync, chmodSync, cpSync, mkdtempSync, rmSync, existsSync, mkd
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
-import { tarHeader } from '../../src/core/tar.js';
+import { tarHeader } from '../../src/core/archive/tar.js';
 // The real binary throughout: these faults are the process's own (umask, another user, a full tmpfs whose
 // files must be closed before it is unmounted).
 import { BIN, cliEnv, mgptBinary as mgpt } from '../helpers/cli.js';

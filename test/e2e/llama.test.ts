@@ -1,12 +1,12 @@
-import { contentWords } from '../../src/core/recall-query.js';
+import { contentWords } from '../../src/core/text/recall-query.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalBackend } from '../../src/backends/local.js';
 import { RemoteBackend } from '../../src/backends/remote/remote-backend.js';
-import type { TurnEvent } from '../../src/core/entity-types.js';
+import type { TurnEvent } from '../../src/core/wire/entity-types.js';
 import { CancelledError } from '../../src/core/errors.js';
 import { checkWindowInvariant } from '../../src/core/window-plan.js';
 import type { Engine } from '../../src/engine/engine.js';
-import { loadTokenEstimator } from '../../src/core/tokens.js';
+import { loadTokenEstimator } from '../../src/core/text/tokens.js';
 import type { ChatModel, ChatRequest } from '../../src/providers/spec.js';
 import { openEngineSync } from '../../src/engine/open-engine.js';
 import { defaultThreads } from '../../src/providers/llama/llama-chat.js';

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readTar } from '../../src/core/tar.js';
+import { readTar } from '../../src/core/archive/tar.js';
 import { cliEnv, mgpt, mgptBinary, spawnMgpt } from '../helpers/cli.js';
 import { startPostgres } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/temp.js';

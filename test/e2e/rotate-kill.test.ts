@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RotateAction } from '../../src/core/rotation-types.js';
+import type { RotateAction } from '../../src/core/wire/rotation-types.js';
 import type { Engine } from '../../src/engine/engine.js';
 import { openEngine } from '../../src/engine/open-engine.js';
 import { cliEnv, spawnMgpt } from '../helpers/cli.js';

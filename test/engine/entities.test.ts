@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TurnEvent } from '../../src/core/entity-types.js';
+import type { TurnEvent } from '../../src/core/wire/entity-types.js';
 import { BadRequestError, ConflictError, isBusy, NotFoundError, PaymentRequiredError } from '../../src/core/errors.js';
 import { DEFAULT_LEASE_TTL_MS, type Engine } from '../../src/engine/engine.js';
 import { openEngineSync } from '../../src/engine/open-engine.js';

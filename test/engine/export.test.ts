@@ -4,7 +4,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BadRequestError, ConflictError } from '../../src/core/errors.js';
-import { readTar, tarHeader, tarPadding, tarTrailer } from '../../src/core/tar.js';
+import { readTar, tarHeader, tarPadding, tarTrailer } from '../../src/core/archive/tar.js';
 import type { Engine } from '../../src/engine/engine.js';
 import { bytes, collect, makeEngine, sqliteOf } from '../helpers/engine.js';
 import { tempDir } from '../helpers/temp.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TurnEvent } from '../../src/core/entity-types.js';
+import type { TurnEvent } from '../../src/core/wire/entity-types.js';
 import { CancelledError, ContextOverflowError, ProviderError } from '../../src/core/errors.js';
 import { TokenGate } from '../../src/engine/generation/shared-gate.js';
 import { checkWindowInvariant } from '../../src/core/window-plan.js';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { BadRequestError, ConflictError } from '../../src/core/errors.js';
-import { readTar, tarHeader, tarPadding, tarTrailer } from '../../src/core/tar.js';
+import { readTar, tarHeader, tarPadding, tarTrailer } from '../../src/core/archive/tar.js';
 import type { Engine } from '../../src/engine/engine.js';
 import { bytes, collect, makeEngine, sqliteOf } from '../helpers/engine.js';
 import { tempDir } from '../helpers/temp.js';

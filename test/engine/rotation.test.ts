@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { WindowBlock } from '../../src/core/entity-types.js';
-import { loadTokenEstimator } from '../../src/core/tokens.js';
+import type { WindowBlock } from '../../src/core/wire/entity-types.js';
+import { loadTokenEstimator } from '../../src/core/text/tokens.js';
 import { checkWindowInvariant } from '../../src/core/window-plan.js';
 import { collect, makeEngine } from '../helpers/engine.js';
 import { type FakeOpenAI, startFakeOpenAI, isSummaryRequest } from '../helpers/fake-openai.js';

@@ -2,7 +2,7 @@ import { rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BadRequestError, ForbiddenError, NotFoundError, ProviderError } from '../../src/core/errors.js';
-import type { GenerationResponse } from '../../src/core/universe-types.js';
+import type { GenerationResponse } from '../../src/core/wire/universe-types.js';
 import type { Engine } from '../../src/engine/engine.js';
 import { makeEngine, sqliteOf } from '../helpers/engine.js';
 import { type FakeOpenAI, echoLastUser, startFakeOpenAI } from '../helpers/fake-openai.js';

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { TurnEvent } from '../../src/core/entity-types.js';
+import type { TurnEvent } from '../../src/core/wire/entity-types.js';
 import type { Engine } from '../../src/engine/engine.js';
 import { type OpenEngineOptions, openEngineSync } from '../../src/engine/open-engine.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';

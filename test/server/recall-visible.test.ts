@@ -1,6 +1,6 @@
 import parsePrometheus from 'parse-prometheus-text-format';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EntityCompletion } from '../../src/core/entity-types.js';
+import type { EntityCompletion } from '../../src/core/wire/entity-types.js';
 import type { Engine } from '../../src/engine/engine.js';
 import { type Listening, listen } from '../../src/server/listen.js';
 import { collect, makeEngine } from '../helpers/engine.js';

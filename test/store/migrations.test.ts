@@ -3,7 +3,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { migrate, openDatabase } from '../../src/store/sqlite/db.js';
 import { MIGRATIONS } from '../../src/store/sqlite/migrations.js';
-import { parseSearch } from '../../src/core/search-query.js';
+import { parseSearch } from '../../src/core/text/search-query.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { tempDir } from '../helpers/temp.js';
 

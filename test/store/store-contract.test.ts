@@ -17,7 +17,7 @@ import type {
   UniverseMessageRow,
   UniverseRow,
 } from '../../src/store/types.js';
-import { type SearchTerms, parseSearch, wordsOf } from '../../src/core/search-query.js';
+import { type SearchTerms, parseSearch, wordsOf } from '../../src/core/text/search-query.js';
 import { startPostgres } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/temp.js';
 

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { type ChatImportOptions, type ChatImportResult, importQuery } from '../../core/chat-import.js';
+import { type ChatImportOptions, type ChatImportResult, importQuery } from '../../core/wire/chat-import.js';
 
 /** An import of a large export answers when it is done: minutes, not the client's usual two. */
 const IMPORT_TIMEOUT_MS = 60 * 60 * 1000;
 import type { Backend, ChatCompletion, CompleteInput, CompleteOptions, KeyIdentity, RespondOptions } from '../../core/backend.js';
-import { completionBody } from '../../core/openai-wire.js';
+import { completionBody } from '../../core/wire/openai.js';
 import type {
   CompletionChunk,
   FinishReason,
@@ -25,10 +25,10 @@ import type {
   TurnEvent,
   UpdateEntityInput,
   Usage,
-} from '../../core/entity-types.js';
-import type { EntityWindowAt, RotateInput, RotateResult, RotationList } from '../../core/rotation-types.js';
+} from '../../core/wire/entity-types.js';
+import type { EntityWindowAt, RotateInput, RotateResult, RotationList } from '../../core/wire/rotation-types.js';
 import { BadRequestError, CancelledError, ConfigError, MgptError, NotSupportedError, ProviderError, TURN_CANCELLED, isAbortError } from '../../core/errors.js';
-import { SseDecoder } from '../../core/sse.js';
+import { SseDecoder } from '../../core/wire/sse.js';
 import type {
   CreateUniverseInput,
   CreatedUniverse,
@@ -39,14 +39,14 @@ import type {
   LogQuery,
   ImageRequest,
   RespondInput,
-} from '../../core/universe-types.js';
+} from '../../core/wire/universe-types.js';
 import { HttpClient, type HttpOptions } from './http.js';
-import type { MemoryBlock, MemoryHistory, MemoryList } from '../../core/memory.js';
+import type { MemoryBlock, MemoryHistory, MemoryList } from '../../core/wire/memory.js';
 import { errorFromResponse } from './errors.js';
-import type { StreamErrorFrame } from '../../core/completion-stream.js';
+import type { StreamErrorFrame } from '../../core/wire/completion-stream.js';
 import { pickByRef } from '../../core/ref.js';
 import { UUID } from '../../core/ids.js';
-import { LIST_ENTITIES_MAX, nameTaken } from '../../core/entity-types.js';
+import { LIST_ENTITIES_MAX, nameTaken } from '../../core/wire/entity-types.js';
 
 export interface RemoteOptions extends HttpOptions {
   /** `{base_url}`: the universe API lives under `/api/mgpt` (or `/backend-api/mgpt` with `dev`). */

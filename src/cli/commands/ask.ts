@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { GenerationResponse, RespondInput } from '../../core/universe-types.js';
+import type { GenerationResponse, RespondInput } from '../../core/wire/universe-types.js';
 import { NotFoundError } from '../../core/errors.js';
 import type { CliContext } from '../context.js';
 import { examples } from '../help.js';
@@ -8,7 +8,7 @@ import { note, printJson, sanitizeForTerminal, warn } from '../output.js';
 import { requestedMaxTokens, sendAndPrint } from './send.js';
 import { cutLimit } from '../cut-limit.js';
 import { KNOWN_MODELS } from '../../core/models.js';
-import { cutNotice } from '../../core/finish-notice.js';
+import { cutNotice } from '../../ui/finish-notice.js';
 import { type SamplingFlags, addSamplingOptions, samplingFields } from '../sampling-options.js';
 
 export interface AskOptions extends SamplingFlags {

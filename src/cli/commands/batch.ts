@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { dataDir } from '../../config/config.js';
 import type { Backend } from '../../core/backend.js';
-import { ENTITY_MODEL, type EntityCompletion } from '../../core/entity-types.js';
+import { ENTITY_MODEL, type EntityCompletion } from '../../core/wire/entity-types.js';
 import { BadRequestError, MgptError, exitCodeOf, isBusy } from '../../core/errors.js';
 import { BatchJournal } from '../batch-journal.js';
 import { type BatchJob, type BatchResult, batchKey, groupKey, jobFingerprint, parseJobs, runGroups, versionedJobKey } from '../batch-jobs.js';
@@ -13,7 +13,7 @@ import { examples } from '../help.js';
 import { fileProblem, intOption, readStdin } from '../input.js';
 import { Progress } from '../progress.js';
 import { UUID } from '../../core/ids.js';
-import { UNIVERSE_MODEL } from '../../core/universe-types.js';
+import { UNIVERSE_MODEL } from '../../core/wire/universe-types.js';
 import { pickByRef } from '../../core/ref.js';
 
 export interface BatchOptions {

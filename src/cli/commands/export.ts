@@ -1,7 +1,7 @@
 import { open, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Command } from 'commander';
-import type { ExportFormat } from '../../core/entity-types.js';
+import type { ExportFormat } from '../../core/wire/entity-types.js';
 import { BadRequestError, CancelledError, fromSystemError } from '../../core/errors.js';
 import type { CliContext } from '../context.js';
 import { resolveEntity } from '../entity-ref.js';

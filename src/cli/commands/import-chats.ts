@@ -3,7 +3,7 @@ import { mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import type { ChatImportOptions, ChatImportResult, ImportedConversation } from '../../core/chat-import.js';
+import type { ChatImportOptions, ChatImportResult, ImportedConversation } from '../../core/wire/chat-import.js';
 import { BadRequestError } from '../../core/errors.js';
 import type { CliContext } from '../context.js';
 import { fileProblem } from '../input.js';

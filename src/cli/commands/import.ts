@@ -1,6 +1,6 @@
 import { createReadStream } from 'node:fs';
 import type { Command } from 'commander';
-import { IMPORT_MAX_BYTES, importTooLarge } from '../../core/entity-types.js';
+import { IMPORT_MAX_BYTES, importTooLarge } from '../../core/wire/entity-types.js';
 import { BadRequestError, MgptError } from '../../core/errors.js';
 import type { CliContext } from '../context.js';
 import { examples } from '../help.js';

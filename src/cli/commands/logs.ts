@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { LOG_PAGE_SIZE_MAX } from '../../core/universe-types.js';
+import { LOG_PAGE_SIZE_MAX } from '../../core/wire/universe-types.js';
 import type { CliContext } from '../context.js';
 import { examples } from '../help.js';
 import { intOption } from '../input.js';

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { BadRequestError } from '../../core/errors.js';
-import { parseRespond } from '../../core/universe-input.js';
-import { runToolLoop } from '../../core/tool-loop.js';
-import { type GenerationResponse, TEXT_ALIASES, type ToolCallOut, type ToolResultInput, UNIVERSE_MODEL, type UniverseDoc, toolResultContent } from '../../core/universe-types.js';
+import { parseRespond } from '../../core/wire/universe-input.js';
+import { runToolLoop } from '../../ui/tool-loop.js';
+import { type GenerationResponse, TEXT_ALIASES, type ToolCallOut, type ToolResultInput, UNIVERSE_MODEL, type UniverseDoc, toolResultContent } from '../../core/wire/universe-types.js';
 import { execTool } from '../tool-exec.js';
 import type { CliContext } from '../context.js';
 import { examples } from '../help.js';

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { BadRequestError } from '../../core/errors.js';
-import type { RotateInput, RotateResult } from '../../core/rotation-types.js';
+import type { RotateInput, RotateResult } from '../../core/wire/rotation-types.js';
 import type { CliContext } from '../context.js';
 import { resolveEntity } from '../entity-ref.js';
 import { examples } from '../help.js';

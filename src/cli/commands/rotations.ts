@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { RotationRecord } from '../../core/rotation-types.js';
+import type { RotationRecord } from '../../core/wire/rotation-types.js';
 import type { CliContext } from '../context.js';
 import { resolveEntity } from '../entity-ref.js';
 import { examples } from '../help.js';

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, type SearchHit, type SearchInput, type SearchSource } from '../../core/entity-types.js';
+import { SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, type SearchHit, type SearchInput, type SearchSource } from '../../core/wire/entity-types.js';
 import { BadRequestError } from '../../core/errors.js';
 import { timeAgo } from '../../ui/time-ago.js';
 import type { CliContext } from '../context.js';

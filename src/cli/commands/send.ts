@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { Backend } from '../../core/backend.js';
-import { ENTITY_MODEL, type EntityCompletion } from '../../core/entity-types.js';
-import { cutNotice, recallNotice, rotationNotice, usageText } from '../../core/finish-notice.js';
+import { ENTITY_MODEL, type EntityCompletion } from '../../core/wire/entity-types.js';
+import { cutNotice, recallNotice, rotationNotice, usageText } from '../../ui/finish-notice.js';
 import { cutLimit } from '../cut-limit.js';
 import { checkRoute, localRouteText } from '../route-memory.js';
 import type { CliContext } from '../context.js';

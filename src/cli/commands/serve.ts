@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { RequestRecord } from '../../server/request-log.js';
 import { BadRequestError, MgptError } from '../../core/errors.js';
-import { logField } from '../../core/terminal-text.js';
+import { logField } from '../../core/text/terminal-text.js';
 import type { CliContext } from '../context.js';
 import { examples } from '../help.js';
 import { durationOption, intOption } from '../input.js';

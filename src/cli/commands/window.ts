@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { WindowBlock } from '../../core/entity-types.js';
+import type { WindowBlock } from '../../core/wire/entity-types.js';
 import type { CliContext } from '../context.js';
 import { resolveEntity } from '../entity-ref.js';
 import { examples } from '../help.js';

@@ -1,4 +1,4 @@
-import { parseSampling } from '../../core/sampling.js';
+import { parseSampling } from '../../core/wire/sampling.js';
 import {
   type CreateEntityInput,
   type CreatedEntity,
@@ -16,17 +16,17 @@ import {
   type SendInput,
   type TurnEvent,
   type UpdateEntityInput,
-} from '../../core/entity-types.js';
+} from '../../core/wire/entity-types.js';
 import type { EntityPage, ImportOptions, ImportedEntity, NamePolicy } from '../../core/backend.js';
 import { MIN_ID_PREFIX, pickByRef } from '../../core/ref.js';
 import { UUID } from '../../core/ids.js';
 import { sha256 } from '../../core/hash.js';
 import { BadRequestError, NotFoundError } from '../../core/errors.js';
-import { loadTokenEstimator } from '../../core/tokens.js';
+import { loadTokenEstimator } from '../../core/text/tokens.js';
 import type { EntityImport, EntityRow } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';
 import { checkCreateFields, checkInstructions, checkName, checkRecall, checkUpdate, recallCode } from './entity-rules.js';
-import { DEFAULT_RECALL_MODE } from '../../core/recall-query.js';
+import { DEFAULT_RECALL_MODE } from '../../core/text/recall-query.js';
 import { toBlock, toEntity, toMessage } from './entity-wire.js';
 import { checkKey } from '../generation/idempotency.js';
 import { exportEntity } from './export.js';
@@ -37,7 +37,7 @@ import { windowMessages } from './window/window-state.js';
 import { pinnedMemory } from './memory.js';
 import type { ChatMessage } from '../../providers/spec.js';
 import type { RouteFit } from '../generation/calibration.js';
-import type { EntityWindowAt, RotateResult, RotationList } from '../../core/rotation-types.js';
+import type { EntityWindowAt, RotateResult, RotationList } from '../../core/wire/rotation-types.js';
 import { windowAt } from './window/at-turn.js';
 import { listRotations } from './rotations.js';
 import { checkRotateInput, steerRotation } from './steer.js';

@@ -1,4 +1,4 @@
-import { ENTITY_NAME_MAX, nameTaken as nameTakenError } from '../../core/entity-types.js';
+import { ENTITY_NAME_MAX, nameTaken as nameTakenError } from '../../core/wire/entity-types.js';
 import type { Store } from '../../store/types.js';
 
 /**

@@ -3,9 +3,9 @@ import {
   type UpdateEntityInput,
   WINDOW_BUDGET_MAX,
   WINDOW_BUDGET_MIN,
-} from '../../core/entity-types.js';
+} from '../../core/wire/entity-types.js';
 import { BadRequestError } from '../../core/errors.js';
-import { RECALL_MODES, type RecallMode } from '../../core/recall-query.js';
+import { RECALL_MODES, type RecallMode } from '../../core/text/recall-query.js';
 import type { RecallModeCode } from '../../store/types.js';
 
 /**

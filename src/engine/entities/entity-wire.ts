@@ -1,4 +1,4 @@
-import type { Entity, EntityCompletion, FinishReason, TranscriptMessage, WindowBlock } from '../../core/entity-types.js';
+import type { Entity, EntityCompletion, FinishReason, TranscriptMessage, WindowBlock } from '../../core/wire/entity-types.js';
 import type { ProviderUsage } from '../../providers/spec.js';
 import type { BlockRow, EntityRow, MessageRow } from '../../store/types.js';
 import { type CompletionHead, chatCompletion } from '../generation/completion.js';

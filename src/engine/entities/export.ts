@@ -1,7 +1,7 @@
 import { recallModeOf } from './entity-rules.js';
 import { createHash } from 'node:crypto';
-import type { ExportFormat, ExportManifest } from '../../core/entity-types.js';
-import { tarHeader, tarPadding, tarTrailer } from '../../core/tar.js';
+import type { ExportFormat, ExportManifest } from '../../core/wire/entity-types.js';
+import { tarHeader, tarPadding, tarTrailer } from '../../core/archive/tar.js';
 import type { EntityRow, EntitySnapshot } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';
 import { toBlock, toMessage, windowDocument } from './entity-wire.js';

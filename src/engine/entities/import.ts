@@ -6,10 +6,10 @@ import {
   type ExportManifest,
   type TranscriptMessage,
   type WindowBlock,
-} from '../../core/entity-types.js';
+} from '../../core/wire/entity-types.js';
 import { BadRequestError, ConflictError } from '../../core/errors.js';
-import { readTar } from '../../core/tar.js';
-import { loadTokenEstimator, type TokenEstimator } from '../../core/tokens.js';
+import { readTar } from '../../core/archive/tar.js';
+import { loadTokenEstimator, type TokenEstimator } from '../../core/text/tokens.js';
 import { checkWindowInvariant } from '../../core/window-plan.js';
 import type { EntityRow, ImportConflict } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';

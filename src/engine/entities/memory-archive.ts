@@ -1,6 +1,6 @@
 import { BadRequestError } from '../../core/errors.js';
-import { MEMORY_LABEL, type MemoryLimits } from '../../core/memory.js';
-import type { TokenEstimator } from '../../core/tokens.js';
+import { MEMORY_LABEL, type MemoryLimits } from '../../core/wire/memory.js';
+import type { TokenEstimator } from '../../core/text/tokens.js';
 import type { MemoryHistoryRow, MemoryRow } from '../../store/types.js';
 
 /**

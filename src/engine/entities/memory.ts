@@ -1,12 +1,12 @@
 import { BadRequestError, NotFoundError } from '../../core/errors.js';
-import { MEMORY_LABEL, type MemoryBlock, type MemoryHistory, type MemoryList, pinnedMemoryText } from '../../core/memory.js';
-import { loadTokenEstimator, tokenUpperBound } from '../../core/tokens.js';
+import { MEMORY_LABEL, type MemoryBlock, type MemoryHistory, type MemoryList, pinnedMemoryText } from '../../core/wire/memory.js';
+import { loadTokenEstimator, tokenUpperBound } from '../../core/text/tokens.js';
 import type { MemoryRow, MemoryWrite, MemoryWriteResult } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';
 
 /**
  * Pinned memory (issue 33): named text blocks in an entity's head. The model sees them in one
- * system message right after the instructions (core/memory.ts says how); they are never rotated,
+ * system message right after the instructions (core/wire/memory.ts says how); they are never rotated,
  * are not window blocks, and count in the fit against the model's context like the instructions.
  * Every change is kept with its text before and after and who made it. The rules live here, so
  * the local engine and `mgpt serve` refuse the same input.

@@ -1,7 +1,7 @@
-import { contentWords } from '../../core/recall-query.js';
+import { contentWords } from '../../core/text/recall-query.js';
 import { type Retrieved, retrieve } from './retrieve.js';
-import { SEARCH_QUERY_MAX_CHARS } from '../../core/search-query.js';
-import { loadTokenEstimator } from '../../core/tokens.js';
+import { SEARCH_QUERY_MAX_CHARS } from '../../core/text/search-query.js';
+import { loadTokenEstimator } from '../../core/text/tokens.js';
 import type { ChatMessage, ToolDefinition } from '../../providers/spec.js';
 import type { BlockRow, EntityRow, LogRow } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';

@@ -1,5 +1,5 @@
 import { MgptError } from '../../core/errors.js';
-import { loadTokenEstimator } from '../../core/tokens.js';
+import { loadTokenEstimator } from '../../core/text/tokens.js';
 import type { ChatMessage, ToolDefinition } from '../../providers/spec.js';
 import type { BlockRow, EntityRow, MemoryRow } from '../../store/types.js';
 import { memoryOutcome } from '../../store/memory-outcome.js';

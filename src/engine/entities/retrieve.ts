@@ -1,5 +1,5 @@
-import { contentWords, refersBack } from '../../core/recall-query.js';
-import { type TokenEstimator, loadTokenEstimator } from '../../core/tokens.js';
+import { contentWords, refersBack } from '../../core/text/recall-query.js';
+import { type TokenEstimator, loadTokenEstimator } from '../../core/text/tokens.js';
 import type { EntityRow, MessageHit, MessageRow } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { RotationList, RotationRecord } from '../../core/rotation-types.js';
+import type { RotationList, RotationRecord } from '../../core/wire/rotation-types.js';
 import type { ChatMessage, ChatModel } from '../../providers/spec.js';
 import type { BlockRow, EntityRow, EntityTurnWrite, MessageRow, RotationRow, RotationTrigger, TurnWindowWrite } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';

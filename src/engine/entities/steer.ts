@@ -1,8 +1,8 @@
 import { routeOf } from '../generation/model-call.js';
-import type { WindowBlock } from '../../core/entity-types.js';
+import type { WindowBlock } from '../../core/wire/entity-types.js';
 import { BadRequestError, ConflictError } from '../../core/errors.js';
-import type { RotateAction, RotateInput, RotateResult } from '../../core/rotation-types.js';
-import { loadTokenEstimator } from '../../core/tokens.js';
+import type { RotateAction, RotateInput, RotateResult } from '../../core/wire/rotation-types.js';
+import { loadTokenEstimator } from '../../core/text/tokens.js';
 import type { ChatModel } from '../../providers/spec.js';
 import type { BlockRow, EntityRow, RotationRow, SteerWrite } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';

@@ -1,6 +1,6 @@
-import type { EntityCompletion, TurnEvent } from '../../core/entity-types.js';
+import type { EntityCompletion, TurnEvent } from '../../core/wire/entity-types.js';
 import { costUsd } from '../../core/models.js';
-import { loadTokenEstimator } from '../../core/tokens.js';
+import { loadTokenEstimator } from '../../core/text/tokens.js';
 import type { ProviderUsage } from '../../providers/spec.js';
 import type { BlockRow, EntityImport, EntityTurnWrite, LogRow } from '../../store/types.js';
 import { type CompletionHead, settledUsage } from '../generation/completion.js';

@@ -1,5 +1,5 @@
 import { sleep } from '../../core/retry.js';
-import type { TurnEvent } from '../../core/entity-types.js';
+import type { TurnEvent } from '../../core/wire/entity-types.js';
 import { ContextOverflowError } from '../../core/errors.js';
 import type { ChatMessage, ChatRequest } from '../../providers/spec.js';
 import { wireUsage } from '../generation/completion.js';

@@ -1,7 +1,7 @@
-import type { EntityCompletion, TurnEvent } from '../../core/entity-types.js';
+import type { EntityCompletion, TurnEvent } from '../../core/wire/entity-types.js';
 import { BadRequestError, ConflictError, isAbortError } from '../../core/errors.js';
 import { costUsd } from '../../core/models.js';
-import { loadTokenEstimator } from '../../core/tokens.js';
+import { loadTokenEstimator } from '../../core/text/tokens.js';
 import type { EntityRow, LeaseRow } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';
 import { keyReused, storedAnswer } from '../generation/idempotency.js';

@@ -1,8 +1,8 @@
-import type { ChunkEvent } from '../../core/completion-stream.js';
+import type { ChunkEvent } from '../../core/wire/completion-stream.js';
 import { CancelledError, ConflictError, TURN_CANCELLED, isAbortError } from '../../core/errors.js';
 import { sha256 } from '../../core/hash.js';
 import { costUsd } from '../../core/models.js';
-import { loadTokenEstimator } from '../../core/tokens.js';
+import { loadTokenEstimator } from '../../core/text/tokens.js';
 import type { ChatMessage, Sampling, ToolChoice, ToolDefinition } from '../../providers/spec.js';
 import type { EngineDeps } from '../deps.js';
 import { type CompletionHead, chatCompletion, settledUsage } from './completion.js';

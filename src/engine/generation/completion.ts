@@ -1,4 +1,4 @@
-import type { EntityCompletion, FinishReason, Usage } from '../../core/entity-types.js';
+import type { EntityCompletion, FinishReason, Usage } from '../../core/wire/entity-types.js';
 import type { ProviderUsage } from '../../providers/spec.js';
 import { type Reply, replyMessage } from './reply.js';
 

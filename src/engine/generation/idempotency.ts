@@ -1,4 +1,4 @@
-import { IDEMPOTENCY_KEY_MAX } from '../../core/entity-types.js';
+import { IDEMPOTENCY_KEY_MAX } from '../../core/wire/entity-types.js';
 import { BadRequestError } from '../../core/errors.js';
 import type { IdempotencyRow, RequestRow, Store } from '../../store/types.js';
 

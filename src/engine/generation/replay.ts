@@ -1,4 +1,4 @@
-import type { EntityCompletion } from '../../core/entity-types.js';
+import type { EntityCompletion } from '../../core/wire/entity-types.js';
 
 /**
  * A stored completion told again as the events of its first answer: its start, its text, its end.

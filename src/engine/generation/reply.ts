@@ -1,4 +1,4 @@
-import type { EntityCompletion, FinishReason } from '../../core/entity-types.js';
+import type { EntityCompletion, FinishReason } from '../../core/wire/entity-types.js';
 import type { ProviderUsage, StreamPart } from '../../providers/spec.js';
 
 /** A tool call as the provider streamed it: its arguments are the model's raw JSON text. */

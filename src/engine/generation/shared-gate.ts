@@ -1,5 +1,5 @@
 import { CancelledError, ContextOverflowError } from '../../core/errors.js';
-import { loadTokenEstimator } from '../../core/tokens.js';
+import { loadTokenEstimator } from '../../core/text/tokens.js';
 import type { ChatModel, ChatRequest, StreamPart } from '../../providers/spec.js';
 import { CONTEXT_MARGIN, PER_MESSAGE_TOKENS, PER_PROMPT_TOKENS, type RouteCalibration, SHARED_REPLY_CAP, messageText } from './calibration.js';
 import { ReplySizes } from './reply-sizes.js';

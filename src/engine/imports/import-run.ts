@@ -1,6 +1,6 @@
-import { type ChatImportOptions, type ChatImportProgress, type ChatImportResult, type ChatSource, type ImportedConversation } from '../../core/chat-import.js';
+import { type ChatImportOptions, type ChatImportProgress, type ChatImportResult, type ChatSource, type ImportedConversation } from '../../core/wire/chat-import.js';
 import { NotFoundError } from '../../core/errors.js';
-import { loadTokenEstimator } from '../../core/tokens.js';
+import { loadTokenEstimator } from '../../core/text/tokens.js';
 import type { EngineDeps } from '../deps.js';
 import { toEntity } from '../entities/entity-wire.js';
 import type { SourceConversation } from './conversation.js';

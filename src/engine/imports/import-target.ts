@@ -1,8 +1,8 @@
-import type { ChatSource, ImportedConversation } from '../../core/chat-import.js';
-import { ENTITY_MODEL, ENTITY_NAME_MAX } from '../../core/entity-types.js';
+import type { ChatSource, ImportedConversation } from '../../core/wire/chat-import.js';
+import { ENTITY_MODEL, ENTITY_NAME_MAX } from '../../core/wire/entity-types.js';
 import { ConflictError, NotFoundError } from '../../core/errors.js';
-import { DEFAULT_RECALL_MODE } from '../../core/recall-query.js';
-import { type TokenEstimator, countEach } from '../../core/tokens.js';
+import { DEFAULT_RECALL_MODE } from '../../core/text/recall-query.js';
+import { type TokenEstimator, countEach } from '../../core/text/tokens.js';
 import type { EntityRow, ImportSourceRow, MessageRow } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';
 import { freeName } from '../entities/entity-names.js';

@@ -1,7 +1,7 @@
 import { routeOf } from '../generation/model-call.js';
-import { ENTITY_MODEL } from '../../core/entity-types.js';
-import type { TokenEstimator } from '../../core/tokens.js';
-import type { ChatSource } from '../../core/chat-import.js';
+import { ENTITY_MODEL } from '../../core/wire/entity-types.js';
+import type { TokenEstimator } from '../../core/text/tokens.js';
+import type { ChatSource } from '../../core/wire/chat-import.js';
 import type { BlockRow, MessageRow } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';
 import { summarizeSpan } from '../entities/window/summarize.js';

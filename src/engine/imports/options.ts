@@ -1,4 +1,4 @@
-import { CHAT_SOURCES, type ChatImportOptions, type ChatSource } from '../../core/chat-import.js';
+import { CHAT_SOURCES, type ChatImportOptions, type ChatSource } from '../../core/wire/chat-import.js';
 import { BadRequestError } from '../../core/errors.js';
 
 /** Checked options: what `POST /v1/imports` and the CLI pass in, refused the same way. */

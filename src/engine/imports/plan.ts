@@ -1,4 +1,4 @@
-import type { ChatSource } from '../../core/chat-import.js';
+import type { ChatSource } from '../../core/wire/chat-import.js';
 import { type PlannedBlock, type RotationShares, planRotation } from '../../core/window-plan.js';
 import type { SourceMessage } from './conversation.js';
 

@@ -1,6 +1,6 @@
 import { open } from 'node:fs/promises';
 import { createReadStream } from 'node:fs';
-import { type ChatSource } from '../../core/chat-import.js';
+import { type ChatSource } from '../../core/wire/chat-import.js';
 import { BadRequestError, MgptError } from '../../core/errors.js';
 import { readChatGpt } from './chatgpt.js';
 import { readClaude } from './claude.js';

@@ -1,6 +1,6 @@
 import { BadRequestError } from '../../core/errors.js';
 import { largeWork, mapInSlices } from '../../core/lane.js';
-import { countEach, loadTokenEstimator } from '../../core/tokens.js';
+import { countEach, loadTokenEstimator } from '../../core/text/tokens.js';
 import { checkWindowInvariant } from '../../core/window-plan.js';
 import type { BlockRow, EntityImport, EntityRow, MessageRow } from '../../store/types.js';
 import type { ClientMessage } from './chat-facade.js';

@@ -1,5 +1,5 @@
 import { BadRequestError } from '../../core/errors.js';
-import { parseSampling } from '../../core/sampling.js';
+import { parseSampling } from '../../core/wire/sampling.js';
 import type { Sampling, ToolChoice, ToolDefinition } from '../../providers/spec.js';
 
 /** What a chat-completions request asks of the generation, besides its messages. */
@@ -16,7 +16,7 @@ type Body = Record<string, unknown>;
 /**
  * The sampling fields and tools of a request, checked: a wrong type is a 400 naming the field,
  * `n` other than 1 is a 400 (one choice per request). Sampling is read as every surface reads it
- * (core/sampling.ts); the route's own limits are applied by the provider.
+ * (core/wire/sampling.ts); the route's own limits are applied by the provider.
  */
 export function parseChatOptions(b: Body): ChatOptions {
   if (b.n !== undefined && b.n !== null && b.n !== 1) throw new BadRequestError(`n must be 1: this server returns one choice per request (got ${JSON.stringify(b.n)})`, { hint: 'send n copies of the request instead' });

@@ -1,7 +1,7 @@
-import type { ChunkEvent } from '../../core/completion-stream.js';
+import type { ChunkEvent } from '../../core/wire/completion-stream.js';
 import { BadRequestError, MgptError } from '../../core/errors.js';
-import type { Entity } from '../../core/entity-types.js';
-import { type GenerationResponse, UNIVERSE_MODEL } from '../../core/universe-types.js';
+import type { Entity } from '../../core/wire/entity-types.js';
+import { type GenerationResponse, UNIVERSE_MODEL } from '../../core/wire/universe-types.js';
 import { type ResponseDelta, billedTokens } from '../universes/respond.js';
 import { COMPLETION_MODELS, ENTITY_PREFIX, type ClientMessage, chatMessage, checkMessages, parseFacadeModel, unknownModel } from './chat-facade.js';
 import { parseChatOptions } from './chat-options.js';

@@ -1,5 +1,5 @@
-import type { ChunkEvent } from '../../core/completion-stream.js';
-import type { GenerationResponse, RespondInput } from '../../core/universe-types.js';
+import type { ChunkEvent } from '../../core/wire/completion-stream.js';
+import type { GenerationResponse, RespondInput } from '../../core/wire/universe-types.js';
 import type { TokenAllowance } from '../../core/rate-limits.js';
 import type { EngineDeps } from '../deps.js';
 import type { EntityService } from '../entities/entities.js';

@@ -1,6 +1,6 @@
 import { BadRequestError, ContextOverflowError, NotFoundError } from '../../core/errors.js';
 import { type Fitted, fitStateless, learnOverflow } from './stateless-fit.js';
-import type { Entity, TurnEvent } from '../../core/entity-types.js';
+import type { Entity, TurnEvent } from '../../core/wire/entity-types.js';
 import { sha256 } from '../../core/hash.js';
 import { prepend, primed } from '../../core/primed.js';
 import type { ChatMessage } from '../../providers/spec.js';

@@ -1,5 +1,5 @@
 import { ContextOverflowError } from '../../core/errors.js';
-import { loadTokenEstimator } from '../../core/tokens.js';
+import { loadTokenEstimator } from '../../core/text/tokens.js';
 import type { ChatMessage } from '../../providers/spec.js';
 import type { EngineDeps } from '../deps.js';
 import { PER_MESSAGE_TOKENS, messageText, promptEstimateOf } from '../generation/calibration.js';

@@ -1,5 +1,5 @@
 import { BadRequestError, NotFoundError } from '../../core/errors.js';
-import { LOCAL_USER_ID, LOG_PAGE_SIZE_MAX, type LogDetail, type LogList, type LogQuery, type LogRecord } from '../../core/universe-types.js';
+import { LOCAL_USER_ID, LOG_PAGE_SIZE_MAX, type LogDetail, type LogList, type LogQuery, type LogRecord } from '../../core/wire/universe-types.js';
 import type { LogRow } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';
 import { MIN_ID_PREFIX, pickByRef } from '../../core/ref.js';

@@ -1,9 +1,9 @@
 import { ProviderError } from '../../core/errors.js';
-import { IMAGE_ALIAS, type ImageRequest, type ImageResponse, LOCAL_USER_ID } from '../../core/universe-types.js';
+import { IMAGE_ALIAS, type ImageRequest, type ImageResponse, LOCAL_USER_ID } from '../../core/wire/universe-types.js';
 import type { ChatContentPart, ChatMessage } from '../../providers/spec.js';
 import type { EngineDeps } from '../deps.js';
 import { writeLog } from '../platform/logs.js';
-import { parseImage } from '../../core/universe-input.js';
+import { parseImage } from '../../core/wire/universe-input.js';
 
 /** What an image request reads: the model routing, the clock, ids and the store (its log). */
 type ImageDeps = Pick<EngineDeps, 'chatModel' | 'clock' | 'newId' | 'store'>;

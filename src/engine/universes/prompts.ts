@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BadRequestError, ConflictError, NotFoundError } from '../../core/errors.js';
 import { parsePromptText } from '../../core/prompt-file.js';
-import type { StoredPromptInfo } from '../../core/universe-types.js';
+import type { StoredPromptInfo } from '../../core/wire/universe-types.js';
 import type { PromptRow, PromptRowStore } from '../../store/types.js';
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*$/;

@@ -1,7 +1,7 @@
-import type { FinishReason } from '../../core/entity-types.js';
+import type { FinishReason } from '../../core/wire/entity-types.js';
 import { costUsd } from '../../core/models.js';
-import { loadTokenEstimator } from '../../core/tokens.js';
-import { type GenerationResponse, PREVIEW_CHARS, type RespondInput, type ToolCallOut, type ToolCallRef } from '../../core/universe-types.js';
+import { loadTokenEstimator } from '../../core/text/tokens.js';
+import { type GenerationResponse, PREVIEW_CHARS, type RespondInput, type ToolCallOut, type ToolCallRef } from '../../core/wire/universe-types.js';
 import type { ChatModel, ProviderUsage } from '../../providers/spec.js';
 import type { LogRow, UniverseMessageRow } from '../../store/types.js';
 import { reportCompleted } from '../generation/model-call.js';

@@ -1,6 +1,6 @@
 import { CancelledError, TURN_CANCELLED } from '../../core/errors.js';
-import { loadTokenEstimator } from '../../core/tokens.js';
-import { type GenerationResponse, LOCAL_USER_ID, type RespondInput } from '../../core/universe-types.js';
+import { loadTokenEstimator } from '../../core/text/tokens.js';
+import { type GenerationResponse, LOCAL_USER_ID, type RespondInput } from '../../core/wire/universe-types.js';
 import type { ChatModel, Sampling } from '../../providers/spec.js';
 import type { RequestRow } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';
@@ -10,7 +10,7 @@ import { withLease } from '../lease.js';
 import { logRow } from '../platform/logs.js';
 import { reserveReply } from '../platform/rate-limits.js';
 import type { TokenAllowance } from '../../core/rate-limits.js';
-import { parseRespond } from '../../core/universe-input.js';
+import { parseRespond } from '../../core/wire/universe-input.js';
 import { complete, requestSummary } from './respond-settle.js';
 import { takeToolResults, takeUserInput } from './take-input.js';
 import { replyRow, toolCallsOut } from './tool-calls.js';

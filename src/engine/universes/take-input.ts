@@ -1,5 +1,5 @@
 import { BadRequestError } from '../../core/errors.js';
-import { type GenerationResponse, type RespondInput, type ToolCallRef, toolResultContent } from '../../core/universe-types.js';
+import { type GenerationResponse, type RespondInput, type ToolCallRef, toolResultContent } from '../../core/wire/universe-types.js';
 import type { UniverseMessageRow } from '../../store/types.js';
 import { complete } from './respond-settle.js';
 import { answered, finishedToolTurn, lastToolCallMessage, pendingCalls, unansweredCalls } from './tool-calls.js';

@@ -1,4 +1,4 @@
-import type { ToolCallOut, ToolCallRef } from '../../core/universe-types.js';
+import type { ToolCallOut, ToolCallRef } from '../../core/wire/universe-types.js';
 import type { UniverseMessageRow } from '../../store/types.js';
 import type { Reply } from '../generation/reply.js';
 import type { Turn } from './universe-turn.js';

@@ -1,6 +1,6 @@
 import { sha256 } from '../../core/hash.js';
-import { loadTokenEstimator } from '../../core/tokens.js';
-import type { RespondInput } from '../../core/universe-types.js';
+import { loadTokenEstimator } from '../../core/text/tokens.js';
+import type { RespondInput } from '../../core/wire/universe-types.js';
 import { universeWindow } from '../../core/universe-window.js';
 import type { ChatMessage } from '../../providers/spec.js';
 import type { UniverseMessageRow } from '../../store/types.js';

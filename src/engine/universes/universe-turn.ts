@@ -1,6 +1,6 @@
 import { BadRequestError, ConflictError } from '../../core/errors.js';
 import { splitsToolGroup } from '../../core/universe-window.js';
-import type { GenerationResponse, RespondInput } from '../../core/universe-types.js';
+import type { GenerationResponse, RespondInput } from '../../core/wire/universe-types.js';
 import type { TokenAllowance } from '../../core/rate-limits.js';
 import type { LogRow, RequestRow, UniverseMessageRow, UniverseRow } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';

@@ -7,10 +7,10 @@ import {
   type RuntimeMessage,
   type UniverseDoc,
   type UniverseSummary,
-} from '../../core/universe-types.js';
+} from '../../core/wire/universe-types.js';
 import type { UniverseMessageRow, UniverseRow } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';
-import { parseCreateUniverse } from '../../core/universe-input.js';
+import { parseCreateUniverse } from '../../core/wire/universe-input.js';
 import { sha256 } from '../../core/hash.js';
 import { UUID } from '../../core/ids.js';
 import { MIN_ID_PREFIX, pickByRef } from '../../core/ref.js';

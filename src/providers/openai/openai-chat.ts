@@ -2,7 +2,7 @@ import { CancelledError, ContextOverflowError, ProviderError, transportFailure }
 import { ceiling } from '../../core/models.js';
 import { retrying, shouldRetry } from '../../core/retry.js';
 import type { ChatModel, ChatRequest, GeneratedImage, ImageGenerationRequest, ProviderUsage, RouteLimits, StreamPart } from '../spec.js';
-import { SseDecoder } from '../../core/sse.js';
+import { SseDecoder } from '../../core/wire/sse.js';
 import { parseContextOverflow, streamOverflow } from './context-overflow.js';
 import { type PostResponse, post, readText } from './http-post.js';
 

@@ -1,5 +1,5 @@
-import { SAMPLING_FIELDS, samplingFieldsOf } from '../../core/sampling.js';
-import type { SearchInput } from '../../core/entity-types.js';
+import { SAMPLING_FIELDS, samplingFieldsOf } from '../../core/wire/sampling.js';
+import type { SearchInput } from '../../core/wire/entity-types.js';
 import type { KeyIdentity } from '../../core/backend.js';
 import { type Context, Hono } from 'hono';
 import { BadRequestError, MgptError } from '../../core/errors.js';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Hono, type Context } from 'hono';
-import { IMPORT_FIELDS, type ChatImportOptions, importOptionsFrom } from '../../core/chat-import.js';
+import { IMPORT_FIELDS, type ChatImportOptions, importOptionsFrom } from '../../core/wire/chat-import.js';
 import { BadRequestError, CancelledError, MgptError, PayloadTooLargeError } from '../../core/errors.js';
 import type { Engine } from '../../engine/engine.js';
 import type { Env, RouteDeps } from '../route-deps.js';

@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import { BadRequestError, ForbiddenError } from '../../core/errors.js';
-import { parseCreateUniverse, parseImage, parseRespond } from '../../core/universe-input.js';
+import { parseCreateUniverse, parseImage, parseRespond } from '../../core/wire/universe-input.js';
 import type { Engine } from '../../engine/engine.js';
 import { billedTokens } from '../../engine/universes/respond.js';
 import { type Env, type RouteDeps, queryInt, settleTokens } from '../route-deps.js';

@@ -24,8 +24,8 @@ export interface PostgresOptions {
   onMigrate?: (step: MigrationStep) => void;
 }
 
-export { DEFAULT_POOL_SIZE } from '../../core/entity-types.js';
-import { DEFAULT_POOL_SIZE } from '../../core/entity-types.js';
+export { DEFAULT_POOL_SIZE } from '../../core/wire/entity-types.js';
+import { DEFAULT_POOL_SIZE } from '../../core/wire/entity-types.js';
 
 /** PostgreSQL's BIGINT (20) and NUMERIC (1700) arrive as strings; the row types hold JS numbers. */
 const NUMERIC_OIDS = new Set([20, 1700]);

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { ENTITY_MODEL } from '../../../core/entity-types.js';
+import { ENTITY_MODEL } from '../../../core/wire/entity-types.js';
 import type { CliContext } from '../../context.js';
 import { examples } from '../../help.js';
 import { readTextInput, recallOption } from '../../input.js';

@@ -1,7 +1,7 @@
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
 import { BadRequestError, CancelledError } from '../../../core/errors.js';
-import type { Entity } from '../../../core/entity-types.js';
+import type { Entity } from '../../../core/wire/entity-types.js';
 import type { CliContext } from '../../context.js';
 import { resolveEntity } from '../../entity-ref.js';
 import { examples } from '../../help.js';

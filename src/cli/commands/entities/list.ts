@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { LIST_ENTITIES_MAX, type EntityList } from '../../../core/entity-types.js';
+import { LIST_ENTITIES_MAX, type EntityList } from '../../../core/wire/entity-types.js';
 import type { CliContext } from '../../context.js';
 import { examples } from '../../help.js';
 import { intOption } from '../../input.js';

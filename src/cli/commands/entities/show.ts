@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { Entity } from '../../../core/entity-types.js';
+import type { Entity } from '../../../core/wire/entity-types.js';
 import type { CliContext } from '../../context.js';
 import { resolveEntity } from '../../entity-ref.js';
 import { localRouteText } from '../../route-memory.js';

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { UpdateEntityInput } from '../../../core/entity-types.js';
+import type { UpdateEntityInput } from '../../../core/wire/entity-types.js';
 import { BadRequestError } from '../../../core/errors.js';
 import type { CliContext } from '../../context.js';
 import { resolveEntity } from '../../entity-ref.js';

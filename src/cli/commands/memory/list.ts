@@ -1,5 +1,5 @@
 import { BadRequestError } from '../../../core/errors.js';
-import type { MemoryList } from '../../../core/memory.js';
+import type { MemoryList } from '../../../core/wire/memory.js';
 import type { CliContext } from '../../context.js';
 import { resolveEntity } from '../../entity-ref.js';
 import { colors, formatInt, gauge, printJson, printTable } from '../../output.js';

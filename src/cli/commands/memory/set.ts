@@ -1,5 +1,5 @@
 import { NotFoundError } from '../../../core/errors.js';
-import type { MemoryBlock } from '../../../core/memory.js';
+import type { MemoryBlock } from '../../../core/wire/memory.js';
 import type { CliContext } from '../../context.js';
 import { editText } from '../../editor.js';
 import { resolveEntity } from '../../entity-ref.js';

@@ -1,4 +1,4 @@
-import type { EntityWindowAt } from '../../../core/rotation-types.js';
+import type { EntityWindowAt } from '../../../core/wire/rotation-types.js';
 import { BadRequestError, NotFoundError } from '../../../core/errors.js';
 import type { ChatMessage } from '../../../providers/spec.js';
 import type { EntityRow } from '../../../store/types.js';

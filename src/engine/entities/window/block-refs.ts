@@ -1,4 +1,4 @@
-import type { WindowBlock } from '../../../core/entity-types.js';
+import type { WindowBlock } from '../../../core/wire/entity-types.js';
 import type { BlockRow, MessageRow, RotationRow } from '../../../store/types.js';
 import type { EngineDeps } from '../../deps.js';
 import { toBlock } from '../entity-wire.js';

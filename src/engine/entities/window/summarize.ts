@@ -1,4 +1,4 @@
-import type { TokenEstimator } from '../../../core/tokens.js';
+import type { TokenEstimator } from '../../../core/text/tokens.js';
 import type { ChatMessage, ProviderUsage } from '../../../providers/spec.js';
 import type { BlockRow } from '../../../store/types.js';
 import { ContextOverflowError } from '../../../core/errors.js';

@@ -1,7 +1,7 @@
 import type { Retrieved } from '../retrieve.js';
 import type { PinnedMemory } from '../memory.js';
 import { ContextOverflowError } from '../../../core/errors.js';
-import { type TokenEstimator, loadTokenEstimator, loadedTokenEstimator, tokenUpperBound } from '../../../core/tokens.js';
+import { type TokenEstimator, loadTokenEstimator, loadedTokenEstimator, tokenUpperBound } from '../../../core/text/tokens.js';
 import { type RotationPlan, planRotation } from '../../../core/window-plan.js';
 import type { ChatMessage, ChatModel } from '../../../providers/spec.js';
 import type { BlockRow, EntityRow } from '../../../store/types.js';

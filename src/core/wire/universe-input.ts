@@ -1,4 +1,4 @@
-import { BadRequestError, type FieldError } from './errors.js';
+import { BadRequestError, type FieldError } from '../errors.js';
 import { type CreateUniverseInput, type ImageRequest, OVERRIDABLE_ALIAS, type RespondInput, TEXT_ALIASES } from './universe-types.js';
 
 /**

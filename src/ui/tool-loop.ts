@@ -1,5 +1,5 @@
-import { BadRequestError, CancelledError, TURN_CANCELLED } from './errors.js';
-import { type GenerationResponse, MAX_TOOL_ROUNDS, type RespondInput, type ToolCallOut, type ToolResultInput } from './universe-types.js';
+import { BadRequestError, CancelledError, TURN_CANCELLED } from '../core/errors.js';
+import { type GenerationResponse, MAX_TOOL_ROUNDS, type RespondInput, type ToolCallOut, type ToolResultInput } from '../core/wire/universe-types.js';
 
 /**
  * A tool's answer (what a `--tool-exec` command printed, or what a person typed) as the `output`

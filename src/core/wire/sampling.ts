@@ -1,5 +1,5 @@
-import type { Sampling } from './chat.js';
-import { BadRequestError } from './errors.js';
+import type { Sampling } from '../chat.js';
+import { BadRequestError } from '../errors.js';
 
 /**
  * Per-request sampling, in the OpenAI wire names every surface takes (the facade's chat

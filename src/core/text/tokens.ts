@@ -5,7 +5,7 @@
  * truncating are linear in the text and no text can freeze the event loop.
  */
 
-import { largeWork } from './lane.js';
+import { largeWork } from '../lane.js';
 
 export interface TokenEstimator {
   count(text: string): number;

@@ -1,4 +1,4 @@
-import type { CompleteInput } from './backend.js';
+import type { CompleteInput } from '../backend.js';
 
 /**
  * The OpenAI contract's request shapes, built from the CLI's internal types: the one place the

@@ -1,6 +1,6 @@
 /** The wire shapes of an entity's window history (issue 33): rotations, steering, the window at a turn. */
 import type { WindowBlock } from './entity-types.js';
-import type { ChatMessage } from './chat.js';
+import type { ChatMessage } from '../chat.js';
 
 /** One rotation as `GET /v1/entities/{id}/rotations` lists it. */
 export interface RotationRecord {

@@ -1,4 +1,4 @@
-import type { EntityCompletion, TurnEvent, Usage } from './entity-types.js';
+import type { EntityCompletion, TurnEvent, Usage } from '../core/wire/entity-types.js';
 
 /**
  * The reply-length limit mgpt sent, as the command knows it: the `--max-tokens` asked for, or the

@@ -1,7 +1,7 @@
 /** Wire shapes of the entity service (seed 001: docs/design.md#the-two-wire-contracts). */
 
-import { ConflictError, PayloadTooLargeError } from './errors.js';
-import type { RecallMode } from './recall-query.js';
+import { ConflictError, PayloadTooLargeError } from '../errors.js';
+import type { RecallMode } from '../text/recall-query.js';
 
 export const ENTITY_MODEL = 'mgpt-1-27b';
 export const ENTITY_NAME_MAX = 200;
@@ -204,7 +204,7 @@ export interface SendInput {
   content: string;
   idempotencyKey?: string;
   signal?: AbortSignal;
-  /** Sampling for this turn only, in the wire names of core/sampling.ts (checked by the engine). */
+  /** Sampling for this turn only, in the wire names of core/wire/sampling.ts (checked by the engine). */
   sampling?: Record<string, unknown>;
   /** The caller waits for the whole reply: the provider may answer in one piece (it costs a server less). */
   buffered?: boolean;
