@@ -1,16 +1,9 @@
 import { api, whoami } from './api.js';
+import type { KeyInfo } from '../core/backend.js';
 import { field, fill, h, notice, scroller } from './dom.js';
 
-interface Key {
-  id: string;
-  account: string;
-  scopes: string[];
-  createdAt: string;
-  revokedAt: string | null;
-  rpm: number | null;
-  tpm: number | null;
-  key?: string;
-}
+/** A key as GET /v1/keys lists it: the server's own type. */
+type Key = KeyInfo;
 interface Account {
   id: string;
   name: string;

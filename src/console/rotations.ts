@@ -1,23 +1,10 @@
 import { ApiError, api } from './api.js';
 import { fill, fmt, h, notice } from './dom.js';
 import type { Block } from './types.js';
+import type { RotationRecord } from '../core/wire/rotation-types.js';
 
-/** One record of GET /v1/entities/{id}/rotations (src/core/wire/rotation-types.ts). */
-interface Rotation {
-  id: string;
-  created_at: string;
-  trigger: 'turn' | 'manual' | 'resummarize';
-  seq: number | null;
-  from_seq: number;
-  to_seq: number;
-  summary: { text: string; tokens: number };
-  route: { provider: string; model: string };
-  /** `cached_tokens` is null when the provider did not say. */
-  usage: { prompt_tokens: number; cached_tokens: number | null; completion_tokens: number };
-  blocks_before: Block[];
-  blocks_after: Block[];
-  undone: boolean;
-}
+/** One record of GET /v1/entities/{id}/rotations: the server's own wire type. */
+type Rotation = RotationRecord;
 
 /** GET /v1/entities/{id}/window?at=SEQ: the window and the prompt a past turn was answered from. */
 export interface WindowAt {
