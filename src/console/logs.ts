@@ -1,29 +1,7 @@
 import { ApiError, api, whoami } from './api.js';
 import { field, fill, fmt, h, notice, scroller, svg, usd } from './dom.js';
 import { logDetail } from './universes.js';
-
-interface LogRecord {
-  id: string;
-  kind: string;
-  facade?: string;
-  universeId: string | null;
-  requestId: string | null;
-  model: string;
-  status: string;
-  error: string | null;
-  inputTokens: number;
-  cachedInputTokens?: number;
-  outputTokens: number;
-  costUsd: number;
-  totalMs: number;
-  createdAt: string;
-}
-interface LogList {
-  data: LogRecord[];
-  page: number;
-  total: number;
-  hasMore: boolean;
-}
+import type { LogList } from '../core/wire/universe-types.js';
 
 const FILTERS = ['kind', 'requestId', 'game', 'user'] as const;
 /** The chart reads at most this many records (10 pages of 100). */

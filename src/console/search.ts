@@ -1,18 +1,9 @@
 import { api } from './api.js';
+import type { SearchHit } from '../core/wire/entity-types.js';
 import { field, fill, h, highlighted, notice } from './dom.js';
 
-interface Hit {
-  entity_id?: string;
-  entity_name?: string | null;
-  universe_id?: string | null;
-  universe_name?: string | null;
-  log_id?: string;
-  seq?: number;
-  role?: string;
-  created_at: string;
-  snippet: string;
-  highlights: Array<[number, number]>;
-}
+/** A hit as GET /v1/search answers it: the server's own wire type. */
+type Hit = SearchHit;
 
 /** Where a hit lands: the message in its entity or universe, or the log record. */
 function target(h: Hit): string {

@@ -1,6 +1,7 @@
 import { createReadStream } from 'node:fs';
 import type { Command } from 'commander';
 import { IMPORT_MAX_BYTES, importTooLarge } from '../../core/wire/entity-types.js';
+import type { ChatImportOptions } from '../../core/wire/chat-import.js';
 import { BadRequestError, MgptError } from '../../core/errors.js';
 import type { CliContext } from '../context.js';
 import { examples } from '../help.js';
@@ -9,18 +10,14 @@ import { printJson, sanitizeForTerminal as safe } from '../output.js';
 import { formatFor } from './export.js';
 import { importFile, isMgptArchive, runChatImport } from './import-chats.js';
 
-export interface ImportOptions {
+/** The command's flags: an archive's (`--keep-id`, `--name`, `--format`) and a chat export's, as the engine takes them. */
+export interface ImportOptions extends Omit<ChatImportOptions, 'from'> {
   keepId?: boolean;
   name?: string;
   format?: string;
   json?: boolean;
+  /** Checked against FROM below: a chat source, `mgpt` or `auto`. */
   from?: string;
-  into?: string;
-  only?: string[];
-  since?: string;
-  dryRun?: boolean;
-  update?: boolean;
-  summarize?: boolean;
 }
 
 /** The flags that belong to one kind of file only: mgpt's own archives, or another tool's chat export. */

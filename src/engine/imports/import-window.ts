@@ -4,7 +4,7 @@ import type { TokenEstimator } from '../../core/text/tokens.js';
 import type { ChatSource } from '../../core/wire/chat-import.js';
 import type { BlockRow, MessageRow } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';
-import { summarizeSpan } from '../entities/window/summarize.js';
+import { summarizeSpan, summaryBlock } from '../entities/window/summarize.js';
 import { importNote, planFold } from './plan.js';
 
 /** The window after an import: what to delete, what to insert, and its totals. */
@@ -53,16 +53,7 @@ export async function windowAfterImport(deps: EngineDeps, tok: TokenEstimator, w
   const span = all.slice(0, fold.take);
   const kept = all.slice(fold.take);
   const text = await summaryText(deps, tok, w, span, fold);
-  const summary: BlockRow = {
-    id: deps.newId(),
-    position: span[0].position,
-    kind: 'summary',
-    role: 'system',
-    content: text,
-    tokens: tok.count(text),
-    coversFrom: fold.covers[0],
-    coversTo: fold.covers[1],
-  };
+  const summary = summaryBlock(deps.newId(), span, text, tok.count(text), fold.covers);
   const existingIds = new Set(w.existing.map((b) => b.id));
   return {
     deleteBlockIds: span.filter((b) => existingIds.has(b.id)).map((b) => b.id),

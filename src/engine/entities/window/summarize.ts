@@ -198,3 +198,8 @@ function addUsage(sum: SummaryUsage, u: ProviderUsage): void {
   sum.outputTokens += u.outputTokens;
   if (u.cachedTokens !== undefined) sum.cachedTokens = (sum.cachedTokens ?? 0) + u.cachedTokens;
 }
+
+/** The summary block that takes the place of `span` (at its first block's position), covering `covers`. */
+export function summaryBlock(id: string, span: readonly BlockRow[], content: string, tokens: number, covers: readonly [number, number]): BlockRow {
+  return { id, position: span[0].position, kind: 'summary', role: 'system', content, tokens, coversFrom: covers[0], coversTo: covers[1] };
+}

@@ -9,7 +9,7 @@ import { PER_MESSAGE_TOKENS, type RouteFit, promptEstimateOf } from '../../gener
 import type { EngineDeps } from '../../deps.js';
 import { routeOf } from '../../generation/model-call.js';
 import { contextChanged } from './context-probe.js';
-import { type SummaryUsage, summarizeSpan } from './summarize.js';
+import { type SummaryUsage, summarizeSpan, summaryBlock } from './summarize.js';
 import { WindowState } from './window-state.js';
 
 /** What planning a turn's window reads. */
@@ -132,17 +132,7 @@ async function summarize(turn: WindowTurn, plan: RotationPlan, fit: RouteFit): P
   // The instructions and pinned memory as the entity's turns send them: the summary request then starts with their prefix.
   const instructions = { text: turn.entity.instructions, tokens: turn.entity.instructionsTokens, ...(turn.memory ? { memory: turn.memory } : {}) };
   const { text, usage } = await summarizeSpan(routeOf(deps, model), tok, span, plan.maxSummaryTokens, fit, deps.calibration, turn.signal, instructions);
-  const block: BlockRow = {
-    id: deps.newId(),
-    position: span[0].position,
-    kind: 'summary',
-    role: 'system',
-    content: text,
-    tokens: tok.count(text),
-    coversFrom: plan.covers[0],
-    coversTo: plan.covers[1],
-  };
-  return { block, usage };
+  return { block: summaryBlock(deps.newId(), span, text, tok.count(text), plan.covers), usage };
 }
 
 /** The message (with the instructions) cannot fit the model however much is folded. */
