@@ -63,7 +63,8 @@ describe.skipIf(process.platform === 'win32')('the packed package, installed glo
     const modules = readdirSync(join(installed, 'node_modules'));
     expect(modules).toContain('better-sqlite3');
     for (const bundled of ['commander', 'ink', 'react', 'hono', '@hono', 'pg', 'undici', 'conf', 'chalk', 'yaml', 'gpt-tokenizer']) expect(modules).not.toContain(bundled);
-    const linked = [...readFileSync(join(ROOT, 'README.md'), 'utf8').matchAll(/\]\((docs\/[\w.-]+\.md)/g)].map((m) => m[1]);
+    // Every docs page and picture the README links ships with it.
+    const linked = [...readFileSync(join(ROOT, 'README.md'), 'utf8').matchAll(/\]\((docs\/[\w.-]+\.(?:md|png))/g)].map((m) => m[1]);
     expect(linked).toContain('docs/cli.md');
     for (const f of ['LICENSE', 'README.md', ...linked, 'dist/cli.cjs', 'dist/console/index.html', 'dist/console/app.js']) expect(existsSync(join(installed, f)), f).toBe(true);
     expect(existsSync(join(installed, 'dist', 'cli.cjs.v8cache'))).toBe(false);
