@@ -5,6 +5,15 @@ import type { Db } from './db.js';
 /** Pages the server's own connection may leave in the WAL before it checkpoints inside a commit: a safety net only. */
 export const SERVER_AUTOCHECKPOINT_PAGES = 10_000;
 
+/**
+ * How often the worker checkpoints. Each checkpoint that finds new frames copies them and fsyncs
+ * the file, on the same two cores as the requests: every 100 ms that cost `mgpt serve` about 0.3 ms
+ * of CPU a request and made its commits slower (bench serve-llama, docs/design-server.md). A second
+ * of writes is a small WAL for any server (a few hundred pages at 30 completions a second); the
+ * connection's own checkpoint stays the safety net past SERVER_AUTOCHECKPOINT_PAGES.
+ */
+export const CHECKPOINT_INTERVAL_MS = 1000;
+
 // The worker's code, CommonJS: its own connection runs a PASSIVE checkpoint (it never blocks
 // writers or readers) every interval, so the fsyncs of a checkpoint happen off the event loop.
 const WORKER = `
@@ -43,7 +52,7 @@ export interface Checkpointer {
  * The connection's threshold is raised to a safety net and a worker thread checkpoints instead.
  * A checkpoint never changes what a reader sees, so no guarantee depends on when it runs.
  */
-export function startCheckpointer(db: Db, binding: string | undefined, intervalMs = 100): Checkpointer {
+export function startCheckpointer(db: Db, binding: string | undefined, intervalMs = CHECKPOINT_INTERVAL_MS): Checkpointer {
   const require = createRequire(import.meta.url);
   const previous = db.pragma('wal_autocheckpoint', { simple: true }) as number;
   const worker = new Worker(WORKER, {
