@@ -22,7 +22,7 @@ function bubble(m: { seq?: number; role: string; content: string }): { el: HTMLE
 /** The transcript (a page of it: the end, or around `seq` when a search landed here) and a message box whose replies stream. */
 export async function chatPane(root: HTMLElement, entity: Entity, seq: number | undefined, changed: () => Promise<void>): Promise<void> {
   const after = seq ? Math.max(0, seq - 20) : Math.max(0, entity.transcript.messages - 100);
-  const page = await api<{ data: Message[] }>(`/v1/entities/${entity.id}/messages?after=${after}&limit=100`);
+  const page = await api<{ data: Message[] }>(`/v1/entities/${encodeURIComponent(entity.id)}/messages?after=${after}&limit=100`);
   const list = h('ol', { class: 'messages', 'aria-label': 'Transcript' }, page.data.map((m) => bubble(m).el));
   const input = h('textarea', { rows: 3, 'aria-label': 'Message' });
   const send = h('button', { type: 'submit' }, 'Send');
@@ -71,7 +71,7 @@ async function stream(id: string, content: string, reply: { el: HTMLElement; tex
   try {
     let usage: Record<string, any> | undefined;
     const paint = painter(reply);
-    for await (const chunk of streamPost(`/v1/entities/${id}/messages`, { content })) {
+    for await (const chunk of streamPost(`/v1/entities/${encodeURIComponent(id)}/messages`, { content })) {
       const delta = chunk.choices?.[0]?.delta?.content;
       if (delta) paint.add(delta);
       if (chunk.usage) usage = chunk;
@@ -95,7 +95,7 @@ function earlier(list: HTMLElement, id: string, hiddenUpTo: number): HTMLElement
     type: 'button',
     onclick: async () => {
       const after = Math.max(0, first - 100);
-      const page = await api<{ data: Message[] }>(`/v1/entities/${id}/messages?after=${after}&limit=${first - after}`);
+      const page = await api<{ data: Message[] }>(`/v1/entities/${encodeURIComponent(id)}/messages?after=${after}&limit=${first - after}`);
       list.prepend(...page.data.map((m) => bubble(m).el));
       (list.firstElementChild as HTMLElement | null)?.focus();
       first = after;
@@ -131,7 +131,7 @@ function painter(reply: { el: HTMLElement; text: Text }): { add(s: string): void
 
 /** Gives the two new bubbles their seqs, from the transcript's end. */
 async function renumber(list: HTMLElement, id: string): Promise<void> {
-  const e = await api<Entity>(`/v1/entities/${id}`);
+  const e = await api<Entity>(`/v1/entities/${encodeURIComponent(id)}`);
   const fresh = [...list.querySelectorAll<HTMLElement>('li.msg:not([id])')];
   fresh.forEach((el, i) => {
     const seq = e.transcript.messages - fresh.length + 1 + i;

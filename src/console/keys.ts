@@ -42,8 +42,8 @@ export async function keysPage(root: HTMLElement): Promise<void> {
       h('td', {}, k.revokedAt ? `revoked ${k.revokedAt.slice(0, 10)}` : k.id === me.id ? 'this key' : 'active'),
       h('td', {}, k.revokedAt ? limit(k.rpm, 'account') : rpm), h('td', {}, k.revokedAt ? limit(k.tpm, 'account') : tpm),
       h('td', {}, k.revokedAt ? '' : [
-        h('button', { type: 'button', onclick: act(() => api(`/v1/keys/${k.id}`, { method: 'PATCH', body: { rpm: parsed(rpm.value), tpm: parsed(tpm.value) } }), `Limits of ${k.id} saved.`) }, 'Save limits'),
-        k.id === me.id ? '' : h('button', { type: 'button', class: 'danger', onclick: act(() => api(`/v1/keys/${k.id}`, { method: 'DELETE' }), `${k.id} revoked.`) }, 'Revoke'),
+        h('button', { type: 'button', onclick: act(() => api(`/v1/keys/${encodeURIComponent(k.id)}`, { method: 'PATCH', body: { rpm: parsed(rpm.value), tpm: parsed(tpm.value) } }), `Limits of ${k.id} saved.`) }, 'Save limits'),
+        k.id === me.id ? '' : h('button', { type: 'button', class: 'danger', onclick: act(() => api(`/v1/keys/${encodeURIComponent(k.id)}`, { method: 'DELETE' }), `${k.id} revoked.`) }, 'Revoke'),
       ]));
   });
   fill(root, h('h1', {}, 'Keys and limits'), status,

@@ -17,7 +17,7 @@ export interface WindowAt {
 /** The rotation history, newest first, each one a turn made with "show the window at this turn". */
 export async function rotationTimeline(root: HTMLElement, id: string, show: (w: WindowAt) => void): Promise<void> {
   const head = h('h3', { id: 'rot-h' }, 'Rotation history');
-  const history = await api<{ rotations: Rotation[] }>(`/v1/entities/${id}/rotations`);
+  const history = await api<{ rotations: Rotation[] }>(`/v1/entities/${encodeURIComponent(id)}/rotations`);
   if (!history.rotations.length) return fill(root, head, h('p', { class: 'meta' }, 'No rotation yet.'));
   const status = h('div', { 'aria-live': 'polite' });
   // The server lists them oldest first (the order they were written in).
@@ -43,7 +43,7 @@ function usage(u: Rotation['usage']): string {
 /** A 404 here is a turn stored before the server recorded each turn's window: the server's words say so. */
 async function windowAt(id: string, seq: number, show: (w: WindowAt) => void, status: HTMLElement): Promise<void> {
   try {
-    const w = await api<WindowAt>(`/v1/entities/${id}/window?at=${seq}`);
+    const w = await api<WindowAt>(`/v1/entities/${encodeURIComponent(id)}/window?at=${seq}`);
     fill(status);
     show(w);
   } catch (err) {

@@ -112,7 +112,7 @@ function turnForm(area: HTMLElement, id: string, list: HTMLElement, logArea: HTM
 }
 
 async function reload(list: HTMLElement, id: string): Promise<void> {
-  const u = await api<{ runtime: { conversation: RuntimeMessage[] } }>(`${PREFIX}/universes/${id}`);
+  const u = await api<{ runtime: { conversation: RuntimeMessage[] } }>(`${PREFIX}/universes/${encodeURIComponent(id)}`);
   const images = [...list.querySelectorAll('li.scene')];
   fill(list, u.runtime.conversation.map((m, i) => messageItem(m, i + 1)), images);
   const count = document.querySelector('.meta .count');

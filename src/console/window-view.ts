@@ -20,9 +20,9 @@ const estimate = (text: string) => Math.ceil(text.length / 4);
  */
 export async function memoryPanel(root: HTMLElement, id: string): Promise<Entity> {
   const [entity, win, memory] = await Promise.all([
-    api<Entity>(`/v1/entities/${id}`),
-    api<EntityWindow>(`/v1/entities/${id}/window`),
-    api<Memory>(`/v1/entities/${id}/memory`),
+    api<Entity>(`/v1/entities/${encodeURIComponent(id)}`),
+    api<EntityWindow>(`/v1/entities/${encodeURIComponent(id)}/window`),
+    api<Memory>(`/v1/entities/${encodeURIComponent(id)}/memory`),
   ]);
   const detail = h('div', { class: 'block-detail', 'aria-live': 'polite' });
   const rotations = h('div', { class: 'rotations' });

@@ -124,6 +124,18 @@ describe.skipIf(!chromiumPath)('the console in Chromium, given hostile text', ()
     await shots(page, dir, `02-entity-${e.id.slice(0, 4)}`);
   });
 
+  it('keeps an id from the address inside its own path segment', async () => {
+    const paths: string[] = [];
+    const seen = (r: { url(): string }) => paths.push(new URL(r.url()).pathname);
+    page.on('request', seen);
+    await page.goto(`${s.server.url}/#/entities/..%2Fkeys`);
+    // No such entity: the page says so (the server's 404), having asked for nothing else.
+    await page.getByRole('alert').waitFor();
+    page.off('request', seen);
+    expect(paths).toContain('/v1/entities/..%2Fkeys');
+    expect(paths).not.toContain('/v1/keys');
+  });
+
   it('renders log fields and universe text as text', async () => {
     const u = await api<{ universe: string }>('/api/mgpt/universes', { storedPrompt: 'narrator', displayName: IMG });
     s.fake.script({ text: `${IMG} ${LINK}` });
