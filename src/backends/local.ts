@@ -119,8 +119,8 @@ export class LocalBackend implements Backend {
       yield* await engine.entities.export(id, format, accountId);
     })();
   }
-  importChats(file: string, opts: ChatImportOptions, onProgress?: (p: ChatImportProgress) => void): Promise<ChatImportResult> {
-    return this.engine.importChats(file, opts, this.accountId, onProgress);
+  importChats(file: string, opts: ChatImportOptions, onProgress?: (p: ChatImportProgress) => void, signal?: AbortSignal): Promise<ChatImportResult> {
+    return this.engine.importChats(file, opts, this.accountId, onProgress, signal);
   }
   createUniverse(input: CreateUniverseInput): Promise<CreatedUniverse> {
     return this.engine.universes.create(input);

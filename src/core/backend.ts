@@ -149,8 +149,9 @@ export interface Backend {
   /**
    * Imports another tool's chat export, the file at `file` (issue 35): the local engine reads it in
    * place; the remote backend streams it to `POST /v1/imports` (an extension of mgpt serve).
+   * Aborting `signal` stops it after the conversation in progress, which then writes nothing.
    */
-  importChats(file: string, opts: ChatImportOptions, onProgress?: (p: ChatImportProgress) => void): Promise<ChatImportResult>;
+  importChats(file: string, opts: ChatImportOptions, onProgress?: (p: ChatImportProgress) => void, signal?: AbortSignal): Promise<ChatImportResult>;
   createUniverse(input: CreateUniverseInput): Promise<CreatedUniverse>;
   /** A UNIVERSE argument: an id, a unique id prefix of 4+ characters, or a display name (remotely: the id only). */
   resolveUniverse(ref: string): Promise<string>;

@@ -146,8 +146,8 @@ export class Engine {
   }
 
   /** Imports another tool's chat export (the file at `path`) into the account's entities (issue 35, docs/importing.md). */
-  importChats(path: string, opts: ChatImportOptions, accountId: string, onProgress?: (p: ChatImportProgress) => void): Promise<ChatImportResult> {
-    return importChats(this.deps, path, opts, accountId, onProgress);
+  importChats(path: string, opts: ChatImportOptions, accountId: string, onProgress?: (p: ChatImportProgress) => void, signal?: AbortSignal): Promise<ChatImportResult> {
+    return importChats(this.deps, path, opts, accountId, onProgress, signal);
   }
 
   close(): Promise<void> {

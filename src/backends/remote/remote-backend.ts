@@ -235,13 +235,14 @@ export class RemoteBackend implements Backend {
   }
 
   /** POST /v1/imports (an extension of mgpt serve): the file streamed as the raw body, the options in the query. */
-  async importChats(file: string, opts: ChatImportOptions): Promise<ChatImportResult> {
+  async importChats(file: string, opts: ChatImportOptions, _onProgress?: unknown, signal?: AbortSignal): Promise<ChatImportResult> {
     const q = importQuery(opts).toString();
     return this.http.json('POST', this.ent(`/imports${q ? `?${q}` : ''}`), {
       raw: { open: () => createReadStream(file), type: 'application/octet-stream' },
       // A re-sent import writes nothing twice: conversations already imported are skipped by id.
       idempotent: true,
       timeoutMs: IMPORT_TIMEOUT_MS,
+      signal,
     });
   }
 

@@ -50,7 +50,7 @@ export async function runChatImport(ctx: CliContext, path: string, opts: ChatImp
     if (!tty || performance.now() - shown < 100) return;
     shown = performance.now();
     ctx.io.stderr.write(`\r\x1b[2Kimporting: ${formatInt(p.conversations)} conversations, ${formatInt(p.messages)} messages`);
-  });
+  }, ctx.signal);
   if (tty && shown) ctx.io.stderr.write('\r\x1b[2K');
   if (json) return printJson(ctx.io, res);
   printTable(ctx, columns(res), res.conversations);

@@ -21,11 +21,12 @@ export async function importChats(
   opts: ChatImportOptions,
   accountId: string,
   onProgress?: (p: ChatImportProgress) => void,
+  signal?: AbortSignal,
 ): Promise<ChatImportResult> {
   const plan = checkImportOptions(opts);
   const opened = await openExport(path, plan.from);
   const tok = await loadTokenEstimator();
-  const target = new ImportTarget(deps, tok, accountId, opened.source, plan);
+  const target = new ImportTarget(deps, tok, accountId, opened.source, plan, signal);
   const done: ImportedConversation[] = [];
   const progress = { conversations: 0, messages: 0, bytes: 0 };
   const note = (r: ImportedConversation, offset: number) => {

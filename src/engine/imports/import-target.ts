@@ -1,12 +1,13 @@
 import type { ChatSource, ImportedConversation } from '../../core/wire/chat-import.js';
 import { ENTITY_MODEL, ENTITY_NAME_MAX } from '../../core/wire/entity-types.js';
-import { ConflictError, NotFoundError } from '../../core/errors.js';
+import { CancelledError, ConflictError, NotFoundError } from '../../core/errors.js';
 import { DEFAULT_RECALL_MODE } from '../../core/text/recall-query.js';
 import { type TokenEstimator, countEach } from '../../core/text/tokens.js';
 import type { EntityRow, ImportSourceRow, MessageRow } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';
 import { freeName } from '../entities/entity-names.js';
 import { recallCode } from '../entities/entity-rules.js';
+import { pinnedMemory } from '../entities/memory.js';
 import { type HeldLease, entitySubject, takeLease } from '../lease.js';
 import type { SourceConversation } from './conversation.js';
 import type { ImportPlan } from './options.js';
@@ -36,6 +37,8 @@ export class ImportTarget {
     private readonly accountId: string,
     private readonly source: ChatSource,
     private readonly plan: ImportPlan,
+    /** Aborted when the import is cancelled: the conversation in progress writes nothing, and no other starts. */
+    private readonly signal: AbortSignal = new AbortController().signal,
   ) {}
 
   /** The --into entity: an existing one (its lease held for the run) or, named so, one the first conversation makes. */
@@ -47,9 +50,11 @@ export class ImportTarget {
 
   /** One conversation, in one transaction; an error names it. */
   async each(c: ReadConversation): Promise<ImportedConversation> {
+    if (this.signal.aborted) throw new CancelledError('the import was cancelled: the conversations before this one are imported');
     try {
       return await this.one(c.conversation);
     } catch (err) {
+      if (this.signal.aborted) throw new CancelledError(`the import was cancelled during conversation ${JSON.stringify(c.conversation.title)}: it is not imported, the ones before it are`);
       if (err instanceof Error) err.message = `conversation ${JSON.stringify(c.conversation.title)} (${c.conversation.id}, at byte ${c.offset}): ${err.message}`;
       throw err;
     }
@@ -109,7 +114,7 @@ export class ImportTarget {
     const name = await freeName(deps.store, this.accountId, [...(title.trim() || 'Untitled')].slice(0, ENTITY_NAME_MAX).join(''));
     const window = this.plan.dryRun
       ? { insertBlocks: [], tokens: 0, blocks: 0 }
-      : await windowAfterImport(deps, this.tok, { ...this.windowBase(id, deps.limits.windowBudget, { text: '', tokens: 0 }), existing: [], added: msgs, timeOf: async (seq) => msgs[seq - 1].createdAt });
+      : await windowAfterImport(deps, this.tok, { ...this.windowBase(id, ENTITY_MODEL, deps.limits.windowBudget, { text: '', tokens: 0 }), existing: [], added: msgs, timeOf: async (seq) => msgs[seq - 1].createdAt });
     const row: EntityRow = {
       id,
       accountId: this.accountId,
@@ -161,7 +166,9 @@ export class ImportTarget {
     const first = msgs[0].seq;
     const timeOf = async (seq: number) => (seq >= first ? msgs[seq - first].createdAt : (await store.entities.messagesAt(row.id, [seq]))[0]?.createdAt ?? row.createdAt);
     const existing = await store.entities.window(row.id);
-    const w = await windowAfterImport(this.deps, this.tok, { ...this.windowBase(row.id, row.budgetTokens, { text: row.instructions, tokens: row.instructionsTokens }), existing, added: msgs, timeOf });
+    const memory = this.plan.summarize ? await pinnedMemory(this.deps, row.id) : undefined;
+    const head = { text: row.instructions, tokens: row.instructionsTokens };
+    const w = await windowAfterImport(this.deps, this.tok, { ...this.windowBase(row.id, row.model, row.budgetTokens, head), memory, existing, added: msgs, timeOf });
     const counters = { transcriptMessages: next.transcriptMessages, transcriptTokens: next.transcriptTokens, windowTokens: w.tokens, windowBlocks: w.blocks, updatedAt: next.updatedAt };
     const append = { entityId: row.id, messages: msgs, deleteBlockIds: w.deleteBlockIds, insertBlocks: w.insertBlocks, counters };
     const taken = () => new ConflictError(`entity ${row.id}: another writer took its lease during the import`, { hint: 'run the import again: what was written is skipped' });
@@ -169,8 +176,8 @@ export class ImportTarget {
     this.rows.set(row.id, { ...next, ...counters });
   }
 
-  private windowBase(entityId: string, budget: number, instructions: { text: string; tokens: number }) {
-    return { entityId, budget, instructions, source: this.source, summarize: this.plan.summarize };
+  private windowBase(entityId: string, model: string, budget: number, instructions: { text: string; tokens: number }) {
+    return { entityId, model, budget, instructions, source: this.source, summarize: this.plan.summarize, signal: this.signal };
   }
 
   /** A dry run keeps what it would have made, so later conversations plan on top of it. */

@@ -1,5 +1,4 @@
 import { routeOf } from '../generation/model-call.js';
-import { ENTITY_MODEL } from '../../core/wire/entity-types.js';
 import type { TokenEstimator } from '../../core/text/tokens.js';
 import type { ChatSource } from '../../core/wire/chat-import.js';
 import type { BlockRow, MessageRow } from '../../store/types.js';
@@ -25,6 +24,12 @@ export interface WindowInput {
   added: readonly MessageRow[];
   source: ChatSource;
   summarize: boolean;
+  /** The entity's model: `summarize` asks it, as the entity's own rotations do. */
+  model: string;
+  /** The entity's pinned memory, sent after the instructions as a turn sends it (the summary fits it too). */
+  memory?: { text: string; tokens: number };
+  /** Ends the summary's requests: the import was cancelled. */
+  signal: AbortSignal;
   /** The created_at of a seq the import did not bring (an earlier message the fold takes in). */
   timeOf: (seq: number) => Promise<string>;
 }
@@ -65,9 +70,11 @@ export async function windowAfterImport(deps: EngineDeps, tok: TokenEstimator, w
 
 async function summaryText(deps: EngineDeps, tok: TokenEstimator, w: WindowInput, span: BlockRow[], fold: { covers: [number, number]; maxSummaryTokens: number }): Promise<string> {
   if (w.summarize) {
-    const model = await deps.chatModel(ENTITY_MODEL);
-    const fit = await deps.calibration.fit(model, w.instructions.tokens, w.instructions.text ? 1 : 0);
-    const s = await summarizeSpan(routeOf(deps, model), tok, span, fold.maxSummaryTokens, fit, deps.calibration, new AbortController().signal, w.instructions);
+    const model = await deps.chatModel(w.model);
+    const head = { ...w.instructions, ...(w.memory ? { memory: w.memory } : {}) };
+    const fixed = (w.instructions.text ? w.instructions.tokens : 0) + (w.memory?.tokens ?? 0);
+    const fit = await deps.calibration.fit(model, fixed, (w.instructions.text ? 1 : 0) + (w.memory ? 1 : 0));
+    const s = await summarizeSpan(routeOf(deps, model), tok, span, fold.maxSummaryTokens, fit, deps.calibration, w.signal, head);
     if (s.text.trim()) return s.text;
   }
   const earlier = span[0].kind === 'summary' ? span[0].content : undefined;

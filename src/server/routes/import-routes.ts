@@ -30,7 +30,7 @@ export function importRoutes(engine: Engine, { auth, limit }: RouteDeps): Hono<E
       const file = join(dir, 'export');
       const multipart = /^multipart\/form-data/i.test(c.req.header('content-type') ?? '');
       const opts = multipart ? await fromForm(c, file) : await fromRaw(c, file);
-      return c.json(await engine.importChats(file, opts, c.get('principal').accountId), 200);
+      return c.json(await engine.importChats(file, opts, c.get('principal').accountId, undefined, c.get('signal')), 200);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

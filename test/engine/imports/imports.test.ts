@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalBackend } from '../../../src/backends/local.js';
 import type { Engine } from '../../../src/engine/engine.js';
 import { type FakeOpenAI, echoLastUser, startFakeOpenAI } from '../../helpers/fake-openai.js';
-import { collect, makeEngine } from '../../helpers/engine.js';
+import { collect, makeEngine, sqliteOf } from '../../helpers/engine.js';
 import { tempDir } from '../../helpers/temp.js';
 import { ALL, CHATGPT, CLAUDE, FIXTURES, transcripts } from './expected.js';
 
@@ -239,6 +239,65 @@ describe('--summarize', () => {
       expect(w.blocks[0].kind).toBe('summary');
       expect(w.blocks[0].content).toMatch(/^summary: /);
       expect(fake.requests.length).toBeGreaterThan(0);
+    } finally {
+      await engine.close();
+      await fake.close();
+    }
+  });
+});
+
+describe('--summarize: the target entity, and a cancel', () => {
+  const messages = (tag: string) => Array.from({ length: 12 }, (_, i) => ({ uuid: `${tag}${i}`, sender: i % 2 ? 'assistant' : 'human', text: `${i}: ${FILLER}`, created_at: new Date(Date.UTC(2024, 0, 1, i)).toISOString() }));
+  const conv = (id: string) => ({ uuid: id, name: id, created_at: '2024-01-01T00:00:00Z', updated_at: '2024-01-01T12:00:00Z', chat_messages: messages(id) });
+
+  it("--into an existing entity: its own model writes the summary, after its instructions and pinned memory", async () => {
+    const fake = await startFakeOpenAI();
+    fake.fallback = echoLastUser;
+    // The provider model is the platform id asked for: the requests say which model the import used.
+    const engine = makeEngine(dir, { windowBudget: 200, route: (id) => ({ provider: 'openai', baseUrl: fake.url, model: id, maxRetries: 0 }) });
+    try {
+      const backend = new LocalBackend(engine);
+      const e = await backend.createEntity({ model: 'mgpt-1-27b', name: 'Target', instructions: 'You are terse.' });
+      await backend.setMemory(e.id, 'user', 'The user is called Ada.');
+      sqliteOf(engine).db.prepare('UPDATE entities SET model = ? WHERE id = ?').run('mgpt-other', e.id);
+      const file = join(dir, 'summarize-into.json');
+      writeFileSync(file, JSON.stringify([conv('into')]));
+      await backend.importChats(file, { into: 'Target', summarize: true });
+      expect(fake.requests.length).toBeGreaterThan(0);
+      for (const r of fake.requests) {
+        expect(r.body.model).toBe('mgpt-other');
+        const system = r.body.messages.filter((m: { role: string }) => m.role === 'system').map((m: { content: string }) => m.content);
+        expect(system[0]).toBe('You are terse.');
+        expect(system[1]).toContain('The user is called Ada.');
+      }
+    } finally {
+      await engine.close();
+      await fake.close();
+    }
+  });
+
+  it('a cancel during a summary: the conversations before it stay, it and those after leave nothing', async () => {
+    const fake = await startFakeOpenAI();
+    const abort = new AbortController();
+    const engine = makeEngine(dir, { fake, windowBudget: 200 });
+    try {
+      const backend = new LocalBackend(engine);
+      let n = 0;
+      // The first conversation's summary answers; the second's request is where the user presses Ctrl-C.
+      fake.fallback = (body) => {
+        if (++n > 1 && !abort.signal.aborted) abort.abort();
+        return { ...echoLastUser(body), delayMs: n > 1 ? 2000 : 0 };
+      };
+      const file = join(dir, 'summarize-cancel.json');
+      writeFileSync(file, JSON.stringify([conv('first'), conv('second'), conv('third')]));
+      await expect(backend.importChats(file, { summarize: true }, undefined, abort.signal)).rejects.toMatchObject({ code: 'cancelled' });
+      expect(Object.keys(await transcripts(backend))).toEqual(['first']);
+      const w = await backend.getWindow((await backend.listEntities()).data[0].id);
+      expect(w.blocks[0].content).toMatch(/^summary: /);
+      // Run again: the first is skipped, the others come in whole.
+      fake.fallback = echoLastUser;
+      const again = await backend.importChats(file, { summarize: true });
+      expect(again.conversations.map((c) => c.outcome)).toEqual(['skipped', 'created', 'created']);
     } finally {
       await engine.close();
       await fake.close();
