@@ -58,6 +58,24 @@ describe('imports through mgpt serve (SQLite)', () => {
     expect(bad.status).toBe(400);
     expect((await bad.json()).error).toMatch(/unknown import option "into_entity"/);
   });
+  it('refuses a multipart form sent without a Content-Length (chunked): its size cap could not hold', async () => {
+    const key = (await target.engine.keys.create('local', ['mgpt.responses:create'])).key!;
+    const form = new FormData();
+    form.append('file', new Blob([readFileSync(join(FIXTURES, 'chatgpt-export.zip'))]), 'chatgpt-export.zip');
+    form.append('dry_run', 'true');
+    const encoded = new Response(form);
+    const type = encoded.headers.get('content-type')!;
+    const bytes = new Uint8Array(await encoded.arrayBuffer());
+    // A stream body goes out chunked: no Content-Length header.
+    const body = new ReadableStream({ start: (c) => (c.enqueue(bytes), c.close()) });
+    const res = await fetch(`${target.server.url}/v1/imports`, {
+      method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': type }, body, duplex: 'half',
+    } as RequestInit);
+    expect(res.status).toBe(400);
+    const err = await res.json();
+    expect(err.error).toMatch(/Content-Length/);
+    expect(JSON.stringify(err)).toMatch(/raw body/);
+  });
 });
 
 // Where PostgreSQL cannot start here, startPostgres() printed a banner saying this did not run;

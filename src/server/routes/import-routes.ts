@@ -76,7 +76,14 @@ async function fromRaw(c: Context<Env>, file: string): Promise<ChatImportOptions
 }
 
 async function fromForm(c: Context<Env>, file: string): Promise<ChatImportOptions> {
-  if (Number(c.req.header('content-length') ?? 0) > IMPORT_FORM_MAX) throw tooLarge(IMPORT_FORM_MAX, 'send a larger export as the raw body');
+  // The form is read whole: its cap holds only with a length stated up front (a chunked one has none).
+  const length = c.req.header('content-length');
+  if (length === undefined) {
+    throw new BadRequestError('a multipart form needs a Content-Length header (this one was sent chunked): send the export as the raw body instead, which may be chunked', {
+      hint: 'curl --data-binary @conversations.json',
+    });
+  }
+  if (Number(length) > IMPORT_FORM_MAX) throw tooLarge(IMPORT_FORM_MAX, 'send a larger export as the raw body');
   const form = await c.req.formData();
   const part = form.get('file');
   if (!part || typeof part === 'string') throw new BadRequestError('the form has no file field', { hint: 'curl -F file=@conversations.json' });
