@@ -9,7 +9,7 @@ export interface StreamedValue {
 }
 
 /** A single conversation bigger than this is refused rather than held: memory stays bounded. */
-export const MAX_VALUE_BYTES = 512 * 1024 * 1024;
+export const MAX_VALUE_BYTES = 64 * 1024 * 1024;
 
 const enum State {
   Start,
@@ -164,7 +164,7 @@ class ArrayScanner {
   private keep(part: Buffer): void {
     this.partBytes += part.length;
     if (this.partBytes > MAX_VALUE_BYTES) {
-      this.fail(this.valueStart, `conversation ${this.count + 1} is larger than ${MAX_VALUE_BYTES / 1024 / 1024} MB`);
+      this.fail(this.valueStart, `conversation ${this.count + 1} is larger than ${MAX_VALUE_BYTES / 1024 / 1024} MB`, 'a conversation that large is not a chat export: check the file; the conversations before it were imported');
     }
     this.parts.push(part);
   }
@@ -190,10 +190,8 @@ class ArrayScanner {
     }
   }
 
-  private fail(at: number, message: string): never {
-    throw new BadRequestError(`${this.what}: ${message} (at byte ${at})`, {
-      hint: 'the export may be cut short or damaged: download it again; nothing was imported from this point on',
-    });
+  private fail(at: number, message: string, hint = 'the export may be cut short or damaged: download it again; nothing was imported from this point on'): never {
+    throw new BadRequestError(`${this.what}: ${message} (at byte ${at})`, { hint });
   }
 }
 

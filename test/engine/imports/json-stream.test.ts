@@ -38,4 +38,17 @@ describe('streamJsonArray', () => {
     await expect(values('', 4)).rejects.toThrow('the file is empty (at byte 0)');
     await expect(values(Buffer.from([0x5b, 0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d, 0x5d]), 4)).rejects.toThrow('conversation 1 is not valid UTF-8 (at byte 1)');
   });
+
+  it('refuses a conversation over 64 MB, naming it and where it starts, before holding more of it', async () => {
+    async function* huge(): AsyncGenerator<Uint8Array> {
+      yield Buffer.from('[{"a": 1}, {"t": "');
+      const mb = Buffer.alloc(1024 * 1024, 0x78);
+      for (let i = 0; i < 70; i++) yield mb;
+      yield Buffer.from('"}]');
+    }
+    const read = async () => {
+      for await (const _ of streamJsonArray(huge(), 'the export')) void _;
+    };
+    await expect(read()).rejects.toThrow('the export: conversation 2 is larger than 64 MB (at byte 11)');
+  });
 });
