@@ -33,6 +33,15 @@ describe('mgpt rotations / rotate / window --at', () => {
     const bad = await mgpt(['window', 'ledger', '--at', '99'], env);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/at 99 is not a seq of this transcript \(1 to 24\)/);
+    // A date-time without a zone would be read in this process's zone (a server elsewhere reads another): refused.
+    const zoneless = await mgpt(['window', 'ledger', '--at', '2999-01-01T10:00:00'], env);
+    expect(zoneless.code).toBe(2);
+    expect(zoneless.stderr).toMatch(/not "2999-01-01T10:00:00"[\s\S]*2026-11-26T10:00:00Z/);
+    expect((await mgpt(['window', 'ledger', '--at', 'March 5'], env)).code).toBe(2);
+    // A bare date is midnight UTC; a time with an offset is that instant: both name the last turn here.
+    for (const date of ['2999-01-01', '2999-01-01T10:00:00+02:00']) {
+      expect(JSON.parse((await mgpt(['window', 'ledger', '--at', date, '--json'], env)).stdout).seq).toBe(23);
+    }
     // A turn stored before mgpt recorded windows (its record removed, as a database from before has none).
     const db = new Database(env.MGPT_DB);
     db.prepare('DELETE FROM turn_windows WHERE seq = 1').run();

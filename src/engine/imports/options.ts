@@ -1,5 +1,6 @@
 import { CHAT_SOURCES, type ChatImportOptions, type ChatSource } from '../../core/wire/chat-import.js';
 import { BadRequestError } from '../../core/errors.js';
+import { ZONED_DATE_HINT, parseZonedDate } from '../zoned-date.js';
 
 /** Checked options: what `POST /v1/imports` and the CLI pass in, refused the same way. */
 export interface ImportPlan {
@@ -20,8 +21,8 @@ export function checkImportOptions(o: ChatImportOptions): ImportPlan {
   }
   let since: number | undefined;
   if (o.since !== undefined) {
-    since = Date.parse(o.since);
-    if (Number.isNaN(since)) throw new BadRequestError(`--since ${JSON.stringify(o.since)} is not a date`, { hint: 'give it as 2024-03-01 (or any ISO 8601 time)' });
+    since = typeof o.since === 'string' ? parseZonedDate(o.since) : undefined;
+    if (since === undefined) throw new BadRequestError(`--since ${JSON.stringify(o.since)} is not a date with a zone`, { hint: ZONED_DATE_HINT });
   }
   if (o.into !== undefined && (typeof o.into !== 'string' || o.into.trim() === '')) throw new BadRequestError('--into needs an entity name or id');
   if (o.only !== undefined && (!Array.isArray(o.only) || o.only.some((x) => typeof x !== 'string' || x === ''))) {

@@ -101,6 +101,10 @@ describe('importing ChatGPT, Claude and Open WebUI exports (local engine)', () =
     const since = await backend.importChats(join(FIXTURES, CLAUDE.file), { since: '2024-04-03' });
     expect(since.conversations.map((c) => c.outcome)).toEqual(['skipped', 'skipped']);
     await expect(backend.importChats(join(FIXTURES, CLAUDE.file), { since: 'last tuesday' })).rejects.toThrow('is not a date');
+    // Read in the process's zone, a date-time without one would mean different instants locally and on a server: refused.
+    await expect(backend.importChats(join(FIXTURES, CLAUDE.file), { since: '2024-04-03T00:00:00' })).rejects.toMatchObject({ status: 400, hint: expect.stringMatching(/2026-11-26T10:00:00Z/) });
+    await expect(backend.importChats(join(FIXTURES, CLAUDE.file), { since: '2024-02-30' })).rejects.toThrow('is not a date');
+    expect((await backend.importChats(join(FIXTURES, CLAUDE.file), { since: '2024-04-03T02:00:00+02:00', dryRun: true })).conversations.map((c) => c.outcome)).toEqual(['skipped', 'skipped']);
     await engine.close();
   });
 

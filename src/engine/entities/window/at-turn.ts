@@ -6,6 +6,7 @@ import type { EngineDeps } from '../../deps.js';
 import { type BlockRef, blockRows, resolveBlocks } from './block-refs.js';
 import { windowMessages } from './window-state.js';
 import { decodeTail } from './text-refs.js';
+import { ZONED_DATE_HINT, parseZonedDate } from '../../zoned-date.js';
 
 /**
  * The window the model saw when it answered the message at `at`: a seq (the user message, or its
@@ -41,8 +42,8 @@ async function userSeq(deps: EngineDeps, entity: EntityRow, at: string): Promise
     }
     return seq % 2 === 0 ? seq - 1 : seq;
   }
-  const time = Date.parse(at);
-  if (Number.isNaN(time)) throw new BadRequestError(`at must be a seq or a date, not ${JSON.stringify(at)}`, { hint: 'e.g. --at 12 or --at 2026-11-26T10:00:00Z' });
+  const time = parseZonedDate(at.trim());
+  if (time === undefined) throw new BadRequestError(`at must be a seq or a date with a zone, not ${JSON.stringify(at)}`, { hint: `e.g. --at 12 or --at 2026-11-26T10:00:00Z; ${ZONED_DATE_HINT}` });
   const seq = await deps.store.history.seqAt(entity.id, new Date(time).toISOString());
   if (seq === undefined) throw new BadRequestError(`no turn of this entity was stored by ${new Date(time).toISOString()}`, { hint: 'give a later date, or a seq' });
   return seq;
