@@ -16,6 +16,12 @@ const ZIP64_LOCATOR = 0x07064b50;
 const CENTRAL = 0x02014b50;
 const LOCAL = 0x04034b50;
 const MAX_U32 = 0xffffffff;
+/** A central directory over this is not an export's (ChatGPT's lists a few thousand files): refused before it is read. */
+export const MAX_CENTRAL_DIRECTORY = 64 * 1024 * 1024;
+/** An entry may inflate to this many times its compressed size (JSON text compresses some 5-15 times)... */
+export const MAX_INFLATE_RATIO = 200;
+/** ...or to this, whichever is more: beyond both it is a zip bomb, not an export. */
+export const MIN_INFLATE_CAP = 64 * 1024 * 1024;
 
 /** Whether these first bytes are a zip file's. */
 export function isZip(head: Uint8Array): boolean {
@@ -33,9 +39,24 @@ export async function zipEntryStream(path: string, name: string): Promise<AsyncI
   const entry = matches[0];
   if (!entry) throw bad(`the zip holds no ${name}`, 'is this the export from ChatGPT or Claude? it holds conversations.json');
   if (entry.method !== 0 && entry.method !== 8) throw bad(`${entry.name} is compressed with method ${entry.method}, which mgpt cannot read`);
+  if (entry.compressedSize < 1) throw bad(`${entry.name} in the zip is empty`);
   const start = await dataStart(path, entry);
   const raw = createReadStream(path, { start, end: start + entry.compressedSize - 1 });
-  return entry.method === 0 ? raw : raw.pipe(createInflateRaw());
+  return entry.method === 0 ? raw : capped(raw.pipe(createInflateRaw()), entry, Math.max(MIN_INFLATE_CAP, entry.compressedSize * MAX_INFLATE_RATIO));
+}
+
+/** The inflated bytes, refused once they pass `cap`: a small hostile zip cannot make an import read without end. */
+async function* capped(inflated: AsyncIterable<Uint8Array> & { destroy(): void }, entry: ZipEntry, cap: number): AsyncGenerator<Uint8Array> {
+  let total = 0;
+  try {
+    for await (const part of inflated) {
+      total += part.length;
+      if (total > cap) throw bad(`${entry.name} inflates to over ${cap} bytes from ${entry.compressedSize}: it is not an export (a zip bomb?)`, 'import the conversations.json from inside the zip, if it is a real export');
+      yield part;
+    }
+  } finally {
+    inflated.destroy();
+  }
 }
 
 async function centralDirectory(path: string): Promise<ZipEntry[]> {
@@ -46,12 +67,13 @@ async function centralDirectory(path: string): Promise<ZipEntry[]> {
     const tail = Buffer.alloc(tailLen);
     await f.read(tail, 0, tailLen, size - tailLen);
     const at = tail.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
-    if (at < 0 || tail.readUInt32LE(at) !== EOCD) throw bad('the zip has no end of central directory: it is truncated or damaged');
+    if (at < 0 || at + 22 > tail.length || tail.readUInt32LE(at) !== EOCD) throw bad('the zip has no end of central directory: it is truncated or damaged');
     let count = tail.readUInt16LE(at + 10);
     let cdSize = tail.readUInt32LE(at + 12);
     let cdOffset = tail.readUInt32LE(at + 16);
     if (cdOffset === MAX_U32 || cdSize === MAX_U32 || count === 0xffff) ({ count, cdSize, cdOffset } = await zip64End(f, size - tailLen + at));
     if (cdOffset + cdSize > size) throw bad(`the zip's central directory (at byte ${cdOffset}) lies past its end: it is truncated`);
+    if (cdSize > MAX_CENTRAL_DIRECTORY) throw bad(`the zip's central directory is ${cdSize} bytes, over ${MAX_CENTRAL_DIRECTORY}: it is not an export`, 'import the conversations.json from inside the zip');
     const cd = Buffer.alloc(cdSize);
     await f.read(cd, 0, cdSize, cdOffset);
     return readEntries(cd, count, cdOffset);
@@ -62,10 +84,12 @@ async function centralDirectory(path: string): Promise<ZipEntry[]> {
 
 async function zip64End(f: import('node:fs/promises').FileHandle, eocdAt: number): Promise<{ count: number; cdSize: number; cdOffset: number }> {
   const loc = Buffer.alloc(20);
-  await f.read(loc, 0, 20, eocdAt - 20);
+  if (eocdAt >= 20) await f.read(loc, 0, 20, eocdAt - 20);
   if (loc.readUInt32LE(0) !== ZIP64_LOCATOR) throw bad('the zip64 end of central directory is missing');
   const rec = Buffer.alloc(56);
-  await f.read(rec, 0, 56, Number(loc.readBigUInt64LE(8)));
+  const recAt = Number(loc.readBigUInt64LE(8));
+  if (!Number.isSafeInteger(recAt) || recAt + 56 > eocdAt) throw bad('the zip64 end of central directory lies outside the file: it is damaged');
+  await f.read(rec, 0, 56, recAt);
   return { count: Number(rec.readBigUInt64LE(32)), cdSize: Number(rec.readBigUInt64LE(40)), cdOffset: Number(rec.readBigUInt64LE(48)) };
 }
 
@@ -77,23 +101,35 @@ function readEntries(cd: Buffer, count: number, cdOffset: number): ZipEntry[] {
     const nameLen = cd.readUInt16LE(p + 28);
     const extraLen = cd.readUInt16LE(p + 30);
     const commentLen = cd.readUInt16LE(p + 32);
+    if (p + 46 + nameLen + extraLen > cd.length) throw bad(`the zip's central directory is damaged at byte ${cdOffset + p}`);
     const name = cd.toString('utf8', p + 46, p + 46 + nameLen);
     let compressedSize = cd.readUInt32LE(p + 20);
     const uncompressed = cd.readUInt32LE(p + 24);
     let localHeader = cd.readUInt32LE(p + 42);
-    // zip64: the sizes and offset that did not fit live in extra field 0x0001, in this order.
-    const extra = cd.subarray(p + 46 + nameLen, p + 46 + nameLen + extraLen);
-    for (let e = 0; e + 4 <= extra.length; e += 4 + extra.readUInt16LE(e + 2)) {
-      if (extra.readUInt16LE(e) !== 1) continue;
-      let q = e + 4;
-      if (uncompressed === MAX_U32) q += 8;
-      if (compressedSize === MAX_U32) (compressedSize = Number(extra.readBigUInt64LE(q))), (q += 8);
-      if (localHeader === MAX_U32) localHeader = Number(extra.readBigUInt64LE(q));
-    }
+    ({ compressedSize, localHeader } = zip64Sizes(cd.subarray(p + 46 + nameLen, p + 46 + nameLen + extraLen), uncompressed, compressedSize, localHeader, cdOffset + p));
     out.push({ name, method: cd.readUInt16LE(p + 10), compressedSize, localHeader });
     p += 46 + nameLen + extraLen + commentLen;
   }
   return out;
+}
+
+/** zip64: the sizes and offset that did not fit live in extra field 0x0001, in this order; a field shorter than they need is damage. */
+function zip64Sizes(extra: Buffer, uncompressed: number, compressedSize: number, localHeader: number, at: number): { compressedSize: number; localHeader: number } {
+  for (let e = 0; e + 4 <= extra.length; e += 4 + extra.readUInt16LE(e + 2)) {
+    if (extra.readUInt16LE(e) !== 1) continue;
+    const end = Math.min(extra.length, e + 4 + extra.readUInt16LE(e + 2));
+    let q = e + 4;
+    const next = (): number => {
+      if (q + 8 > end) throw bad(`the zip's central directory is damaged at byte ${at}: its zip64 field is too short`);
+      const v = Number(extra.readBigUInt64LE(q));
+      q += 8;
+      return v;
+    };
+    if (uncompressed === MAX_U32) next();
+    if (compressedSize === MAX_U32) compressedSize = next();
+    if (localHeader === MAX_U32) localHeader = next();
+  }
+  return { compressedSize, localHeader };
 }
 
 /** Where the entry's data begins: after its local header, whose name and extra lengths may differ from the central copy. */
