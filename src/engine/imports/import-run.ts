@@ -2,6 +2,7 @@ import { type ChatImportOptions, type ChatImportProgress, type ChatImportResult,
 import { NotFoundError } from '../../core/errors.js';
 import { loadTokenEstimator } from '../../core/text/tokens.js';
 import type { EngineDeps } from '../deps.js';
+import { isMetered, requireFunds } from '../platform/billing.js';
 import { toEntity } from '../entities/entity-wire.js';
 import type { SourceConversation } from './conversation.js';
 import { ImportTarget } from './import-target.js';
@@ -24,6 +25,7 @@ export async function importChats(
   signal?: AbortSignal,
 ): Promise<ChatImportResult> {
   const plan = checkImportOptions(opts);
+  if (plan.summarize && !plan.dryRun) await requireSummaryFunds(deps, accountId);
   const opened = await openExport(path, plan.from);
   const tok = await loadTokenEstimator();
   const target = new ImportTarget(deps, tok, accountId, opened.source, plan, signal);
@@ -63,6 +65,12 @@ async function intoOne(
   } finally {
     await spool.close();
   }
+}
+
+/** `summarize` calls the model: a metered account with nothing left is refused before anything is read, as a turn is. */
+async function requireSummaryFunds(deps: EngineDeps, accountId: string): Promise<void> {
+  const account = await deps.store.accounts.get(accountId);
+  if (isMetered(account)) requireFunds(account, 0, 'an import with --summarize');
 }
 
 function startOf(c: ReadConversation): number {

@@ -280,6 +280,23 @@ describe('--summarize: the target entity, and a cancel', () => {
     }
   });
 
+  it('an account without funds is refused --summarize before anything is read, as a turn is; without it the import goes on', async () => {
+    const engine = makeEngine(dir, { windowBudget: 200 });
+    try {
+      const backend = new LocalBackend(engine);
+      // Metered, and spent down to nothing (as turns leave it).
+      await engine.accounts.topup('local', 1);
+      sqliteOf(engine).db.prepare(`UPDATE accounts SET balance_usd = 0 WHERE name = 'local'`).run();
+      const file = join(dir, 'summarize-unfunded.json');
+      writeFileSync(file, JSON.stringify([conv('unfunded')]));
+      await expect(backend.importChats(file, { summarize: true })).rejects.toMatchObject({ status: 402, message: expect.stringMatching(/insufficient balance/) });
+      expect((await backend.listEntities()).data).toEqual([]);
+      expect((await backend.importChats(file, {})).totals.imported).toBe(1);
+    } finally {
+      await engine.close();
+    }
+  });
+
   it('a cancel during a summary: the conversations before it stay, it and those after leave nothing', async () => {
     const fake = await startFakeOpenAI();
     const abort = new AbortController();
