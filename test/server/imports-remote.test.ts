@@ -1,9 +1,9 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Backend } from '../../src/core/backend.js';
 import { type ContractTarget, remoteTarget, replicasTarget } from '../contract/harness.js';
-import { type FakeOpenAI, startFakeOpenAI } from '../helpers/fake-openai.js';
+import { type FakeOpenAI, echoLastUser, startFakeOpenAI } from '../helpers/fake-openai.js';
 import { startPostgres } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/temp.js';
 import { ALL, FIXTURES, transcripts } from '../engine/imports/expected.js';
@@ -58,6 +58,34 @@ describe('imports through mgpt serve (SQLite)', () => {
     expect(bad.status).toBe(400);
     expect((await bad.json()).error).toMatch(/unknown import option "into_entity"/);
   });
+  it('a client that goes away during --summarize stops the import after the conversation in progress', async () => {
+    const filler = 'We went through the rest of it slowly, one point after another, and agreed to come back to it later on. Then we talked about the weather and the long drive home.';
+    const conv = (id: string) => ({
+      uuid: id, name: id, created_at: '2024-01-01T00:00:00Z', updated_at: '2024-01-01T12:00:00Z',
+      chat_messages: Array.from({ length: 12 }, (_, i) => ({ uuid: `${id}${i}`, sender: i % 2 ? 'assistant' : 'human', text: `${i}: ${filler}`, created_at: new Date(Date.UTC(2024, 0, 1, i)).toISOString() })),
+    });
+    const file = join(tempDir('mgpt-imports-cancel-'), 'cancel.json');
+    writeFileSync(file, JSON.stringify([conv('gone-first'), conv('gone-second'), conv('gone-third')]));
+    const abort = new AbortController();
+    const before = fake.requests.length;
+    const saved = fake.fallback;
+    // The second conversation's summary is where the client goes away; the reply would come later.
+    fake.fallback = (body) => {
+      if (fake.requests.length - before > 1 && !abort.signal.aborted) abort.abort();
+      return { ...echoLastUser(body), delayMs: fake.requests.length - before > 1 ? 1500 : 0 };
+    };
+    try {
+      await expect(target.backend.importChats(file, { summarize: true }, undefined, abort.signal)).rejects.toThrow();
+      // Long enough for the held reply to have come and a third conversation to have started, had the server gone on.
+      await new Promise((r) => setTimeout(r, 3000));
+      const names = Object.keys(await transcripts(target.backend)).filter((n) => n.startsWith('gone-'));
+      expect(names).toEqual(['gone-first']);
+      expect(fake.requests.length - before).toBe(2);
+    } finally {
+      fake.fallback = saved;
+    }
+  });
+
   it('refuses a multipart form sent without a Content-Length (chunked): its size cap could not hold', async () => {
     const key = (await target.engine.keys.create('local', ['mgpt.responses:create'])).key!;
     const form = new FormData();
