@@ -76,6 +76,9 @@ export function rotationSuite(name: string, make: (dir: string, fake: FakeOpenAI
       expect((await t.backend.getWindowAt(id, new Date(Date.now() + 60_000).toISOString())).seq).toBe(59);
       await expect(t.backend.getWindowAt(id, '61')).rejects.toBeInstanceOf(BadRequestError);
       await expect(t.backend.getWindowAt(id, 'yesterday-ish')).rejects.toBeInstanceOf(BadRequestError);
+      // A time without a zone would be read in each process's own zone: refused on every backend; with an offset, it is that instant.
+      await expect(t.backend.getWindowAt(id, '2999-01-01T10:00:00')).rejects.toBeInstanceOf(BadRequestError);
+      expect((await t.backend.getWindowAt(id, '2999-01-01T10:00:00+05:00')).seq).toBe(59);
       // Without `at`, the seed's window as it was.
       expect(Object.keys(await t.backend.getWindow(id)).sort()).toEqual(['blocks', 'budget_tokens', 'entity_id', 'object', 'tokens']);
     });

@@ -57,6 +57,10 @@ describe('imports through mgpt serve (SQLite)', () => {
     const bad = await fetch(`${target.server.url}/v1/imports?into_entity=x`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: '[]' });
     expect(bad.status).toBe(400);
     expect((await bad.json()).error).toMatch(/unknown import option "into_entity"/);
+    // The engine checks --since for both backends: a time without a zone is a 400 here too.
+    const zoneless = await fetch(`${target.server.url}/v1/imports?since=2024-04-03T00:00:00`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: '[]' });
+    expect(zoneless.status).toBe(400);
+    expect((await zoneless.json()).error).toMatch(/is not a date with a zone/);
   });
   it('a client that goes away during --summarize stops the import after the conversation in progress', async () => {
     const filler = 'We went through the rest of it slowly, one point after another, and agreed to come back to it later on. Then we talked about the weather and the long drive home.';
