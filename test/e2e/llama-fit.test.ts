@@ -44,7 +44,9 @@ describe.skipIf(!gguf)('a 512-token llama model with the default budget (real mo
     expect(calibration.factor).toBeGreaterThan(1);
     const w = await engine.entities.window(e.id, 'local');
     expect(checkWindowInvariant(w.blocks.map((b) => ({ kind: b.kind, covers: b.covers })), 60)).toBeNull();
-  });
+    // 30 turns of a real model on one thread, with their summaries: ~25 s quiet, past a minute when
+    // every core is busy.
+  }, 180_000);
 
   it("runs the llama example of docs/configuration.md as written, several turns in fresh processes", async () => {
     const env = cliEnv(`${dir}/readme`);

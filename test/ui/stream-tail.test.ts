@@ -18,5 +18,7 @@ describe('StreamTail', () => {
         expect(tail.tail(text, rows)).toBe(all.length <= rows ? text : all.slice(-rows).join('\n'));
       }
     }
-  });
+    // 15,000 comparisons against wrap-ansi over the whole text: ~30 s on a quiet 2-core machine and
+    // about 100 s with every core busy, past the default minute.
+  }, 240_000);
 });
