@@ -109,8 +109,8 @@ export class LocalBackend implements Backend {
   async listRotations(id: string): Promise<RotationList> {
     return this.engine.entities.rotations(id, this.accountId);
   }
-  async rotate(id: string, input: RotateInput): Promise<RotateResult> {
-    return this.engine.entities.rotate(id, input, this.accountId);
+  async rotate(id: string, input: RotateInput, opts: { signal?: AbortSignal } = {}): Promise<RotateResult> {
+    return this.engine.entities.rotate(id, input, this.accountId, opts.signal);
   }
   exportEntity(id: string, format: ExportFormat): AsyncIterable<Uint8Array> {
     const engine = this.engine;

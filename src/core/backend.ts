@@ -130,8 +130,11 @@ export interface Backend {
   getWindowAt(id: string, at: string): Promise<EntityWindowAt>;
   /** The entity's rotations, oldest first: GET /v1/entities/{id}/rotations. */
   listRotations(id: string): Promise<RotationList>;
-  /** Folds now, undoes the last rotation, or writes the newest summary again: POST /v1/entities/{id}/rotations (409 while a turn runs). */
-  rotate(id: string, input: RotateInput): Promise<RotateResult>;
+  /**
+   * Folds now, undoes the last rotation, or writes the newest summary again: POST /v1/entities/{id}/rotations
+   * (409 while a turn runs). Aborting `signal` cancels it (CancelledError) and writes nothing.
+   */
+  rotate(id: string, input: RotateInput, opts?: { signal?: AbortSignal }): Promise<RotateResult>;
   /** The entity's pinned memory blocks, their tokens and the limits (issue 33: GET /v1/entities/{id}/memory). */
   listMemory(id: string): Promise<MemoryList>;
   /** Every change of the pinned memory, oldest first (GET .../memory?history=true). */

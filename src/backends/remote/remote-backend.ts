@@ -151,8 +151,13 @@ export class RemoteBackend implements Backend {
   listRotations(id: string): Promise<RotationList> {
     return this.http.json('GET', this.ent(`/entities/${encodeURIComponent(id)}/rotations`));
   }
-  rotate(id: string, input: RotateInput): Promise<RotateResult> {
-    return this.http.json('POST', this.ent(`/entities/${encodeURIComponent(id)}/rotations`), { json: input });
+  async rotate(id: string, input: RotateInput, opts: { signal?: AbortSignal } = {}): Promise<RotateResult> {
+    try {
+      return await this.http.json('POST', this.ent(`/entities/${encodeURIComponent(id)}/rotations`), { json: input, signal: opts.signal });
+    } catch (err) {
+      // Aborting the request closes the connection: the server cancels the steer and writes nothing.
+      throw cancelledTurn(err, opts.signal) ?? err;
+    }
   }
   /** Pinned memory (issue 33): extensions of mgpt serve, not in the seed. */
   listMemory(id: string): Promise<MemoryList> {

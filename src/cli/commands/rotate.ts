@@ -30,7 +30,7 @@ export function registerRotate(program: Command, ctx: CliContext): void {
 export async function runRotate(ctx: CliContext, ref: string, o: RotateOptions): Promise<void> {
   const input = rotateInput(o);
   const entity = await resolveEntity(ctx, ref);
-  const result = await (await ctx.backend()).rotate(entity.id, input);
+  const result = await (await ctx.backend()).rotate(entity.id, input, { signal: ctx.signal });
   if (o.json) return printJson(ctx.io, result);
   ctx.io.stdout.write(said(result) + '\n');
 }

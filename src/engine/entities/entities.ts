@@ -193,9 +193,9 @@ export class EntityService {
   }
 
   /** Folds now, undoes the last rotation, or writes the newest summary again, under the entity's lease (steer.ts). */
-  async rotate(id: string, input: unknown, accountId: string): Promise<RotateResult> {
+  async rotate(id: string, input: unknown, accountId: string, signal?: AbortSignal): Promise<RotateResult> {
     const checked = checkRotateInput(input);
-    return steerRotation(this.deps, await this.row(id, accountId), checked);
+    return steerRotation(this.deps, await this.row(id, accountId), checked, signal);
   }
 
   /**

@@ -1,6 +1,6 @@
 import { routeOf } from '../generation/model-call.js';
 import type { WindowBlock } from '../../core/wire/entity-types.js';
-import { BadRequestError, ConflictError } from '../../core/errors.js';
+import { BadRequestError, CancelledError, ConflictError } from '../../core/errors.js';
 import type { RotateAction, RotateInput, RotateResult } from '../../core/wire/rotation-types.js';
 import { loadTokenEstimator } from '../../core/text/tokens.js';
 import type { ChatModel } from '../../providers/spec.js';
@@ -38,8 +38,19 @@ export function checkRotateInput(input: unknown): RotateInput {
  * One steering action as one unit of work under the entity's lease (409 while a turn holds it):
  * fold now, undo the last rotation, or write the newest summary again. The window is rewritten
  * whole, with the history record, in one transaction; a failure or a kill leaves it as it was.
+ * Aborting `signal` (the caller's Ctrl-C, or its HTTP client gone) stops the summary call and
+ * writes nothing: it is checked once more right before the write.
  */
-export async function steerRotation(deps: EngineDeps, entity: EntityRow, input: RotateInput): Promise<RotateResult> {
+export async function steerRotation(deps: EngineDeps, entity: EntityRow, input: RotateInput, signal?: AbortSignal): Promise<RotateResult> {
+  try {
+    return await steerLeased(deps, entity, input, signal);
+  } catch (err) {
+    if (signal?.aborted) throw rotationCancelled();
+    throw err;
+  }
+}
+
+async function steerLeased(deps: EngineDeps, entity: EntityRow, input: RotateInput, signal: AbortSignal | undefined): Promise<RotateResult> {
   const lease = await takeLease(deps, {
     subject: entitySubject(entity.id),
     refused: () => new ConflictError(`entity ${entity.id} is answering a message`, { hint: 'retry after that reply finishes' }),
@@ -48,11 +59,14 @@ export async function steerRotation(deps: EngineDeps, entity: EntityRow, input: 
     // Read under the lease: no turn changes the window meanwhile.
     const window = await deps.store.entities.window(entity.id);
     const rows = await deps.store.history.rotations(entity.id);
+    // The summary call stops on a cancel as on a lost lease.
+    const stop = signal ? AbortSignal.any([lease.lost, signal]) : lease.lost;
     const step =
-      input.action === 'rotate' ? await foldNow(deps, entity, window, rows, lease.lost)
+      input.action === 'rotate' ? await foldNow(deps, entity, window, rows, stop)
         : input.action === 'undo' ? await undoLast(deps, entity, window, rows)
-          : await resummarize(deps, entity, window, rows, input.model, lease.lost);
+          : await resummarize(deps, entity, window, rows, input.model, stop);
     const conflict = () => new ConflictError(`entity ${entity.id}: the lease was lost before the rotation could be stored`, { hint: 'retry' });
+    if (signal?.aborted) throw rotationCancelled();
     await lease.write((claim) => deps.store.history.steer({ ...step.write, lease: claim }), conflict, true);
     deps.windows.delete(entity.id);
     const all = [...rows.filter((r) => r.n !== step.record.n), step.record];
@@ -145,6 +159,11 @@ async function summaryOf(deps: EngineDeps, entity: EntityRow, model: ChatModel, 
   const instructions = { text: entity.instructions, tokens: entity.instructionsTokens, ...(memory ? { memory } : {}) };
   const { text, usage } = await summarizeSpan(routeOf(deps, model), tok, span, max, fit, deps.calibration, signal, instructions);
   return { content: text, tokens: tok.count(text), usage };
+}
+
+/** A steer its caller cancelled: nothing was written; the same error (and exit code) as a cancelled turn. */
+function rotationCancelled(): CancelledError {
+  return new CancelledError('cancelled: nothing of this rotation was stored');
 }
 
 function written(deps: EngineDeps, entity: EntityRow, blocks: WindowBlock[], extra: Pick<SteerWrite, 'insert' | 'undo'>): Omit<SteerWrite, 'lease'> {

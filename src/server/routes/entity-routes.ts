@@ -46,7 +46,7 @@ export function entityRoutes(engine: Engine, { auth, limit, body }: RouteDeps): 
   // Extensions (issue 33): the entity's rotation history, and steering it (one unit of work under the entity's lease;
   // counted in the rpm, as folding calls the model).
   app.get('/v1/entities/:id/rotations', ent, async (c) => c.json(await engine.entities.rotations(c.req.param('id'), c.get('principal').accountId)));
-  app.post('/v1/entities/:id/rotations', ent, limit, async (c) => c.json(await engine.entities.rotate(c.req.param('id'), await body(c), c.get('principal').accountId)));
+  app.post('/v1/entities/:id/rotations', ent, limit, async (c) => c.json(await engine.entities.rotate(c.req.param('id'), await body(c), c.get('principal').accountId, c.get('signal'))));
   app.get('/v1/entities/:id/messages', ent, async (c) => {
     const after = queryInt(c.req.query('after'), 'after');
     const limit = queryInt(c.req.query('limit'), 'limit');
