@@ -53,6 +53,27 @@ export function engineCalls(turn: ToolTurn, calls: readonly ReplyToolCall[]): Re
   return calls.every(ours) ? [...calls] : undefined;
 }
 
+/**
+ * The calls of a reply the engine does not answer (one that also calls the client's tools, or a
+ * round past RECALL_ROUNDS_MAX) as the client gets them: without the engine's own, which the
+ * client never defined. Those are dropped unanswered: the model was told nothing of them, so a
+ * remember call among them stores nothing. What earlier rounds remembered, the model was told;
+ * the tool round stores it (storeRemembered).
+ */
+export function clientCalls(turn: ToolTurn, calls: readonly ReplyToolCall[]): ReplyToolCall[] {
+  const own = new Set(engineTools(turn).map((t) => t.name));
+  return calls.filter((c) => !own.has(c.name));
+}
+
+/**
+ * A turn that ends as a tool round stores no messages, but the model was told "remembered" by
+ * its earlier rounds: those blocks are set now, each with its history row, as the commit of a
+ * stored turn would set them.
+ */
+export async function storeRemembered(turn: ToolTurn): Promise<void> {
+  for (const r of turn.recall.remembered) await turn.deps.store.memory.write(r.write);
+}
+
 /** Runs one round of the engine's calls: recall's through recall.ts, remember's here; each call gets its tool message. */
 export async function runEngineRound(turn: ToolTurn, window: readonly BlockRow[], calls: ReplyToolCall[], limitTokens: number): Promise<void> {
   const remember = calls.filter((c) => c.name === REMEMBER_TOOL.name);

@@ -10,6 +10,7 @@ import type { HeldLease } from '../lease.js';
 import { windowVersion } from '../versioned-cache.js';
 import { toCompletion } from './entity-wire.js';
 import { recallLog } from './recall.js';
+import { storeRemembered } from './remember.js';
 import { turnHistory } from './rotations.js';
 import { announce } from './turn-reply.js';
 import { type TurnInput, type TurnState, leaseTakenOver } from './turn-state.js';
@@ -131,6 +132,7 @@ function unfolded(create: EntityImport, folds: number): EntityImport {
  * sends the results; the request that gets the final reply stores the turn. The provider was
  * called all the same, so the reply is billed and logged like a turn (the message and what the
  * model wrote, its calls and any recall rounds), in one transaction, and counted by the caller.
+ * Only the memory the model was told it remembered in earlier rounds is set (before the charge).
  */
 export async function* toolRound(turn: TurnState, prepared: PreparedWindow, reply: Reply): AsyncGenerator<TurnEvent> {
   if (!turn.started) yield* announce(turn, prepared, false);
@@ -138,6 +140,8 @@ export async function* toolRound(turn: TurnState, prepared: PreparedWindow, repl
   const replyTokens = tok.count(reply.text) + tok.count(JSON.stringify(replyMessage(reply).tool_calls ?? []));
   const usage = settledUsage(reply.usage, { input: prepared.estimate, output: replyTokens });
   const completion = toCompletion({ head: head(turn), entityId: turn.entity.id, reply, usage, finish: 'tool_calls', recalled: turn.recalled });
+  // What the model was told it remembered is stored (remember.ts), then the round is billed.
+  await storeRemembered(turn);
   const billed = await chargeToolRound(turn, usage, replyTokens, reply.toolCalls.length);
   yield { type: 'done', completion, replayed: false, billed };
 }

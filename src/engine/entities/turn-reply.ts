@@ -6,7 +6,7 @@ import { wireUsage } from '../generation/completion.js';
 import { overflowRetries, routeOf, runGeneration, sharedBackoffMs } from '../generation/model-call.js';
 import { type Reply, emptyReply } from '../generation/reply.js';
 import { RECALL_ROUNDS_MAX, emptyRecall } from './recall.js';
-import { engineCalls, engineTools, runEngineRound } from './remember.js';
+import { clientCalls, engineCalls, engineTools, runEngineRound } from './remember.js';
 import { type TurnState, stopped, tooLarge } from './turn-state.js';
 import { type PreparedWindow, fixedParts, promptMessages, rotate } from './window/turn-window.js';
 
@@ -33,7 +33,12 @@ export async function* rotateAndGenerate(turn: TurnState): AsyncGenerator<TurnEv
           yield { type: 'delta', text };
         }
         const calls = turn.signal.aborted ? undefined : engineCalls(turn, reply.toolCalls);
-        if (!calls) return { prepared, reply: turn.prefill ? { ...reply, usage: undefined } : reply };
+        if (!calls) {
+          // The client gets only its own tools' calls (remember.ts: clientCalls).
+          reply.toolCalls = clientCalls(turn, reply.toolCalls);
+          if (!reply.toolCalls.length && reply.finish === 'tool_calls') reply.finish = 'stop';
+          return { prepared, reply: turn.prefill ? { ...reply, usage: undefined } : reply };
+        }
         await runEngineRound(turn, prepared.head.blocks, calls, prepared.fit.limit?.cap ?? turn.entity.budgetTokens);
         Object.assign(reply, emptyReply());
       }
