@@ -81,7 +81,7 @@ describe('a reply that calls tools is billed, logged and counted (issue 31)', ()
     expect(remaining).toBeLessThanOrEqual(100_000 - billed + 100);
   });
 
-  it('on POST /v1/entities/{id}/messages, recall calls past the cap: all four provider calls billed and logged', async () => {
+  it('on POST /v1/entities/{id}/messages, recall calls past the cap: the client gets no recall call, all four provider calls billed and logged', async () => {
     const acct = await accountWithKey('recaller');
     const e = await served.engine.entities.create({ model: 'mgpt-1-27b', name: 'stubborn', recall: true }, acct.id);
     const before = served.fake.requests.length;
@@ -93,8 +93,10 @@ describe('a reply that calls tools is billed, logged and counted (issue 31)', ()
       body: JSON.stringify({ content: 'what was the word?', stream: false }),
     });
     expect(res.status).toBe(200);
-    const body = (await res.json()) as { choices: Array<{ finish_reason: string }> };
-    expect(body.choices[0].finish_reason).toBe('tool_calls');
+    // The fourth call is the engine's own, never the client's: it is dropped and the (empty) reply is the answer (issue 33).
+    const body = (await res.json()) as { choices: Array<{ finish_reason: string; message: { tool_calls?: unknown } }> };
+    expect(body.choices[0].finish_reason).toBe('stop');
+    expect(body.choices[0].message.tool_calls).toBeUndefined();
     expect(served.fake.requests.length - before).toBe(4);
     expect(served.fake.requests.at(-1)!.body.tool_choice).toBe('none');
     const [row] = await served.engine.store.accounts.ledger(acct.id);
@@ -102,9 +104,9 @@ describe('a reply that calls tools is billed, logged and counted (issue 31)', ()
     // The message, and what the model wrote in all four replies.
     expect(row).toMatchObject({ entityId: e.id });
     expect(row.outputTokens).toBeGreaterThanOrEqual(4 * oneCall);
-    const [log] = await logsOf(acct.userId, 'tool_calls');
-    expect(log).toMatchObject({ request: { entityId: e.id, rounds: 3 }, response: { toolCalls: 1 } });
-    expect((await served.engine.entities.messages(e.id, {}, acct.id)).data).toEqual([]);
+    const [log] = await logsOf(acct.userId, 'recall');
+    expect(log).toMatchObject({ request: { entityId: e.id, rounds: 3 } });
+    expect((await served.engine.entities.messages(e.id, {}, acct.id)).data.map((m) => m.content)).toEqual(['what was the word?', '']);
   });
 
   it('a balance the tool rounds used up gets 402 before the provider is called', async () => {

@@ -58,10 +58,16 @@ export function engineCalls(turn: ToolTurn, calls: readonly ReplyToolCall[]): Re
  * round past RECALL_ROUNDS_MAX) as the client gets them: without the engine's own, which the
  * client never defined. Those are dropped unanswered: the model was told nothing of them, so a
  * remember call among them stores nothing. What earlier rounds remembered, the model was told;
- * the tool round stores it (storeRemembered).
+ * the tool round stores it (storeRemembered). The model wrote the dropped calls all the same:
+ * they are billed with the rounds' calls.
  */
-export function clientCalls(turn: ToolTurn, calls: readonly ReplyToolCall[]): ReplyToolCall[] {
+export async function clientCalls(turn: ToolTurn, calls: readonly ReplyToolCall[]): Promise<ReplyToolCall[]> {
   const own = new Set(engineTools(turn).map((t) => t.name));
+  const dropped = calls.filter((c) => own.has(c.name));
+  if (dropped.length) {
+    const tok = await loadTokenEstimator();
+    turn.recall.callTokens += tok.count(JSON.stringify(dropped.map((c) => ({ id: c.callId, type: 'function', function: { name: c.name, arguments: c.arguments } }))));
+  }
   return calls.filter((c) => !own.has(c.name));
 }
 

@@ -35,7 +35,7 @@ export async function* rotateAndGenerate(turn: TurnState): AsyncGenerator<TurnEv
         const calls = turn.signal.aborted ? undefined : engineCalls(turn, reply.toolCalls);
         if (!calls) {
           // The client gets only its own tools' calls (remember.ts: clientCalls).
-          reply.toolCalls = clientCalls(turn, reply.toolCalls);
+          reply.toolCalls = await clientCalls(turn, reply.toolCalls);
           if (!reply.toolCalls.length && reply.finish === 'tool_calls') reply.finish = 'stop';
           return { prepared, reply: turn.prefill ? { ...reply, usage: undefined } : reply };
         }
