@@ -273,6 +273,8 @@ export class CancelledError extends MgptError {
 
 /** What a cancelled entity turn says, on either backend: the server drops a turn whose client left. */
 export const TURN_CANCELLED = 'cancelled: nothing of this turn was stored';
+/** A steering action (mgpt rotate) its caller cancelled. */
+export const ROTATION_CANCELLED = 'cancelled: nothing of this rotation was stored';
 
 /**
  * A typed error thrown by another bundle of the CLI (`mgpt serve`'s server bundle and the chat

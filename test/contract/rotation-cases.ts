@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BadRequestError, ConflictError, NotFoundError } from '../../src/core/errors.js';
+import { BadRequestError, CancelledError, ConflictError, NotFoundError } from '../../src/core/errors.js';
 import type { RotationRecord } from '../../src/core/wire/rotation-types.js';
 import { type FakeOpenAI, echoLastUser, isSummaryRequest, startFakeOpenAI } from '../helpers/fake-openai.js';
 import { tempDir } from '../helpers/temp.js';
@@ -130,6 +130,31 @@ export function rotationSuite(name: string, make: (dir: string, fake: FakeOpenAI
       expect(result.rotation.blocks_before).toEqual(before.blocks);
       const { rotations } = await t.backend.listRotations(id);
       expect(rotations.at(-1)).toEqual(result.rotation);
+    });
+
+    it('a rotate cancelled during its summary (Ctrl-C, or the client gone) stores nothing', async () => {
+      for (let i = 0; i < 3; i++) await collect(t.backend.sendMessage(id, { content: `entry ${i} to fold ${'of the cargo hold '.repeat(3)}` }));
+      const before = { rotations: await t.backend.listRotations(id), window: await t.backend.getWindow(id) };
+      let asked!: () => void;
+      const summaryAsked = new Promise<void>((r) => (asked = r));
+      const fallback = fake.fallback;
+      fake.fallback = (body) => {
+        if (!isSummaryRequest(body)) return fallback(body);
+        asked();
+        return { text: 'summary: one that arrives too late', delayMs: 800 };
+      };
+      try {
+        const abort = new AbortController();
+        const steer = t.backend.rotate(id, { action: 'rotate' }, { signal: abort.signal });
+        await Promise.race([summaryAsked, steer]);
+        abort.abort();
+        await expect(steer).rejects.toBeInstanceOf(CancelledError);
+        await new Promise((r) => setTimeout(r, 1000));
+        expect(await t.backend.listRotations(id)).toEqual(before.rotations);
+        expect(await t.backend.getWindow(id)).toEqual(before.window);
+      } finally {
+        fake.fallback = fallback;
+      }
     });
 
     it('refuses bad steering input, and a steering action while a turn holds the entity (409)', async () => {

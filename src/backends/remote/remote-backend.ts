@@ -27,7 +27,7 @@ import type {
   Usage,
 } from '../../core/wire/entity-types.js';
 import type { EntityWindowAt, RotateInput, RotateResult, RotationList } from '../../core/wire/rotation-types.js';
-import { BadRequestError, CancelledError, ConfigError, MgptError, NotSupportedError, ProviderError, TURN_CANCELLED, isAbortError } from '../../core/errors.js';
+import { BadRequestError, CancelledError, ConfigError, MgptError, NotSupportedError, ProviderError, ROTATION_CANCELLED, TURN_CANCELLED, isAbortError } from '../../core/errors.js';
 import { SseDecoder } from '../../core/wire/sse.js';
 import type {
   CreateUniverseInput,
@@ -156,7 +156,7 @@ export class RemoteBackend implements Backend {
       return await this.http.json('POST', this.ent(`/entities/${encodeURIComponent(id)}/rotations`), { json: input, signal: opts.signal });
     } catch (err) {
       // Aborting the request closes the connection: the server cancels the steer and writes nothing.
-      throw cancelledTurn(err, opts.signal) ?? err;
+      throw opts.signal?.aborted || isAbortError(err) ? new CancelledError(ROTATION_CANCELLED) : err;
     }
   }
   /** Pinned memory (issue 33): extensions of mgpt serve, not in the seed. */

@@ -1,6 +1,6 @@
 import { routeOf } from '../generation/model-call.js';
 import type { WindowBlock } from '../../core/wire/entity-types.js';
-import { BadRequestError, CancelledError, ConflictError } from '../../core/errors.js';
+import { BadRequestError, CancelledError, ConflictError, ROTATION_CANCELLED } from '../../core/errors.js';
 import type { RotateAction, RotateInput, RotateResult } from '../../core/wire/rotation-types.js';
 import { loadTokenEstimator } from '../../core/text/tokens.js';
 import type { ChatModel } from '../../providers/spec.js';
@@ -163,7 +163,7 @@ async function summaryOf(deps: EngineDeps, entity: EntityRow, model: ChatModel, 
 
 /** A steer its caller cancelled: nothing was written; the same error (and exit code) as a cancelled turn. */
 function rotationCancelled(): CancelledError {
-  return new CancelledError('cancelled: nothing of this rotation was stored');
+  return new CancelledError(ROTATION_CANCELLED);
 }
 
 function written(deps: EngineDeps, entity: EntityRow, blocks: WindowBlock[], extra: Pick<SteerWrite, 'insert' | 'undo'>): Omit<SteerWrite, 'lease'> {
