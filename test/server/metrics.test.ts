@@ -109,6 +109,7 @@ describe('GET /metrics', () => {
 const cluster = await startPostgres('the /metrics pool gauge on PostgreSQL');
 afterAll(() => cluster?.stop());
 
+// Skipped only where PostgreSQL cannot start (see startPostgres above); CI throws instead.
 describe.skipIf(!cluster)('GET /metrics on PostgreSQL', () => {
   it('reports the pool: connections in use and requests waiting for one', async () => {
     const pg = await openEngine({ db: await cluster!.createDatabase('metrics'), poolSize: 3 });

@@ -14,6 +14,8 @@ afterAll(() => cluster?.stop());
 
 type Replica = ChildProcess & { result: Promise<CliResult>; url: string };
 
+// Skipped only where no PostgreSQL server can be started here: startPostgres() prints a banner saying
+// so, and under CI (MGPT_TEST_REQUIRE_POSTGRES, which .ci/run sets) it throws instead, so CI always runs it.
 describe.skipIf(!cluster)('stored prompts on two replicas of one PostgreSQL', () => {
   const dir = tempDir('mgpt-pg-prompts-');
   const dirs = [join(dir, 'prompts-a'), join(dir, 'prompts-b')];

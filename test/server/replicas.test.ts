@@ -21,6 +21,8 @@ interface Answer {
 
 // Where PostgreSQL cannot start here (not installed), startPostgres() has printed a banner saying
 // these did not run; under CI (MGPT_TEST_REQUIRE_POSTGRES, which .ci/run sets) it throws instead.
+// Skipped only where no PostgreSQL server can be started here: startPostgres() prints a banner saying
+// so, and under CI (MGPT_TEST_REQUIRE_POSTGRES, which .ci/run sets) it throws instead, so CI always runs it.
 describe.skipIf(!cluster)('two mgpt serve replicas on one PostgreSQL database', () => {
   let fake: FakeOpenAI;
   let a: { engine: Engine; server: Listening };
