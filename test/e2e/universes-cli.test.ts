@@ -211,6 +211,13 @@ describe('image and logs', () => {
     expect(p2).toMatchObject({ page: 2, pageSize: 3, hasMore: true });
     expect((await mgpt(['logs', '--page', '0'], env)).code).toBe(2);
     expect((await mgpt(['logs', '--page-size', '101'], env)).code).toBe(2);
+    // --limit is the name every listing command uses; --page-size stays as its old alias.
+    expect(json((await mgpt(['logs', '--limit', '5', '--json'], env)).stdout)).toMatchObject({ pageSize: 5 });
+    expect(json((await mgpt(['logs', '--limit', '4', '--page-size', '4', '--json'], env)).stdout)).toMatchObject({ pageSize: 4 });
+    const both = await mgpt(['logs', '--limit', '5', '--page-size', '6'], env);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain('--limit and --page-size are the same option');
+    expect((await mgpt(['logs', '--limit', '101'], env)).code).toBe(2);
     const detail = json((await mgpt(['logs', 'show', byGame.data[0].id, '--json'], env)).stdout);
     expect(detail).toMatchObject({ id: byGame.data[0].id, gameId: 'g-7', request: { mode: 'standalone' }, response: expect.any(Object) });
     const human = (await mgpt(['logs'], env)).stdout + (await mgpt(['logs', 'show', images.data[0].id], env)).stdout;

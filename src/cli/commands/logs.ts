@@ -1,4 +1,5 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
+import { BadRequestError } from '../../core/errors.js';
 import { LOG_PAGE_SIZE_MAX } from '../../core/wire/universe-types.js';
 import type { CliContext } from '../context.js';
 import { examples } from '../help.js';
@@ -11,6 +12,7 @@ interface LogsOptions {
   user?: string;
   requestId?: string;
   page?: string;
+  limit?: string;
   pageSize?: string;
   json?: boolean;
 }
@@ -25,9 +27,11 @@ export function registerLogs(program: Command, ctx: CliContext): void {
       .option('--user <id>', 'acting user')
       .option('--request-id <id>', 'caller correlation id')
       .option('--page <n>', 'page, from 1', '1')
-      .option('--page-size <n>', `records per page, 1-${LOG_PAGE_SIZE_MAX}`, '20')
+      .option('--limit <n>', `records per page, 1-${LOG_PAGE_SIZE_MAX} (default: 20)`)
+      // The old name stays as a hidden alias: every other listing command says --limit.
+      .addOption(new Option('--page-size <n>', 'the old name of --limit').hideHelp())
       .option('--json', 'JSON output ({ data, page, pageSize, total, hasMore })'),
-    ['mgpt logs --kind image', 'mgpt logs --request-id turn-7 --json', 'mgpt logs show 1b2c...'],
+    ['mgpt logs --kind image --limit 5', 'mgpt logs --request-id turn-7 --json', 'mgpt logs show 1b2c...'],
   ).action((o: LogsOptions) => runLogs(ctx, o));
   // `logs` has its own --json; commander hands a trailing --json to it, so `show` reads both.
   examples(logs.command('show').description('one log record in detail (request and response summaries)').argument('<id>', 'a log id or a unique prefix of 4+ characters').option('--json', 'JSON output'), [
@@ -42,7 +46,7 @@ export async function runLogs(ctx: CliContext, o: LogsOptions): Promise<void> {
     user: o.user,
     requestId: o.requestId,
     page: intOption('--page', o.page, 1),
-    pageSize: intOption('--page-size', o.pageSize, 1, LOG_PAGE_SIZE_MAX),
+    pageSize: pageSize(o),
   });
   if (o.json) return printJson(ctx.io, list);
   printTable(
@@ -61,6 +65,15 @@ export async function runLogs(ctx: CliContext, o: LogsOptions): Promise<void> {
     list.data,
   );
   if (list.hasMore && ctx.io.stdoutIsTTY) ctx.io.stderr.write(`page ${list.page} of ${Math.ceil(list.total / list.pageSize)}: --page ${list.page + 1} for more\n`);
+}
+
+/** --limit, or its old name --page-size; both at once must agree. */
+function pageSize(o: LogsOptions): number {
+  if (o.limit !== undefined && o.pageSize !== undefined && o.limit !== o.pageSize) {
+    throw new BadRequestError('--limit and --page-size are the same option; give one');
+  }
+  const flag = o.limit !== undefined ? '--limit' : '--page-size';
+  return intOption(flag, o.limit ?? o.pageSize ?? '20', 1, LOG_PAGE_SIZE_MAX) ?? 20;
 }
 
 export async function runLogShow(ctx: CliContext, id: string, o: { json?: boolean }): Promise<void> {
