@@ -156,7 +156,12 @@ describe('entities, send, history, window', () => {
     expect(all.data.map((m: any) => m.seq)).toEqual(Array.from({ length: 10 }, (_, i) => i + 1));
     const text = (await mgpt(['history', id, '--limit', '2'], env)).stdout;
     expect(text).toMatch(/^#1 user \d+ tok · \S+\nI am Bob\n\n#2 assistant \d+ tok · \S+\nHello, Bob\.\n\n$/);
-    for (const bad of [['--limit', '0'], ['--limit', '501'], ['--after', '-1'], ['--limit', 'x']]) {
+    // --last N: the newest N messages, oldest first, in one list (as --all merges pages).
+    const last = json((await mgpt(['history', id, '--last', '3', '--json'], env)).stdout);
+    expect(last.data.map((m: any) => m.seq)).toEqual([8, 9, 10]);
+    expect(json((await mgpt(['history', id, '--last', '50', '--json'], env)).stdout).data).toHaveLength(10);
+    expect((await mgpt(['history', id, '--last', '1'], env)).stdout).toMatch(/^#10 assistant /);
+    for (const bad of [['--limit', '0'], ['--limit', '501'], ['--after', '-1'], ['--limit', 'x'], ['--last', '0'], ['--last', '2', '--all'], ['--last', '2', '--after', '3']]) {
       expect((await mgpt(['history', id, ...bad], env)).code, bad.join(' ')).toBe(2);
     }
     const w = json((await mgpt(['window', id, '--json'], env)).stdout);

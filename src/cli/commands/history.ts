@@ -10,6 +10,7 @@ import { colors, printJson, sanitizeForTerminal as safe } from '../output.js';
 export interface HistoryOptions {
   after?: string;
   limit?: string;
+  last?: string;
   all?: boolean;
   json?: boolean;
 }
@@ -23,12 +24,14 @@ export function registerHistory(program: Command, ctx: CliContext): void {
       .option('--after <seq>', 'messages with seq greater than this', '0')
       .option('--limit <n>', `messages per page, 1-${LIST_MESSAGES_MAX}`, '100')
       .option('--all', 'every message after --after, fetching all pages')
+      .option('--last <n>', 'the newest n messages, oldest first (fetching as many pages as they take)')
       .option('--json', 'JSON output (the list object; with --all, all pages merged)'),
-    ['mgpt history ada', 'mgpt history ada --after 200 --limit 50', 'mgpt history ada --all --json > transcript.json'],
+    ['mgpt history ada', 'mgpt history ada --after 200 --limit 50', 'mgpt history ada --last 20', 'mgpt history ada --all --json > transcript.json'],
   ).action((ref: string, o: HistoryOptions) => runHistory(ctx, ref, o));
 }
 
 export async function runHistory(ctx: CliContext, ref: string, o: HistoryOptions): Promise<void> {
+  if (o.last !== undefined) return runLast(ctx, ref, o);
   const after = intOption('--after', o.after, 0) ?? 0;
   const limit = intOption('--limit', o.limit, 1, LIST_MESSAGES_MAX) ?? 100;
   if (o.all && o.limit !== '100' && o.limit !== undefined) throw new BadRequestError('--all fetches every page; drop --limit');
@@ -53,6 +56,16 @@ export async function runHistory(ctx: CliContext, ref: string, o: HistoryOptions
   if (o.json) {
     printJson(ctx.io, { object: 'list', entity_id: entity.id, data: all, has_more: false, next_after: page.next_after });
   }
+}
+
+/** --last N: start N messages before the end and read every page from there, as --all does. */
+async function runLast(ctx: CliContext, ref: string, o: HistoryOptions): Promise<void> {
+  const n = intOption('--last', o.last, 1) ?? 1;
+  const clash = o.all ? '--all' : o.after !== '0' && o.after !== undefined ? '--after' : o.limit !== '100' && o.limit !== undefined ? '--limit' : undefined;
+  if (clash) throw new BadRequestError(`--last picks its own start; drop ${clash}`);
+  const entity = await resolveEntity(ctx, ref);
+  const messages = (await (await ctx.backend()).getEntity(entity.id)).transcript.messages;
+  return runHistory(ctx, ref, { ...o, last: undefined, all: true, after: String(Math.max(0, messages - n)), limit: undefined });
 }
 
 function print(ctx: CliContext, messages: TranscriptMessage[]): void {
