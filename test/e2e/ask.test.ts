@@ -50,6 +50,8 @@ describe('mgpt ask: the one-shot of llm "prompt"', () => {
     expect((await mgpt(['send', 'old', 'first'], env)).code).toBe(0);
     const r = await mgpt(['ask', '-c', 'and then?'], env);
     expect([r.code, r.stdout]).toEqual([0, 'reply: and then?\n']);
+    // Named on stderr even when stderr is not a terminal: a script sees which entity it wrote to.
+    expect(r.stderr).toContain('continuing old');
     const history = JSON.parse((await mgpt(['history', 'old', '--json'], env)).stdout).data.map((m: { content: string }) => m.content);
     expect(history).toEqual(['first', 'reply: first', 'and then?', 'reply: and then?']);
   });

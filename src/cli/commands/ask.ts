@@ -108,6 +108,7 @@ async function continueLatest(ctx: CliContext, prompt: string, o: AskOptions, sa
   const backend = await ctx.backend();
   const latest = (await backend.listEntities()).data[0];
   if (!latest) throw new NotFoundError('no entity to continue', { hint: 'start one: mgpt entities create --name NAME, or ask without -c' });
-  if (ctx.flags.verbose || ctx.io.stderrIsTTY) note(ctx, `continuing ${latest.name ?? latest.id}`);
+  // Always said (on stderr, so stdout stays the reply): a script must see which entity it just wrote to.
+  note(ctx, `continuing ${latest.name ?? latest.id}`);
   await sendAndPrint(ctx, latest, prompt, { stream: o.stream, json: o.json, sampling });
 }
