@@ -41,4 +41,17 @@ describe.skipIf(process.platform === 'win32')('mgpt on the PATH, as the README s
     expect(onPath.code, onPath.stderr).toBe(0);
     expect(onPath.stdout).toBe(`${join(prefix, 'bin', 'mgpt')}\n${direct.stdout}`);
   }, 120_000);
+
+  it("the README's line for a prefix of one's own works as written (npm link --prefix does not on npm 11)", async () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const line = readme.split('\n').find((l) => l.startsWith('npm install -g . --prefix ~/'));
+    expect(line, 'the README gives the command for a prefix of its own').toBeDefined();
+    const home = join(dir, 'home');
+    // As written, in a shell (so ~ is the home given here); scripts off through npm's own setting,
+    // since `prepare` would rebuild dist/ under the tests running beside this one.
+    const install = await run('sh', ['-c', line!], { HOME: home, npm_config_ignore_scripts: 'true' });
+    expect(install.code, install.stderr).toBe(0);
+    const onPath = await run('sh', ['-c', 'mgpt --version'], { PATH: `${join(home, '.local', 'bin')}:${process.env.PATH}` });
+    expect([onPath.code, onPath.stdout.trim()]).toEqual([0, expect.stringMatching(/^\d+\.\d+\.\d+/)]);
+  }, 120_000);
 });
