@@ -22,7 +22,11 @@ export class ChatService {
     private readonly deps: FacadeDeps,
   ) {}
 
-  /** Platform ids and text aliases, then the account's entities (`entity:<name>` when unique, always `entity:<id>`). */
+  /**
+   * Platform ids and text aliases, then each of the account's entities once: `entity:<name>` when
+   * the name is unique, else `entity:<id>` (a picker such as Open WebUI's shows every listed id, so
+   * listing both showed each entity twice); `entity:<id>` is still accepted by every route.
+   */
   async models(accountId: string): Promise<{ object: 'list'; data: FacadeModel[] }> {
     const ids = [...COMPLETION_MODELS.map((m) => m.id), ...this.deps.namedModels];
     const platform = ids.map((id) => ({ id, object: 'model' as const, created: 0, owned_by: 'mgpt' }));
@@ -31,7 +35,7 @@ export class ChatService {
     for (const e of data) if (e.name) names.set(e.name, (names.get(e.name) ?? 0) + 1);
     const entities = data.flatMap((e) => {
       const m = (id: string): FacadeModel => ({ id: ENTITY_PREFIX + id, object: 'model', created: Math.floor(Date.parse(e.created_at) / 1000), owned_by: accountId });
-      return e.name && names.get(e.name) === 1 ? [m(e.name), m(e.id)] : [m(e.id)];
+      return [m(e.name && names.get(e.name) === 1 ? e.name : e.id)];
     });
     return { object: 'list', data: [...platform, ...entities] };
   }
