@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { cliEnv, mgpt, spawnMgpt } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
@@ -41,17 +43,39 @@ describe('mgpt login, logout and auth status', () => {
     for (const key of ['baseUrl', 'entitiesUrl', 'apiKey']) expect((await mgpt(['config', 'get', key], client)).code).toBe(4);
     expect((await mgpt(['auth', 'status'], client)).code).toBe(1);
 
-    // Only the universe API's URL: the old entities URL (now dead) must not be checked or kept.
+    // Only one URL of an mgpt serve: the other is derived from it (never the old, dead one) and
+    // checked, so every entity command works after login (it used to store no entities URL).
     const login = await mgpt(['login', '--base-url', b.url, '--key', b.key, '--json'], client);
     expect([login.code, login.stderr]).toEqual([0, '']);
-    expect(JSON.parse(login.stdout)).toMatchObject({ baseUrl: b.url, entitiesUrl: null, checked: ['universes'] });
+    expect(JSON.parse(login.stdout)).toMatchObject({ baseUrl: b.url, entitiesUrl: `${b.url}/v1`, checked: ['entities', 'universes'] });
     const onB = await mgpt(['auth', 'status', '--json'], client);
     expect(onB.code).toBe(0);
-    expect(JSON.parse(onB.stdout)).toMatchObject({ signedIn: true, baseUrl: b.url, entitiesUrl: null, account: null });
+    expect(JSON.parse(onB.stdout)).toMatchObject({ signedIn: true, baseUrl: b.url, entitiesUrl: `${b.url}/v1`, account: 'local' });
+    expect((await mgpt(['entities', 'create', '--name', 'after-login'], client)).code).toBe(0);
+    const byEntities = await mgpt(['login', '--entities-url', `${b.url}/v1`, '--key', b.key, '--json'], client);
+    expect(JSON.parse(byEntities.stdout)).toMatchObject({ baseUrl: b.url, entitiesUrl: `${b.url}/v1`, checked: ['entities', 'universes'] });
 
     const refused = await mgpt(['auth', 'status'], { ...client, MGPT_ENTITIES_URL: `${b.url}/v1`, MGPT_API_KEY: 'mgpt_live_0000000000000000.' + 'x'.repeat(43) });
     expect(refused.code).toBe(3);
     expect(refused.stdout).toMatch(/^X the server refused the key/);
     await b.stop();
+  });
+
+  it('one URL of a server that is not an mgpt serve is refused, naming the flag to add, and stores nothing', async () => {
+    const other = createServer((_req, res) => res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}'));
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
+    const client = cliEnv(`${dir}/elsewhere`, { MGPT_DB: `${dir}/elsewhere/never.db` });
+    try {
+      const r = await mgpt(['login', '--base-url', url, '--key', 'mgpt_live_0000000000000000.' + 'x'.repeat(43)], client);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain('is not an mgpt serve answering both APIs');
+      expect(r.stderr).toContain('pass --entities-url too');
+      const e = await mgpt(['login', '--entities-url', `${url}/v1`, '--key', 'mgpt_live_0000000000000000.' + 'x'.repeat(43)], client);
+      expect([e.code, e.stderr]).toEqual([2, expect.stringContaining('pass --base-url too')]);
+      expect((await mgpt(['config', 'get', 'apiKey'], client)).code).toBe(4);
+    } finally {
+      other.close();
+    }
   });
 });
