@@ -348,6 +348,11 @@ export interface PromptRowStore {
   put(row: PromptRow & { text: string }): Promise<void>;
   /** Makes a live prompt a tombstone; false when there was none. */
   remove(name: string, at: string): Promise<boolean>;
+  /**
+   * Rewrites a live prompt that still comes from `row.source` (its file changed): never a
+   * tombstone, never a prompt added or replaced by hand since. True when it was written.
+   */
+  refresh(row: PromptRow & { text: string; source: string }): Promise<boolean>;
 }
 
 export type { MigrationStep } from './migration-step.js';

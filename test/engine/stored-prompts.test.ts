@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { LOCAL_USER_ID } from '../../src/core/wire/universe-types.js';
 import { openEngineSync } from '../../src/engine/open-engine.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -16,6 +17,12 @@ function pair(): { a: ReturnType<typeof openEngineSync>; b: ReturnType<typeof op
   mkdirSync(aDir);
   mkdirSync(bDir);
   return { a: openEngineSync({ db, promptsDir: aDir }), b: openEngineSync({ db, promptsDir: bDir }), aDir, bDir };
+}
+
+/** What a universe snapshotted of its prompt when it was created. */
+async function snapshotOf(e: ReturnType<typeof openEngineSync>, id: string): Promise<{ text: string; additionalInstructions: string | null }> {
+  const row = await e.universes.owned(id, LOCAL_USER_ID);
+  return { text: row.promptText, additionalInstructions: row.additionalInstructions };
 }
 
 describe('stored prompts in the store', () => {
@@ -40,9 +47,21 @@ describe('stored prompts in the store', () => {
     await expect(b.prompts.get('quest')).rejects.toMatchObject({ code: 'not_found' });
     expect(await a.prompts.get('quest')).toMatchObject({ text: 'You run quests.', additionalInstructions: 'Roll dice.', file: join(aDir, 'quest.md') });
     expect((await b.prompts.list()).map((p) => p.name)).toEqual(['quest']);
-    // The store holds it now: an edit of the file does not reach it (add --force or rm + import does).
-    writeFileSync(join(aDir, 'quest.md'), 'Changed.\n');
-    expect((await a.prompts.get('quest')).text).toBe('You run quests.');
+    const before = await a.universes.create({ storedPrompt: 'quest' });
+    // A stored prompt is a file whose edits reach universes created afterwards (the universe seed):
+    // the edit is written back to the store, so the other process, whose directory has no such
+    // file, creates from the edited text too; a universe made before keeps its snapshot.
+    writeFileSync(join(aDir, 'quest.md'), '---\nadditionalInstructions: Roll two dice.\n---\nChanged.\n');
+    const after = await a.universes.create({ storedPrompt: 'quest' });
+    expect(await b.prompts.get('quest')).toMatchObject({ text: 'Changed.', additionalInstructions: 'Roll two dice.' });
+    expect(await b.universes.create({ storedPrompt: 'quest' })).toBeDefined();
+    expect(await snapshotOf(a, after.universe)).toMatchObject({ text: 'Changed.', additionalInstructions: 'Roll two dice.' });
+    expect(await snapshotOf(a, before.universe)).toMatchObject({ text: 'You run quests.', additionalInstructions: 'Roll dice.' });
+    expect((await a.prompts.list()).find((p) => p.name === 'quest')?.text).toBe('Changed.');
+    // A prompt replaced by hand no longer follows its old file.
+    await b.prompts.add('quest', { text: 'By hand.' }, { force: true });
+    writeFileSync(join(aDir, 'quest.md'), 'Edited again.\n');
+    expect((await a.prompts.get('quest')).text).toBe('By hand.');
     a.close();
     b.close();
   });
@@ -54,6 +73,10 @@ describe('stored prompts in the store', () => {
     await b.prompts.remove('old');
     expect(await a.prompts.list()).toEqual([]);
     await expect(a.prompts.get('old')).rejects.toMatchObject({ code: 'not_found' });
+    // Nor does an edit of the file left behind bring it back.
+    writeFileSync(join(aDir, 'old.md'), 'Old text, edited.\n');
+    await expect(a.prompts.get('old')).rejects.toMatchObject({ code: 'not_found' });
+    expect(await a.prompts.list()).toEqual([]);
     expect(await a.prompts.importDir(aDir)).toEqual({ imported: [], skipped: ['old'] });
     await expect(b.prompts.remove('old')).rejects.toMatchObject({ code: 'not_found' });
     await a.prompts.add('old', { text: 'New text.' });

@@ -75,10 +75,28 @@ describe.each(factories)('stored prompts: $name', (factory) => {
     expect(await s.prompts.remove('never-stored', '2026-01-02T00:00:00.000Z')).toBe(false);
   });
 
+  it("refreshes a live prompt from its own file only: never a tombstone, never one replaced by hand", async () => {
+    await s.prompts.insert(row('filed', { source: '/p/filed.md' }), { overRemoved: false });
+    const edited = row('filed', { text: 'Edited.', additionalInstructions: 'More.', source: '/p/filed.md', updatedAt: '2026-01-04T00:00:00.000Z' }) as PromptRow & { text: string; source: string };
+    expect(await s2.prompts.refresh(edited)).toBe(true);
+    expect(await s.prompts.get('filed')).toEqual(edited);
+    expect(await s.prompts.refresh({ ...edited, source: '/elsewhere/filed.md' })).toBe(false);
+    await s.prompts.put(row('filed', { text: 'By hand.' }));
+    expect(await s2.prompts.refresh({ ...edited, text: 'From the file again.' })).toBe(false);
+    expect((await s.prompts.get('filed'))?.text).toBe('By hand.');
+    await s.prompts.insert(row('filed-gone', { source: '/p/filed-gone.md' }), { overRemoved: false });
+    await s.prompts.remove('filed-gone', '2026-01-05T00:00:00.000Z');
+    expect(await s2.prompts.refresh({ ...edited, name: 'filed-gone', source: '/p/filed-gone.md' })).toBe(false);
+    expect((await s.prompts.get('filed-gone'))?.text).toBeNull();
+    expect(await s.prompts.refresh({ ...edited, name: 'never-stored' })).toBe(false);
+  });
+
   it('lists every row by name, tombstones included', async () => {
     await s.prompts.remove('keeper', '2026-01-03T00:00:00.000Z');
     const list = await s2.prompts.list();
     expect(list.map((r) => [r.name, r.text === null])).toEqual([
+      ['filed', false],
+      ['filed-gone', true],
       ['gone', false],
       ['keeper', true],
       ['narrator', false],

@@ -20,7 +20,8 @@ export interface PromptInput {
  * database creates universes from one set. A prompts directory (`<name>.md` or `<name>.txt` with
  * optional YAML front matter) is an import source: a file whose name the store has never held is
  * imported the first time prompts are listed or that name is asked for, and `importDir` imports a
- * whole directory. A removed prompt is remembered, so its file is not imported again.
+ * whole directory. A prompt that came from a file follows the file's later edits; a removed
+ * prompt is remembered, so its file is not imported again.
  */
 export class PromptStore {
   /** `dir` null: no prompts directory to import from. */
@@ -31,12 +32,13 @@ export class PromptStore {
 
   async list(): Promise<StoredPromptInfo[]> {
     if (this.dir !== null) await this.importDir(this.dir, { quiet: true });
-    return (await this.rows.list()).flatMap((r) => (r.text === null ? [] : [info(r)]));
+    const rows = await Promise.all((await this.rows.list()).map((r) => this.fresh(r)));
+    return rows.flatMap((r) => (r?.text == null ? [] : [info(r)]));
   }
 
   async get(name: string): Promise<StoredPromptInfo> {
     checkName(name);
-    let row = await this.rows.get(name);
+    let row = await this.fresh(await this.rows.get(name));
     if (row === undefined && this.dir !== null && (await this.importFile(this.dir, name))) row = await this.rows.get(name);
     if (row?.text == null) {
       throw new NotFoundError(`no stored prompt named ${JSON.stringify(name)}`, {
@@ -77,20 +79,41 @@ export class PromptStore {
     return { imported, skipped };
   }
 
+  /**
+   * The row as its file now says, for a prompt that came from a file: a stored prompt is "a file"
+   * whose edits reach universes created afterwards, so a changed file is written back to the store
+   * (where replicas read it) before it is used. A removed prompt, one added by hand, or one whose
+   * file this process cannot read is left as stored.
+   */
+  private async fresh(row: PromptRow | undefined): Promise<PromptRow | undefined> {
+    if (row?.text == null || row.source === null) return row;
+    const raw = readIfThere(row.source);
+    if (raw === undefined) return row;
+    const now = { ...toRow(row.name, await parsePromptText(raw, row.source), row.source), source: row.source };
+    const same = now.text === row.text && now.responseFormat === row.responseFormat && now.additionalInstructions === row.additionalInstructions;
+    if (same || !(await this.rows.refresh(now))) return same ? row : this.rows.get(row.name);
+    return now;
+  }
+
   /** Imports `dir/<name>.md` (or `.txt`) when the store has never held the name; true when it did. */
   private async importFile(dir: string, name: string): Promise<boolean> {
     for (const ext of ['md', 'txt']) {
       const file = join(dir, `${name}.${ext}`);
-      let raw: string;
-      try {
-        raw = readFileSync(file, 'utf8');
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
-        throw err;
-      }
+      const raw = readIfThere(file);
+      if (raw === undefined) continue;
       return this.rows.insert(toRow(name, await parsePromptText(raw, file), file), { overRemoved: false });
     }
     return false;
+  }
+}
+
+/** A file's text, or undefined when it is not there (another replica's path, or deleted since). */
+function readIfThere(file: string): string | undefined {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined;
+    throw err;
   }
 }
 

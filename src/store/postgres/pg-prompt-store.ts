@@ -24,6 +24,15 @@ export class PgPromptStore implements PromptRowStore {
     await this.pool.query(`${INSERT} ON CONFLICT (name) DO UPDATE SET ${SET}`, values(row));
   }
 
+  async refresh(row: PromptRow): Promise<boolean> {
+    const r = await this.pool.query(
+      `UPDATE stored_prompts SET text = $2, response_format = $3, additional_instructions = $4, updated_at = $6
+       WHERE name = $1 AND text IS NOT NULL AND source = $5`,
+      values(row),
+    );
+    return (r.rowCount ?? 0) > 0;
+  }
+
   async remove(name: string, at: string): Promise<boolean> {
     const r = await this.pool.query(
       `UPDATE stored_prompts SET text = NULL, response_format = NULL, additional_instructions = NULL, source = NULL, updated_at = $2

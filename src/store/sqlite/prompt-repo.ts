@@ -34,6 +34,12 @@ export class PromptRepo {
       .run(row);
   }
 
+  refresh(row: PromptRow): boolean {
+    const sql = `UPDATE stored_prompts SET text = @text, response_format = @responseFormat, additional_instructions = @additionalInstructions,
+      updated_at = @updatedAt WHERE name = @name AND text IS NOT NULL AND source = @source`;
+    return this.s.get(sql).run(row).changes > 0;
+  }
+
   remove(name: string, at: string): boolean {
     const sql = `UPDATE stored_prompts SET text = NULL, response_format = NULL, additional_instructions = NULL, source = NULL, updated_at = ?
       WHERE name = ? AND text IS NOT NULL`;

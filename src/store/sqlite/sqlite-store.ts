@@ -95,7 +95,8 @@ export class SqliteStore implements Store {
       insert: async (row, opts) => repos.prompts.insert(row, opts.overRemoved),
       put: async (row) => repos.prompts.put(row),
       remove: async (name, at) => repos.prompts.remove(name, at),
-    }, ['insert', 'put', 'remove']);
+      refresh: async (row) => repos.prompts.refresh(row),
+    }, ['insert', 'put', 'remove', 'refresh']);
   }
 
   /** Opens (creating and migrating if needed) the SQLite file at `path`. */
