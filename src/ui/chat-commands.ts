@@ -7,6 +7,7 @@ import { usageText } from './finish-notice.js';
 import { windowLimit } from '../core/window-plan.js';
 import { needAdmin } from './chat-errors.js';
 import type { ChatItem, ChatSources, ChatTarget } from './chat-types.js';
+import { STEER_COMMANDS } from './chat-steer.js';
 
 /** What a slash command shows: an item without its id. */
 type Shown = Extract<ChatItem, { kind: 'output' } | { kind: 'error' }> extends infer T ? (T extends ChatItem ? Omit<T, 'id'> : never) : never;
@@ -20,6 +21,7 @@ const COMMANDS: [usage: string, what: string][] = [
   ['/export [-f] [file]', 'save the transcript (.tar or .json; universes: .json); -f overwrites; ~ is your home'],
   ['/new [name]', 'start a new entity (or universe on the same prompt) and switch to it'],
   ['/switch [ref]', 'switch to another entity or universe (a name or a 4+ character id prefix); without ref, list them'],
+  ...STEER_COMMANDS,
   ['/exit', 'leave (Ctrl-D also leaves)'],
 ];
 const USAGE_WIDTH = Math.max(...COMMANDS.map(([usage]) => usage.length)) + 2;

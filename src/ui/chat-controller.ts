@@ -6,12 +6,13 @@ import { runToolLoop, toolOutput } from './tool-loop.js';
 import type { RespondInput, ToolResultInput } from '../core/wire/universe-types.js';
 import { HELP, exportItem, historyItem, searchItem, windowText } from './chat-commands.js';
 import { rotationsItem } from './rotations-item.js';
+import { instructionsItem, memoryItem, rotateItem } from './chat-steer.js';
 import { describeError, isCancel } from './chat-errors.js';
 import { loadStatus } from './chat-status.js';
-import { UNIVERSE_MODEL } from '../core/wire/universe-types.js';
+import { TEXT_ALIASES, UNIVERSE_MODEL } from '../core/wire/universe-types.js';
 import { ChatStore } from './chat-store.js';
 import { createTarget, resolveTarget, switchTargets, targetList } from './chat-targets.js';
-import type { ChatOptions, ChatTarget } from './chat-types.js';
+import type { ChatOptions, ChatTarget, NewItem } from './chat-types.js';
 import { type Completion, type SwitchTarget, complete, wantsTargets } from './completion.js';
 import { StreamThrottle } from './stream-throttle.js';
 import { timeAgo } from './time-ago.js';
@@ -40,6 +41,10 @@ export class ChatController extends ChatStore {
   private readonly lastUsage = new Map<string, Usage>();
   private readonly said = new Set<string>();
   private leaving = false;
+  /** A universe's model alias for its next turns (`/model` changes it). */
+  private universeModel: string | undefined;
+  /** The last message whose entity turn failed or was cancelled, so stored nothing: what `/retry` sends. */
+  private retryText: string | null = null;
 
   constructor(private readonly opts: ChatOptions) {
     super({
@@ -51,6 +56,7 @@ export class ChatController extends ChatStore {
       exited: false,
     });
     this.target = opts.target;
+    this.universeModel = opts.model;
   }
 
   /** Loads the status line and greets; an unknown target is an error item, not a crash. */
@@ -76,7 +82,7 @@ export class ChatController extends ChatStore {
   /** Re-reads the status line; failures are shown inline. */
   async refresh(): Promise<void> {
     try {
-      const status = await loadStatus(this.opts, this.target, this.state.status, this.opts.model);
+      const status = await loadStatus(this.opts, this.target, this.state.status, this.universeModel);
       const route = status.kind === 'entity' && status.model ? this.opts.route?.(status.model) : undefined;
       this.set({ status: { ...status, route } });
       if (this.opts.balance) this.set({ status: { ...this.state.status, balanceUsd: await this.opts.balance() } });
@@ -175,11 +181,13 @@ export class ChatController extends ChatStore {
         }
       }
       if (abort.signal.aborted) throw cancelled();
+      this.retryText = null;
       shown.stop();
       this.pushWith({ streaming: null }, { kind: 'assistant', text: reply });
       if (recalled) this.push({ kind: 'notice', text: recalled });
       if (cut) this.sayOnce('cut', cut);
     } catch (err) {
+      this.retryText = content;
       if (isCancel(err) || abort.signal.aborted) {
         shown.stop();
         // What came so far stays on screen, marked, so the person can see where it was cut.
@@ -209,7 +217,7 @@ export class ChatController extends ChatStore {
     }
     this.set({ busy: true, streaming: '' });
     try {
-      const body: RespondInput = { model: this.opts.model ?? UNIVERSE_MODEL, universe: this.target.id, userInput: this.toolInput };
+      const body: RespondInput = { model: this.universeModel ?? UNIVERSE_MODEL, universe: this.target.id, userInput: this.toolInput };
       if (this.opts.tools) body.tools = this.opts.tools;
       const { backend } = this.opts;
       const outcome = await runToolLoop({
@@ -293,7 +301,7 @@ export class ChatController extends ChatStore {
           else await this.moveTo(await resolveTarget(this.opts, this.target, arg), 'switched to');
           break;
         default:
-          this.push({ kind: 'error', text: `unknown command /${name}`, hint: 'type /help for the list', exitCode: 2 });
+          if (!(await this.steer(name, arg))) this.push({ kind: 'error', text: `unknown command /${name}`, hint: 'type /help for the list', exitCode: 2 });
       }
     } catch (err) {
       this.fail(err);
@@ -302,9 +310,59 @@ export class ChatController extends ChatStore {
     }
   }
 
+  /** The steering commands (chat-steer.ts, thin calls of the Backend); false when `name` is none of them. */
+  private async steer(name: string, arg: string): Promise<boolean> {
+    if (name === 'memory') this.push(await memoryItem(this.opts, this.target, arg));
+    else if (name === 'instructions') this.push(await instructionsItem(this.opts, this.target, arg));
+    else if (name === 'rotate' || name === 'undo') await this.rotate(name);
+    else if (name === 'model') this.push(this.modelItem(arg));
+    else if (name === 'retry') await this.retry();
+    else return false;
+    // Memory and rotations change what the gauge shows.
+    if (name !== 'model' && name !== 'retry') await this.refresh();
+    return true;
+  }
+
+  /** `/rotate`, `/undo`: cancellable with Ctrl-C like a turn, and then nothing is written. */
+  private async rotate(action: 'rotate' | 'undo'): Promise<void> {
+    const abort = new AbortController();
+    this.turn = abort;
+    try {
+      this.push(await rotateItem(this.opts, this.target, action, abort.signal));
+    } finally {
+      this.turn = null;
+    }
+  }
+
+  /** `/model`: who answers; a universe's alias can change (an entity's model is fixed for its life). */
+  private modelItem(arg: string): NewItem {
+    const { status } = this.state;
+    if (this.target.kind === 'entity') {
+      if (arg) return { kind: 'error', text: `an entity's model is fixed for its life (${status.model ?? 'mgpt-1-27b'})`, hint: 'who answers it is its route: mgpt models', exitCode: 2 };
+      return { kind: 'output', text: `model ${status.model ?? '?'}${status.route ? `, answered by ${status.route}` : ''}` };
+    }
+    if (!arg) return { kind: 'output', text: `model alias ${this.universeModel ?? UNIVERSE_MODEL}` };
+    if (!(TEXT_ALIASES as readonly string[]).includes(arg)) return { kind: 'error', text: `unknown model alias ${arg}`, hint: `one of ${TEXT_ALIASES.join(', ')}`, exitCode: 2 };
+    this.universeModel = arg;
+    this.set({ status: { ...status, model: arg } });
+    return { kind: 'output', text: `the next turns use ${arg}` };
+  }
+
+  /** `/retry`: the last entity message whose turn stored nothing, sent again. */
+  private async retry(): Promise<void> {
+    if (this.target.kind !== 'entity') {
+      this.push({ kind: 'error', text: '/retry is for entities: a universe keeps the message of a failed turn', hint: 'send the message again', exitCode: 2 });
+    } else if (this.retryText === null) {
+      this.push({ kind: 'error', text: 'nothing to retry: the last turn was stored (a transcript only grows)', exitCode: 2 });
+    } else {
+      await this.entityTurn(this.retryText);
+    }
+  }
+
   /** After `/new` or `/switch`: a fresh status line, and no tool calls of the old target left waiting. */
   private async moveTo(target: ChatTarget, how: 'new' | 'switched to'): Promise<void> {
     this.target = target;
+    this.retryText = null;
     if (how === 'new') this.targets = null;
     this.toolResults = [];
     this.set({ pendingTools: [] });

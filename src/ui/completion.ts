@@ -2,7 +2,7 @@ import { shortId } from '../core/ref.js';
 
 /** Tab completion of the REPL's input line: slash commands, and after `/switch ` an entity or universe. */
 
-export const COMMANDS = ['/help', '/window', '/history', '/rotations', '/search', '/export', '/new', '/switch', '/exit'];
+export const COMMANDS = ['/help', '/window', '/history', '/rotations', '/search', '/export', '/new', '/switch', '/memory', '/instructions', '/model', '/rotate', '/undo', '/retry', '/exit'];
 
 /** Something `/switch` can go to: a name (may be empty) and an id, offered as its short (8-character) form. */
 export interface SwitchTarget {

@@ -1,10 +1,11 @@
 import type { Command } from 'commander';
 import { BadRequestError } from '../../core/errors.js';
-import type { RotateInput, RotateResult } from '../../core/wire/rotation-types.js';
+import type { RotateInput } from '../../core/wire/rotation-types.js';
+import { rotateSaid } from '../../ui/chat-steer.js';
 import type { CliContext } from '../context.js';
 import { resolveEntity } from '../entity-ref.js';
 import { examples } from '../help.js';
-import { formatInt, printJson } from '../output.js';
+import { printJson } from '../output.js';
 
 export interface RotateOptions {
   undo?: boolean;
@@ -32,7 +33,7 @@ export async function runRotate(ctx: CliContext, ref: string, o: RotateOptions):
   const entity = await resolveEntity(ctx, ref);
   const result = await (await ctx.backend()).rotate(entity.id, input, { signal: ctx.signal });
   if (o.json) return printJson(ctx.io, result);
-  ctx.io.stdout.write(said(result) + '\n');
+  ctx.io.stdout.write(rotateSaid(result) + '\n');
 }
 
 /** The flags as one action; contradictory ones are a usage error (exit 2) before anything is asked. */
@@ -44,11 +45,3 @@ function rotateInput(o: RotateOptions): RotateInput {
   return { action: 'rotate' };
 }
 
-function said(r: RotateResult): string {
-  const { rotation: rot, window } = r;
-  const now = `window now ${window.blocks.length} blocks, ${formatInt(window.tokens)} tokens`;
-  if (r.action === 'undo') return `undone: the rotation that folded seqs ${rot.from_seq}-${rot.to_seq}; ${now}`;
-  const by = `${rot.route.provider}:${rot.route.model}`;
-  if (r.action === 'resummarize') return `summary of seqs ${rot.from_seq}-${rot.to_seq} written again by ${by} (${formatInt(rot.summary.tokens)} tokens); ${now}`;
-  return `folded seqs ${rot.from_seq}-${rot.to_seq} into a summary of ${formatInt(rot.summary.tokens)} tokens (${by}); ${now}`;
-}
