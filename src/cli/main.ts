@@ -1,4 +1,5 @@
 import { runCli } from './run.js';
+import { flushed } from './flushed.js';
 import { watchSignals } from './signals.js';
 
 declare const MGPT_VERSION: string;
@@ -25,8 +26,10 @@ void runCli(process.argv.slice(2), {
   version: typeof MGPT_VERSION === 'string' ? MGPT_VERSION : '0.0.0-dev',
   signal: signals.signal,
   extendGrace: signals.extendGrace,
-}).then((code) => {
+}).then(async (code) => {
   // A command a signal cut short exits 128 + the signal; one that finished cleanly (serve after draining) exits 0.
   const signalled = signals.received();
+  // Exiting drops output a slow pipe has not taken yet; a signal's grace timer still ends a stalled wait.
+  await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
   process.exit(signalled !== undefined && code !== 0 ? signalled : code);
 });
