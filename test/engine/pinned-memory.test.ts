@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BadRequestError } from '../../src/core/errors.js';
 import type { Engine } from '../../src/engine/engine.js';
+import { REMEMBER_CALLS_MAX } from '../../src/engine/entities/remember.js';
 import { collect, done, makeEngine } from '../helpers/engine.js';
 import { type FakeOpenAI, echoLastUser, isSummaryRequest, startFakeOpenAI } from '../helpers/fake-openai.js';
 import { tempDir } from '../helpers/temp.js';
@@ -169,6 +170,22 @@ describe('the remember tool', () => {
     expect(tools[2]).toMatch(/^not remembered: the arguments must be JSON/);
     expect((await engine.memory.list(id, 'local')).memory).toEqual([]);
     expect((await engine.memory.history(id, 'local')).history).toEqual([]);
+  });
+
+  it(`runs at most ${REMEMBER_CALLS_MAX} remember calls of a reply (as recall) and answers each of the rest "not run" (1,000 calls)`, async () => {
+    const id = await entity(4000);
+    const args = Array.from({ length: 1000 }, (_, i) => ({ label: `b${i % 3}`, text: `fact ${i}` }));
+    const requests = await rememberTurn(id, args);
+    const last = requests.at(-1)!.body.messages;
+    const tools = last.filter((m: any) => m.role === 'tool');
+    expect(tools).toHaveLength(1000);
+    expect(tools.slice(0, REMEMBER_CALLS_MAX).every((m: any) => /^remembered: block "b\d" is set/.test(m.content))).toBe(true);
+    for (const m of tools.slice(REMEMBER_CALLS_MAX)) expect(m.content).toBe(`not run: remember takes at most ${REMEMBER_CALLS_MAX} calls a round, and this reply made 1000`);
+    // The calls not run are repeated without their arguments.
+    const calls = last.find((m: any) => m.role === 'assistant' && m.tool_calls).tool_calls;
+    expect(calls.slice(REMEMBER_CALLS_MAX).every((c: any) => c.function.arguments === '{}')).toBe(true);
+    expect((await engine.memory.history(id, 'local')).history).toHaveLength(REMEMBER_CALLS_MAX);
+    expect((await engine.memory.list(id, 'local')).memory.map((b) => [b.label, b.text])).toEqual([['b0', 'fact 6'], ['b1', 'fact 7'], ['b2', 'fact 5']]);
   });
 
   it('without --memory-tool the model is offered no tool; a failed turn leaves the memory as it was', async () => {

@@ -6,7 +6,7 @@ import { memoryOutcome } from '../../store/memory-outcome.js';
 import type { EngineDeps } from '../deps.js';
 import type { ReplyToolCall } from '../generation/reply.js';
 import { type PinnedMemory, checkLabel, checkText, memoryWrite, overLimits } from './memory.js';
-import { RECALL_ROUNDS_MAX, RECALL_TOOL, type RecallState, recallCalls, runRecallRound } from './recall.js';
+import { RECALL_CALLS_MAX, RECALL_ROUNDS_MAX, RECALL_TOOL, type RecallState, recallCalls, runRecallRound } from './recall.js';
 
 /**
  * The memory tool (issue 33, opt-in with `--memory-tool`): the model is offered `remember`, which
@@ -88,13 +88,24 @@ export async function runEngineRound(turn: ToolTurn, window: readonly BlockRow[]
   if (remember.length) await rememberRound(turn, remember);
 }
 
+/**
+ * Remember calls one round runs, as many as recall's: each one run is a write and a history row,
+ * so a reply of 1,000 calls must not make 1,000. The rest are each answered "not run".
+ */
+export const REMEMBER_CALLS_MAX = RECALL_CALLS_MAX;
+
 async function rememberRound(turn: ToolTurn, calls: ReplyToolCall[]): Promise<void> {
   const tok = await loadTokenEstimator();
+  const run = Math.min(calls.length, REMEMBER_CALLS_MAX);
   const results: ChatMessage[] = [];
-  for (const call of calls) results.push({ role: 'tool', tool_call_id: call.callId, content: await remember(turn, call.arguments) });
+  for (const [i, call] of calls.entries()) {
+    const content = i < run ? await remember(turn, call.arguments) : `not run: remember takes at most ${REMEMBER_CALLS_MAX} calls a round, and this reply made ${calls.length}`;
+    results.push({ role: 'tool', tool_call_id: call.callId, content });
+  }
+  // A call not run is repeated as `{}`: its tool message says why, and the prompt stays small.
   const assistant: ChatMessage = {
     role: 'assistant', content: null,
-    tool_calls: calls.map((c) => ({ id: c.callId, type: 'function', function: { name: c.name, arguments: c.arguments } })),
+    tool_calls: calls.map((c, i) => ({ id: c.callId, type: 'function', function: { name: c.name, arguments: i < run ? c.arguments : '{}' } })),
   };
   const state = turn.recall;
   state.messages.push(assistant, ...results);
