@@ -1,4 +1,5 @@
 /** The settings mgpt knows, their types and validation. Config keys are dotted paths into a profile. */
+import { providerModelProblem } from '../core/models.js';
 
 export interface ModelRouteSetting {
   provider?: string;
@@ -37,7 +38,7 @@ export interface ConfigFile {
   profiles?: Record<string, ProfileSettings>;
 }
 
-type Kind = 'string' | 'url' | 'path' | 'boolean' | 'positiveInt' | 'nonNegativeNumber' | 'secret' | readonly string[];
+type Kind = 'string' | 'providerModel' | 'url' | 'path' | 'boolean' | 'positiveInt' | 'nonNegativeNumber' | 'secret' | readonly string[];
 
 interface KeySpec {
   pattern: RegExp;
@@ -66,7 +67,7 @@ export const KEYS: readonly KeySpec[] = [
   { pattern: /^engine\.summaryPercent$/, kind: 'positiveInt', description: 'the most one rotation summary may take, in percent of the same (5 to half the target, default 10)' },
   { pattern: /^engine\.leaseTtlMs$/, kind: 'positiveInt', description: "how long a turn's hold on its entity outlives a writer that died (ms, default 15000)" },
   { pattern: new RegExp(`^models\\.${ID}\\.provider$`), kind: ['echo', 'openai', 'llama'], description: 'provider of a model id' },
-  { pattern: new RegExp(`^models\\.${ID}\\.model$`), kind: 'string', description: "the provider's model name" },
+  { pattern: new RegExp(`^models\\.${ID}\\.model$`), kind: 'providerModel', description: "the provider's model name" },
   { pattern: new RegExp(`^models\\.${ID}\\.baseUrl$`), kind: 'url', description: 'OpenAI-compatible base URL ending in /v1' },
   { pattern: new RegExp(`^models\\.${ID}\\.apiKey$`), kind: 'secret', description: "the provider's API key" },
   { pattern: new RegExp(`^models\\.${ID}\\.timeoutMs$`), kind: 'positiveInt', description: 'provider timeout (ms)' },
@@ -107,6 +108,10 @@ export function parseValue(key: string, raw: string): { value: unknown } | { err
     case 'nonNegativeNumber': {
       const n = Number(raw);
       return raw.trim() !== '' && Number.isFinite(n) && n >= 0 ? { value: n } : { error: `${key} must be a number >= 0` };
+    }
+    case 'providerModel': {
+      const problem = providerModelProblem(raw);
+      return problem ? { error: `${key} ${problem}` } : { value: raw };
     }
     case 'url':
       try {

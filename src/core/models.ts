@@ -16,6 +16,23 @@ export const KNOWN_MODELS: readonly KnownModel[] = [
   { id: 'image-1', kind: 'image', description: 'public image alias (default for images)' },
 ];
 
+/** The longest provider model name a route or a request may give. */
+export const PROVIDER_MODEL_MAX_CHARS = 200;
+const PROVIDER_MODEL = /^[A-Za-z0-9][A-Za-z0-9._:@+/-]*$/;
+
+/**
+ * Why a provider's model name (a route's `model`, the model a resummary is written by) is
+ * refused, or undefined when it is fine. Real names are short words with a few separators
+ * (`gpt-4o`, `gemma3:27b`, `meta-llama/Llama-3.1-8B-Instruct`); the name is stored with each
+ * rotation and sent to a provider, so a 10 KB string or a path like `../../v1/keys` is refused.
+ */
+export function providerModelProblem(name: string): string | undefined {
+  if (name.length === 0 || name.length > PROVIDER_MODEL_MAX_CHARS) return `must be 1-${PROVIDER_MODEL_MAX_CHARS} characters (it has ${name.length})`;
+  if (!PROVIDER_MODEL.test(name)) return 'may hold only letters, digits and . _ : @ + / -, and starts with a letter or a digit';
+  if (name.split('/').some((part) => part === '' || part === '.' || part === '..')) return 'may not have an empty, "." or ".." part between slashes';
+  return undefined;
+}
+
 /** USD per million tokens. */
 export interface ModelPrice {
   input: number;

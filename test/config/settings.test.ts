@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { parseValue } from '../../src/config/schema.js';
+import { providerModelProblem } from '../../src/core/models.js';
 import { resolveSettings } from '../../src/config/config.js';
 import { effectiveSettings } from '../../src/config/effective.js';
 import { DEFAULT_LEASE_TTL_MS } from '../../src/core/wire/entity-types.js';
@@ -48,5 +50,18 @@ describe('settings: one table for what a command uses and what config list shows
     expect(effectiveSettings(env, {}, {})).toContainEqual({ key: 'engine.rotateTargetPercent', value: 25, source: 'default' });
     expect(() => engineLimits({ rotateTargetPercent: 95 })).toThrow(expect.objectContaining({ code: 'bad_request', message: 'the rotation target must be a percent from 20 to 90, got 95' }));
     expect(() => engineLimits({ rotateTargetPercent: 40, summaryPercent: 25 })).toThrow(expect.objectContaining({ code: 'bad_request', message: 'the summary share must be a percent from 5 to half the rotation target (20), got 25' }));
+  });
+});
+
+describe("a route's provider model name", () => {
+  it('config set takes real names and refuses what is not one, as rotate --resummarize --model does', () => {
+    for (const name of ['gpt-4o', 'gemma3:27b', 'meta-llama/Llama-3.1-8B-Instruct', 'hf.co/bartowski/Llama-3.2-1B-Instruct-GGUF:Q4_K_M', 'claude-3.5@2024']) {
+      expect(parseValue('models.mgpt-1-27b.model', name), name).toEqual({ value: name });
+    }
+    for (const name of ['m'.repeat(201), '../../v1/keys', 'vendor/../keys', '/abs', 'gpt 4o', 'a\nb', '']) {
+      const parsed = parseValue('models.mgpt-1-27b.model', name);
+      expect(parsed, JSON.stringify(name)).toEqual({ error: expect.stringMatching(/^models\.mgpt-1-27b\.model (must be 1-200 characters|may hold only|may not have)/) });
+      expect(providerModelProblem(name), JSON.stringify(name)).toBeDefined();
+    }
   });
 });

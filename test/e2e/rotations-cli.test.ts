@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { cliEnv, mgpt, mgptBinary } from '../helpers/cli.js';
+import { cliEnv, mgpt, mgptBinary, spawnMgpt } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 
 // mgpt rotations, mgpt rotate and mgpt window --at as a person runs them (the echo provider).
@@ -71,5 +71,46 @@ describe('mgpt rotations / rotate / window --at', () => {
       expect(r.code, args.join(' ')).toBe(2);
     }
     expect((await mgpt(['rotations', 'ledger', '--json'], env)).stdout).toBe(before);
+  });
+
+  const BAD_MODELS = [['a 10 KB name', 'm'.repeat(10_000)], ['a path', '../../v1/keys'], ['a space', 'gpt 4o'], ['an empty part', 'vendor//model']] as const;
+
+  it('rotate --resummarize --model refuses what is not a provider model name: exit 2, nothing stored (local)', async () => {
+    const before = (await mgpt(['rotations', 'ledger', '--json'], env)).stdout;
+    for (const [what, name] of BAD_MODELS) {
+      const r = await mgpt(['rotate', 'ledger', '--resummarize', '--model', name], env);
+      expect([r.code, r.stderr.split('\n')[0]], what).toEqual([2, expect.stringMatching(/^error: model ".{1,41}" is not a provider model name: it /)]);
+      expect(r.stderr.length, what).toBeLessThan(400);
+    }
+    expect((await mgpt(['rotations', 'ledger', '--json'], env)).stdout).toBe(before);
+    // A name with a vendor part is a model name.
+    const ok = await mgpt(['rotate', 'ledger', '--resummarize', '--model', 'meta-llama/Llama-3.1-8B-Instruct', '--json'], env);
+    expect(ok.code).toBe(0);
+    expect(JSON.parse(ok.stdout).rotation.route).toEqual({ provider: 'echo', model: 'meta-llama/Llama-3.1-8B-Instruct' });
+  });
+
+  it('rotate --resummarize --model refuses the same through mgpt serve: 400 on the wire, exit 2 from the remote CLI', async () => {
+    const key = (await mgpt(['keys', 'create', '--account', 'local', '--scopes', 'mgpt.responses:create'], env)).stdout.trim();
+    const server = spawnMgpt(['serve', '--port', '0'], env);
+    try {
+      const url = await new Promise<string>((resolve) => server.stdout!.once('data', (d) => resolve(String(d).trim())));
+      const client = cliEnv(`${dir}/client`, { MGPT_BACKEND: 'remote', MGPT_BASE_URL: url, MGPT_ENTITIES_URL: `${url}/v1`, MGPT_API_KEY: key, MGPT_DB: `${dir}/client/never.db` });
+      const before = (await mgpt(['rotations', id, '--json'], client)).stdout;
+      for (const [what, name] of BAD_MODELS) {
+        const res = await fetch(`${url}/v1/entities/${id}/rotations`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ action: 'resummarize', model: name }),
+        });
+        expect(res.status, what).toBe(400);
+        expect(((await res.json()) as { error: string }).error).toMatch(/is not a provider model name/);
+        const r = await mgpt(['rotate', id, '--resummarize', '--model', name], client);
+        expect([r.code, r.stderr.split('\n')[0]], what).toEqual([2, expect.stringMatching(/^error: model ".{1,41}" is not a provider model name: it /)]);
+      }
+      expect((await mgpt(['rotations', id, '--json'], client)).stdout).toBe(before);
+    } finally {
+      server.kill('SIGTERM');
+      await server.result;
+    }
   });
 });

@@ -103,7 +103,7 @@ export async function runModelsAdd(ctx: CliContext, name: string, o: AddModelOpt
   } else if (o.provider === 'openai') {
     if (!o.baseUrl) throw new BadRequestError('--provider openai needs --base-url URL');
     if (o.gguf || o.threads) throw new BadRequestError('--gguf and --threads are for --provider llama');
-    Object.assign(entry, { provider: 'openai', baseUrl: setting('baseUrl', o.baseUrl, '--base-url'), model: o.model, apiKey: o.apiKey });
+    Object.assign(entry, { provider: 'openai', baseUrl: setting('baseUrl', o.baseUrl, '--base-url'), model: setting('model', o.model, '--model'), apiKey: o.apiKey });
   } else {
     throw new BadRequestError(`--provider must be llama or openai, got ${JSON.stringify(o.provider)}`);
   }

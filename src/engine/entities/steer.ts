@@ -2,6 +2,7 @@ import { routeOf } from '../generation/model-call.js';
 import type { WindowBlock } from '../../core/wire/entity-types.js';
 import { BadRequestError, CancelledError, ConflictError, ROTATION_CANCELLED } from '../../core/errors.js';
 import type { RotateAction, RotateInput, RotateResult } from '../../core/wire/rotation-types.js';
+import { providerModelProblem } from '../../core/models.js';
 import { loadTokenEstimator } from '../../core/text/tokens.js';
 import type { ChatModel } from '../../providers/spec.js';
 import type { BlockRow, EntityRow, RotationRow, SteerWrite } from '../../store/types.js';
@@ -30,8 +31,15 @@ export function checkRotateInput(input: unknown): RotateInput {
     throw new BadRequestError(`action must be one of ${ACTIONS.join(', ')}`, { hint: 'e.g. {"action":"undo"}' });
   }
   if (i.model !== undefined && (typeof i.model !== 'string' || i.model.trim() === '')) throw new BadRequestError('model must be a non-empty string');
+  const problem = typeof i.model === 'string' ? providerModelProblem(i.model) : undefined;
+  if (problem) throw new BadRequestError(`model ${quoted(i.model as string)} is not a provider model name: it ${problem}`, { hint: 'a model the entity\'s route serves, e.g. gpt-4o or gemma3:27b' });
   if (i.model !== undefined && i.action !== 'resummarize') throw new BadRequestError('model is only for resummarize', { hint: 'mgpt rotate ENTITY --resummarize --model NAME' });
   return { action: i.action as RotateAction, ...(i.model === undefined ? {} : { model: i.model as string }) };
+}
+
+/** A name as an error quotes it: its start only, so a 10 KB one does not fill the message. */
+function quoted(name: string): string {
+  return name.length > 40 ? `${JSON.stringify(name.slice(0, 40)).slice(0, -1)}…"` : JSON.stringify(name);
 }
 
 /**
