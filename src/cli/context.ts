@@ -23,6 +23,7 @@ export interface EngineSettings {
   route: (id: string) => ModelRoute;
   namedModels: string[];
   promptsDir: string;
+  spoolDir: string;
   /** Told of each schema migration opening the database runs. */
   onMigrate?: (step: MigrationStep) => void;
 }
@@ -170,6 +171,7 @@ function engineSettings(s: Settings, opts: ContextOptions): EngineSettings {
     route: s.route,
     namedModels: s.namedModels,
     promptsDir: s.promptsDir,
+    spoolDir: s.spoolDir,
     onMigrate: (step) => migrationNotice(opts.io, step),
   };
 }

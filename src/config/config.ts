@@ -57,6 +57,8 @@ export interface Settings {
   /** True when db is the default file in the data directory (not from --db, MGPT_DB or the profile). */
   dbIsDefault: boolean;
   promptsDir: string;
+  /** Where imports keep their temporary files (uploads to serve); leftovers go at serve's start. */
+  spoolDir: string;
   baseUrl?: string;
   entitiesUrl?: string;
   apiKey?: string;
@@ -104,6 +106,7 @@ export function resolveSettings(env: Env, flags: GlobalFlags = {}, file: ConfigF
     db: value('db'),
     dbIsDefault: layers.get('db')?.source === 'default',
     promptsDir: value('promptsDir'),
+    spoolDir: value('spoolDir'),
     baseUrl: value('baseUrl'),
     entitiesUrl: value('entitiesUrl'),
     apiKey: value('apiKey'),

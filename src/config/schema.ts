@@ -27,6 +27,7 @@ export interface ProfileSettings {
   /** PostgreSQL: connections per process. */
   poolSize?: number;
   promptsDir?: string;
+  spoolDir?: string;
   engine?: { windowBudget?: number; transcriptCap?: number; leaseTtlMs?: number; rotateTargetPercent?: number; summaryPercent?: number; recallTokens?: number; memoryBlocks?: number; memoryTokens?: number };
   models?: Record<string, ModelRouteSetting>;
   prices?: Record<string, { input?: number; output?: number }>;
@@ -58,6 +59,7 @@ export const KEYS: readonly KeySpec[] = [
   { pattern: /^db$/, kind: 'path', description: 'the local backend\'s database: a SQLite file, or a postgres:// URL' },
   { pattern: /^poolSize$/, kind: 'positiveInt', description: 'PostgreSQL: connections per process at most (default 10)' },
   { pattern: /^promptsDir$/, kind: 'path', description: 'directory of prompt files, imported into the database' },
+  { pattern: /^spoolDir$/, kind: 'path', description: "where imports keep their temporary files (serve's uploads); serve removes what a killed process left" },
   { pattern: /^engine\.windowBudget$/, kind: 'positiveInt', description: 'entity window budget in tokens (new entities)' },
   { pattern: /^engine\.transcriptCap$/, kind: 'positiveInt', description: 'entity transcript cap in tokens (new entities)' },
   { pattern: /^engine\.rotateTargetPercent$/, kind: 'positiveInt', description: 'what a rotation brings the whole window to, in percent of the budget and the model limit (20-90, default 25)' },

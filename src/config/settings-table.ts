@@ -36,6 +36,7 @@ export const SETTINGS: readonly SettingSpec[] = [
   { key: 'db', flag: 'db', env: 'MGPT_DB', profile: (p) => p.db, fallback: (_, data) => join(data, 'mgpt.db') },
   { key: 'poolSize', env: 'MGPT_POOL_SIZE', int: true, profile: (p) => p.poolSize, fallback: () => DEFAULT_POOL_SIZE },
   { key: 'promptsDir', env: 'MGPT_PROMPTS_DIR', profile: (p) => p.promptsDir, fallback: (_, data) => join(data, 'prompts') },
+  { key: 'spoolDir', env: 'MGPT_SPOOL_DIR', profile: (p) => p.spoolDir, fallback: (_, data) => join(data, 'spool') },
   { key: 'baseUrl', env: 'MGPT_BASE_URL', profile: (p) => p.baseUrl },
   { key: 'entitiesUrl', env: 'MGPT_ENTITIES_URL', profile: (p) => p.entitiesUrl },
   { key: 'apiKey', env: 'MGPT_API_KEY', profile: (p) => p.apiKey },

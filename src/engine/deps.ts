@@ -42,6 +42,8 @@ export interface EngineDeps {
   clock: Clock;
   newId(): string;
   version: string;
+  /** The folder imports keep their temporary files in (spool-folder.ts). */
+  spoolDir: string;
 }
 
 export { type Clock, systemClock } from './clock.js';

@@ -1,3 +1,4 @@
+import { tmpdir } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { DEFAULT_TRANSCRIPT_CAP, DEFAULT_WINDOW_BUDGET } from '../core/wire/entity-types.js';
 import { BadRequestError } from '../core/errors.js';
@@ -45,6 +46,8 @@ export interface EngineOptions {
   namedModels?: readonly string[];
   /** Directory of stored prompts (universes). */
   promptsDir?: string;
+  /** The folder imports keep their temporary files in (an upload, an `--into` ordering); default: the OS's temporary folder. */
+  spoolDir?: string;
   windowBudget?: number;
   transcriptCap?: number;
   leaseTtlMs?: number;
@@ -109,6 +112,7 @@ export class Engine {
       clock,
       newId: opts.newId ?? randomUUID,
       version: opts.version ?? '0.0.0',
+      spoolDir: opts.spoolDir ?? tmpdir(),
     };
     this.entities = new EntityService(this.deps);
     this.memory = new MemoryService(this.deps);

@@ -70,6 +70,7 @@ export async function runServe(ctx: CliContext, o: ServeOptions): Promise<void> 
   const { listen } = await import('../../server/listen.js');
   const { describeDb } = await import('../../store/open.js');
   const settings = ctx.engineOptions();
+  await sweepLeftSpools(ctx, settings.spoolDir);
   // PostgreSQL is connected and migrated before the port opens: a replica that cannot reach it never listens.
   const server = await listen({ ...settings, poolSize: poolSize ?? settings.poolSize }, o.host, port, {
     bodyLimit,
@@ -94,6 +95,17 @@ export async function runServe(ctx: CliContext, o: ServeOptions): Promise<void> 
   ctx.io.stderr.write('mgpt serve: stopping; letting turns in flight finish\n');
   await server.close(SERVE_DRAIN_MS);
   ctx.io.stderr.write('mgpt serve: stopped\n');
+}
+
+/** Removes the import spools a killed process left (a serve killed mid-upload leaves up to 8 GiB). */
+async function sweepLeftSpools(ctx: CliContext, dir: string): Promise<void> {
+  const { sweepSpools } = await import('../../engine/spool-folder.js');
+  const removed = await sweepSpools(dir).catch((err: unknown) => {
+    // Not fatal: the server works without the sweep; the files stay until a later start.
+    ctx.io.stderr.write(`mgpt serve: cannot clear the spool folder ${dir}: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 0;
+  });
+  if (removed) ctx.io.stderr.write(`mgpt serve: removed ${removed} import spool${removed === 1 ? '' : 's'} left in ${dir} by a process that stopped\n`);
 }
 
 function collect(value: string, previous: string[]): string[] {

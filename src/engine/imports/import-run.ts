@@ -39,7 +39,7 @@ export async function importChats(
     onProgress?.(progress);
   };
   try {
-    if (plan.into !== undefined) await intoOne(target, plan, opened.conversations, note);
+    if (plan.into !== undefined) await intoOne(target, plan, opened.conversations, note, deps.spoolDir);
     else for await (const c of opened.conversations) if (selected(c.conversation, plan)) note(await target.each(c), c.offset);
   } finally {
     await target.close();
@@ -56,8 +56,9 @@ async function intoOne(
   plan: ImportPlan,
   conversations: AsyncIterable<ReadConversation>,
   note: (r: ImportedConversation, offset: number) => void,
+  spoolDir: string,
 ): Promise<void> {
-  const spool = await ConversationSpool.create();
+  const spool = await ConversationSpool.create(spoolDir);
   try {
     for await (const c of conversations) if (selected(c.conversation, plan)) await spool.add(c, startOf(c));
     await target.openInto(plan.into!);

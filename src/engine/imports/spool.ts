@@ -1,6 +1,6 @@
-import { type FileHandle, mkdtemp, open, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { type FileHandle, open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { makeSpool } from '../spool-folder.js';
 import type { ReadConversation } from './read-export.js';
 
 interface Entry {
@@ -24,8 +24,9 @@ export class ConversationSpool {
     private readonly file: FileHandle,
   ) {}
 
-  static async create(): Promise<ConversationSpool> {
-    const dir = await mkdtemp(join(tmpdir(), 'mgpt-into-'));
+  /** A new spool in a folder of its own under `root` (the engine's spool folder). */
+  static async create(root: string): Promise<ConversationSpool> {
+    const dir = await makeSpool(root);
     return new ConversationSpool(dir, await open(join(dir, 'conversations.jsonl'), 'w+', 0o600));
   }
 

@@ -1,6 +1,5 @@
 import { createWriteStream } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -8,6 +7,7 @@ import { Hono, type Context } from 'hono';
 import { IMPORT_FIELDS, type ChatImportOptions, importOptionsFrom } from '../../core/wire/chat-import.js';
 import { BadRequestError, CancelledError, MgptError, PayloadTooLargeError } from '../../core/errors.js';
 import type { Engine } from '../../engine/engine.js';
+import { makeSpool } from '../../engine/spool-folder.js';
 import type { Env, RouteDeps } from '../route-deps.js';
 
 /** The largest export a raw body may carry; it goes to a temporary file, never into memory. */
@@ -17,7 +17,7 @@ export const IMPORT_FORM_MAX = 64 * 1024 * 1024;
 
 /**
  * `POST /v1/imports` (an extension, issue 35): another tool's chat export becomes entities of the
- * key's account. The export is the raw body (any type but multipart; streamed to a temporary file)
+ * key's account. The export is the raw body (any type but multipart; streamed to a file in the spool folder)
  * or the `file` field of a multipart form; the options are query parameters or form fields. The
  * answer lists the entities made and what became of each conversation (docs/importing.md).
  */
@@ -25,7 +25,8 @@ export function importRoutes(engine: Engine, { auth, limit }: RouteDeps): Hono<E
   const app = new Hono<Env>();
   // Counted in the key's requests per minute, as a search is (--summarize may call the model).
   app.post('/v1/imports', auth('mgpt.responses:create'), limit, async (c) => {
-    const dir = await mkdtemp(join(tmpdir(), 'mgpt-import-'));
+    // In the engine's spool folder: what a killed server leaves there, its next start removes.
+    const dir = await makeSpool(engine.deps.spoolDir);
     try {
       const file = join(dir, 'export');
       const multipart = /^multipart\/form-data/i.test(c.req.header('content-type') ?? '');
