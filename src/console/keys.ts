@@ -39,7 +39,7 @@ export async function keysPage(root: HTMLElement): Promise<void> {
     const tpm = h('input', { type: 'number', min: 1, value: k.tpm ?? '', 'aria-label': `tokens per minute of ${k.id}` });
     return h('tr', { class: k.revokedAt ? 'revoked' : null },
       h('td', { class: 'mono' }, k.id), h('td', {}, accounts.data.find((a) => a.id === k.account)?.name ?? k.account), h('td', {}, k.scopes.join(', ')),
-      h('td', {}, k.revokedAt ? `revoked ${k.revokedAt.slice(0, 10)}` : k.id === me.id ? 'this key' : 'active'),
+      h('td', {}, keyState(k, me.id)),
       h('td', {}, k.revokedAt ? limit(k.rpm, 'account') : rpm), h('td', {}, k.revokedAt ? limit(k.tpm, 'account') : tpm),
       h('td', {}, k.revokedAt ? '' : [
         h('button', { type: 'button', onclick: act(() => api(`/v1/keys/${encodeURIComponent(k.id)}`, { method: 'PATCH', body: { rpm: parsed(rpm.value), tpm: parsed(tpm.value) } }), `Limits of ${k.id} saved.`) }, 'Save limits'),
@@ -72,4 +72,12 @@ function createKey(accounts: Account[], root: HTMLElement): HTMLElement {
       }
     },
   }, h('h2', {}, 'New key'), field('Account', account), h('fieldset', {}, h('legend', {}, 'Scopes'), SCOPES.map((s, i) => h('label', {}, boxes[i], ` ${s} `))), h('button', { type: 'submit' }, 'Create key'), shown);
+}
+
+/** Revoked, expired, or in use; a console session's key also says until when it works unless renewed. */
+function keyState(k: Key, myId: string): string {
+  if (k.revokedAt) return `revoked ${k.revokedAt.slice(0, 10)}`;
+  if (k.expiresAt && Date.parse(k.expiresAt) <= Date.now()) return `expired ${k.expiresAt.slice(0, 16).replace('T', ' ')} UTC`;
+  const state = k.id === myId ? 'this key' : 'active';
+  return k.expiresAt ? `${state}, until ${k.expiresAt.slice(11, 16)} UTC unless its console renews it` : state;
 }

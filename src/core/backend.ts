@@ -233,6 +233,8 @@ export interface KeyInfo {
   scopes: string[];
   createdAt: string;
   revokedAt: string | null;
+  /** When the key stops working on its own unless its holder renews it (a console session's key); null: never. */
+  expiresAt: string | null;
   /** The key's own requests and tokens per minute (null: its account's default). */
   rpm: number | null;
   tpm: number | null;

@@ -55,15 +55,28 @@ export interface ConsoleHandoff {
   code: string;
   key: string;
   keyId: string;
+  /** Stops renewing the key (before it is revoked, at the console's end). */
+  stopRenewing(): void;
 }
 
 /**
- * A key for one `mgpt console` session (every scope, on the local account), and the one-time code
- * that hands it to the page: POST /console/handoff answers the key once, then never again.
+ * How long a console's key works after its last renewal. The console revokes its key when it stops,
+ * but a console killed outright (SIGKILL, a crash, the machine losing power) cannot: its full-admin
+ * key then stops working this long after, on its own.
  */
-export async function startConsoleSession(engine: Engine): Promise<ConsoleHandoff> {
-  const info = await engine.keys.create('local', [...SCOPES]);
-  return { code: randomBytes(24).toString('base64url'), key: info.key!, keyId: info.id };
+export const CONSOLE_KEY_LIFETIME_MS = 5 * 60_000;
+
+/**
+ * A key for one `mgpt console` session (every scope, on the local account), expiring `lifetimeMs`
+ * after its last renewal and renewed three times a lifetime while this process runs (so a missed
+ * renewal or two, a busy database, does not end the session), and the one-time code that hands it
+ * to the page: POST /console/handoff answers the key once, then never again.
+ */
+export async function startConsoleSession(engine: Engine, lifetimeMs = CONSOLE_KEY_LIFETIME_MS): Promise<ConsoleHandoff> {
+  const info = await engine.keys.create('local', [...SCOPES], {}, { lifetimeMs });
+  const renewal = setInterval(() => void engine.keys.renew(info.id, lifetimeMs).catch(() => {}), Math.max(100, Math.floor(lifetimeMs / 3)));
+  renewal.unref();
+  return { code: randomBytes(24).toString('base64url'), key: info.key!, keyId: info.id, stopRenewing: () => clearInterval(renewal) };
 }
 
 /** `GET /` (the page), `GET /console/*` (its script and style), and the handover when `mgpt console` started the server. */

@@ -30,6 +30,8 @@ export interface ListenOptions extends AppOptions {
   metricsEndpoint?: boolean;
   /** `mgpt console`: a key for this server's life (revoked at close) and a one-time code that hands it to the page. */
   consoleSession?: boolean;
+  /** How long the console's key works after its last renewal (default CONSOLE_KEY_LIFETIME_MS). */
+  consoleKeyLifetimeMs?: number;
 }
 
 export const LISTEN_DEFAULTS = { headersTimeoutMs: 10_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 5_000, maxConnections: 1000 } as const;
@@ -42,11 +44,12 @@ export const LISTEN_DEFAULTS = { headersTimeoutMs: 10_000, requestTimeoutMs: 60_
 export async function listen(engine: Engine | OpenEngineOptions, host: string, port: number, opts: ListenOptions = {}): Promise<Listening> {
   const own = !(engine instanceof Engine);
   const eng = engine instanceof Engine ? engine : await openEngine(engine);
-  const handoff = opts.consoleSession ? await startConsoleSession(eng).catch(async (err) => {
+  const handoff = opts.consoleSession ? await startConsoleSession(eng, opts.consoleKeyLifetimeMs).catch(async (err) => {
     if (own) await eng.close().catch(() => {});
     throw err;
   }) : undefined;
   const revoke = async () => {
+    handoff?.stopRenewing();
     if (handoff) await eng.keys.revoke(handoff.keyId).catch(() => {});
   };
   try {

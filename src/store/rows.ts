@@ -177,6 +177,8 @@ export interface KeyRow {
   /** The key's own requests and tokens per minute; null: the account's default. */
   rpm: number | null;
   tpm: number | null;
+  /** When the key stops working on its own unless renewed (a console session's); null: never. */
+  expiresAt: string | null;
 }
 
 /**

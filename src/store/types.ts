@@ -273,6 +273,8 @@ export interface KeyStore {
   idsWithPrefix(prefix: string, limit: number): Promise<string[]>;
   list(): Promise<KeyRow[]>;
   revoke(id: string, at: string): Promise<boolean>;
+  /** Moves a key's expiry to `expiresAt`; false when there is no such key, it was revoked, or it never expires. */
+  renew(id: string, expiresAt: string): Promise<boolean>;
   /** Sets the key's own limits given (null: back to the account's); false when there is no such key. */
   setLimits(id: string, limits: Partial<Pick<KeyRow, 'rpm' | 'tpm'>>): Promise<boolean>;
 }

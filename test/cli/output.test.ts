@@ -84,3 +84,16 @@ describe('one table style (issue 37, item 10)', () => {
     expect(ctx.out().split('\n')[1]).toMatch(/^narrator\s+12\s+-\s+-\s+just now$/);
   });
 });
+
+describe('keys list: EXPIRES', () => {
+  it('says when a key stops working, or that it did; "-" for one that never expires', async () => {
+    const { expiryText } = await import('../../src/cli/commands/keys.js');
+    const now = Date.parse('2026-11-27T10:00:00.000Z');
+    expect(expiryText(null, now)).toBe('-');
+    expect(expiryText('2026-11-27T10:00:30.000Z', now)).toBe('in 30 s');
+    expect(expiryText('2026-11-27T10:05:00.000Z', now)).toBe('in 5 min');
+    expect(expiryText('2026-11-27T13:00:00.000Z', now)).toBe('in 3 h');
+    expect(expiryText('2026-12-30T10:00:00.000Z', now)).toBe('2026-12-30');
+    expect(expiryText('2026-11-27T09:57:00.000Z', now)).toBe('expired 3 min ago');
+  });
+});

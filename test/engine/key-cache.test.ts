@@ -55,3 +55,30 @@ describe('the API key cache', () => {
     await engine.close();
   });
 });
+
+describe('an expiring key', () => {
+  it('works until its end, also from the cache, then is refused; a renewal moves the end; renewing a revoked one fails', async () => {
+    let now = Date.parse('2026-11-27T10:00:00.000Z');
+    const clock = { now: () => now, iso: () => new Date(now).toISOString() };
+    const { store, reads } = counting(join(dir, 'expiry.db'));
+    const engine = openEngineSync({ db: store, clock });
+    const created = await engine.keys.create('local', ['mgpt.admin'], {}, { lifetimeMs: 60_000 });
+    expect(created.expiresAt).toBe('2026-11-27T10:01:00.000Z');
+    await engine.keys.authenticate(created.key!);
+    now += 59_000;
+    await engine.keys.authenticate(created.key!);
+    expect(reads()).toBe(1);
+    // Past its end the cached check is not trusted: the key is read again, and refused.
+    now += 1_000;
+    await expect(engine.keys.authenticate(created.key!)).rejects.toThrow('this API key expired at 2026-11-27T10:01:00.000Z');
+    // A renewal (its console still runs) brings it back for a lifetime from now.
+    await engine.keys.renew(created.id, 60_000);
+    expect((await engine.keys.list()).find((k) => k.id === created.id)?.expiresAt).toBe('2026-11-27T10:02:00.000Z');
+    await engine.keys.authenticate(created.key!);
+    await expect(engine.keys.create('local', ['mgpt.admin'], {}, { lifetimeMs: 10 })).rejects.toThrow('a key lifetime must be a whole number of milliseconds, at least 1000');
+    await engine.keys.revoke(created.id);
+    await expect(engine.keys.renew(created.id, 60_000)).rejects.toThrow(`no expiring key ${created.id} that is not revoked`);
+    await expect(engine.keys.authenticate(created.key!)).rejects.toThrow('this API key was revoked');
+    await engine.close();
+  });
+});

@@ -740,7 +740,7 @@ describe.each(factories)('store contract: $name', (factory) => {
       const a = await account();
       const key = {
         id: `k${hexId().slice(0, 8)}`, accountId: a.id, publicId: `pub-${hexId()}`, secretSha256: 'sec',
-        scopes: 'entities,universes', createdAt: at(1), revokedAt: null, rpm: null, tpm: null,
+        scopes: 'entities,universes', createdAt: at(1), revokedAt: null, rpm: null, tpm: null, expiresAt: null,
       };
       await s.keys.insert(key);
       expect(await s.keys.byPublicId(key.publicId)).toStrictEqual(key);
@@ -754,12 +754,31 @@ describe.each(factories)('store contract: $name', (factory) => {
       expect(await s.keys.revoke('missing', at(3))).toBe(false);
     });
 
+    it('keeps an expiring key\'s end, and moves it only while the key expires and is not revoked, for every replica', async () => {
+      const a = await account();
+      const base = { accountId: a.id, secretSha256: 'sec', scopes: 'entities', createdAt: at(1), revokedAt: null, rpm: null, tpm: null };
+      const expiring = { ...base, id: `k${hexId().slice(0, 8)}`, publicId: `pub-${hexId()}`, expiresAt: at(5) };
+      const forever = { ...base, id: `k${hexId().slice(0, 8)}`, publicId: `pub-${hexId()}`, expiresAt: null };
+      await s.keys.insert(expiring);
+      await s.keys.insert(forever);
+      expect(await s2.keys.byPublicId(expiring.publicId)).toStrictEqual(expiring);
+      expect(await s.keys.renew(expiring.id, at(9))).toBe(true);
+      expect(await s2.keys.byPublicId(expiring.publicId)).toMatchObject({ expiresAt: at(9) });
+      // A key that never expires is not given an end, and a revoked one is not renewed.
+      expect(await s.keys.renew(forever.id, at(9))).toBe(false);
+      expect(await s2.keys.byPublicId(forever.publicId)).toMatchObject({ expiresAt: null });
+      expect(await s.keys.revoke(expiring.id, at(10))).toBe(true);
+      expect(await s.keys.renew(expiring.id, at(20))).toBe(false);
+      expect(await s2.keys.byPublicId(expiring.publicId)).toMatchObject({ expiresAt: at(9), revokedAt: at(10) });
+      expect(await s.keys.renew('missing', at(20))).toBe(false);
+    });
+
     it('externalVersion, where a store offers it, changes when another replica revokes a key (caches rely on it)', async () => {
       if (!s.externalVersion) return; // PostgreSQL keeps no such cache
       const a = await account();
       const key = {
         id: `k${hexId().slice(0, 8)}`, accountId: a.id, publicId: `pub-${hexId()}`, secretSha256: 'sec',
-        scopes: 'entities', createdAt: at(1), revokedAt: null, rpm: null, tpm: null,
+        scopes: 'entities', createdAt: at(1), revokedAt: null, rpm: null, tpm: null, expiresAt: null,
       };
       await s.keys.insert(key);
       const before = s.externalVersion();
@@ -774,7 +793,7 @@ describe.each(factories)('store contract: $name', (factory) => {
       const a = await account();
       const row: KeyRow = {
         id: `k${hexId().slice(0, 8)}`, accountId: a.id, publicId: `pub-${hexId()}`, secretSha256: 'sec',
-        scopes: 'entities', createdAt: at(1), revokedAt: null, rpm: null, tpm: null,
+        scopes: 'entities', createdAt: at(1), revokedAt: null, rpm: null, tpm: null, expiresAt: null,
       };
       await s.keys.insert(row);
       return row;

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import type { Command } from 'commander';
 import type { CliContext } from '../context.js';
 import { examples } from '../help.js';
+import { durationOption } from '../input.js';
 
 /**
  * `mgpt console`: `mgpt serve` on a free loopback port for one person, with a key made for this
@@ -14,14 +15,16 @@ export function registerConsole(program: Command, ctx: CliContext): void {
     program
       .command('console')
       .description('open the web console on the embedded engine (a local server on a free loopback port, a key for this session)')
-      .option('--no-open', 'do not open a browser; only print the address (as on a machine without a display)'),
+      .option('--no-open', 'do not open a browser; only print the address (as on a machine without a display)')
+      .option('--key-lifetime <duration>', "how long the session's key works after the console stops renewing it (killed, crashed); at least 1s", '5m'),
     ['mgpt console', 'mgpt console --no-open', 'mgpt console --db ~/team.db'],
-  ).action((o: { open: boolean }) => runConsole(ctx, o));
+  ).action((o: { open: boolean; keyLifetime: string }) => runConsole(ctx, o));
 }
 
-async function runConsole(ctx: CliContext, o: { open: boolean }): Promise<void> {
+async function runConsole(ctx: CliContext, o: { open: boolean; keyLifetime: string }): Promise<void> {
+  const consoleKeyLifetimeMs = durationOption('--key-lifetime', o.keyLifetime, 1000);
   const { listen } = await import('../../server/listen.js');
-  const server = await listen(ctx.engineOptions(), '127.0.0.1', 0, { consoleSession: true, metricsEndpoint: false });
+  const server = await listen(ctx.engineOptions(), '127.0.0.1', 0, { consoleSession: true, consoleKeyLifetimeMs, metricsEndpoint: false });
   const url = server.consoleUrl!;
   const opened = o.open && hasDisplay(ctx.env) ? openBrowser(url) : false;
   ctx.io.stderr.write(`mgpt console: ${opened ? 'opened' : 'open'} this address in a browser (its sign-in code works once; Ctrl-C stops the console and revokes its key):\n`);

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { KeyInfo } from '../../core/backend.js';
 import type { CliContext } from '../context.js';
 import { examples } from '../help.js';
-import { printJson, printTable } from '../output.js';
+import { printJson, printTable, relativeTime } from '../output.js';
 import { type LimitOptions, limitFlags, limitsOf, limitText } from './limits.js';
 
 export function registerKeys(program: Command, ctx: CliContext): void {
@@ -51,9 +51,23 @@ function table(ctx: CliContext, rows: KeyInfo[]): void {
       { header: 'REVOKED', value: (k) => k.revokedAt ?? '-', time: true },
       { header: 'RPM', value: (k) => limitText(k.rpm, 'account'), right: true },
       { header: 'TPM', value: (k) => limitText(k.tpm, 'account'), right: true },
+      // Last, so the piped columns before it keep their places; a script gets the ISO time.
+      { header: 'EXPIRES', value: (k) => (ctx.io.stdoutIsTTY ? expiryText(k.expiresAt, Date.now()) : (k.expiresAt ?? '-')) },
     ],
     rows,
   );
+}
+
+/** `in 4 min`, `expired 2 h ago`, or `-` for a key that never expires (every key but a console's). */
+export function expiryText(iso: string | null, now: number): string {
+  if (iso === null) return '-';
+  const left = Date.parse(iso) - now;
+  if (left <= 0) return `expired ${relativeTime(iso, now)}`;
+  const s = Math.round(left / 1000);
+  if (s < 90) return `in ${s} s`;
+  if (s < 90 * 60) return `in ${Math.round(s / 60)} min`;
+  if (s < 48 * 3600) return `in ${Math.round(s / 3600)} h`;
+  return iso.slice(0, 10);
 }
 
 export async function runKeysCreate(ctx: CliContext, o: { account: string; scopes: string; json?: boolean } & LimitOptions): Promise<void> {

@@ -38,14 +38,15 @@ export class KeyService {
    * process clears the cache, so no cached key outlives its revocation. Only on stores that
    * offer the version (SQLite); elsewhere every request reads the key.
    */
-  private readonly checked = new Map<string, { principal: Principal; version: number }>();
+  private readonly checked = new Map<string, { principal: Principal; version: number; expiresAt: string | null }>();
 
   constructor(
     private readonly deps: KeyDeps,
     private readonly accounts: AccountService,
   ) {}
 
-  async create(accountRef: string, scopes: string[], limits: Partial<RateLimits> = {}): Promise<KeyInfo> {
+  /** A new key; with `lifetimeMs`, one that stops working that long from now unless renewed (renew). */
+  async create(accountRef: string, scopes: string[], limits: Partial<RateLimits> = {}, opts: { lifetimeMs?: number } = {}): Promise<KeyInfo> {
     checkLimits(limits);
     const account = await this.accounts.find(accountRef);
     const wanted = [...new Set(scopes)];
@@ -65,6 +66,7 @@ export class KeyService {
       revokedAt: null,
       rpm: limits.rpm ?? null,
       tpm: limits.tpm ?? null,
+      expiresAt: opts.lifetimeMs === undefined ? null : this.expiry(opts.lifetimeMs),
     };
     await this.deps.store.keys.insert(row);
     return { ...keyInfo(row), key: `mgpt_live_${publicId}.${secret}` };
@@ -88,6 +90,19 @@ export class KeyService {
     return pickByRef('key', ref, (await this.deps.store.keys.idsWithPrefix(ref, 11)).map((id) => ({ id })), 'list keys with: mgpt keys list').id;
   }
 
+  /**
+   * Moves an expiring key's end to `lifetimeMs` from now: its holder (a running console) calls this
+   * well within the lifetime, so the key lives as long as the holder and a lifetime after it.
+   */
+  async renew(id: string, lifetimeMs: number): Promise<void> {
+    if (!(await this.deps.store.keys.renew(id, this.expiry(lifetimeMs)))) throw new NotFoundError(`no expiring key ${id} that is not revoked`);
+  }
+
+  private expiry(lifetimeMs: number): string {
+    if (!Number.isSafeInteger(lifetimeMs) || lifetimeMs < 1000) throw new BadRequestError('a key lifetime must be a whole number of milliseconds, at least 1000');
+    return new Date(this.deps.clock.now() + lifetimeMs).toISOString();
+  }
+
   async revoke(id: string): Promise<KeyInfo> {
     this.checked.clear();
     if (!(await this.deps.store.keys.revoke(id, this.deps.clock.iso()))) {
@@ -103,17 +118,22 @@ export class KeyService {
     // Read before the key: a revocation committed after this read changes the version the entry is kept under.
     const version = this.deps.store.externalVersion?.();
     const hit = this.checked.get(token);
-    if (hit && hit.version === version) return hit.principal;
-    const principal = await this.check(token);
+    // An expiring key is read again once its cached end has passed: a renewal may have moved it.
+    if (hit && hit.version === version && !this.expired(hit.expiresAt)) return hit.principal;
+    const { principal, expiresAt } = await this.check(token);
     if (version !== undefined) {
       this.checked.delete(token);
-      this.checked.set(token, { principal, version });
+      this.checked.set(token, { principal, version, expiresAt });
       if (this.checked.size > CACHE_SIZE) this.checked.delete(this.checked.keys().next().value as string);
     }
     return principal;
   }
 
-  private async check(token: string): Promise<Principal> {
+  private expired(expiresAt: string | null): boolean {
+    return expiresAt !== null && Date.parse(expiresAt) <= this.deps.clock.now();
+  }
+
+  private async check(token: string): Promise<{ principal: Principal; expiresAt: string | null }> {
     const m = KEY.exec(token);
     if (!m) throw new AuthError('malformed API key');
     const row = await this.deps.store.keys.byPublicId(m[1]);
@@ -122,12 +142,13 @@ export class KeyService {
     const stored = row ? Buffer.from(row.secretSha256, 'hex') : sha256('');
     if (!row || !timingSafeEqual(given, stored)) throw new AuthError('invalid API key');
     if (row.revokedAt) throw new AuthError('this API key was revoked');
+    if (this.expired(row.expiresAt)) throw new AuthError(`this API key expired at ${row.expiresAt}`, { hint: 'a console key lives while its mgpt console runs: start the console again' });
     const account = await this.accounts.find(row.accountId);
     const limits = { rpm: row.rpm ?? account.rpm, tpm: row.tpm ?? account.tpm };
-    return { keyId: row.id, accountId: account.id, userId: account.userId, scopes: row.scopes.split(','), limits };
+    return { principal: { keyId: row.id, accountId: account.id, userId: account.userId, scopes: row.scopes.split(','), limits }, expiresAt: row.expiresAt };
   }
 }
 
 function keyInfo(k: KeyRow): KeyInfo {
-  return { id: k.id, account: k.accountId, scopes: k.scopes.split(','), createdAt: k.createdAt, revokedAt: k.revokedAt, rpm: k.rpm, tpm: k.tpm };
+  return { id: k.id, account: k.accountId, scopes: k.scopes.split(','), createdAt: k.createdAt, revokedAt: k.revokedAt, expiresAt: k.expiresAt, rpm: k.rpm, tpm: k.tpm };
 }

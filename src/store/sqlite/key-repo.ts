@@ -3,7 +3,7 @@ import type { KeyRow } from '../rows.js';
 import { limitAssignments } from '../rate-sql.js';
 
 const COLS = `id, account_id AS accountId, public_id AS publicId, secret_sha256 AS secretSha256, scopes,
-  created_at AS createdAt, revoked_at AS revokedAt, rpm, tpm`;
+  created_at AS createdAt, revoked_at AS revokedAt, rpm, tpm, expires_at AS expiresAt`;
 
 export class KeyRepo {
   private readonly s: Statements;
@@ -14,8 +14,8 @@ export class KeyRepo {
   insert(row: KeyRow): void {
     this.s
       .get(
-        `INSERT INTO api_keys (id, account_id, public_id, secret_sha256, scopes, created_at, revoked_at, rpm, tpm)
-         VALUES (@id, @accountId, @publicId, @secretSha256, @scopes, @createdAt, @revokedAt, @rpm, @tpm)`,
+        `INSERT INTO api_keys (id, account_id, public_id, secret_sha256, scopes, created_at, revoked_at, rpm, tpm, expires_at)
+         VALUES (@id, @accountId, @publicId, @secretSha256, @scopes, @createdAt, @revokedAt, @rpm, @tpm, @expiresAt)`,
       )
       .run(row);
   }
@@ -38,6 +38,10 @@ export class KeyRepo {
     const { set, values } = limitAssignments(limits, () => '?');
     if (!set) return this.s.get(`SELECT 1 FROM api_keys WHERE id = ?`).get(id) !== undefined;
     return this.s.get(`UPDATE api_keys SET ${set} WHERE id = ?`).run(...values, id).changes > 0;
+  }
+
+  renew(id: string, expiresAt: string): boolean {
+    return this.s.get(`UPDATE api_keys SET expires_at = ? WHERE id = ? AND revoked_at IS NULL AND expires_at IS NOT NULL`).run(expiresAt, id).changes > 0;
   }
 
   revoke(id: string, at: string): boolean {

@@ -218,4 +218,10 @@ export const MIGRATIONS: readonly string[] = [
     updated_at              TEXT NOT NULL
   );
   `,
+  `
+  -- Keys that expire on their own (a console session's): a console killed before it could revoke
+  -- its key leaves one that stops working within minutes. The console renews it while it runs;
+  -- NULL, as for every key made before, never expires.
+  ALTER TABLE api_keys ADD COLUMN expires_at TEXT;
+  `,
 ];

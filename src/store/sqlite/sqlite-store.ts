@@ -75,6 +75,7 @@ export class SqliteStore implements Store {
       idsWithPrefix: async (prefix, limit) => repos.keys.idsWithPrefix(prefix, limit),
       list: async () => repos.keys.list(),
       revoke: async (id, at) => repos.keys.revoke(id, at),
+      renew: async (id, expiresAt) => repos.keys.renew(id, expiresAt),
       setLimits: async (id, limits) => repos.keys.setLimits(id, limits),
     }, ['insert', 'revoke', 'setLimits']);
     this.rates = write({
