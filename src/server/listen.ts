@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import { type ServerType, serve } from '@hono/node-server';
 import { Engine } from '../engine/engine.js';
 import { type OpenEngineOptions, openEngine } from '../engine/open-engine.js';
+import { sweepSpools } from '../engine/spool-folder.js';
 import { type AppOptions, createApp } from './app.js';
 import { ServerMetrics } from './metrics.js';
 import { answerClientErrors } from './client-error.js';
@@ -32,6 +33,8 @@ export interface ListenOptions extends AppOptions {
   consoleSession?: boolean;
   /** How long the console's key works after its last renewal (default CONSOLE_KEY_LIFETIME_MS). */
   consoleKeyLifetimeMs?: number;
+  /** Told how many import spools of stopped processes the start removed from the engine's spool folder (when any). */
+  onSpoolsSwept?: (removed: number, dir: string) => void;
 }
 
 export const LISTEN_DEFAULTS = { headersTimeoutMs: 10_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 5_000, maxConnections: 1000 } as const;
@@ -43,6 +46,7 @@ export const LISTEN_DEFAULTS = { headersTimeoutMs: 10_000, requestTimeoutMs: 60_
  */
 export async function listen(engine: Engine | OpenEngineOptions, host: string, port: number, opts: ListenOptions = {}): Promise<Listening> {
   const own = !(engine instanceof Engine);
+  if (!(engine instanceof Engine) && engine.spoolDir) await sweepLeftSpools(engine.spoolDir, opts);
   const eng = engine instanceof Engine ? engine : await openEngine(engine);
   const handoff = opts.consoleSession ? await startConsoleSession(eng, opts.consoleKeyLifetimeMs).catch(async (err) => {
     if (own) await eng.close().catch(() => {});
@@ -61,6 +65,15 @@ export async function listen(engine: Engine | OpenEngineOptions, host: string, p
     if (own) await eng.close().catch(() => {});
     throw err;
   }
+}
+
+/**
+ * Removes what imports of stopped processes left in the spool folder (a server killed mid-upload
+ * leaves up to 8 GiB there). Not fatal: a server starts without the sweep, the files wait for a later one.
+ */
+async function sweepLeftSpools(dir: string, opts: ListenOptions): Promise<void> {
+  const removed = await sweepSpools(dir).catch((err: unknown) => (opts.onUnexpectedError?.(err), 0));
+  if (removed) opts.onSpoolsSwept?.(removed, dir);
 }
 
 /**

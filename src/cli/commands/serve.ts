@@ -70,7 +70,6 @@ export async function runServe(ctx: CliContext, o: ServeOptions): Promise<void> 
   const { listen } = await import('../../server/listen.js');
   const { describeDb } = await import('../../store/open.js');
   const settings = ctx.engineOptions();
-  await sweepLeftSpools(ctx, settings.spoolDir);
   // PostgreSQL is connected and migrated before the port opens: a replica that cannot reach it never listens.
   const server = await listen({ ...settings, poolSize: poolSize ?? settings.poolSize }, o.host, port, {
     bodyLimit,
@@ -82,6 +81,7 @@ export async function runServe(ctx: CliContext, o: ServeOptions): Promise<void> 
     onRequest,
     metricsEndpoint: o.metrics,
     console: o.console,
+    onSpoolsSwept: (removed, dir) => ctx.io.stderr.write(`mgpt serve: removed ${removed} import spool${removed === 1 ? '' : 's'} left in ${dir} by a process that stopped\n`),
     onUnexpectedError: (err) => ctx.io.stderr.write(`mgpt serve: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`),
   }).catch((err: unknown) => Promise.reject(listenError(err, o.host, port)));
   ctx.io.stderr.write(`mgpt serve: listening on ${server.url} (db ${describeDb(settings.db)})\n`);
@@ -95,17 +95,6 @@ export async function runServe(ctx: CliContext, o: ServeOptions): Promise<void> 
   ctx.io.stderr.write('mgpt serve: stopping; letting turns in flight finish\n');
   await server.close(SERVE_DRAIN_MS);
   ctx.io.stderr.write('mgpt serve: stopped\n');
-}
-
-/** Removes the import spools a killed process left (a serve killed mid-upload leaves up to 8 GiB). */
-async function sweepLeftSpools(ctx: CliContext, dir: string): Promise<void> {
-  const { sweepSpools } = await import('../../engine/spool-folder.js');
-  const removed = await sweepSpools(dir).catch((err: unknown) => {
-    // Not fatal: the server works without the sweep; the files stay until a later start.
-    ctx.io.stderr.write(`mgpt serve: cannot clear the spool folder ${dir}: ${err instanceof Error ? err.message : String(err)}\n`);
-    return 0;
-  });
-  if (removed) ctx.io.stderr.write(`mgpt serve: removed ${removed} import spool${removed === 1 ? '' : 's'} left in ${dir} by a process that stopped\n`);
 }
 
 function collect(value: string, previous: string[]): string[] {
