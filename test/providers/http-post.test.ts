@@ -25,4 +25,22 @@ describe('post() over a kept-alive connection', () => {
     expect(await ask()).toBe('ok');
     expect(connections).toBe(2);
   });
+
+  it('never retries onto another closed connection: with every pooled one stale, each request still gets through', async () => {
+    // Three requests at once leave three sockets in the pool, each of which the server will drop
+    // on its next request (as llama-server closes after each streamed reply, without saying so).
+    const ask = async () => readText((await post(url, { headers: {}, body: '{}', timeoutMs: 5000 })).body);
+    await Promise.all([ask(), ask(), ask()]);
+    const before = connections;
+    for (let i = 0; i < 6; i++) expect(await ask()).toBe('ok');
+    // Each of the six found a stale pooled socket at most once, then went out on a connection of its own.
+    expect(connections - before).toBeGreaterThanOrEqual(6);
+  });
+
+  it('does not retry a request whose new connection fails: a refused connection is an error at once', async () => {
+    const closed = createServer();
+    const port = await new Promise<number>((resolve) => closed.listen(0, '127.0.0.1', () => resolve((closed.address() as AddressInfo).port)));
+    await new Promise<void>((r) => closed.close(() => r()));
+    await expect(post(`http://127.0.0.1:${port}/v1`, { headers: {}, body: '{}', timeoutMs: 5000 })).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+  });
 });

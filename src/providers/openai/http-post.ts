@@ -60,29 +60,32 @@ function agentFor(protocol: string): Transport {
 
 /**
  * POSTs `body` to `url`; resolves with the response as soon as its headers arrive. A kept-alive
- * connection the server closed while it sat idle (llama-server closes them after 5 s) fails as a
- * reset before any response: that request never reached the server, so it is sent once more on a
- * new connection (the pattern Node's documentation gives for `request.reusedSocket`).
+ * connection the server closed (llama-server closes one after 5 s idle, and after each streamed
+ * reply without saying so in its headers) fails as a reset before any response: that request never
+ * reached the server, so it is sent again (the pattern Node's documentation gives for
+ * `request.reusedSocket`), on a connection of its own rather than the pool's: when the server
+ * closed several pooled connections, the next one in the pool is just as dead.
  */
 export async function post(url: string, o: PostOptions): Promise<PostResponse> {
   try {
-    return await postOnce(url, o);
+    return await postOnce(url, o, true);
   } catch (err) {
     if (!(err instanceof StaleSocketError)) throw err;
-    return postOnce(url, o);
+    return postOnce(url, o, false);
   }
 }
 
 /** A reused keep-alive socket that turned out to be closed by the server. */
 class StaleSocketError extends Error {}
 
-function postOnce(url: string, o: PostOptions): Promise<PostResponse> {
+/** `pooled` false: a new connection, used once (`agent: false`), which no earlier close can have reached. */
+function postOnce(url: string, o: PostOptions, pooled: boolean): Promise<PostResponse> {
   const target = new URL(url);
   const { request, agent } = agentFor(target.protocol);
   return new Promise<PostResponse>((resolve, reject) => {
     const method = o.method ?? 'POST';
     const headers = method === 'POST' ? { ...o.headers, 'content-length': String(Buffer.byteLength(o.body)) } : o.headers;
-    const req = request(target, { method, headers, agent, signal: o.signal });
+    const req = request(target, { method, headers, agent: pooled ? agent : false, signal: o.signal });
     let response: IncomingMessage | undefined;
     // The socket's idle timer covers both waits (Node's agent clears it when the socket is freed).
     req.setTimeout(o.timeoutMs, () => {
@@ -93,7 +96,8 @@ function postOnce(url: string, o: PostOptions): Promise<PostResponse> {
       response?.destroy(err);
     });
     req.on('error', (err: NodeJS.ErrnoException) => {
-      const stale = req.reusedSocket && !response && err.code === 'ECONNRESET' && !o.signal?.aborted;
+      // A write onto a socket the peer already closed fails as EPIPE rather than a reset.
+      const stale = req.reusedSocket && !response && (err.code === 'ECONNRESET' || err.code === 'EPIPE') && !o.signal?.aborted;
       reject(stale ? new StaleSocketError(err.message) : err);
     });
     req.on('response', (res) => {
