@@ -2,6 +2,7 @@ import type { ChatImportOptions, ChatImportProgress, ChatImportResult } from '..
 import type { Backend, ChatCompletion, CompleteInput, CompleteOptions, EntityPage, LocalAdmin, NamePolicy, RespondOptions } from '../core/backend.js';
 import { MgptError } from '../core/errors.js';
 import type { MemoryBlock, MemoryHistory, MemoryList } from '../core/wire/memory.js';
+import type { ExchangeInput, ExchangeResult, RecallInput, RecallResult } from '../core/wire/exchange.js';
 import type {
   CreateEntityInput,
   CreatedEntity,
@@ -99,6 +100,12 @@ export class LocalBackend implements Backend {
   }
   deleteMemory(id: string, label: string): Promise<void> {
     return this.engine.memory.remove(id, label, this.accountId);
+  }
+  recall(id: string, input: RecallInput): Promise<RecallResult> {
+    return this.engine.entities.recall(id, input, this.accountId);
+  }
+  appendExchange(id: string, input: ExchangeInput): Promise<ExchangeResult> {
+    return this.engine.entities.appendExchange(id, input, this.accountId);
   }
   async getWindow(id: string): Promise<EntityWindow> {
     return this.engine.entities.window(id, this.accountId);

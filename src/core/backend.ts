@@ -2,6 +2,7 @@ import { NotSupportedError } from './errors.js';
 import type { RateLimits } from './rate-limits.js';
 import type { EntityWindowAt, RotateInput, RotateResult, RotationList } from './wire/rotation-types.js';
 import type { MemoryBlock, MemoryHistory, MemoryList } from './wire/memory.js';
+import type { ExchangeInput, ExchangeResult, RecallInput, RecallResult } from './wire/exchange.js';
 import type { ChatImportOptions, ChatImportProgress, ChatImportResult } from './wire/chat-import.js';
 import type {
   CreateEntityInput,
@@ -145,6 +146,10 @@ export interface Backend {
   setMemory(id: string, label: string, text: string): Promise<MemoryBlock>;
   /** Removes one block (DELETE .../memory/{label}, 204); 404 when there is none. */
   deleteMemory(id: string, label: string): Promise<void>;
+  /** What the ranked retriever (auto recall's) finds in the whole transcript within `max_tokens` (GET .../recall, an extension). */
+  recall(id: string, input: RecallInput): Promise<RecallResult>;
+  /** Stores one exchange (a user message and its reply) with no model call, under the lease (POST .../exchanges, an extension). */
+  appendExchange(id: string, input: ExchangeInput): Promise<ExchangeResult>;
   /** Searches the account's transcripts, folded messages included (an extension: GET /v1/search). */
   search(input: SearchInput): Promise<SearchList>;
   /** The export body, streamed in pieces; memory does not grow with the transcript. */

@@ -42,6 +42,7 @@ import type {
 } from '../../core/wire/universe-types.js';
 import { HttpClient, type HttpOptions } from './http.js';
 import type { MemoryBlock, MemoryHistory, MemoryList } from '../../core/wire/memory.js';
+import type { ExchangeInput, ExchangeResult, RecallInput, RecallResult } from '../../core/wire/exchange.js';
 import { errorFromResponse } from './errors.js';
 import type { StreamErrorFrame } from '../../core/wire/completion-stream.js';
 import { pickByRef } from '../../core/ref.js';
@@ -158,6 +159,15 @@ export class RemoteBackend implements Backend {
       // Aborting the request closes the connection: the server cancels the steer and writes nothing.
       throw opts.signal?.aborted || isAbortError(err) ? new CancelledError(ROTATION_CANCELLED) : err;
     }
+  }
+  /** Extensions of mgpt serve for MCP clients (docs/mcp.md): the ranked retriever, and an exchange stored without a model call. */
+  recall(id: string, input: RecallInput): Promise<RecallResult> {
+    const q = new URLSearchParams({ q: input.q });
+    if (input.max_tokens !== undefined) q.set('max_tokens', String(input.max_tokens));
+    return this.http.json('GET', this.ent(`/entities/${encodeURIComponent(id)}/recall?${q}`));
+  }
+  appendExchange(id: string, input: ExchangeInput): Promise<ExchangeResult> {
+    return this.http.json('POST', this.ent(`/entities/${encodeURIComponent(id)}/exchanges`), { json: input });
   }
   /** Pinned memory (issue 33): extensions of mgpt serve, not in the seed. */
   listMemory(id: string): Promise<MemoryList> {

@@ -41,6 +41,8 @@ import type { EntityWindowAt, RotateResult, RotationList } from '../../core/wire
 import { windowAt } from './window/at-turn.js';
 import { listRotations } from './rotations.js';
 import { checkRotateInput, steerRotation } from './steer.js';
+import { appendExchange, recallFor } from './exchange.js';
+import type { ExchangeResult, RecallInput, RecallResult } from '../../core/wire/exchange.js';
 
 export const DEFAULT_ACCOUNT = 'local';
 
@@ -259,6 +261,16 @@ export class EntityService {
     if (input.memoryTool !== undefined && typeof input.memoryTool !== 'boolean') throw new BadRequestError('memory_tool must be a boolean');
     if (input.memoryTool) extras = { ...extras, memoryTool: true };
     return runTurn(this.deps, ref, { content, key, contentSha256: sha256(content), signal: input.signal, extras });
+  }
+
+  /** One exchange recorded without a model call, under the lease (exchange.ts). */
+  async appendExchange(id: string, input: unknown, accountId: string): Promise<ExchangeResult> {
+    return appendExchange(this.deps, await this.row(id, accountId), input);
+  }
+
+  /** What the ranked retriever finds in the whole transcript, within a token budget (exchange.ts). */
+  async recall(id: string, input: RecallInput, accountId: string): Promise<RecallResult> {
+    return recallFor(this.deps, await this.row(id, accountId), input);
   }
 
   /** Streams the export (JSON or tar); see export.ts. */
