@@ -24,6 +24,8 @@ const vendors = {
   // The PostgreSQL driver (~170 KB) is loaded only for a postgres:// URL: kept out of the CLI bundle
   // every SQLite command parses.
   pg: "export { default } from 'pg';",
+  // The MCP SDK (with zod and ajv, ~1 MB) is loaded only by `mgpt mcp` and a request to /mcp.
+  mcp: "export * from './src/mcp/sdk.ts';",
 };
 rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
 
@@ -35,6 +37,9 @@ const vendorPlugin = {
       path: `./vendor/${args.path}.mjs`,
       external: true,
     }));
+    b.onResolve({ filter: /(^|\/)sdk\.js$/ }, (args) =>
+      /(^|\/)mcp\/sdk\.js$/.test(args.path) || /[\\/]src[\\/]mcp[\\/][^\\/]+$/.test(args.importer) ? { path: './vendor/mcp.mjs', external: true } : undefined,
+    );
   },
 };
 

@@ -32,6 +32,7 @@ const COMMANDS: Array<[string[], () => Promise<Register>]> = [
   [['prompts'], () => import('./commands/prompts.js').then((m) => m.registerPrompts)],
   [['serve'], () => import('./commands/serve.js').then((m) => m.registerServe)],
   [['console'], () => import('./commands/console.js').then((m) => m.registerConsole)],
+  [['mcp'], () => import('./commands/mcp.js').then((m) => m.registerMcp)],
   [['keys'], () => import('./commands/keys.js').then((m) => m.registerKeys)],
   [['accounts'], () => import('./commands/accounts.js').then((m) => m.registerAccounts)],
   [['config'], () => import('./commands/config/config.js').then((m) => m.registerConfig)],
@@ -50,7 +51,7 @@ const HELP_GROUPS: Record<string, string> = {
   ask: 'Talking:', send: 'Talking:', chat: 'Talking:', batch: 'Talking:',
   entities: 'Entities:', history: 'Entities:', window: 'Entities:', rotations: 'Entities:', rotate: 'Entities:', memory: 'Entities:', search: 'Entities:', export: 'Entities:', import: 'Entities:',
   universes: 'Universes:', respond: 'Universes:', image: 'Universes:', logs: 'Universes:', prompts: 'Universes:',
-  serve: 'Server:', console: 'Server:', keys: 'Server:', accounts: 'Server:',
+  serve: 'Server:', console: 'Server:', mcp: 'Server:', keys: 'Server:', accounts: 'Server:',
   config: 'Setup:', login: 'Setup:', logout: 'Setup:', auth: 'Setup:', models: 'Setup:', completion: 'Setup:',
 };
 

@@ -19,6 +19,7 @@ import { facadeRouteNotFound, isFacadePath, openAICompatRoutes } from './routes/
 import { universeRoutes } from './routes/universe-routes.js';
 import { type ConsoleHandoff, consoleRoutes } from './console.js';
 import { adminRoutes } from './routes/admin-routes.js';
+import { type McpRouteOptions, mcpRoutes } from './routes/mcp-routes.js';
 
 export interface AppOptions {
   /** Largest accepted request body in bytes (413 above). */
@@ -33,6 +34,8 @@ export interface AppOptions {
   metrics?: ServerMetrics;
   /** Serve the console at `/` (default true; serve --no-console: false). */
   console?: boolean;
+  /** Serve MCP at /mcp (default: on, without send; serve --no-mcp: false). */
+  mcp?: false | McpRouteOptions;
   /** The one-time handover of `mgpt console`'s key to its page. */
   consoleHandoff?: ConsoleHandoff;
 }
@@ -81,6 +84,7 @@ export function createApp(engine: Engine, opts: AppOptions = {}): Hono<Env> {
   app.route('/', memoryRoutes(engine, deps));
   app.route('/', importRoutes(engine, deps));
   app.route('/', adminRoutes(engine, deps));
+  if (opts.mcp !== false) app.route('/', mcpRoutes(engine, deps, opts.mcp ?? { allowSend: false, version: engine.deps.version }));
   if (opts.console !== false) app.route('/', consoleRoutes(deps, opts.consoleHandoff));
 
   return app;

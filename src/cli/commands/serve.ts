@@ -23,6 +23,8 @@ export interface ServeOptions {
   logFormat?: string;
   metrics: boolean;
   console: boolean;
+  mcp: boolean;
+  mcpAllowSend?: boolean;
 }
 
 export function registerServe(program: Command, ctx: CliContext): void {
@@ -42,6 +44,8 @@ export function registerServe(program: Command, ctx: CliContext): void {
       .option('--side-pattern <regex>', 'OpenAI facade: a request to an entity whose last user message matches is a side request (answered, not stored); repeatable', collect, [])
       .option('--no-metrics', 'do not serve GET /metrics (Prometheus text, no key needed)')
       .option('--no-console', 'do not serve the web console at / (docs/console.md)')
+      .option('--no-mcp', 'do not serve MCP at /mcp (streamable HTTP, docs/mcp.md)')
+      .option('--mcp-allow-send', "MCP: also offer send, a turn through the entity's own model (billed)")
       .option('--log-format <format>', 'one line per request on stderr: text, json (one object a line) or off (default: text on a terminal, else off)'),
     [
       'mgpt serve',
@@ -82,6 +86,7 @@ export async function runServe(ctx: CliContext, o: ServeOptions): Promise<void> 
     metricsEndpoint: o.metrics,
     console: o.console,
     onSpoolsSwept: (removed, dir) => ctx.io.stderr.write(`mgpt serve: removed ${removed} import spool${removed === 1 ? '' : 's'} left in ${dir} by a process that stopped\n`),
+    mcp: o.mcp ? { allowSend: o.mcpAllowSend === true, version: ctx.version } : false,
     onUnexpectedError: (err) => ctx.io.stderr.write(`mgpt serve: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`),
   }).catch((err: unknown) => Promise.reject(listenError(err, o.host, port)));
   ctx.io.stderr.write(`mgpt serve: listening on ${server.url} (db ${describeDb(settings.db)})\n`);

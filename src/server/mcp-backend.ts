@@ -1,0 +1,33 @@
+import type { Context } from 'hono';
+import type { SendInput, TurnEvent } from '../core/wire/entity-types.js';
+import { LocalBackend } from '../backends/local.js';
+import type { Engine } from '../engine/engine.js';
+import type { Env } from './env.js';
+import { noteReply } from './token-accounting.js';
+
+/**
+ * The backend an MCP request on /mcp runs its tools against: the engine, as the key's account,
+ * with a turn counted against the key's tokens per minute as POST .../messages counts it. The
+ * engine is the server's: this backend never closes it.
+ */
+export class ServedBackend extends LocalBackend {
+  constructor(
+    engine: Engine,
+    private readonly c: Context<Env>,
+  ) {
+    super(engine, { accountId: c.get('principal').accountId });
+  }
+
+  override sendMessage(id: string, input: SendInput): AsyncIterable<TurnEvent> {
+    const { c, engine } = this;
+    const accountId = c.get('principal').accountId;
+    return (async function* () {
+      for await (const ev of engine.entities.send(id, { ...input, extras: { allowance: c.get('allowance') } }, accountId)) {
+        if (ev.type === 'done') await noteReply(c, ev);
+        yield ev;
+      }
+    })();
+  }
+
+  override async close(): Promise<void> {}
+}
