@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { cliEnv, mgptBinary } from '../helpers/cli.js';
+import { realpathSync } from 'node:fs';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { BIN, cliEnv, mgptBinary } from '../helpers/cli.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../helpers/fake-openai.js';
 import { allPages, call, stdioClient, text } from '../helpers/mcp.js';
 import { loadTokenEstimator } from '../../src/core/text/tokens.js';
@@ -211,6 +213,48 @@ describe('mgpt mcp (stdio)', () => {
     expect((await mgptBinary(['memory', 'set', 'ada', 'user', 'Ada, countess'], env)).code).toBe(0);
     await until(() => updated.length >= 2);
     expect(updated).toEqual([uri, uri]);
+  });
+});
+
+describe('mgpt mcp --print-config (stdio): each client starts the server as printed', () => {
+  const env = cliEnv(join(dir, 'printed'));
+  const printed = async (client: string) => {
+    const r = await mgptBinary(['--db', env.MGPT_DB!, 'mcp', '--print-config', client], env);
+    expect(r.code, r.stderr).toBe(0);
+    return r;
+  };
+  /** Starts what a client would start, with a bare environment (a GUI app's), and lists the entities. */
+  const startAs = async (command: string, args: string[]) => {
+    const transport = new StdioClientTransport({ command, args, env: { HOME: env.HOME ?? dir, MGPT_CONFIG_DIR: env.MGPT_CONFIG_DIR! } });
+    const c = new Client({ name: 'printed', version: '1' });
+    await c.connect(transport);
+    open.push(c);
+    return text(await call(c, 'list_entities'));
+  };
+
+  it('claude-desktop and cursor: mcpServers.mgpt with the command by absolute path', async () => {
+    await entity(env, 'printed-ada');
+    for (const client of ['claude-desktop', 'cursor']) {
+      const r = await printed(client);
+      const server = json(r.stdout).mcpServers.mgpt;
+      expect(server).toEqual({ command: process.execPath, args: [realpathSync(BIN), '--db', env.MGPT_DB, 'mcp'] });
+      expect(r.stderr).toContain(client === 'cursor' ? '.cursor/mcp.json' : 'claude_desktop_config.json');
+      expect(await startAs(server.command, server.args)).toContain('printed-ada');
+    }
+  });
+
+  it('claude-code: `claude mcp add --transport stdio mgpt -- COMMAND`, whose command starts the server', async () => {
+    const r = await printed('claude-code');
+    expect(r.stdout).toBe(`claude mcp add --transport stdio mgpt -- ${process.execPath} ${realpathSync(BIN)} --db ${env.MGPT_DB} mcp\n`);
+    const words = r.stdout.trim().split(' -- ')[1]!.split(' ');
+    expect(await startAs(words[0]!, words.slice(1))).toContain('printed-ada');
+  });
+
+  it('refuses an unknown client or a bad --url', async () => {
+    const r = await mgptBinary(['mcp', '--print-config', 'emacs'], env);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--print-config takes claude-code, claude-desktop, cursor, got "emacs"');
+    expect((await mgptBinary(['mcp', '--print-config', 'cursor', '--url', 'ftp://x/mcp'], env)).stderr).toMatch(/must be the http\(s\) address of a server's \/mcp/);
   });
 });
 
