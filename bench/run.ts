@@ -26,12 +26,13 @@ import { benchRepl } from './repl.js';
 import { consoleLoadMs, consoleWeightKb } from './console.js';
 import { benchHistory } from './history.js';
 import { benchImport } from './import.js';
+import { benchMcp } from './mcp.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = join(root, 'bin', 'mgpt');
 const work = mkdtempSync(join(tmpdir(), 'mgpt-bench-'));
 const quick = process.argv.includes('--quick');
-// `--only=turns,window,serve` runs just those sections (startup, turns, window, export, serve, branch, chat, repl, senders, llama, tokens, rotation, serve-llama, sse-writer, shared, search, limits, memory, console, history, import).
+// `--only=turns,window,serve` runs just those sections (startup, turns, window, export, serve, branch, chat, repl, senders, llama, tokens, rotation, serve-llama, sse-writer, shared, search, limits, memory, console, history, import, mcp).
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
 const section = (name: string) => !only || only.includes(name);
 
@@ -490,6 +491,19 @@ if (section('history')) {
   const mb = (b: number) => `${(b / 1e6).toFixed(1)} MB`;
   rows.push({ name: `history: DB size added @${h.turns} turns`, value: added, unit: '%', target: '<= 10', met: added <= 10, note: `${mb(h.bytesWith)} vs ${mb(h.bytesWithout)} with the history tables emptied; ${h.rotations} rotations` });
   rows.push({ name: `history: window --at @${h.turns} turns (median)`, value: median(h.atMs), unit: 'ms', target: '<= 20', met: median(h.atMs) <= 20, note: `p95 ${pct(h.atMs, 0.95).toFixed(2)} ms, engine call` });
+}
+
+// 15. MCP (issue 45): recall through `mgpt mcp` on stdio over a 20,000-message entity, and the
+// largest tool result against the max_tokens it was asked for.
+if (section('mcp')) {
+  const m = await benchMcp(bin, work, 20_000, quick ? 30 : 200);
+  const med = median(m.recallMs);
+  rows.push({ name: `mcp: recall @${m.messages} msgs through stdio (median)`, value: med, unit: 'ms', target: '<= 20', met: med <= 20, note: `p95 ${pct(m.recallMs, 0.95).toFixed(2)} ms, ${m.recallMs.length} calls, SDK Client to bin/mgpt mcp` });
+  const largest = m.results.reduce((a, r) => (r.tokens > a.tokens ? r : a));
+  const worst = m.results.reduce((a, r) => (r.tokens / r.maxTokens > a.tokens / a.maxTokens ? r : a));
+  rows.push({ name: 'mcp: largest tool result', value: largest.tokens, unit: 'tokens', note: `${largest.tool} asked for max_tokens ${largest.maxTokens}` });
+  const ratio = worst.tokens / worst.maxTokens;
+  rows.push({ name: 'mcp: tool result / its max_tokens (worst)', value: ratio, unit: 'x', target: '<= 1', met: ratio <= 1, note: `${worst.tool}: ${worst.tokens} of ${worst.maxTokens}; ${m.results.length} results at max_tokens 100, 1000, 5000, 20000` });
 }
 
 // 14. Imports (issue 35): a generated ChatGPT export of 10,000 conversations (2 million messages)
