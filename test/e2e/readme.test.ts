@@ -55,6 +55,17 @@ describe("the README's tour of ten commands", () => {
   });
 });
 
+describe("the README's MCP line", () => {
+  it('prints the `claude mcp add` line it promises, as written', async () => {
+    const line = /`(mgpt mcp --print-config claude-code)`/.exec(README)![1]!;
+    const at = join(dir, 'mcp-line');
+    const r = await runScript(line, at, mgptOnPath(at));
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toMatch(/^claude mcp add --transport stdio mgpt -- \S+ \S+ mcp\n$/);
+    expect(README).toContain('[MCP](docs/mcp.md)');
+  });
+});
+
 describe("the user's guide's Everyday commands (docs/guide.md)", () => {
   it('run top to bottom as a script, as written', async () => {
     const env = mgptOnPath(dir);
