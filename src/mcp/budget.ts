@@ -1,4 +1,4 @@
-import { loadTokenEstimator } from '../core/text/tokens.js';
+import { type TokenEstimator, loadTokenEstimator } from '../core/text/tokens.js';
 import type { ArgSpec } from './args.js';
 
 /**
@@ -33,27 +33,36 @@ export interface Fitted {
 /**
  * The head, then as many whole lines as fit with the footer `more(taken)` (the cursor line, or
  * nothing when none is left); a first line too long for the budget alone is cut to fit, so a page
- * always moves on.
+ * always moves on. Lines are counted once each (a page of 500 is not tokenized 500 times); the
+ * text is counted whole at the end and a line given back in the rare case joining made it longer.
  */
 export async function fitLines(head: string, lines: readonly string[], maxTokens: number, more: (taken: number) => string): Promise<Fitted> {
   const tok = await loadTokenEstimator();
-  const count = (parts: string[]) => tok.count(parts.join('\n'));
-  const kept: string[] = [head];
+  const build = (kept: readonly string[], taken: number) => [head, ...kept, more(taken)].filter((p) => p !== '').join('\n');
+  let used = tok.count(head) + 1;
+  const kept: string[] = [];
   for (const line of lines) {
-    if (count([...kept, line, more(kept.length)]) > maxTokens) break;
+    const cost = tok.count(line) + 1;
+    if (used + cost + tok.count(more(kept.length + 1)) > maxTokens) break;
     kept.push(line);
+    used += cost;
   }
-  let taken = kept.length - 1;
-  let cut = false;
-  if (taken === 0 && lines.length > 0) {
-    const room = maxTokens - count([head, more(1), ' [cut]']) - 2;
-    if (room > 0) {
-      kept.push(`${tok.truncate(lines[0], room)} [cut]`);
-      taken = 1;
-      cut = true;
-    }
+  while (kept.length && tok.count(build(kept, kept.length)) > maxTokens) kept.pop();
+  if (kept.length === 0 && lines.length > 0) return cutFirst(tok, head, lines[0]!, maxTokens, more);
+  const text = build(kept, kept.length);
+  return { text, tokens: tok.count(text), taken: kept.length, cut: false };
+}
+
+/** A first line longer than the whole budget: as much of it as fits, marked, so the next page starts after it. */
+function cutFirst(tok: TokenEstimator, head: string, line: string, maxTokens: number, more: (taken: number) => string): Fitted {
+  const frame = [head, '[cut]', more(1)].filter((p) => p !== '').join('\n');
+  let room = maxTokens - tok.count(frame) - 2;
+  while (room > 0) {
+    const text = [head, `${tok.truncate(line, room)} [cut]`, more(1)].filter((p) => p !== '').join('\n');
+    const tokens = tok.count(text);
+    if (tokens <= maxTokens) return { text, tokens, taken: 1, cut: true };
+    room -= tokens - maxTokens;
   }
-  const footer = more(taken);
-  const text = (footer ? [...kept, footer] : kept).filter((p) => p !== '').join('\n');
-  return { text, tokens: tok.count(text), taken, cut };
+  const text = [head, more(0)].filter((p) => p !== '').join('\n');
+  return { text, tokens: tok.count(text), taken: 0, cut: false };
 }

@@ -1,5 +1,4 @@
 import { BadRequestError } from '../core/errors.js';
-import type { Backend } from '../core/backend.js';
 import type { Entity } from '../core/wire/entity-types.js';
 
 /**
@@ -28,11 +27,6 @@ export function parsePath(what: string, path: string): MemoryPath {
 export function dirOf(entity: Entity, all: readonly Entity[]): string {
   const unique = entity.name && !entity.name.includes('/') && all.filter((e) => e.name === entity.name).length === 1;
   return `${MEMORIES}/${unique ? entity.name : entity.id}`;
-}
-
-/** The path's entity, by name or id. */
-export function entityOf(backend: Backend, ref: string): Promise<Entity> {
-  return backend.resolveEntity(ref);
 }
 
 /** A path that must be a block (create, str_replace, insert, rename). */

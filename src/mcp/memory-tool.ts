@@ -1,7 +1,7 @@
 import { BadRequestError, NotFoundError } from '../core/errors.js';
 import type { Backend } from '../core/backend.js';
 import { MAX_TOKENS_ARG, fitLines, maxTokensOf } from './budget.js';
-import { type MemoryPath, blockOf, dirOf, parsePath } from './memory-paths.js';
+import { MEMORIES, type MemoryPath, blockOf, dirOf, parsePath } from './memory-paths.js';
 import { type Tool, type ToolContext, type ToolResult } from './tool.js';
 
 const TEXT_MAX = 100_000;
@@ -71,7 +71,8 @@ async function view(backend: Backend, p: MemoryPath, a: Record<string, unknown>)
     return { text: (await fitLines(`/memories: a directory per entity (${data.length})`, lines, max, () => '')).text };
   }
   const entity = await backend.resolveEntity(p.entity);
-  const dir = dirOf(entity, [entity]);
+  // The directory as the client named it: a name another entity shares would not resolve again.
+  const dir = `${MEMORIES}/${p.entity}`;
   if (p.kind === 'entity') {
     const list = await backend.listMemory(entity.id);
     const lines = list.memory.map((b) => `${dir}/${b.label}  (${b.tokens} tokens, ${b.text.split('\n').length} lines)`);

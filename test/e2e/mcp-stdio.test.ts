@@ -209,7 +209,7 @@ describe('mgpt mcp (stdio)', () => {
     await c.subscribeResource({ uri });
     await call(c, 'memory', { command: 'str_replace', path: '/memories/ada/user', old_str: 'Ada', new_str: 'Ada Lovelace' });
     await until(() => updated.length >= 1);
-    expect((await c.readResource({ uri })).contents[0]!.text).toBe('Ada Lovelace');
+    expect(((await c.readResource({ uri })).contents[0] as { text: string }).text).toBe('Ada Lovelace');
     expect((await mgptBinary(['memory', 'set', 'ada', 'user', 'Ada, countess'], env)).code).toBe(0);
     await until(() => updated.length >= 2);
     expect(updated).toEqual([uri, uri]);
