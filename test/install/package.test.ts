@@ -83,6 +83,20 @@ describe.skipIf(process.platform === 'win32')('the packed package, installed glo
     expect(exported.stdout).toContain('hello from the tarball');
     await serveOnce();
   });
+
+  it('serves MCP on stdio from the install (the SDK bundled into dist/vendor/mcp.mjs, nothing from node_modules)', async () => {
+    const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+    const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
+    const client = new Client({ name: 'package-test', version: '1' });
+    await client.connect(new StdioClientTransport({ command: bin, args: ['mcp'], env: { ...cleanEnv(), ...env } }));
+    try {
+      const r = (await client.callTool({ name: 'list_entities', arguments: {} })) as { content: Array<{ text: string }> };
+      expect(r.content[0]!.text).toMatch(/^1 entity:\npacked · /);
+    } finally {
+      await client.close();
+    }
+    expect(readdirSync(join(installed, 'node_modules'))).not.toContain('@modelcontextprotocol');
+  });
 });
 
 /** Starts `mgpt serve`, asks /healthz and the console's page and script, stops it with SIGTERM. */
