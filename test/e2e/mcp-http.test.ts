@@ -16,6 +16,7 @@ let serve: ReturnType<typeof spawnMgpt>;
 let url: string;
 const keys: Record<'full' | 'logs' | 'acme' | 'limited', string> = { full: '', logs: '', acme: '', limited: '' };
 let adaId: string;
+let log = '';
 const clients: Client[] = [];
 
 async function key(account: string, scopes: string, ...flags: string[]): Promise<string> {
@@ -36,7 +37,8 @@ beforeAll(async () => {
   keys.logs = await key('local', 'mgpt.logs:read');
   keys.acme = await key('acme', 'mgpt.responses:create');
   keys.limited = await key('local', 'mgpt.responses:create', '--rpm', '4');
-  serve = spawnMgpt(['serve', '--port', '0', '--mcp-allow-send'], env);
+  serve = spawnMgpt(['serve', '--port', '0', '--mcp-allow-send', '--log-format', 'json'], env);
+  serve.stderr!.on('data', (d) => (log += String(d)));
   url = await new Promise<string>((resolve, reject) => {
     serve.stdout!.once('data', (d) => resolve(String(d).trim()));
     void serve.result.then((r) => reject(new Error(r.stderr)));
@@ -110,6 +112,18 @@ describe('/mcp on mgpt serve (streamable HTTP)', () => {
     const c = await connect(keys.full);
     await expect(call(c, 'append', { entity: 'ada', content: 'x'.repeat(10 * 1024 * 1024), reply: 'ok' })).rejects.toThrow(/request body over 1048576 bytes/);
     expect(text(await call(c, 'list_entities'))).toContain('ada');
+  });
+
+  it('every MCP request is in the request log, with its key and status', async () => {
+    const c = await connect(keys.full);
+    await expect(call(c, 'no_such_tool')).rejects.toThrow(/unknown tool "no_such_tool"/);
+    expect(text(await call(c, 'list_entities'))).toContain('ada');
+    const lines = log.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { route: string; status: number; keyId?: string });
+    const keyId = `key_${keys.full.slice('mgpt_live_'.length).split('.')[0]}`;
+    const mcp = lines.filter((l) => l.route === '/mcp');
+    expect(mcp.length).toBeGreaterThan(10);
+    expect(mcp.filter((l) => l.keyId === keyId && l.status === 200).length).toBeGreaterThan(5);
+    expect(mcp.some((l) => l.status === 413)).toBe(true);
   });
 
   it('--no-mcp leaves /mcp unserved', async () => {

@@ -80,7 +80,10 @@ describe('mgpt mcp (stdio)', () => {
     const window = await call(c, 'read_window', { entity: 'ada', max_tokens: 20_000 });
     expect(text(window)).toContain('[summary of #1-');
     expect(text(window)).not.toMatch(/^#1 user:/m);
-    expect((await call(c, 'list_rotations', { entity: 'ada' })).structuredContent.tokens).toBeGreaterThan(0);
+    expect(text(await call(c, 'list_rotations', { entity: 'ada' }))).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d turn: folded #1-#\d+ into \d+ tokens: /m);
+    // The window the model saw when it answered the first message still holds it.
+    expect(text(await call(c, 'read_window', { entity: 'ada', at: '1' }))).toMatch(/when it answered #1, 0 blocks/);
+    expect(text(await call(c, 'read_window', { entity: 'ada', at: '3' }))).toMatch(/^#1 user: My sister Ingrid/m);
     const recalled = await call(c, 'recall', { entity: 'ada', query: 'where does my sister teach violin?', max_tokens: 120 });
     expect(text(recalled)).toMatch(/^#1 user \(\d{4}-\d\d-\d\d \d\d:\d\d\): My sister Ingrid teaches violin at the conservatory in Zanzibar\.$/m);
     expect(recalled.structuredContent.tokens).toBeLessThanOrEqual(120);
