@@ -258,6 +258,8 @@ describe('mgpt mcp --print-config (stdio): each client starts the server as prin
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('--print-config takes claude-code, claude-desktop, cursor, got "emacs"');
     expect((await mgptBinary(['mcp', '--print-config', 'cursor', '--url', 'ftp://x/mcp'], env)).stderr).toMatch(/must be the http\(s\) address of a server's \/mcp/);
+    const stray = await mgptBinary(['mcp', '--url', 'http://127.0.0.1:1/mcp'], env);
+    expect([stray.code, stray.stderr]).toEqual([2, expect.stringContaining('--url goes with --print-config')]);
   });
 });
 

@@ -1,6 +1,7 @@
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { BadRequestError } from '../../core/errors.js';
 import { isPostgresUrl } from '../../core/db-url.js';
 import { CLIENTS, printConfig } from '../../mcp/client-config.js';
 import type { CliContext } from '../context.js';
@@ -31,6 +32,7 @@ export function registerMcp(program: Command, ctx: CliContext): void {
 
 export async function runMcp(ctx: CliContext, o: McpCommandOptions): Promise<void> {
   if (o.printConfig !== undefined) return printClientConfig(ctx, o.printConfig, o);
+  if (o.url !== undefined) throw new BadRequestError('--url goes with --print-config: it names the server a client connects to', { hint: 'mgpt mcp --print-config claude-code --url https://HOST/mcp' });
   const backend = await ctx.backend();
   const { runStdio } = await import('../../mcp/stdio.js');
   await runStdio({ backend, allowSend: o.allowSend === true, subscriptions: true, version: ctx.version }, ctx.signal);
