@@ -74,7 +74,7 @@ function handleTools(sdk: Sdk, server: McpServer, o: McpOptions, changed: (c: Ch
 
 function unknownTool(name: string, o: McpOptions): string {
   const shown = JSON.stringify(name.slice(0, 64));
-  if (name === 'send' && !o.allowSend) return `tool ${shown} is not offered: this server was started without --allow-send (send calls the entity's model and is billed)`;
+  if (name === 'send' && !o.allowSend) return `tool ${shown} is not offered: this server was started without --allow-send (mgpt mcp --allow-send, mgpt serve --mcp-allow-send), as send calls the entity's model and is billed`;
   return `unknown tool ${shown}; the tools are ${toolsFor(o).map((t) => t.name).join(', ')}`;
 }
 

@@ -126,7 +126,15 @@ describe('/mcp on mgpt serve (streamable HTTP)', () => {
     expect(mcp.some((l) => l.status === 413)).toBe(true);
   });
 
-  it('--no-mcp leaves /mcp unserved', async () => {
+  it('by default /mcp is served without send; --no-mcp leaves it unserved', async () => {
+    const plain = spawnMgpt(['serve', '--port', '0'], env);
+    const plainUrl = await new Promise<string>((resolve) => plain.stdout!.once('data', (d) => resolve(String(d).trim())));
+    const c = await httpClient(`${plainUrl}/mcp`, keys.full);
+    expect((await c.listTools()).tools.map((t) => t.name)).not.toContain('send');
+    await expect(call(c, 'send', { entity: 'ada', content: 'hi' })).rejects.toThrow(/without --allow-send/);
+    await c.close();
+    plain.kill('SIGTERM');
+    await plain.result;
     const off = spawnMgpt(['serve', '--port', '0', '--no-mcp'], cliEnv(join(dir, 'off')));
     const offUrl = await new Promise<string>((resolve) => off.stdout!.once('data', (d) => resolve(String(d).trim())));
     const res = await fetch(`${offUrl}/mcp`, { method: 'POST', headers: { authorization: `Bearer ${keys.full}`, 'content-type': 'application/json' }, body: '{}' });
