@@ -45,7 +45,7 @@ export const send: Tool = {
     const completion = await finalReply(ctx.backend.sendMessage(entity.id, { content: args.content as string, signal: ctx.signal, buffered: true }));
     ctx.changed({ entityId: entity.id, window: true });
     const reply = completion.choices[0]?.message.content ?? '';
-    const fitted = await fitLines('', [reply], maxTokensOf(args), (taken) => (taken ? '' : ''));
+    const fitted = await fitLines('', [reply], maxTokensOf(args), () => '');
     return { text: fitted.text, structured: { entity_id: entity.id, id: completion.id, usage: completion.usage, cut: fitted.cut } };
   },
 };
