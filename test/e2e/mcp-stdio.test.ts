@@ -165,6 +165,25 @@ describe('mgpt mcp (stdio)', () => {
     expect(history.history.length).toBeGreaterThanOrEqual(5);
   });
 
+  it('a client that cancels a send cancels the turn: nothing stored, and the entity takes the next one', async () => {
+    const env = cliEnv(join(dir, 'cancel'), { MGPT_PROVIDER: 'openai', MGPT_PROVIDER_URL: fake.url, MGPT_PROVIDER_MODEL: 'fake-model' });
+    await entity(env, 'ada');
+    const c = await client(env, '--allow-send');
+    fake.script({ text: ['a', ' very', ' slow', ' reply'], chunkDelayMs: 1000 });
+    const asked = fake.requests.length;
+    const aborted = fake.aborted;
+    const stop = new AbortController();
+    const sending = c.callTool({ name: 'send', arguments: { entity: 'ada', content: 'take your time' } }, undefined, { signal: stop.signal });
+    while (fake.requests.length === asked) await new Promise((r) => setTimeout(r, 10));
+    stop.abort();
+    await expect(sending).rejects.toThrow(/abort/i);
+    await until(() => fake.aborted > aborted);
+    expect(json((await mgptBinary(['entities', 'show', 'ada', '--json'], env)).stdout).transcript.messages).toBe(0);
+    const next = await call(c, 'send', { entity: 'ada', content: 'and now?' });
+    expect(next.isError, text(next)).toBeFalsy();
+    expect(json((await mgptBinary(['history', 'ada', '--json'], env)).stdout).data.map((m: { content: string }) => m.content)).toEqual(['and now?', 'reply: and now?']);
+  });
+
   it('hostile input gets clear errors, changes nothing, and the server stays up', async () => {
     const env = cliEnv(join(dir, 'hostile'));
     await entity(env, 'ada');
