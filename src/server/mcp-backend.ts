@@ -7,8 +7,8 @@ import { noteReply } from './token-accounting.js';
 
 /**
  * The backend an MCP request on /mcp runs its tools against: the engine, as the key's account,
- * with a turn counted against the key's tokens per minute as POST .../messages counts it. The
- * engine is the server's: this backend never closes it.
+ * with a turn counted against the key's tokens per minute, and cancelled when its client goes
+ * away, as POST .../messages does. The engine is the server's: this backend never closes it.
  */
 export class ServedBackend extends LocalBackend {
   constructor(
@@ -21,8 +21,11 @@ export class ServedBackend extends LocalBackend {
   override sendMessage(id: string, input: SendInput): AsyncIterable<TurnEvent> {
     const { c, engine } = this;
     const accountId = c.get('principal').accountId;
+    // A client that hangs up cancels the turn, as on POST .../messages; so does MCP's own cancel.
+    const gone = c.get('signal');
+    const signal = input.signal && gone ? AbortSignal.any([input.signal, gone]) : (input.signal ?? gone);
     return (async function* () {
-      for await (const ev of engine.entities.send(id, { ...input, extras: { allowance: c.get('allowance') } }, accountId)) {
+      for await (const ev of engine.entities.send(id, { ...input, signal, extras: { allowance: c.get('allowance') } }, accountId)) {
         if (ev.type === 'done') await noteReply(c, ev);
         yield ev;
       }
