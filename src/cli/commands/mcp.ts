@@ -33,6 +33,8 @@ export function registerMcp(program: Command, ctx: CliContext): void {
 export async function runMcp(ctx: CliContext, o: McpCommandOptions): Promise<void> {
   if (o.printConfig !== undefined) return printClientConfig(ctx, o.printConfig, o);
   if (o.url !== undefined) throw new BadRequestError('--url goes with --print-config: it names the server a client connects to', { hint: 'mgpt mcp --print-config claude-code --url https://HOST/mcp' });
+  // A person who ran it at a terminal would see nothing happen: say what it waits for (stderr; stdout is the protocol's).
+  if (ctx.io.stdinIsTTY) ctx.io.stderr.write('mgpt mcp: serving MCP on stdin/stdout for a client that starts it; to add it to one: mgpt mcp --print-config claude-code|claude-desktop|cursor (Ctrl-C stops)\n');
   const backend = await ctx.backend();
   const { runStdio } = await import('../../mcp/stdio.js');
   await runStdio({ backend, allowSend: o.allowSend === true, subscriptions: true, version: ctx.version }, ctx.signal);
