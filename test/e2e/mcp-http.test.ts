@@ -78,6 +78,9 @@ describe('/mcp on mgpt serve (streamable HTTP)', () => {
     expect(json((await mgptBinary(['memory', 'ada', '--json'], env)).stdout).memory).toEqual([]);
     await expect(httpClient(`${url}/mcp`, 'mgpt_live_0000000000000000.nope')).rejects.toThrow(/malformed API key/);
     expect((await fetch(`${url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(401);
+    // No session to stream on or to end: a GET or DELETE with a good key is a 405 that says to POST.
+    const get = await fetch(`${url}/mcp`, { headers: { authorization: `Bearer ${keys.full}`, accept: 'text/event-stream' } });
+    expect([get.status, get.headers.get('allow'), (await get.json()).error.message]).toEqual([405, 'POST', expect.stringContaining('POST each request to /mcp')]);
   });
 
   it("one account never sees another's entities", async () => {
