@@ -34,13 +34,18 @@ export function isZip(head: Uint8Array): boolean {
  * are read, zip64 included (ChatGPT's exports); anything else is a clear error.
  */
 export async function zipEntryStream(path: string, name: string): Promise<AsyncIterable<Uint8Array>> {
-  const entries = await centralDirectory(path);
+  const { entries, cdOffset } = await centralDirectory(path);
   const matches = entries.filter((e) => e.name === name || e.name.endsWith('/' + name)).sort((a, b) => a.name.length - b.name.length);
   const entry = matches[0];
   if (!entry) throw bad(`the zip holds no ${name}`, 'is this the export from ChatGPT or Claude? it holds conversations.json');
   if (entry.method !== 0 && entry.method !== 8) throw bad(`${entry.name} is compressed with method ${entry.method}, which mgpt cannot read`);
   if (entry.compressedSize < 1) throw bad(`${entry.name} in the zip is empty`);
-  const start = await dataStart(path, entry);
+  const start = await dataStart(path, entry, cdOffset);
+  // The sizes come from the zip itself: one that claims more bytes than lie before the central
+  // directory is lying, and the inflation cap below would be as large as its lie.
+  if (start + entry.compressedSize > cdOffset) {
+    throw bad(`${entry.name} claims ${entry.compressedSize} compressed bytes, but only ${Math.max(0, cdOffset - start)} lie between its start and the central directory: the zip is damaged or forged`);
+  }
   const raw = createReadStream(path, { start, end: start + entry.compressedSize - 1 });
   return entry.method === 0 ? raw : capped(raw.pipe(createInflateRaw()), entry, Math.max(MIN_INFLATE_CAP, entry.compressedSize * MAX_INFLATE_RATIO));
 }
@@ -59,7 +64,7 @@ async function* capped(inflated: AsyncIterable<Uint8Array> & { destroy(): void }
   }
 }
 
-async function centralDirectory(path: string): Promise<ZipEntry[]> {
+async function centralDirectory(path: string): Promise<{ entries: ZipEntry[]; cdOffset: number }> {
   const f = await open(path, 'r');
   try {
     const size = (await f.stat()).size;
@@ -72,11 +77,11 @@ async function centralDirectory(path: string): Promise<ZipEntry[]> {
     let cdSize = tail.readUInt32LE(at + 12);
     let cdOffset = tail.readUInt32LE(at + 16);
     if (cdOffset === MAX_U32 || cdSize === MAX_U32 || count === 0xffff) ({ count, cdSize, cdOffset } = await zip64End(f, size - tailLen + at));
-    if (cdOffset + cdSize > size) throw bad(`the zip's central directory (at byte ${cdOffset}) lies past its end: it is truncated`);
+    if (!Number.isSafeInteger(cdOffset + cdSize) || cdOffset + cdSize > size) throw bad(`the zip's central directory (at byte ${cdOffset}) lies past its end: it is truncated`);
     if (cdSize > MAX_CENTRAL_DIRECTORY) throw bad(`the zip's central directory is ${cdSize} bytes, over ${MAX_CENTRAL_DIRECTORY}: it is not an export`, 'import the conversations.json from inside the zip');
     const cd = Buffer.alloc(cdSize);
     await f.read(cd, 0, cdSize, cdOffset);
-    return readEntries(cd, count, cdOffset);
+    return { entries: readEntries(cd, count, cdOffset), cdOffset };
   } finally {
     await f.close();
   }
@@ -133,7 +138,8 @@ function zip64Sizes(extra: Buffer, uncompressed: number, compressedSize: number,
 }
 
 /** Where the entry's data begins: after its local header, whose name and extra lengths may differ from the central copy. */
-async function dataStart(path: string, e: ZipEntry): Promise<number> {
+async function dataStart(path: string, e: ZipEntry, cdOffset: number): Promise<number> {
+  if (e.localHeader + 30 > cdOffset) throw bad(`the zip's entry ${e.name} is damaged: its header is said to be at byte ${e.localHeader}, past the entries`);
   const f = await open(path, 'r');
   try {
     const h = Buffer.alloc(30);

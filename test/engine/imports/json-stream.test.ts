@@ -51,4 +51,12 @@ describe('streamJsonArray', () => {
     };
     await expect(read()).rejects.toThrow('the export: conversation 2 is larger than 64 MB (at byte 11)');
   });
+
+  it('names the byte where JSON nested 200,000 deep breaks, without running out of stack', async () => {
+    const depth = 200_000;
+    // Balanced brackets, so the scanner hands the value over whole; a "}" closes the innermost "[".
+    const doc = `[{"a": ${'['.repeat(depth)}${']'.repeat(depth - 1)}}}]`;
+    await expect(values(doc, 65_536)).rejects.toThrow(`conversation 1 is not valid JSON`);
+    await expect(values(doc, 65_536)).rejects.toThrow(`(at byte ${7 + 2 * depth - 1})`);
+  });
 });

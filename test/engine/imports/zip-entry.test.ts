@@ -1,4 +1,4 @@
-import { openSync, closeSync, writeSync, ftruncateSync, writeFileSync } from 'node:fs';
+import { openSync, closeSync, writeSync, ftruncateSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { deflateRawSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
@@ -97,5 +97,30 @@ describe('zipEntryStream', () => {
     // 80 MB of zeros deflate to some 80 KB: far over 200 times its size, and over the 64 MB floor.
     const file = zip([{ name: 'conversations.json', data: Buffer.alloc(80 * 1024 * 1024), deflate: true }]);
     await expect(read(file)).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/conversations.json inflates to over 67108864 bytes/) });
+  });
+
+  it('refuses an entry whose header claims more compressed bytes than the file holds, before inflating anything', async () => {
+    // 300 MB of zeros deflate to some 300 KB; the header claims 0xFFFFFFF0 of them, so a cap of 200
+    // times the claimed size would let all 300 MB through.
+    const file = zip([{ name: 'conversations.json', data: Buffer.alloc(300 * 1024 * 1024), deflate: true, centralSize: 0xfffffff0 }]);
+    await expect(read(file)).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/conversations.json claims 4294967280 compressed bytes, but only \d+ lie between its start and the central directory/) });
+  });
+
+  it('a zip64 size or offset of 2^60 is damage, named, not a RangeError', async () => {
+    const u64 = (v: bigint) => {
+      const b = Buffer.alloc(8);
+      b.writeBigUInt64LE(v);
+      return b;
+    };
+    const field = (...values: bigint[]) => Buffer.concat([Buffer.from([0x01, 0x00, 8 * values.length, 0x00]), ...values.map(u64)]);
+    const size = zip([{ name: 'conversations.json', data: Buffer.from('[1]'), centralSize: 0xffffffff, extra: field(2n ** 60n) }]);
+    await expect(read(size)).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/conversations.json claims 115292150460684\d{4} compressed bytes, but only 3 lie/) });
+    // The local header's offset in the zip64 field too: the central entry says 0xffffffff for it.
+    const offset = zip([{ name: 'conversations.json', data: Buffer.from('[1]'), extra: field(2n ** 60n) }]);
+    const bytes = readFileSync(offset);
+    const central = bytes.indexOf(Buffer.from([0x50, 0x4b, 0x01, 0x02]));
+    bytes.writeUInt32LE(0xffffffff, central + 42);
+    writeFileSync(offset, bytes);
+    await expect(read(offset)).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/its header is said to be at byte 115292150460684\d{4}, past the entries/) });
   });
 });
