@@ -177,6 +177,8 @@ await Promise.all([
   build({ ...common, entryPoints: ['src/server/listen.ts'], outfile: 'dist/server.cjs', plugins: [vendorPlugin, tokenizerPlugin] }),
   // The worker thread that writes large entities (src/store/sqlite/large-writer.ts) loads this beside the bundle that starts it.
   build({ ...common, entryPoints: ['src/store/sqlite/large-write-worker.ts'], outfile: 'dist/sqlite-writer.cjs' }),
+  // The worker thread that reads a large conversation of a chat export (src/engine/imports/reader-pool.ts), loaded the same way.
+  build({ ...common, entryPoints: ['src/engine/imports/reader-worker.ts'], outfile: 'dist/import-reader.cjs' }),
   // gpt-tokenizer's code is bundled here (its o200k module with the 2.4 MB ranks literal is not).
   build({ ...common, entryPoints: ['src/core/text/tokens-table.ts'], outfile: 'dist/tokenizer.cjs', external: ['*.node'] }),
   build({

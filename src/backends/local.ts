@@ -1,4 +1,4 @@
-import type { ChatImportOptions, ChatImportProgress, ChatImportResult } from '../core/wire/chat-import.js';
+import type { ChatImportOptions, ChatImportProgressHandler, ChatImportResult } from '../core/wire/chat-import.js';
 import type { Backend, ChatCompletion, CompleteInput, CompleteOptions, EntityPage, LocalAdmin, NamePolicy, RespondOptions } from '../core/backend.js';
 import { MgptError } from '../core/errors.js';
 import type { MemoryBlock, MemoryHistory, MemoryList } from '../core/wire/memory.js';
@@ -126,7 +126,7 @@ export class LocalBackend implements Backend {
       yield* await engine.entities.export(id, format, accountId);
     })();
   }
-  importChats(file: string, opts: ChatImportOptions, onProgress?: (p: ChatImportProgress) => void, signal?: AbortSignal): Promise<ChatImportResult> {
+  importChats(file: string, opts: ChatImportOptions, onProgress?: ChatImportProgressHandler, signal?: AbortSignal): Promise<ChatImportResult> {
     return this.engine.importChats(file, opts, this.accountId, onProgress, signal);
   }
   createUniverse(input: CreateUniverseInput): Promise<CreatedUniverse> {

@@ -16,6 +16,7 @@ export interface EngineSettings {
   recallTokens: number;
   memoryBlocks: number;
   memoryTokens: number;
+  importMaxConversations: number;
   /** PostgreSQL only: connections per process. */
   poolSize?: number;
   prices: Settings['prices'];
@@ -165,6 +166,7 @@ function engineSettings(s: Settings, opts: ContextOptions): EngineSettings {
     recallTokens: s.recallTokens,
     memoryBlocks: s.memoryBlocks,
     memoryTokens: s.memoryTokens,
+    importMaxConversations: s.importMaxConversations,
     poolSize: s.poolSize,
     prices: s.prices,
     version: opts.version,

@@ -72,6 +72,7 @@ export interface Settings {
   recallTokens: number;
   memoryBlocks: number;
   memoryTokens: number;
+  importMaxConversations: number;
   /** PostgreSQL: connections per process (MGPT_POOL_SIZE, the profile's poolSize); unset = the store's default. */
   poolSize?: number;
   prices: Record<string, ModelPrice>;
@@ -120,6 +121,7 @@ export function resolveSettings(env: Env, flags: GlobalFlags = {}, file: ConfigF
     recallTokens: value('engine.recallTokens'),
     memoryBlocks: value('engine.memoryBlocks'),
     memoryTokens: value('engine.memoryTokens'),
+    importMaxConversations: value('engine.importMaxConversations'),
     poolSize: value('poolSize'),
     prices: pricesOf(p),
     route,

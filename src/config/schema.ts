@@ -28,7 +28,7 @@ export interface ProfileSettings {
   poolSize?: number;
   promptsDir?: string;
   spoolDir?: string;
-  engine?: { windowBudget?: number; transcriptCap?: number; leaseTtlMs?: number; rotateTargetPercent?: number; summaryPercent?: number; recallTokens?: number; memoryBlocks?: number; memoryTokens?: number };
+  engine?: { windowBudget?: number; transcriptCap?: number; leaseTtlMs?: number; rotateTargetPercent?: number; summaryPercent?: number; recallTokens?: number; memoryBlocks?: number; memoryTokens?: number; importMaxConversations?: number };
   models?: Record<string, ModelRouteSetting>;
   prices?: Record<string, { input?: number; output?: number }>;
 }
@@ -67,6 +67,7 @@ export const KEYS: readonly KeySpec[] = [
   { pattern: /^engine\.memoryBlocks$/, kind: 'positiveInt', description: 'the most pinned memory blocks an entity may have (default 16)' },
   { pattern: /^engine\.memoryTokens$/, kind: 'positiveInt', description: "the most tokens an entity's pinned memory blocks may hold together (default 2000)" },
   { pattern: /^engine\.summaryPercent$/, kind: 'positiveInt', description: 'the most one rotation summary may take, in percent of the same (5 to half the target, default 10)' },
+  { pattern: /^engine\.importMaxConversations$/, kind: 'positiveInt', description: 'the most conversations one chat import may hold (413 above; default 100000)' },
   { pattern: /^engine\.leaseTtlMs$/, kind: 'positiveInt', description: "how long a turn's hold on its entity outlives a writer that died (ms, default 15000)" },
   { pattern: new RegExp(`^models\\.${ID}\\.provider$`), kind: ['echo', 'openai', 'llama'], description: 'provider of a model id' },
   { pattern: new RegExp(`^models\\.${ID}\\.model$`), kind: 'providerModel', description: "the provider's model name" },

@@ -4,6 +4,7 @@ import { ConfigError } from '../core/errors.js';
 import { DEFAULT_ROTATE_TARGET, DEFAULT_SUMMARY_SHARE } from '../core/window-plan.js';
 import { DEFAULT_RECALL_TOKENS } from '../core/text/recall-query.js';
 import { DEFAULT_MEMORY_BLOCKS, DEFAULT_MEMORY_TOKENS } from '../core/wire/memory.js';
+import { DEFAULT_IMPORT_MAX_CONVERSATIONS } from '../core/wire/chat-import.js';
 import { type ProfileSettings, parseValue } from './schema.js';
 
 type Env = Record<string, string | undefined>;
@@ -49,6 +50,7 @@ export const SETTINGS: readonly SettingSpec[] = [
   { key: 'engine.recallTokens', env: 'MGPT_RECALL_TOKENS', int: true, profile: (p) => p.engine?.recallTokens, fallback: () => DEFAULT_RECALL_TOKENS },
   { key: 'engine.memoryBlocks', env: 'MGPT_MEMORY_BLOCKS', int: true, profile: (p) => p.engine?.memoryBlocks, fallback: () => DEFAULT_MEMORY_BLOCKS },
   { key: 'engine.memoryTokens', env: 'MGPT_MEMORY_TOKENS', int: true, profile: (p) => p.engine?.memoryTokens, fallback: () => DEFAULT_MEMORY_TOKENS },
+  { key: 'engine.importMaxConversations', env: 'MGPT_IMPORT_MAX_CONVERSATIONS', int: true, profile: (p) => p.engine?.importMaxConversations, fallback: () => DEFAULT_IMPORT_MAX_CONVERSATIONS },
   { key: 'engine.summaryPercent', env: 'MGPT_SUMMARY_PERCENT', int: true, profile: (p) => p.engine?.summaryPercent, fallback: () => DEFAULT_SUMMARY_SHARE * 100 },
 ];
 

@@ -3,7 +3,7 @@ import type { RateLimits } from './rate-limits.js';
 import type { EntityWindowAt, RotateInput, RotateResult, RotationList } from './wire/rotation-types.js';
 import type { MemoryBlock, MemoryHistory, MemoryList } from './wire/memory.js';
 import type { ExchangeInput, ExchangeResult, RecallInput, RecallResult } from './wire/exchange.js';
-import type { ChatImportOptions, ChatImportProgress, ChatImportResult } from './wire/chat-import.js';
+import type { ChatImportOptions, ChatImportProgressHandler, ChatImportResult } from './wire/chat-import.js';
 import type {
   CreateEntityInput,
   CreatedEntity,
@@ -159,7 +159,7 @@ export interface Backend {
    * place; the remote backend streams it to `POST /v1/imports` (an extension of mgpt serve).
    * Aborting `signal` stops it after the conversation in progress, which then writes nothing.
    */
-  importChats(file: string, opts: ChatImportOptions, onProgress?: (p: ChatImportProgress) => void, signal?: AbortSignal): Promise<ChatImportResult>;
+  importChats(file: string, opts: ChatImportOptions, onProgress?: ChatImportProgressHandler, signal?: AbortSignal): Promise<ChatImportResult>;
   createUniverse(input: CreateUniverseInput): Promise<CreatedUniverse>;
   /** A UNIVERSE argument: an id, a unique id prefix of 4+ characters, or a display name (remotely: the id only). */
   resolveUniverse(ref: string): Promise<string>;

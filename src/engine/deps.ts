@@ -20,6 +20,8 @@ export interface EngineLimits {
   recallTokens: number;
   /** Pinned memory (issue 33): the most blocks an entity may have, and the most tokens they may hold together. */
   memory: { blocks: number; tokens: number };
+  /** The most conversations one chat import may hold (a larger export is a 413 before anything is read). */
+  importMaxConversations: number;
 }
 
 

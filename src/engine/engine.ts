@@ -16,7 +16,7 @@ import type { EngineEvents } from './events.js';
 import { EventRelay } from './event-relay.js';
 import { search } from './search.js';
 import type { SearchInput, SearchList } from '../core/wire/entity-types.js';
-import type { ChatImportOptions, ChatImportProgress, ChatImportResult } from '../core/wire/chat-import.js';
+import { type ChatImportOptions, type ChatImportProgressHandler, type ChatImportResult, DEFAULT_IMPORT_MAX_CONVERSATIONS } from '../core/wire/chat-import.js';
 import { importChats } from './imports/import-run.js';
 import { RouteCalibration } from './generation/calibration.js';
 import { type Clock, type EngineDeps, type EngineLimits, systemClock } from './deps.js';
@@ -61,6 +61,8 @@ export interface EngineOptions {
   memoryBlocks?: number;
   /** The most tokens an entity's pinned memory may hold in all (default 2000). */
   memoryTokens?: number;
+  /** The most conversations one chat import may hold (default 100,000). */
+  importMaxConversations?: number;
   prices?: Record<string, ModelPrice>;
   clock?: Clock;
   newId?: () => string;
@@ -150,7 +152,7 @@ export class Engine {
   }
 
   /** Imports another tool's chat export (the file at `path`) into the account's entities (issue 35, docs/importing.md). */
-  importChats(path: string, opts: ChatImportOptions, accountId: string, onProgress?: (p: ChatImportProgress) => void, signal?: AbortSignal): Promise<ChatImportResult> {
+  importChats(path: string, opts: ChatImportOptions, accountId: string, onProgress?: ChatImportProgressHandler, signal?: AbortSignal): Promise<ChatImportResult> {
     return importChats(this.deps, path, opts, accountId, onProgress, signal);
   }
 
@@ -160,7 +162,7 @@ export class Engine {
 }
 
 /** The limits `opts` asks for, checked: openEngine checks them before it opens a store. */
-export function engineLimits(opts: Pick<EngineOptions, 'windowBudget' | 'transcriptCap' | 'leaseTtlMs' | 'rotateTargetPercent' | 'summaryPercent' | 'recallTokens' | 'memoryBlocks' | 'memoryTokens'>): EngineLimits {
+export function engineLimits(opts: Pick<EngineOptions, 'windowBudget' | 'transcriptCap' | 'leaseTtlMs' | 'rotateTargetPercent' | 'summaryPercent' | 'recallTokens' | 'memoryBlocks' | 'memoryTokens' | 'importMaxConversations'>): EngineLimits {
   return {
     windowBudget: checkBudget(opts.windowBudget ?? DEFAULT_WINDOW_BUDGET, 'window budget'),
     transcriptCap: positive(opts.transcriptCap ?? DEFAULT_TRANSCRIPT_CAP, 'transcript cap'),
@@ -171,6 +173,7 @@ export function engineLimits(opts: Pick<EngineOptions, 'windowBudget' | 'transcr
       blocks: positive(opts.memoryBlocks ?? DEFAULT_MEMORY_BLOCKS, 'pinned memory blocks'),
       tokens: positive(opts.memoryTokens ?? DEFAULT_MEMORY_TOKENS, 'pinned memory tokens'),
     },
+    importMaxConversations: positive(opts.importMaxConversations ?? DEFAULT_IMPORT_MAX_CONVERSATIONS, 'import conversation limit'),
   };
 }
 

@@ -54,6 +54,9 @@ export async function runChatImport(ctx: CliContext, path: string, opts: ChatImp
   if (tty && shown) ctx.io.stderr.write('\r\x1b[2K');
   if (json) return printJson(ctx.io, res);
   printTable(ctx, columns(res), res.conversations);
+  if (res.conversations_omitted > 0) {
+    ctx.io.stderr.write(`(${formatInt(res.conversations_omitted)} more conversations not listed: the report lists the first ${formatInt(res.conversations.length)}; the totals count them all)\n`);
+  }
   ctx.io.stderr.write(summary(res) + '\n');
 }
 
@@ -73,11 +76,11 @@ function columns(res: ChatImportResult) {
 function summary(res: ChatImportResult): string {
   const t = res.totals;
   const verb = res.dry_run ? 'would import' : 'imported';
-  const left = res.conversations.reduce((n, c) => n + c.branches_left_out, 0);
   const parts = [
-    `${verb} ${t.imported} of ${t.conversations} conversations from ${res.source}: ${formatInt(t.messages)} messages, ${formatInt(t.tokens)} tokens`,
-    t.skipped ? `${t.skipped} skipped` : '',
-    left ? `${left} messages on other branches left out` : '',
+    `${verb} ${formatInt(t.imported)} of ${formatInt(t.conversations)} conversations from ${res.source}: ${formatInt(t.messages)} messages, ${formatInt(t.tokens)} tokens`,
+    t.skipped ? `${formatInt(t.skipped)} skipped` : '',
+    t.refused ? `${formatInt(t.refused)} refused for a message over 1 MiB (outcome refused)` : '',
+    t.branches_left_out ? `${formatInt(t.branches_left_out)} messages on other branches left out` : '',
     res.dry_run ? 'nothing was written (--dry-run)' : '',
   ];
   return safe(parts.filter(Boolean).join('; '));

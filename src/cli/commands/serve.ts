@@ -17,6 +17,7 @@ export interface ServeOptions {
   requestTimeout: string;
   keepAliveTimeout: string;
   maxConnections: string;
+  importMaxConversations?: string;
   poolSize?: string;
   strictSystem?: boolean;
   sidePattern: string[];
@@ -39,6 +40,7 @@ export function registerServe(program: Command, ctx: CliContext): void {
       .option('--request-timeout <duration>', 'longest wait for a whole request, body included (408 and close after); streamed replies are not bound by it', '60s')
       .option('--keep-alive-timeout <duration>', 'how long an idle keep-alive connection stays open', '5s')
       .option('--max-connections <n>', 'open connections at most; more are closed on arrival', '1000')
+      .option('--import-max-conversations <n>', 'the most conversations one POST /v1/imports may hold (413 above; default: engine.importMaxConversations, 100000)')
       .option('--pool-size <n>', 'PostgreSQL: database connections at most (env MGPT_POOL_SIZE; default 10)')
       .option('--strict-system', 'OpenAI facade: refuse a client system message that differs from the entity\'s instructions (400) instead of applying it to the request')
       .option('--side-pattern <regex>', 'OpenAI facade: a request to an entity whose last user message matches is a side request (answered, not stored); repeatable', collect, [])
@@ -68,6 +70,7 @@ export async function runServe(ctx: CliContext, o: ServeOptions): Promise<void> 
   const keepAliveTimeoutMs = durationOption('--keep-alive-timeout', o.keepAliveTimeout)!;
   const maxConnections = intOption('--max-connections', o.maxConnections, 1)!;
   const poolSize = intOption('--pool-size', o.poolSize, 1);
+  const importMaxConversations = intOption('--import-max-conversations', o.importMaxConversations, 1);
   const chatPolicy = { strictSystem: o.strictSystem === true, sidePatterns: o.sidePattern.map(sidePattern) };
   const onRequest = requestLogWriter(ctx, o.logFormat);
   // The server framework is loaded only by this command.
@@ -75,7 +78,8 @@ export async function runServe(ctx: CliContext, o: ServeOptions): Promise<void> 
   const { describeDb } = await import('../../store/open.js');
   const settings = ctx.engineOptions();
   // PostgreSQL is connected and migrated before the port opens: a replica that cannot reach it never listens.
-  const server = await listen({ ...settings, poolSize: poolSize ?? settings.poolSize }, o.host, port, {
+  const engineOpts = { ...settings, poolSize: poolSize ?? settings.poolSize, importMaxConversations: importMaxConversations ?? settings.importMaxConversations };
+  const server = await listen(engineOpts, o.host, port, {
     bodyLimit,
     requestTimeoutMs,
     headersTimeoutMs,

@@ -33,7 +33,20 @@ export type ConversationOutcome =
   | 'updated' // --update appended what was new
   | 'unchanged' // imported before, nothing new
   | 'skipped' // imported before (no --update), empty, filtered out, or changed in its past
+  | 'refused' // a message over IMPORT_MESSAGE_MAX_BYTES: nothing of it is imported, the reason names the message
   | 'planned'; // --dry-run
+
+/** The most an imported transcript message may hold, in UTF-8 bytes: what a sent message may (the server's 1 MiB body). */
+export const IMPORT_MESSAGE_MAX_BYTES = 1024 * 1024;
+
+/** The report lists this many conversations and entities at most; the rest are counted (or streamed as NDJSON). */
+export const IMPORT_REPORT_ROWS = 1000;
+
+/** The most conversations one import may hold, unless the engine is set otherwise (engine.importMaxConversations). */
+export const DEFAULT_IMPORT_MAX_CONVERSATIONS = 100_000;
+
+/** The media type that asks `POST /v1/imports` for one JSON line per conversation as it is done, then the report. */
+export const IMPORT_NDJSON = 'application/x-ndjson';
 
 export interface ImportedConversation {
   source_id: string;
@@ -55,18 +68,40 @@ export interface ChatImportResult {
   object: 'import';
   source: ChatSource;
   dry_run: boolean;
-  /** The entities made or added to, as GET /v1/entities/{id} shows them after the import. */
+  /** The first IMPORT_REPORT_ROWS entities made or added to, as GET /v1/entities/{id} shows them after the import. */
   entities: Entity[];
+  /** Entities made or added to beyond those listed. */
+  entities_omitted: number;
+  /** The first IMPORT_REPORT_ROWS conversations of the export, in the order they were done. */
   conversations: ImportedConversation[];
-  totals: { conversations: number; imported: number; skipped: number; messages: number; tokens: number };
+  /** Conversations beyond those listed (counted in totals; NDJSON streams every one). */
+  conversations_omitted: number;
+  totals: ChatImportTotals;
 }
 
-/** Progress of a long import (the CLI shows it on stderr). */
+export interface ChatImportTotals {
+  conversations: number;
+  imported: number;
+  /** Every conversation not imported: skipped, unchanged and refused. */
+  skipped: number;
+  /** Of those, refused for a message over IMPORT_MESSAGE_MAX_BYTES. */
+  refused: number;
+  messages: number;
+  tokens: number;
+  branches_left_out: number;
+}
+
+/** Progress of a long import (the CLI shows it on stderr), told after each conversation. */
 export interface ChatImportProgress {
   conversations: number;
   messages: number;
   bytes: number;
+  /** What became of the conversation just done. */
+  last?: ImportedConversation;
 }
+
+/** Told after each conversation; an import waits for a promise it returns (a slow NDJSON reader holds it back). */
+export type ChatImportProgressHandler = (p: ChatImportProgress) => void | Promise<void>;
 
 /** The query of `POST /v1/imports` for these options (the remote backend sends them so). */
 export function importQuery(o: ChatImportOptions): URLSearchParams {

@@ -17,6 +17,8 @@ export interface SourceConversation {
   messages: SourceMessage[];
   /** Messages on other branches (edits, regenerations), left out. */
   branchesLeftOut: number;
+  /** Why nothing of it may be imported (a message over the size cap); its messages are then dropped. */
+  refused?: string;
 }
 
 export function isObject(x: unknown): x is Record<string, unknown> {

@@ -1,4 +1,4 @@
-import { type ChatImportOptions, type ChatImportProgress, type ChatImportResult, type ChatSource, type ImportedConversation } from '../../core/wire/chat-import.js';
+import { type ChatImportOptions, type ChatImportProgressHandler, type ChatImportResult, type ChatSource, type ImportedConversation } from '../../core/wire/chat-import.js';
 import { NotFoundError } from '../../core/errors.js';
 import { loadTokenEstimator } from '../../core/text/tokens.js';
 import type { EngineDeps } from '../deps.js';
@@ -9,6 +9,8 @@ import { ImportTarget } from './import-target.js';
 import { type ImportPlan, checkImportOptions } from './options.js';
 import { type ReadConversation, openExport } from './read-export.js';
 import { ConversationSpool } from './spool.js';
+import { ImportReport } from './import-report.js';
+import { nextMacrotask } from '../../core/lane.js';
 
 /**
  * Imports another tool's export at `path` into the account: one entity per conversation, or all
@@ -21,48 +23,61 @@ export async function importChats(
   path: string,
   opts: ChatImportOptions,
   accountId: string,
-  onProgress?: (p: ChatImportProgress) => void,
+  onProgress?: ChatImportProgressHandler,
   signal?: AbortSignal,
 ): Promise<ChatImportResult> {
   const plan = checkImportOptions(opts);
   if (plan.summarize && !plan.dryRun) await requireSummaryFunds(deps, accountId);
-  const opened = await openExport(path, plan.from);
-  const tok = await loadTokenEstimator();
-  const target = new ImportTarget(deps, tok, accountId, opened.source, plan, signal);
-  const done: ImportedConversation[] = [];
+  const opened = await openExport(path, plan.from, deps.limits.importMaxConversations);
+  const report = new ImportReport();
+  let target: ImportTarget | undefined;
+  try {
+    target = new ImportTarget(deps, await loadTokenEstimator(), accountId, opened.source, plan, signal);
+    const note = noter(report, onProgress);
+    if (plan.into !== undefined) await intoOne(target, plan, opened.conversations, note, deps.spoolDir);
+    else for await (const c of opened.conversations) if (selected(c.conversation, plan)) await note(await target.each(c), c.offset);
+  } finally {
+    await target?.close();
+    await opened.close();
+  }
+  return result(opened.source, plan, report, target);
+}
+
+type Note = (r: ImportedConversation, offset: number) => Promise<void>;
+
+/**
+ * Counts each conversation done into the report and tells the caller; every few milliseconds it
+ * lets the event loop turn, so a server importing two million small conversations answers its
+ * other requests meanwhile (a chunk of the file holds thousands).
+ */
+function noter(report: ImportReport, onProgress: ChatImportProgressHandler | undefined): Note {
   const progress = { conversations: 0, messages: 0, bytes: 0 };
-  const note = (r: ImportedConversation, offset: number) => {
-    done.push(r);
+  let turned = performance.now();
+  return async (r, offset) => {
+    report.add(r);
     progress.conversations++;
     progress.messages += r.messages;
     progress.bytes = offset;
-    onProgress?.(progress);
+    await onProgress?.({ ...progress, last: r });
+    if (performance.now() - turned < TURN_MS) return;
+    await nextMacrotask();
+    turned = performance.now();
   };
-  try {
-    if (plan.into !== undefined) await intoOne(target, plan, opened.conversations, note, deps.spoolDir);
-    else for await (const c of opened.conversations) if (selected(c.conversation, plan)) note(await target.each(c), c.offset);
-  } finally {
-    await target.close();
-  }
-  return result(opened.source, plan, done, target);
 }
+
+/** The longest the import loop holds the event loop between two turns of it. */
+const TURN_MS = 20;
 
 /**
  * `--into`: every selected conversation in time order. Order needs them all first: they wait in a
  * temporary file (see ConversationSpool), so memory stays bounded whatever the export's size.
  */
-async function intoOne(
-  target: ImportTarget,
-  plan: ImportPlan,
-  conversations: AsyncIterable<ReadConversation>,
-  note: (r: ImportedConversation, offset: number) => void,
-  spoolDir: string,
-): Promise<void> {
+async function intoOne(target: ImportTarget, plan: ImportPlan, conversations: AsyncIterable<ReadConversation>, note: Note, spoolDir: string): Promise<void> {
   const spool = await ConversationSpool.create(spoolDir);
   try {
     for await (const c of conversations) if (selected(c.conversation, plan)) await spool.add(c, startOf(c));
     await target.openInto(plan.into!);
-    for await (const c of spool.ordered()) note(await target.each(c), c.offset);
+    for await (const c of spool.ordered()) await note(await target.each(c), c.offset);
   } finally {
     await spool.close();
   }
@@ -88,25 +103,21 @@ function selected(c: SourceConversation, plan: ImportPlan): boolean {
   return true;
 }
 
-function result(source: ChatSource, plan: ImportPlan, done: ImportedConversation[], target: ImportTarget): ChatImportResult {
-  const imported = done.filter((c) => c.outcome !== 'skipped' && c.outcome !== 'unchanged');
-  if (plan.only.size > 0 && done.length === 0) {
+function result(source: ChatSource, plan: ImportPlan, report: ImportReport, target: ImportTarget | undefined): ChatImportResult {
+  if (plan.only.size > 0 && report.totals.conversations === 0) {
     throw new NotFoundError(`no conversation of the export has the id or title ${[...plan.only].map((x) => JSON.stringify(x)).join(', ')}`, {
       hint: 'list them with --dry-run',
     });
   }
+  const touched = target?.touched() ?? { rows: [], omitted: 0 };
   return {
     object: 'import',
     source,
     dry_run: plan.dryRun,
-    entities: target.touched().map((row) => toEntity(row, true)),
-    conversations: done,
-    totals: {
-      conversations: done.length,
-      imported: imported.length,
-      skipped: done.length - imported.length,
-      messages: imported.reduce((n, c) => n + c.messages, 0),
-      tokens: imported.reduce((n, c) => n + c.tokens, 0),
-    },
+    entities: touched.rows.map((row) => toEntity(row, true)),
+    entities_omitted: touched.omitted,
+    conversations: report.rows,
+    conversations_omitted: report.omitted,
+    totals: report.totals,
   };
 }

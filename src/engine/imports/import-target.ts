@@ -1,4 +1,4 @@
-import type { ChatSource, ImportedConversation } from '../../core/wire/chat-import.js';
+import { type ChatSource, IMPORT_REPORT_ROWS, type ImportedConversation } from '../../core/wire/chat-import.js';
 import { ENTITY_MODEL, ENTITY_NAME_MAX } from '../../core/wire/entity-types.js';
 import { CancelledError, ConflictError, NotFoundError } from '../../core/errors.js';
 import { DEFAULT_RECALL_MODE } from '../../core/text/recall-query.js';
@@ -29,6 +29,7 @@ interface Ready {
 /** Writes each conversation of one import run where it goes: a new entity, or the --into one. */
 export class ImportTarget {
   private readonly rows = new Map<string, EntityRow>();
+  private omitted = 0;
   private into: { row: EntityRow | null; name: string; lease?: HeldLease } | undefined;
 
   constructor(
@@ -60,9 +61,9 @@ export class ImportTarget {
     }
   }
 
-  /** The entities made or added to, as they are now. */
-  touched(): EntityRow[] {
-    return [...this.rows.values()];
+  /** The entities made or added to, as they are now: the first IMPORT_REPORT_ROWS, and how many more. */
+  touched(): { rows: EntityRow[]; omitted: number } {
+    return { rows: [...this.rows.values()], omitted: this.omitted };
   }
 
   async close(): Promise<void> {
@@ -71,6 +72,7 @@ export class ImportTarget {
 
   private async one(conv: SourceConversation): Promise<ImportedConversation> {
     const base: Base = { source_id: conv.id, title: conv.title, branches_left_out: conv.branchesLeftOut };
+    if (conv.refused !== undefined) return { ...base, outcome: 'refused', reason: conv.refused, entity_id: null, messages: 0, tokens: 0, seqs: null };
     if (conv.messages.length === 0) return skipped(base, 'empty: no messages on its current path', null);
     const prior = (await this.deps.store.entities.importSources(this.accountId, this.source, [conv.id]))[0];
     if (!prior) return this.fresh(base, await this.ready(conv, 0, false));
@@ -136,8 +138,8 @@ export class ImportTarget {
     const done = { ...base, outcome: 'created' as const, entity_id: id, messages: msgs.length, tokens: total, seqs: [1, msgs.length] as [number, number] };
     if (this.plan.dryRun) return this.planned(done, row);
     await deps.store.entities.importChat({ create: { entity: row, messages: msgs, blocks: window.insertBlocks, keepIds: false }, source: { ...r.source, entityId: id } });
-    this.rows.set(id, row);
     if (this.into) this.into = { row, name: this.into.name, lease: await this.lease(id) };
+    this.keep(row);
     return done;
   }
 
@@ -173,7 +175,7 @@ export class ImportTarget {
     const append = { entityId: row.id, messages: msgs, deleteBlockIds: w.deleteBlockIds, insertBlocks: w.insertBlocks, counters };
     const taken = () => new ConflictError(`entity ${row.id}: another writer took its lease during the import`, { hint: 'run the import again: what was written is skipped' });
     await lease.write((claim) => store.entities.importChat({ append: { ...append, lease: claim }, source: { ...r.source, entityId: row.id } }), taken, false);
-    this.rows.set(row.id, { ...next, ...counters });
+    this.keep({ ...next, ...counters });
   }
 
   private windowBase(entityId: string, model: string, budget: number, instructions: { text: string; tokens: number }) {
@@ -182,9 +184,18 @@ export class ImportTarget {
 
   /** A dry run keeps what it would have made, so later conversations plan on top of it. */
   private planned(done: ImportedConversation, row: EntityRow): ImportedConversation {
-    this.rows.set(row.id, row);
     if (this.into && !this.into.row) this.into = { row, name: this.into.name };
+    this.keep(row);
     return { ...done, outcome: 'planned' };
+  }
+
+  /**
+   * Keeps the row the report shows (the first IMPORT_REPORT_ROWS entities) and the --into one,
+   * which later conversations build on; the others are only counted, so memory stays bounded.
+   */
+  private keep(row: EntityRow): void {
+    if (this.rows.has(row.id) || this.rows.size < IMPORT_REPORT_ROWS || row.id === this.into?.row?.id) this.rows.set(row.id, row);
+    else this.omitted++;
   }
 
   private lease(entityId: string): Promise<HeldLease> {

@@ -8,6 +8,14 @@ export interface StreamedValue {
   end: number;
 }
 
+/** One value's bytes, not yet parsed: its number in the array (from 1) and where it starts. */
+export interface RawValue {
+  bytes: Buffer;
+  offset: number;
+  end: number;
+  count: number;
+}
+
 /** A single conversation bigger than this is refused rather than held: memory stays bounded. */
 export const MAX_VALUE_BYTES = 64 * 1024 * 1024;
 
@@ -23,6 +31,7 @@ const enum State {
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const dec = new TextDecoder('utf-8', { fatal: true });
+const HINT = 'the export may be cut short or damaged: download it again; nothing was imported from this point on';
 
 /**
  * Reads a JSON document whose top level is an array of objects (or one object) and yields each
@@ -31,12 +40,52 @@ const dec = new TextDecoder('utf-8', { fatal: true });
  * checks the object itself. Any error names the byte offset where the input broke.
  */
 export async function* streamJsonArray(chunks: AsyncIterable<Uint8Array>, what: string): AsyncGenerator<StreamedValue> {
-  const s = new ArrayScanner(what);
+  for await (const raw of streamJsonValues(chunks, what)) yield { value: parseJsonValue(raw, what), offset: raw.offset, end: raw.end };
+}
+
+/** The values of the array as bytes, each whole, for the caller to parse where it likes (a large one off the event loop). */
+export async function* streamJsonValues(chunks: AsyncIterable<Uint8Array>, what: string): AsyncGenerator<RawValue> {
+  const s = new ArrayScanner(what, false);
+  for await (const chunk of chunks) yield* s.push(asBuffer(chunk));
+  s.finish();
+}
+
+/**
+ * How many values the array holds, counting no further than `max + 1`: the values are only
+ * scanned, never kept or parsed, so this costs a read of the bytes and no memory.
+ */
+export async function countJsonValues(chunks: AsyncIterable<Uint8Array>, what: string, max: number): Promise<number> {
+  const s = new ArrayScanner(what, true);
   for await (const chunk of chunks) {
-    const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-    yield* s.push(buf);
+    s.push(asBuffer(chunk));
+    if (s.values > max) return s.values;
   }
   s.finish();
+  return s.values;
+}
+
+/** A value's bytes as JSON; bad UTF-8 or JSON is an error naming the byte where it broke. */
+export function parseJsonValue(raw: RawValue, what: string): unknown {
+  let text: string;
+  try {
+    text = dec.decode(raw.bytes);
+  } catch {
+    throw failure(what, raw.offset, `conversation ${raw.count} is not valid UTF-8`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    const at = raw.offset + Buffer.byteLength(text.slice(0, firstJsonError(text)));
+    throw failure(what, at, `conversation ${raw.count} is not valid JSON (${(err as Error).message})`);
+  }
+}
+
+function failure(what: string, at: number, message: string, hint = HINT): BadRequestError {
+  return new BadRequestError(`${what}: ${message} (at byte ${at})`, { hint });
+}
+
+function asBuffer(chunk: Uint8Array): Buffer {
+  return Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
 }
 
 class ArrayScanner {
@@ -55,10 +104,18 @@ class ArrayScanner {
   private nextBackslash = -1;
   private backslashFrom = Infinity;
 
-  constructor(private readonly what: string) {}
+  constructor(
+    private readonly what: string,
+    /** Only count the values: their bytes are neither kept nor parsed. */
+    private readonly countOnly: boolean,
+  ) {}
 
-  push(chunk: Buffer): StreamedValue[] {
-    const out: StreamedValue[] = [];
+  get values(): number {
+    return this.count;
+  }
+
+  push(chunk: Buffer): RawValue[] {
+    const out: RawValue[] = [];
     let i = 0;
     this.backslashFrom = Infinity;
     while (i < chunk.length) {
@@ -69,7 +126,8 @@ class ArrayScanner {
           i = chunk.length;
         } else {
           this.keep(chunk.subarray(i, end + 1));
-          out.push(this.parseValue(end + 1));
+          const v = this.endValue(end + 1);
+          if (!this.countOnly) out.push(v);
           i = end + 1;
         }
       } else {
@@ -162,6 +220,7 @@ class ArrayScanner {
   }
 
   private keep(part: Buffer): void {
+    if (this.countOnly) return;
     this.partBytes += part.length;
     if (this.partBytes > MAX_VALUE_BYTES) {
       this.fail(this.valueStart, `conversation ${this.count + 1} is larger than ${MAX_VALUE_BYTES / 1024 / 1024} MB`, 'a conversation that large is not a chat export: check the file; the conversations before it were imported');
@@ -169,29 +228,19 @@ class ArrayScanner {
     this.parts.push(part);
   }
 
-  private parseValue(endInChunk: number): StreamedValue {
-    const bytes = this.parts.length === 1 ? this.parts[0] : Buffer.concat(this.parts, this.partBytes);
+  private endValue(endInChunk: number): RawValue {
+    // A copy of its own for a value split over chunks; one chunk's slice is copied too when it is
+    // large, so it can be handed to another thread without the chunk it lies in.
+    const bytes = this.parts.length === 1 && this.partBytes < 1 << 16 ? this.parts[0] : Buffer.concat(this.parts, this.partBytes);
     this.parts = [];
     this.partBytes = 0;
     this.count++;
     this.state = this.single ? State.Done : State.AfterValue;
-    const offset = this.valueStart;
-    let text: string;
-    try {
-      text = dec.decode(bytes);
-    } catch {
-      this.fail(offset, `conversation ${this.count} is not valid UTF-8`);
-    }
-    try {
-      return { value: JSON.parse(text), offset, end: this.base + endInChunk };
-    } catch (err) {
-      const at = offset + Buffer.byteLength(text.slice(0, firstJsonError(text)));
-      this.fail(at, `conversation ${this.count} is not valid JSON (${(err as Error).message})`);
-    }
+    return { bytes, offset: this.valueStart, end: this.base + endInChunk, count: this.count };
   }
 
-  private fail(at: number, message: string, hint = 'the export may be cut short or damaged: download it again; nothing was imported from this point on'): never {
-    throw new BadRequestError(`${this.what}: ${message} (at byte ${at})`, { hint });
+  private fail(at: number, message: string, hint = HINT): never {
+    throw failure(this.what, at, message, hint);
   }
 }
 

@@ -1,12 +1,11 @@
 import { open } from 'node:fs/promises';
 import { createReadStream } from 'node:fs';
 import { type ChatSource } from '../../core/wire/chat-import.js';
-import { BadRequestError, MgptError } from '../../core/errors.js';
-import { readChatGpt } from './chatgpt.js';
-import { readClaude } from './claude.js';
-import { type SourceConversation, isObject } from './conversation.js';
-import { type StreamedValue, streamJsonArray } from './json-stream.js';
-import { readOpenWebUi } from './openwebui.js';
+import { BadRequestError, MgptError, PayloadTooLargeError } from '../../core/errors.js';
+import { type SourceConversation } from './conversation.js';
+import { type RawValue, countJsonValues, streamJsonValues } from './json-stream.js';
+import { detect } from './read-conversation.js';
+import { ConversationReader } from './reader-pool.js';
 import { isZip, zipEntryStream } from './zip-entry.js';
 
 /** A conversation of the export, with where its bytes were. */
@@ -20,70 +19,47 @@ export interface OpenedExport {
   source: ChatSource;
   /** The export's conversations one at a time, in file order. */
   conversations: AsyncGenerator<ReadConversation>;
+  /** Stops the worker thread that reads large conversations, if one started. */
+  close(): Promise<void>;
 }
-
-const READERS: Record<ChatSource, (raw: Record<string, unknown>, index: number) => SourceConversation> = {
-  chatgpt: readChatGpt,
-  claude: readClaude,
-  openwebui: readOpenWebUi,
-};
 
 /**
  * Opens an export file (a JSON file, or the .zip ChatGPT and Claude send, read in place) and tells
  * its format from the first conversation when `from` is auto. Nothing is held but the
- * conversation being read.
+ * conversation being read. An export of more than `maxConversations` is refused (413) before any
+ * is read: they are counted first, which costs a scan of the bytes and stops past the limit.
  */
-export async function openExport(path: string, from: ChatSource | 'auto'): Promise<OpenedExport> {
+export async function openExport(path: string, from: ChatSource | 'auto', maxConversations: number): Promise<OpenedExport> {
   const zip = isZip(await head(path));
   const what = zip ? 'conversations.json in the zip' : 'the export';
-  const bytes = zip ? guardZip(await zipEntryStream(path, 'conversations.json')) : createReadStream(path);
-  const values = streamJsonArray(bytes, what);
-  const first = await values.next();
-  const source = from === 'auto' ? detect(first.done ? undefined : first.value.value) : from;
-  const read = READERS[source];
-  return { source, conversations: conversationsOf(first.done ? undefined : first.value, values, read, source) };
-}
-
-async function* conversationsOf(
-  first: StreamedValue | undefined,
-  rest: AsyncGenerator<StreamedValue>,
-  read: (raw: Record<string, unknown>, index: number) => SourceConversation,
-  source: ChatSource,
-): AsyncGenerator<ReadConversation> {
-  let index = 0;
-  for (let v = first; v !== undefined; index++) {
-    if (!isObject(v.value)) throw new BadRequestError(`import: conversation ${index + 1} (at byte ${v.offset}) is not an object`);
-    if (!fits(v.value, source)) throw notA(source, `conversation ${index + 1} (at byte ${v.offset})`);
-    yield { conversation: read(v.value, index), offset: v.offset, index };
-    const next = await rest.next();
-    v = next.done ? undefined : next.value;
+  const bytes = async () => (zip ? guardZip(await zipEntryStream(path, 'conversations.json')) : createReadStream(path));
+  const count = await countJsonValues(await bytes(), what, maxConversations);
+  if (count > maxConversations) throw tooMany(maxConversations);
+  const values = streamJsonValues(await bytes(), what);
+  const reader = new ConversationReader(what);
+  try {
+    const first = await values.next();
+    if (first.done && from === 'auto') detect(undefined);
+    const read = first.done ? undefined : await reader.read(first.value, from);
+    const source = read?.source ?? (from as ChatSource);
+    const start = read && first.value ? { conversation: read.conversation, offset: first.value.offset, index: 0 } : undefined;
+    return { source, conversations: conversationsOf(start, values, reader, source), close: () => reader.close() };
+  } catch (err) {
+    await reader.close();
+    throw err;
   }
 }
 
-/** Which tool's export this conversation comes from, by the fields only that tool writes. */
-export function detect(first: unknown): ChatSource {
-  if (first === undefined) {
-    throw new BadRequestError('import: the export holds no conversations, so its format cannot be told', { hint: 'name it with --from chatgpt|claude|openwebui' });
-  }
-  for (const s of ['chatgpt', 'claude', 'openwebui'] as const) if (isObject(first) && fits(first, s)) return s;
-  if (isObject(first) && 'manifest' in first) {
-    throw new BadRequestError('import: this is an mgpt export, not a chat export', { hint: 'mgpt import FILE --from mgpt' });
-  }
-  throw new BadRequestError('import: cannot tell which tool made this export (no mapping, chat_messages or chat.history)', {
-    hint: 'mgpt imports ChatGPT (conversations.json or the .zip), Claude (conversations.json) and Open WebUI (chat-export-*.json); name it with --from',
+async function* conversationsOf(first: ReadConversation | undefined, rest: AsyncGenerator<RawValue>, reader: ConversationReader, source: ChatSource): AsyncGenerator<ReadConversation> {
+  if (!first) return;
+  yield first;
+  for await (const raw of rest) yield { conversation: (await reader.read(raw, source)).conversation, offset: raw.offset, index: raw.count - 1 };
+}
+
+function tooMany(max: number): PayloadTooLargeError {
+  return new PayloadTooLargeError(`import: the export holds more than ${max.toLocaleString('en-US')} conversations, the most one import may hold`, {
+    hint: `import it in parts of at most ${max.toLocaleString('en-US')} (for example jq '.[0:${max}]' conversations.json > part-1.json), or raise the limit: engine.importMaxConversations (mgpt config set), or mgpt serve --import-max-conversations on the server`,
   });
-}
-
-function fits(c: Record<string, unknown>, source: ChatSource): boolean {
-  if (source === 'chatgpt') return isObject(c.mapping);
-  if (source === 'claude') return Array.isArray(c.chat_messages);
-  const chat = isObject(c.chat) ? c.chat : c;
-  return isObject(chat.history) || (Array.isArray(chat.messages) && 'title' in c);
-}
-
-function notA(source: ChatSource, where: string): BadRequestError {
-  const field = { chatgpt: 'mapping', claude: 'chat_messages', openwebui: 'chat.history' }[source];
-  return new BadRequestError(`import: ${where} has no ${field}: this is not a ${source} export`, { hint: 'leave out --from to let mgpt tell' });
 }
 
 async function head(path: string): Promise<Buffer> {

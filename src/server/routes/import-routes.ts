@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Hono, type Context } from 'hono';
-import { IMPORT_FIELDS, type ChatImportOptions, importOptionsFrom } from '../../core/wire/chat-import.js';
+import { IMPORT_FIELDS, IMPORT_NDJSON, type ChatImportOptions, type ChatImportProgressHandler, importOptionsFrom } from '../../core/wire/chat-import.js';
+import { ndjsonLines } from './import-ndjson.js';
 import { BadRequestError, CancelledError, MgptError, PayloadTooLargeError } from '../../core/errors.js';
 import type { Engine } from '../../engine/engine.js';
 import { makeSpool } from '../../engine/spool-folder.js';
@@ -19,24 +20,35 @@ export const IMPORT_FORM_MAX = 64 * 1024 * 1024;
  * `POST /v1/imports` (an extension, issue 35): another tool's chat export becomes entities of the
  * key's account. The export is the raw body (any type but multipart; streamed to a file in the spool folder)
  * or the `file` field of a multipart form; the options are query parameters or form fields. The
- * answer lists the entities made and what became of each conversation (docs/importing.md).
+ * answer is the report (the totals and the first conversations), or with `Accept:
+ * application/x-ndjson` a line per conversation as it is done, then the report (docs/importing.md).
  */
-export function importRoutes(engine: Engine, { auth, limit }: RouteDeps): Hono<Env> {
+export function importRoutes(engine: Engine, { auth, limit, onUnexpectedError }: RouteDeps): Hono<Env> {
   const app = new Hono<Env>();
   // Counted in the key's requests per minute, as a search is (--summarize may call the model).
   app.post('/v1/imports', auth('mgpt.responses:create'), limit, async (c) => {
     // In the engine's spool folder: what a killed server leaves there, its next start removes.
     const dir = await makeSpool(engine.deps.spoolDir);
+    const cleanup = () => rm(dir, { recursive: true, force: true });
+    let streaming = false;
     try {
       const file = join(dir, 'export');
       const multipart = /^multipart\/form-data/i.test(c.req.header('content-type') ?? '');
       const opts = multipart ? await fromForm(c, file) : await fromRaw(c, file);
-      return c.json(await engine.importChats(file, opts, c.get('principal').accountId, undefined, c.get('signal')), 200);
+      const run = (onProgress?: ChatImportProgressHandler) => engine.importChats(file, opts, c.get('principal').accountId, onProgress, c.get('signal'));
+      if (!wantsNdjson(c)) return c.json(await run(), 200);
+      // From here the stream removes the upload when the import ends.
+      streaming = true;
+      return c.body(await ndjsonLines(run, cleanup, onUnexpectedError), 200, { 'Content-Type': `${IMPORT_NDJSON}; charset=utf-8` });
     } finally {
-      await rm(dir, { recursive: true, force: true });
+      if (!streaming) await cleanup();
     }
   });
   return app;
+}
+
+function wantsNdjson(c: Context<Env>): boolean {
+  return (c.req.header('accept') ?? '').toLowerCase().includes(IMPORT_NDJSON);
 }
 
 function queryOptions(c: Context<Env>, extra: Record<string, string[]> = {}): ChatImportOptions {
