@@ -26,6 +26,7 @@ import { benchRepl } from './repl.js';
 import { consoleLoadMs, consoleWeightKb } from './console.js';
 import { benchHistory } from './history.js';
 import { benchImport } from './import.js';
+import { benchImportLoad } from './import-load.js';
 import { benchMcp } from './mcp.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -520,6 +521,18 @@ if (section('import')) {
     rows.push({ name: `${at}: messages/s`, value: rate, unit: 'msg/s', ...target, note: `${(r.ms / 1000).toFixed(1)} s for a ${r.fileMb.toFixed(0)} MB export; ${Math.round(cpuRate)} msg per CPU-second` });
     const rss = r.store === 'sqlite' && full ? { target: '< 300', met: r.peakRssMb < 300 } : {};
     rows.push({ name: `${at}: peak RSS`, value: r.peakRssMb, unit: 'MB', ...rss });
+  }
+  // Large and hostile exports sent to a spawned mgpt serve while a client polls /healthz: the
+  // server's peak RSS and the slowest /healthz answer during each import. MGPT_BENCH_IMPORT_EMPTY
+  // sets the number of empty conversations (2 million; --quick: 200,000); MGPT_BENCH_IMPORT_LOAD
+  // picks cases by a word of their name.
+  const empty = Number(process.env.MGPT_BENCH_IMPORT_EMPTY ?? (quick ? 200_000 : 2_000_000));
+  for (const r of await benchImportLoad(bin, work, empty, process.env.MGPT_BENCH_IMPORT_LOAD)) {
+    const at = `import load: ${r.name}`;
+    const note = `${r.fileMb.toFixed(1)} MB sent, ${r.status} in ${(r.ms / 1000).toFixed(1)} s: ${r.answer}`;
+    const rss = r.name.includes('empty') ? { target: '< 300', met: r.peakRssMb < 300 } : {};
+    rows.push({ name: `${at}: serve peak RSS`, value: r.peakRssMb, unit: 'MB', ...rss, note });
+    rows.push({ name: `${at}: /healthz worst`, value: r.healthzWorstMs, unit: 'ms', target: '<= 250', met: r.healthzWorstMs <= 250, note: `${r.healthzCount} polls` });
   }
 }
 

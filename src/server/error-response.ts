@@ -24,8 +24,9 @@ export function errorResponse(c: Context<Env>, err: unknown): Response {
     if (err instanceof BadRequestError && err.errors?.length) payload.errors = err.errors;
     if (err instanceof PaymentRequiredError) Object.assign(payload, err.details);
   }
-  // An extension on both contracts: a 503 (the database is unavailable) says what to do.
-  if (known && status === 503 && err.hint) payload.hint = err.hint;
+  // An extension on both contracts: a 503 (the database is unavailable) and a 413 (an import over
+  // the server's conversation limit: split it, or ask for a higher one) say what to do.
+  if (known && (status === 503 || status === 413) && err.hint) payload.hint = err.hint;
   const res = c.json(payload, status as 400, err instanceof RateLimitedError ? refusalHeaders(err) : undefined);
   res.headers.set('X-Request-Id', c.get('requestId') ?? requestIdFrom(undefined).id);
   // An extension beside both contracts' bodies, which stay as the seeds give them: the error's

@@ -43,7 +43,7 @@ export function errorFromResponse(status: number, body: unknown, requestId?: str
     case 409:
       return new ConflictError(message, { hint, code });
     case 413:
-      return new PayloadTooLargeError(message, { hint, code });
+      return new PayloadTooLargeError(message, { hint: (typeof b.hint === 'string' && b.hint) || hint, code });
     case 408:
       return new ProviderError(`the server timed out waiting for the request: ${message}`, { status, upstreamStatus: status, retryable: true, hint });
     case 429:
