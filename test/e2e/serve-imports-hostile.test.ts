@@ -193,3 +193,19 @@ describe('POST /v1/imports with hostile input', () => {
     expect((await fetch(`${s.url}/healthz`)).status).toBe(200);
   });
 });
+
+describe('the conversation limit on the local backend', () => {
+  it('is engine.importMaxConversations, set with mgpt config set (or MGPT_IMPORT_MAX_CONVERSATIONS): exit 2 with the hint, nothing written', async () => {
+    const env = cliEnv(join(dir, 'local'));
+    const file = join(dir, 'local.json');
+    writeFileSync(file, exportOf(3, 'hello there'));
+    expect((await mgpt(['config', 'set', 'engine.importMaxConversations', '2'], env)).code).toBe(0);
+    const over = await mgpt(['import', file], env);
+    expect(over.code).toBe(2);
+    expect(over.stderr).toMatch(/^error: import: the export holds more than 2 conversations, the most one import may hold\nhint: import it in parts of at most 2 /);
+    expect(JSON.parse((await mgpt(['entities', 'list', '--json'], env)).stdout).data).toEqual([]);
+    const raised = await mgpt(['import', file, '--json'], { ...env, MGPT_IMPORT_MAX_CONVERSATIONS: '3' });
+    expect(raised.code).toBe(0);
+    expect(JSON.parse(raised.stdout).totals.imported).toBe(3);
+  });
+});
