@@ -189,6 +189,24 @@ function short(text: string): string {
   }
 }
 
+/**
+ * The same polling against an idle server for `ms`: on a shared machine /healthz is slow at times
+ * with no import at all, and the import cases are read against this.
+ */
+export async function idleHealthz(bin: string, work: string, ms: number): Promise<{ worstMs: number; count: number }> {
+  const env = { ...process.env, MGPT_DB: join(work, `idle-${Date.now()}.db`), MGPT_CONFIG_DIR: join(work, 'load-cfg'), NO_COLOR: '1' };
+  const { child, url } = await startChild(process.execPath, [bin, 'serve', '--port', '0', '--log-format', 'off'], env);
+  try {
+    const health = pollHealth(url);
+    await new Promise((r) => setTimeout(r, ms));
+    const times = await health.stop();
+    return { worstMs: Math.max(...times), count: times.length };
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+  }
+}
+
 /** Every case, each against its own server; `only` picks cases by a word of their name. */
 export async function benchImportLoad(bin: string, work: string, emptyCount: number, only?: string, serveArgs = ['--import-max-conversations', String(emptyCount)]): Promise<ImportLoadRun[]> {
   const out: ImportLoadRun[] = [];

@@ -26,7 +26,7 @@ import { benchRepl } from './repl.js';
 import { consoleLoadMs, consoleWeightKb } from './console.js';
 import { benchHistory } from './history.js';
 import { benchImport } from './import.js';
-import { benchImportLoad } from './import-load.js';
+import { benchImportLoad, idleHealthz } from './import-load.js';
 import { benchMcp } from './mcp.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -527,6 +527,8 @@ if (section('import')) {
   // sets the number of empty conversations (2 million; --quick: 200,000); MGPT_BENCH_IMPORT_LOAD
   // picks cases by a word of their name.
   const empty = Number(process.env.MGPT_BENCH_IMPORT_EMPTY ?? (quick ? 200_000 : 2_000_000));
+  const idle = await idleHealthz(bin, work, 30_000);
+  rows.push({ name: 'import load: an idle server (baseline): /healthz worst', value: idle.worstMs, unit: 'ms', note: `${idle.count} polls over 30 s, no import: the machine's own noise` });
   for (const r of await benchImportLoad(bin, work, empty, process.env.MGPT_BENCH_IMPORT_LOAD)) {
     const at = `import load: ${r.name}`;
     const note = `${r.fileMb.toFixed(1)} MB sent, ${r.status} in ${(r.ms / 1000).toFixed(1)} s: ${r.answer}`;
