@@ -229,8 +229,8 @@ class ArrayScanner {
   }
 
   private endValue(endInChunk: number): RawValue {
-    // A copy of its own for a value split over chunks; one chunk's slice is copied too when it is
-    // large, so it can be handed to another thread without the chunk it lies in.
+    // A small value within one chunk stays a view of it; any other is copied into a buffer of its
+    // own, which the reader may hand to a worker thread (reader-pool.ts) without the chunk.
     const bytes = this.parts.length === 1 && this.partBytes < 1 << 16 ? this.parts[0] : Buffer.concat(this.parts, this.partBytes);
     this.parts = [];
     this.partBytes = 0;
