@@ -122,6 +122,16 @@ describe('POST /v1/imports with many conversations', () => {
     expect(lines[3000]).toMatchObject({ object: 'import', totals: { conversations: 3000 }, conversations_omitted: 2000 });
   });
 
+  it('over NDJSON, a conversation that breaks after the first line ends the stream with an error line naming it', async () => {
+    const body = `[${conversation(0)},{"id":"bad","mapping":{"x": tru}}]`;
+    const res = await post(s, body, '?dry_run=true', { accept: 'application/x-ndjson' });
+    expect(res.status).toBe(200);
+    const lines = (await res.text()).trimEnd().split('\n').map((l) => JSON.parse(l));
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatchObject({ object: 'import.conversation', source_id: 'e0' });
+    expect(lines[1]).toMatchObject({ object: 'error', status: 400, code: 'bad_request', error: expect.stringMatching(/conversation 2 is not valid JSON .*\(at byte \d+\)/) });
+  });
+
   it('refuses an export over the limit with 413 and a hint, before writing anything; under it, the import is made', async () => {
     const res = await post(s, exportOf(6001, 'hello there'));
     expect(res.status).toBe(413);
