@@ -3,14 +3,14 @@
 // whether its fact's sentence reached the prompt the model was sent: the live window, automatic
 // recall's message, or the recall tool's result.
 import { copyFileSync, existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { contentWords } from '../src/core/text/recall-query.js';
 import { loadTokenEstimator } from '../src/core/text/tokens.js';
 import type { Clock } from '../src/engine/deps.js';
 import type { Engine } from '../src/engine/engine.js';
 import { openEngineSync } from '../src/engine/open-engine.js';
 import { type FakeOpenAI, echoLastUser, isSummaryRequest, startFakeOpenAI } from '../test/helpers/fake-openai.js';
-import { type Corpus, type Planted, buildCorpus } from './memory-corpus.js';
+import { type Corpus, buildCorpus } from './memory-corpus.js';
 
 export type MemoryMode = 'off' | 'tool' | 'auto';
 
@@ -22,10 +22,18 @@ export interface MemoryRun {
   /** Questions whose fact's sentence was in the prompt. */
   found: number;
   questions: number;
-  /** The facts that were not, for a closer look. */
-  missed: Planted[];
-  /** Mean estimated tokens recall added to a question's prompt (auto's message, or the tool's results). */
+  /** The questions whose answer was not, for a closer look. */
+  missed: Asked[];
+  /** Mean estimated tokens recall added to a question's prompt (its prompt less the window-only one). */
   recalledTokens: number;
+  /** Each question's prompt, in estimated tokens. */
+  promptTokens: number[];
+}
+
+/** Each run's recalled tokens: the mean of its prompts less the window-only run's, question by question. */
+export function withRecalledTokens(runs: MemoryRun[]): MemoryRun[] {
+  const off = runs.find((r) => r.mode === 'off');
+  return runs.map((r) => (off && r !== off ? { ...r, recalledTokens: r.promptTokens.reduce((n, t, i) => n + t - (off.promptTokens[i] ?? 0), 0) / r.promptTokens.length } : r));
 }
 
 export interface MemoryBench {
@@ -52,10 +60,11 @@ export async function benchMemory(work: string, quick: boolean): Promise<MemoryB
   try {
     for (const windowBudget of [2000, 8000]) {
       const loaded = await load(work, fake, corpus, windowBudget);
-      const off = await ask(work, fake, corpus, loaded, { windowBudget, mode: 'off' });
-      runs.push(off);
-      runs.push(await ask(work, fake, corpus, loaded, { windowBudget, mode: 'tool' }));
-      for (const recallTokens of quick ? [1000] : [500, 1000, 2000]) runs.push(await ask(work, fake, corpus, loaded, { windowBudget, mode: 'auto', recallTokens }));
+      const questions = plantedQuestions(corpus);
+      const off = await ask(work, fake, questions, loaded, { windowBudget, mode: 'off' });
+      const these = [off, await ask(work, fake, questions, loaded, { windowBudget, mode: 'tool' })];
+      for (const recallTokens of quick ? [1000] : [500, 1000, 2000]) these.push(await ask(work, fake, questions, loaded, { windowBudget, mode: 'auto', recallTokens }));
+      runs.push(...withRecalledTokens(these));
       if (windowBudget === 2000) floor = await bm25Floor(work, corpus, loaded, off, 1000);
     }
   } finally {
@@ -64,7 +73,7 @@ export async function benchMemory(work: string, quick: boolean): Promise<MemoryB
   return { facts: corpus.facts.length, turns: corpus.turns.length, sessions: new Set(corpus.turns.map((t) => t.at.toISOString().slice(0, 10))).size, runs, floor };
 }
 
-interface Loaded {
+export interface Loaded {
   db: string;
   entityId: string;
   /** The clock after the last turn: questions are asked the next day. */
@@ -72,12 +81,12 @@ interface Loaded {
 }
 
 /** A clock the bench sets: each turn is stamped on its session's date. */
-function benchClock(start: number): Clock & { set(ms: number): void } {
+export function benchClock(start: number): Clock & { set(ms: number): void } {
   let now = start;
   return { now: () => now, iso: () => new Date(now).toISOString(), set: (ms) => (now = ms) };
 }
 
-function engineOn(db: string, fake: FakeOpenAI, clock: Clock, opts: { windowBudget?: number; recallTokens?: number } = {}): Engine {
+export function engineOn(db: string, fake: FakeOpenAI, clock: Clock, opts: { windowBudget?: number; recallTokens?: number } = {}): Engine {
   return openEngineSync({ db, clock, ...opts, route: () => ({ provider: 'openai', baseUrl: fake.url, model: 'fake-model', maxRetries: 0 }) });
 }
 
@@ -99,14 +108,28 @@ async function load(work: string, fake: FakeOpenAI, corpus: Corpus, windowBudget
   }
 }
 
+/** A question the bench asks, and whether a prompt held what answers it. */
+export interface Asked {
+  kind: string;
+  /** The answer's seq. */
+  seq: number;
+  question: string;
+  fact?: string;
+  found(prompt: any[]): boolean;
+}
+
+function plantedQuestions(corpus: Corpus): Asked[] {
+  return corpus.facts.map((f) => ({ ...f, found: (prompt: any[]) => inPrompt(prompt, f.fact) }));
+}
+
 /** Every question on a fresh copy of the loaded file, in one mode; the prompt of each is kept. */
-async function ask(work: string, fake: FakeOpenAI, corpus: Corpus, loaded: Loaded, run: Pick<MemoryRun, 'windowBudget' | 'mode' | 'recallTokens'>): Promise<MemoryRun> {
-  const db = copyDb(loaded.db, join(work, `memory-${run.windowBudget}-${run.mode}-${run.recallTokens ?? 0}.db`));
+export async function ask(work: string, fake: FakeOpenAI, questions: Asked[], loaded: Loaded, run: Pick<MemoryRun, 'windowBudget' | 'mode' | 'recallTokens'>): Promise<MemoryRun> {
+  const db = copyDb(loaded.db, join(work, `${basename(loaded.db, '.db')}-${run.mode}-${run.recallTokens ?? 0}.db`));
   const clock = benchClock(loaded.endsAt);
   const engine = engineOn(db, fake, clock, { recallTokens: run.recallTokens });
-  const missed: Planted[] = [];
+  const missed: Asked[] = [];
   const tok = await loadTokenEstimator();
-  let recalledTokens = 0;
+  const tokens: number[] = [];
   let prompt: any[] = [];
   fake.fallback = (body) => {
     if (isSummaryRequest(body)) return echoLastUser(body);
@@ -118,21 +141,21 @@ async function ask(work: string, fake: FakeOpenAI, corpus: Corpus, loaded: Loade
   };
   try {
     await engine.entities.update(loaded.entityId, { recall: run.mode }, 'local');
-    for (const f of corpus.facts) {
+    for (const f of questions) {
       clock.set(clock.now() + 60_000);
       prompt = [];
       await drain(engine, loaded.entityId, f.question);
-      if (!inPrompt(prompt, f.fact)) missed.push(f);
-      recalledTokens += recalledIn(prompt).reduce((n, text) => n + tok.count(text), 0);
+      if (!f.found(prompt)) missed.push(f);
+      tokens.push(promptTokens(tok, prompt));
     }
   } finally {
     await engine.close();
   }
-  return { ...run, found: corpus.facts.length - missed.length, questions: corpus.facts.length, missed, recalledTokens: recalledTokens / corpus.facts.length };
+  return { ...run, found: questions.length - missed.length, questions: questions.length, missed, recalledTokens: 0, promptTokens: tokens };
 }
 
 /** Runs the question's turn; the fake fails it once its prompt is recorded. */
-async function drain(engine: Engine, entityId: string, content: string): Promise<void> {
+export async function drain(engine: Engine, entityId: string, content: string): Promise<void> {
   try {
     for await (const _ of engine.entities.send(entityId, { content }, 'local'));
   } catch {
@@ -140,9 +163,9 @@ async function drain(engine: Engine, entityId: string, content: string): Promise
   }
 }
 
-/** What recall put in a prompt: auto's one system message, or the tool's results. */
-function recalledIn(messages: any[]): string[] {
-  return messages.filter((m) => m.role === 'tool' || (m.role === 'system' && String(m.content).startsWith('Earlier in this conversation'))).map((m) => String(m.content));
+/** The estimated tokens of a request's messages: a mode's prompt less the window-only prompt is what recall added. */
+export function promptTokens(tok: { count(s: string): number }, messages: any[]): number {
+  return messages.reduce((n, m) => n + tok.count(typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? m.tool_calls ?? '')), 0);
 }
 
 function inPrompt(messages: any[], fact: string): boolean {
@@ -150,7 +173,7 @@ function inPrompt(messages: any[], fact: string): boolean {
 }
 
 /** A SQLite file closed by its engine is whole (the WAL is checkpointed on close); a leftover WAL is copied too. */
-function copyDb(from: string, to: string): string {
+export function copyDb(from: string, to: string): string {
   copyFileSync(from, to);
   if (existsSync(`${from}-wal`)) copyFileSync(`${from}-wal`, `${to}-wal`);
   return to;
@@ -169,9 +192,9 @@ async function bm25Floor(work: string, corpus: Corpus, loaded: Loaded, off: Memo
   try {
     const blocks = await engine.store.entities.window(loaded.entityId);
     const beforeSeq = blocks.find((b) => b.kind === 'message')?.coversFrom;
-    const missedByWindow = new Set(off.missed);
+    const missedByWindow = new Set(off.missed.map((m) => m.seq));
     for (const f of corpus.facts) {
-      if (!missedByWindow.has(f)) {
+      if (!missedByWindow.has(f.seq)) {
         found++;
         continue;
       }
