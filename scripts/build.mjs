@@ -66,6 +66,43 @@ const tokenizerPlugin = {
 };
 
 /**
+ * WordNet's lexicon (recall's word forms, src/core/text/lexicon-table.ts) is its own bundle,
+ * dist/lexicon.cjs, required on a turn's first recall: ~3 MB no other command parses.
+ */
+const lexiconPlugin = {
+  name: 'lexicon',
+  setup(b) {
+    b.onResolve({ filter: /(^|\/)lexicon-table\.js$/ }, () => ({ path: 'lexicon', namespace: 'lexicon' }));
+    b.onResolve({ filter: /^\.\/lexicon\.cjs$/ }, () => ({ path: './lexicon.cjs', external: true }));
+    b.onLoad({ filter: /.*/, namespace: 'lexicon' }, () => ({ contents: "module.exports = require('./lexicon.cjs');", loader: 'js' }));
+  },
+};
+
+/**
+ * wink-lexicon's tables are modules of one assignment a word (77,000 for its words): ~0.5 s to
+ * load. The lexicon bundle gets the same tables as data: the words as one string split into an
+ * object of the same indexes, the rest as JSON, each object without a prototype as wink's are
+ * (a word like "constructor" must not find Object's). The lemmatizer's code is wink's own.
+ */
+const lexiconDataPlugin = {
+  name: 'lexicon-data',
+  setup(b) {
+    const require = createRequire(import.meta.url);
+    b.onLoad({ filter: /wink-lexicon[\\/]src[\\/]wn-(words|word-senses|verb-exceptions|noun-exceptions|adjective-exceptions)\.js$/ }, (args) => {
+      const table = require(args.path);
+      if (Array.isArray(table)) return { contents: `module.exports = JSON.parse(${JSON.stringify(JSON.stringify(table))});`, loader: 'js' };
+      if (args.path.match(/wn-words\.js$/)) {
+        const list = [];
+        for (const [w, i] of Object.entries(table)) list[i] = w;
+        if (list.length !== Object.keys(table).length || list.some((w) => w === undefined || w.includes('\n'))) throw new Error('wink-lexicon changed: its words are no longer one index each');
+        return { contents: `const a = ${JSON.stringify(list.join('\n'))}.split('\\n'); const w = Object.create(null); for (let i = 0; i < a.length; i++) w[a[i]] = i; module.exports = w;`, loader: 'js' };
+      }
+      return { contents: `module.exports = Object.assign(Object.create(null), JSON.parse(${JSON.stringify(JSON.stringify(table))}));`, loader: 'js' };
+    });
+  },
+};
+
+/**
  * commander requires node:child_process at load (with node:net behind it, ~4 ms) for executable
  * subcommands, which mgpt has none of: it is required when first used instead. The build fails
  * loudly if a new commander no longer has that line.
@@ -174,7 +211,8 @@ await Promise.all([
   buildConsole(),
   // The server bundle builds its own engine from options (src/server/listen.ts), so no object
   // crosses between the two bundles' copies of the engine's classes.
-  build({ ...common, entryPoints: ['src/server/listen.ts'], outfile: 'dist/server.cjs', plugins: [vendorPlugin, tokenizerPlugin] }),
+  build({ ...common, entryPoints: ['src/server/listen.ts'], outfile: 'dist/server.cjs', plugins: [vendorPlugin, tokenizerPlugin, lexiconPlugin] }),
+  build({ ...common, entryPoints: ['src/core/text/lexicon-table.ts'], outfile: 'dist/lexicon.cjs', plugins: [lexiconDataPlugin] }),
   // The worker thread that writes large entities (src/store/sqlite/large-writer.ts) loads this beside the bundle that starts it.
   build({ ...common, entryPoints: ['src/store/sqlite/large-write-worker.ts'], outfile: 'dist/sqlite-writer.cjs' }),
   // The worker thread that reads a large conversation of a chat export (src/engine/imports/reader-pool.ts), loaded the same way.
@@ -185,7 +223,7 @@ await Promise.all([
     ...common,
     entryPoints: ['src/cli/main.ts'],
     outfile: 'dist/cli.cjs',
-    plugins: [vendorPlugin, serverPlugin, chatPlugin, tokenizerPlugin, lazyChildProcessPlugin],
+    plugins: [vendorPlugin, serverPlugin, chatPlugin, tokenizerPlugin, lexiconPlugin, lazyChildProcessPlugin],
     banner: {
       js: `${common.banner.js}\nconst __mgpt_import = typeof __mgpt_dynamic_import === 'function' ? __mgpt_dynamic_import : (specifier) => import(specifier);`,
     },

@@ -111,6 +111,26 @@ export interface RankedSearch extends Omit<MessageSearch, 'terms'> {
   words: string[];
 }
 
+/** What recall ranks one entity's messages by: its terms, each any of its forms. */
+export interface TermMatchQuery {
+  entityId: string;
+  /**
+   * Each term's forms: a word (matched by its stem) or words separated by one space (a phrase,
+   * matched as adjacent words); letters and digits only.
+   */
+  terms: string[][];
+  /** Only messages before this seq. */
+  beforeSeq?: number;
+  /** The most matches returned for one term: a term with this many is too common to rank by. */
+  cap: number;
+}
+
+/** A message a term matched: its seq and its length in tokens. */
+export interface TermMatch {
+  seq: number;
+  tokens: number;
+}
+
 /** A search of the user's universe conversations. */
 export interface UniverseSearch {
   userId: string;

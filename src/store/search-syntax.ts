@@ -42,3 +42,13 @@ export function tsQuery(terms: SearchTerms): string {
     .map((c) => (c.kind === 'word' ? `'${c.word}'` : c.kind === 'prefix' ? `'${c.word}':*` : `(${c.words.map((w) => `'${w}'`).join(' <-> ')})`))
     .join(' & ');
 }
+
+/** A term's forms as an FTS5 MATCH expression: any of them, a phrase quoted whole (forms are letters, digits and spaces). */
+export function ftsForms(forms: readonly string[]): string {
+  return forms.map((f) => `"${f}"`).join(' OR ');
+}
+
+/** A term's forms as a tsquery for to_tsquery('english', …): any of them, a phrase as adjacent lexemes. */
+export function tsForms(forms: readonly string[]): string {
+  return forms.map((f) => (f.includes(' ') ? `(${f.split(' ').map((w) => `'${w}'`).join(' <-> ')})` : `'${f}'`)).join(' | ');
+}

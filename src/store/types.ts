@@ -6,7 +6,7 @@
  * other turns' statements land inside it on SQLite's single connection.
  */
 
-import type { AccountRow, BlockRow, CalibrationRow, EntityRow, IdempotencyRow, KeyRow, LeaseRow, MemoryHistoryRow, MemoryRow, MemoryWrite, MemoryWriteResult, RateGate, RateState, LeaseSubject, LedgerRow, LogFilter, LogHit, LogRow, LogSearch, MessageHit, PromptRow, MessageRow, MessageSearch, RankedSearch, RecallModeCode, RequestRow, UniverseMessageHit, UniverseSearch, UniverseMessageRow, UniverseRow } from './rows.js';
+import type { AccountRow, BlockRow, CalibrationRow, EntityRow, IdempotencyRow, KeyRow, LeaseRow, MemoryHistoryRow, MemoryRow, MemoryWrite, MemoryWriteResult, RateGate, RateState, LeaseSubject, LedgerRow, LogFilter, LogHit, LogRow, LogSearch, MessageHit, PromptRow, MessageRow, MessageSearch, RankedSearch, RecallModeCode, TermMatch, TermMatchQuery, RequestRow, UniverseMessageHit, UniverseSearch, UniverseMessageRow, UniverseRow } from './rows.js';
 
 export type {
   AccountRow,
@@ -20,6 +20,8 @@ export type {
   MessageSearch,
   RankedSearch,
   RecallModeCode,
+  TermMatch,
+  TermMatchQuery,
   UniverseSearch,
   UniverseMessageHit,
   LogSearch,
@@ -188,10 +190,11 @@ export interface EntityStore {
    */
   searchAny(q: RankedSearch): Promise<MessageHit[]>;
   /**
-   * How many messages (of every entity in the database) share each word's stem, each counted up
-   * to `cap`: a ranked search's cost is its words' matches, so the commonest can be left out.
+   * For each term, the entity's messages that match any of its forms (a word by its stem, a
+   * phrase as adjacent words), at most `cap`: recall ranks them with the entity's own statistics,
+   * so other entities and accounts never change what one entity recalls.
    */
-  wordMatches(words: string[], cap: number): Promise<number[]>;
+  termMatches(q: TermMatchQuery): Promise<TermMatch[][]>;
   /** The entity's messages at these seqs (those that exist), in seq order. */
   messagesAt(entityId: string, seqs: number[]): Promise<MessageRow[]>;
 }

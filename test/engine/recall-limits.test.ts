@@ -16,8 +16,8 @@ beforeAll(async () => {
   fake = await startFakeOpenAI();
   engine = makeEngine(dir, { fake });
   // Counts the store's searches: a refused call must never reach it.
-  const search = engine.store.entities.searchAny.bind(engine.store.entities);
-  engine.store.entities.searchAny = (q) => (searches++, search(q));
+  const search = engine.store.entities.termMatches.bind(engine.store.entities);
+  engine.store.entities.termMatches = (q) => (searches++, search(q));
 });
 afterAll(async () => {
   engine.close();

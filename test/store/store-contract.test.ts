@@ -571,9 +571,32 @@ describe.each(factories)('store contract: $name', (factory) => {
       expect(await s.entities.searchAny({ accountId: (await account()).id, words: ['lisbon'], limit: 10 })).toEqual([]);
       expect(await s.entities.searchAny({ accountId: a.id, words: ['astronomy'], limit: 10 })).toEqual([]);
       expect((await s.entities.messagesAt(e.id, [4, 2, 9])).map((m) => m.seq)).toEqual([2, 4]);
-      // Matches per word by stem, counted up to a cap (what a retrieval ranks is bounded by them).
-      expect(await s.entities.wordMatches(['lisbon', 'astronomy', 'moves'], 10)).toEqual([2, 0, 2]);
-      expect(await s.entities.wordMatches(['lisbon'], 1)).toEqual([1]);
+    });
+
+    it('term matches (issue 43): the entity\'s own messages each term matches by any form, a word by its stem and a phrase as adjacent words, before a seq and up to a cap', async () => {
+      const a = await account();
+      const e = entity(a.id);
+      const other = entity(a.id);
+      const stranger = entity((await account()).id);
+      const messages = [
+        msg(1, { content: 'Theo and I are doing a road trip down the coast', tokens: 11 }),
+        msg(2, { content: 'I drew a portrait of Grandpa from an old photo', tokens: 10 }),
+        msg(3, { content: 'The trip to the road works took all day', tokens: 9 }),
+        msg(4, { content: 'Drawing lessons start on Monday, another road trip later', tokens: 9 }),
+      ];
+      await s.entities.importEntity({ entity: { ...e, transcriptMessages: 4 }, messages, blocks: [], keepIds: true });
+      // Another entity of the account and another account's use the same words many times: never counted here.
+      const many = Array.from({ length: 30 }, (_, i) => msg(i + 1, { content: `road trip drawing portrait ${i}` }));
+      await s.entities.importEntity({ entity: { ...other, transcriptMessages: 30 }, messages: many, blocks: [], keepIds: true });
+      await s.entities.importEntity({ entity: { ...stranger, transcriptMessages: 30 }, messages: many, blocks: [], keepIds: true });
+      const seqs = (found: { seq: number }[][]) => found.map((f) => f.map((m) => m.seq).sort((x, y) => x - y));
+      const q = { entityId: e.id, cap: 100 };
+      // "drawing" by its stem matches message 4; "drew" is a form of its own; the phrase matches adjacent words only.
+      expect(seqs(await s.entities.termMatches({ ...q, terms: [['drawing'], ['drawing', 'drew'], ['road trip'], ['portraits'], ['astronomy'], []] }))).toEqual([[4], [2, 4], [1, 4], [2], [], []]);
+      expect(await s.entities.termMatches({ ...q, terms: [['portrait']] })).toEqual([[{ seq: 2, tokens: 10 }]]);
+      expect(seqs(await s.entities.termMatches({ ...q, terms: [['road trip']], beforeSeq: 4 }))).toEqual([[1]]);
+      expect((await s.entities.termMatches({ ...q, terms: [['road'], ['trip']], cap: 2 })).map((f) => f.length)).toEqual([2, 2]);
+      expect(seqs(await s.entities.termMatches({ ...q, entityId: other.id, terms: [['grandpa']] }))).toEqual([[]]);
     });
   });
 

@@ -34,7 +34,7 @@ export function registerSearch(program: Command, ctx: CliContext): void {
       .option('--role <role>', 'only user or assistant messages (universes: also tool)')
       .option('--since <when>', 'only messages since an age (30m, 24h, 7d, 2w) or a date (2026-11-01)')
       .option('--limit <n>', `hits at most, 1-${SEARCH_LIMIT_MAX}`, String(SEARCH_LIMIT_DEFAULT))
-      .option('--any', 'any word, by its stem (teach finds teaching), ranked as recall ranks; entity transcripts only')
+      .option('--any', 'any word, by its stem (teach finds teaching), ranked by relevance; entity transcripts only')
       .option('--json', 'JSON output ({ object: "list", data: [{ entity_id, seq, role, created_at, snippet, highlights }] })'),
     [
       'mgpt search zanzibar42',

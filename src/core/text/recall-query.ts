@@ -27,7 +27,7 @@ const STOP_WORDS = new Set(
   (
     'a about above after again against all also am an and any are aren as at be because been before being below between both but by can cannot could ' +
     'did do does doing don down during each else ever few for from further get got had has have having he her here hers herself him himself his how ' +
-    'i if in into is isn it its itself just let like me more most much must my myself no nor not now of off on once only or other ought our ours ' +
+    'i if in into is isn it its itself just let me more most much must my myself no nor not now of off on once only or other ought our ours ' +
     'ourselves out over own please same shall she should so some such than that the their theirs them themselves then there these they this those ' +
     'through to too under until up upon us very was wasn we were weren what when where which while who whom whose why will with within without ' +
     'would yes yet you your yours yourself yourselves ' +
@@ -50,11 +50,23 @@ export function refersBack(text: string): boolean {
 
 /** The words of `text` worth searching for: lower-cased, no stop words, no repeats, at most RECALL_WORDS_MAX. */
 export function contentWords(text: string): string[] {
+  // Longer words are likelier to be rare (names, places, things): kept first when there are too many.
+  return questionWords(text).sort((a, b) => b.length - a.length).slice(0, RECALL_WORDS_MAX);
+}
+
+/**
+ * The words of `text` worth searching for, in the order written (so two adjacent ones can be read
+ * as one compound): lower-cased, no stop words, no repeats; a long text keeps its
+ * RECALL_WORDS_MAX longest.
+ */
+export function questionWords(text: string): string[] {
   const seen = new Set<string>();
   for (const w of wordsOf(text)) {
     if (STOP_WORDS.has(w) || w.length < 2 || seen.has(w)) continue;
     seen.add(w);
   }
-  // Longer words are likelier to be rare (names, places, things): kept first when there are too many.
-  return [...seen].sort((a, b) => b.length - a.length).slice(0, RECALL_WORDS_MAX);
+  const words = [...seen];
+  if (words.length <= RECALL_WORDS_MAX) return words;
+  const kept = new Set([...words].sort((a, b) => b.length - a.length).slice(0, RECALL_WORDS_MAX));
+  return words.filter((w) => kept.has(w));
 }

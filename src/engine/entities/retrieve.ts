@@ -1,17 +1,20 @@
-import { contentWords, refersBack } from '../../core/text/recall-query.js';
+import { questionWords, refersBack } from '../../core/text/recall-query.js';
 import { type TokenEstimator, loadTokenEstimator } from '../../core/text/tokens.js';
-import type { EntityRow, MessageHit, MessageRow } from '../../store/types.js';
+import { loadLexicon, queryTerms } from '../../core/text/word-forms.js';
+import type { EntityRow, MessageRow } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';
+import { type EntityStats, type RankedSeq, rankMatches } from './recall-rank.js';
 
 /** What retrieval reads: the store. */
 type RetrieveDeps = Pick<EngineDeps, 'store'>;
 
 /**
- * The one ranked retriever over an entity's transcript (issue 32): automatic recall, the recall
- * tool and `mgpt search --any` ask it. Any word of the query, by its stem, ranked by the store's
- * own relevance; each hit brings the other half of its exchange; what the live window shows is
- * never repeated; the results fill a token budget, most relevant first, and read in transcript
- * order.
+ * The one ranked retriever over an entity's transcript: automatic recall and the recall tool ask
+ * it. Any word of the query, in any of its forms (word-forms.ts), ranked by BM25 with the entity's
+ * own statistics (recall-rank.ts); each hit brings the message before and after it, so an answer
+ * given in the reply to what the question's words match comes with it; what the live window shows
+ * is never repeated; the results fill the token budget, most relevant first, and read in
+ * transcript order, each line with the date its message was written.
  */
 
 /** One message put in front of the model. */
@@ -39,119 +42,131 @@ export interface RetrieveOptions {
   context?: string;
 }
 
-/** Hits a retrieval ranks before it fills the budget. */
-const CANDIDATES = 12;
 /** A question with fewer content words than this takes the previous exchange's words too. */
 const SHORT_QUESTION_WORDS = 3;
+/**
+ * The most matches of one term that are ranked: ranking reads every match of every term, so this
+ * bounds a retrieval's cost; a term matching more of the entity's messages says little about which
+ * one is meant and is left out.
+ */
+const TERM_MATCHES_MAX = 1000;
 
 export const NOTHING_RETRIEVED: Retrieved = { text: '', tokens: 0, messages: [] };
 
 export async function retrieve(deps: RetrieveDeps, entity: EntityRow, query: string, opts: RetrieveOptions): Promise<Retrieved> {
   if (opts.budgetTokens <= 0) return NOTHING_RETRIEVED;
-  const words = await rarest(deps, queryWords(query, opts.context));
+  const words = queryWords(query, opts.context);
   if (!words.length) return NOTHING_RETRIEVED;
-  const hits = relevant(await deps.store.entities.searchAny({ accountId: entity.accountId, words, entityIds: [entity.id], beforeSeq: opts.beforeSeq, limit: CANDIDATES }));
+  const hits = await rank(deps, entity, words, opts.beforeSeq);
   if (!hits.length) return NOTHING_RETRIEVED;
-  const partners = await partnersOf(deps, entity.id, hits, opts.beforeSeq);
-  return fill(await loadTokenEstimator(), hits, partners, opts.budgetTokens);
-}
-
-/**
- * The question's rarest words whose matches together stay within MATCHES_RANKED: ranking scores
- * every message a word matches (bm25 or ts_rank_cd), so a word found in thousands of messages
- * made a turn cost tens of milliseconds (issue 32: 23-35 ms over 20,000 messages, for 2 allowed)
- * while telling little about which message is meant. A question whose every word is that common
- * recalls nothing.
- */
-async function rarest(deps: RetrieveDeps, words: string[]): Promise<string[]> {
-  if (words.length === 0) return words;
-  const counts = await deps.store.entities.wordMatches(words, MATCHES_RANKED + 1);
-  const byCount = words.map((w, i) => ({ w, n: counts[i] ?? 0 })).filter((x) => x.n > 0).sort((a, b) => a.n - b.n);
-  const kept: string[] = [];
-  let total = 0;
-  for (const { w, n } of byCount) {
-    if (total + n > MATCHES_RANKED) break;
-    kept.push(w);
-    total += n;
+  const order = byPriority(hits).filter((s) => s >= 1 && (opts.beforeSeq === undefined || s < opts.beforeSeq));
+  const lines = new Lines(await loadTokenEstimator(), opts.budgetTokens);
+  const perRead = 2 * Math.ceil(opts.budgetTokens / (meanTokens(entity) + LINE_HEAD_TOKENS)) + READ_SLACK;
+  // Read in priority order, a budget's worth of rows at a time: usually one read.
+  for (let at = 0; at < order.length && lines.room(); at += perRead) {
+    const seqs = order.slice(at, at + perRead);
+    const rows = new Map((await deps.store.entities.messagesAt(entity.id, seqs)).map((r) => [r.seq, r]));
+    for (const seq of seqs) if (lines.room()) lines.take(rows.get(seq));
   }
-  return kept;
+  return lines.result();
 }
 
-/** The most matches one retrieval ranks (about a millisecond of SQLite's bm25). */
-const MATCHES_RANKED = 1000;
+/** The entity's messages the words' terms match, most relevant first. */
+async function rank(deps: RetrieveDeps, entity: EntityRow, words: string[], beforeSeq: number | undefined): Promise<RankedSeq[]> {
+  const terms = queryTerms(await loadLexicon(), words);
+  const matches = await deps.store.entities.termMatches({ entityId: entity.id, terms: terms.map((t) => t.forms), beforeSeq, cap: TERM_MATCHES_MAX });
+  return rankMatches(matches, statsOf(entity, beforeSeq), TERM_MATCHES_MAX);
+}
+
+function meanTokens(entity: EntityRow): number {
+  return entity.transcriptMessages ? entity.transcriptTokens / entity.transcriptMessages : 1;
+}
+
+/** The messages before the window and their mean length (from the entity's counters: no query). */
+function statsOf(entity: EntityRow, beforeSeq: number | undefined): EntityStats {
+  const messages = beforeSeq === undefined ? entity.transcriptMessages : Math.min(entity.transcriptMessages, beforeSeq - 1);
+  return { messages: Math.max(1, messages), meanTokens: meanTokens(entity) };
+}
 
 /**
- * The question's content words; a short one that points back ("what was her job?") takes the
- * previous exchange's after its own. A short question with its own subject ("when did I stop
- * smoking?") keeps to it: the previous message's words would outnumber its own and find that
- * message's topic instead (the memory bench lost a fifth of its questions so).
+ * The question's content words, in its order; a short one that points back ("what was her job?")
+ * takes the previous exchange's after its own. A short question with its own subject ("when did
+ * I stop smoking?") keeps to it: the previous message's words would outnumber its own and find
+ * that message's topic instead (the memory bench lost a fifth of its questions so).
  */
 function queryWords(query: string, context: string | undefined): string[] {
-  const own = contentWords(query);
+  const own = questionWords(query);
   if (own.length >= SHORT_QUESTION_WORDS || !context || !refersBack(query)) return own;
-  return [...new Set([...own, ...contentWords(context)])].slice(0, 2 * SHORT_QUESTION_WORDS + own.length);
+  return [...new Set([...own, ...questionWords(context)])].slice(0, 2 * SHORT_QUESTION_WORDS + own.length);
 }
+
+/** The recalled lines, taken while the budget lasts (a message already taken is not taken again); read in seq order. */
+class Lines {
+  private readonly chosen = new Map<number, { row: MessageRow; line: string; tokens: number }>();
+  private used = 0;
+  constructor(
+    private readonly tok: TokenEstimator,
+    private readonly budget: number,
+  ) {}
+
+  /** Whether another line could still fit (a cut one at least). */
+  room(): boolean {
+    return this.budget - this.used - 1 >= MIN_TRUNCATED;
+  }
+
+  /** Adds the message's line, cut to the room left when it is longer. */
+  take(row: MessageRow | undefined): void {
+    if (!row || this.chosen.has(row.seq)) return;
+    const room = this.budget - this.used - 1;
+    const head = headOf(row);
+    // The stored count of the message and the head's own: the message is not tokenized again.
+    const whole = this.tok.count(head) + row.tokens;
+    const line = whole <= room ? head + row.content : this.tok.truncate(head + row.content, room);
+    const tokens = (whole <= room ? whole : this.tok.count(line)) + 1;
+    this.chosen.set(row.seq, { row, line, tokens });
+    this.used += tokens;
+  }
+
+  result(): Retrieved {
+    const picked = [...this.chosen.values()].sort((a, b) => a.row.seq - b.row.seq);
+    if (!picked.length) return NOTHING_RETRIEVED;
+    return { text: picked.map((p) => p.line).join('\n'), tokens: this.used, messages: picked.map((p) => ({ seq: p.row.seq, role: p.row.role, tokens: p.tokens })) };
+  }
+}
+
+/** A neighbour's share of its hit's score, by its offset from the hit. */
+const NEIGHBOUR_SHARE: ReadonlyArray<[offset: number, share: number]> = [
+  [0, 1],
+  [1, 0.95],
+  [-1, 0.9],
+  [2, 0.6],
+  [-2, 0.5],
+];
 
 /**
- * The hits close enough to the best one: a message that shares only a common word with the
- * question ranks far below one that shares its names and things, and would only crowd the prompt.
- * Relative, so it holds on either store's scale.
+ * The hits and the messages around them in the order recall takes them: a hit, then the message
+ * after it (where an answer to what it says is), then the one before, then those two further out,
+ * each at a share of its hit's score, so the close context of a strong hit comes before a weak
+ * hit, and a weak hit still fills room that is left. Each seq once, at its highest priority; hits
+ * next to each other read as one run.
  */
-function relevant(hits: MessageHit[]): MessageHit[] {
-  const best = hits[0]?.score;
-  if (best === undefined || !(best > 0)) return hits;
-  return hits.filter((h) => (h.score ?? 0) >= best * RELATIVE_FLOOR);
+export function byPriority(hits: readonly RankedSeq[]): number[] {
+  const out: Array<{ seq: number; priority: number; rank: number }> = [];
+  hits.forEach((h, rank) => {
+    for (const [offset, share] of NEIGHBOUR_SHARE) out.push({ seq: h.seq + offset, priority: h.score * share, rank });
+  });
+  out.sort((a, b) => b.priority - a.priority || a.rank - b.rank);
+  return [...new Set(out.map((o) => o.seq))];
 }
 
-/** A hit's least share of the best hit's score. */
-const RELATIVE_FLOOR = 0.35;
-
-/** The other half of each hit's exchange (a user message's reply, a reply's message), before the live window. */
-async function partnersOf(deps: RetrieveDeps, entityId: string, hits: MessageHit[], beforeSeq: number | undefined): Promise<Map<number, MessageRow>> {
-  const have = new Set(hits.map((h) => h.seq));
-  const seqs = hits.map(partnerSeq).filter((s) => s >= 1 && (beforeSeq === undefined || s < beforeSeq) && !have.has(s));
-  const rows = seqs.length ? await deps.store.entities.messagesAt(entityId, [...new Set(seqs)]) : [];
-  return new Map(rows.map((r) => [r.seq, r]));
-}
-
-/** A turn stores its user message at an odd seq and the reply after it. */
-function partnerSeq(m: MessageRow): number {
-  return m.role === 'user' ? m.seq + 1 : m.seq - 1;
-}
-
-/** The hits (each with its partner) most relevant first, while the budget lasts; read in seq order. */
-function fill(tok: TokenEstimator, hits: MessageHit[], partners: Map<number, MessageRow>, budget: number): Retrieved {
-  const chosen = new Map<number, { row: MessageRow; line: string; tokens: number }>();
-  let used = 0;
-  const take = (row: MessageRow): boolean => {
-    if (chosen.has(row.seq)) return true;
-    const whole = lineOf(row);
-    const room = budget - used - 1;
-    const line = tok.count(whole) <= room ? whole : room >= MIN_TRUNCATED ? tok.truncate(whole, room) : '';
-    if (!line) return false;
-    const tokens = tok.count(line) + 1;
-    chosen.set(row.seq, { row, line, tokens });
-    used += tokens;
-    return true;
-  };
-  const bySeq = new Map<number, MessageRow>([...partners, ...hits.map((h): [number, MessageRow] => [h.seq, h])]);
-  for (const hit of hits) {
-    if (!take(hit)) continue;
-    const partner = bySeq.get(partnerSeq(hit));
-    if (partner) take(partner);
-  }
-  const picked = [...chosen.values()].sort((a, b) => a.row.seq - b.row.seq);
-  return {
-    text: picked.map((p) => p.line).join('\n'),
-    tokens: used,
-    messages: picked.map((p) => ({ seq: p.row.seq, role: p.row.role, tokens: p.tokens })),
-  };
-}
-
+/** Rows read beyond twice what the budget would hold at the entity's mean length (some are missing, taken or longer). */
+const READ_SLACK = 8;
 /** The least of a cut message worth sending. */
 const MIN_TRUNCATED = 12;
+/** A line's number, role and date take about this many tokens more than its message. */
+const LINE_HEAD_TOKENS = 16;
 
-/** One recalled message as the model reads it: its number, who said it, and when (to the minute). */
-function lineOf(m: MessageRow): string {
-  return `#${m.seq} ${m.role} (${m.createdAt.slice(0, 16).replace('T', ' ')}): ${m.content}`;
+/** A recalled message's line as the model reads it starts with its number, who said it, and when it was written (to the minute). */
+function headOf(m: MessageRow): string {
+  return `#${m.seq} ${m.role} (${m.createdAt.slice(0, 16).replace('T', ' ')}): `;
 }

@@ -17,8 +17,10 @@ import type {
   MessageSearch,
   RankedSearch,
   SteerWrite,
+  TermMatch,
+  TermMatchQuery,
 } from '../types.js';
-import { tsAny, tsQuery } from '../search-syntax.js';
+import { tsAny, tsForms, tsQuery } from '../search-syntax.js';
 import { insertLog } from './pg-log-store.js';
 import { insertMemoryHistory, listMemory, memoryHistory, upsertMemory, writeMemory } from './pg-memory-store.js';
 import { inTransaction, type Queryable } from './pg-db.js';
@@ -93,11 +95,19 @@ export class PgEntityStore implements EntityStore {
     return rows;
   }
 
-  async wordMatches(words: string[], cap: number): Promise<number[]> {
-    const counts = await Promise.all(
-      words.map((w) => this.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM (SELECT 1 FROM messages WHERE ranked @@ to_tsquery('english', $1) LIMIT $2) x`, [tsAny([w]), cap])),
+  /** See EntityStore.termMatches: the english tsvector's matches among the entity's messages. */
+  async termMatches(q: TermMatchQuery): Promise<TermMatch[][]> {
+    const found = await Promise.all(
+      q.terms.map((forms) =>
+        forms.length
+          ? this.pool.query<TermMatch>(
+              `SELECT seq::int AS seq, tokens FROM messages WHERE entity_id = $1 AND ranked @@ to_tsquery('english', $2) AND ($3::bigint IS NULL OR seq < $3) LIMIT $4`,
+              [q.entityId, tsForms(forms), q.beforeSeq ?? null, q.cap],
+            )
+          : undefined,
+      ),
     );
-    return counts.map((r) => r.rows[0]!.n);
+    return found.map((r) => r?.rows ?? []);
   }
 
   async messagesAt(entityId: string, seqs: number[]): Promise<MessageRow[]> {

@@ -1,6 +1,6 @@
 import { type Db, Statements } from './db.js';
-import type { BlockRow, EntityRow, MessageHit, MessageRow, MessageSearch, RankedSearch } from '../rows.js';
-import { ftsAny, ftsSearch } from '../search-syntax.js';
+import type { BlockRow, EntityRow, MessageHit, MessageRow, MessageSearch, RankedSearch, TermMatch, TermMatchQuery } from '../rows.js';
+import { ftsAny, ftsForms, ftsSearch } from '../search-syntax.js';
 
 const ENTITY_COLS = `id, account_id AS accountId, name, instructions, instructions_tokens AS instructionsTokens, model, state,
   budget_tokens AS budgetTokens, cap_tokens AS capTokens,
@@ -99,9 +99,14 @@ export class EntityRepo {
     ).all(params) as MessageHit[];
   }
 
-  wordMatches(words: string[], cap: number): number[] {
-    const count = this.s(`SELECT count(*) AS n FROM (SELECT 1 FROM messages_ranked WHERE messages_ranked MATCH ? LIMIT ?)`);
-    return words.map((w) => (count.get(ftsAny([w]), cap) as { n: number }).n);
+  /** See EntityStore.termMatches: the porter index's matches, kept to the entity's messages. */
+  termMatches(q: TermMatchQuery): TermMatch[][] {
+    const find = this.s(
+      `SELECT m.seq, m.tokens FROM messages_ranked JOIN messages m ON m.id = messages_ranked.rowid
+       WHERE messages_ranked MATCH ? AND m.entity_id = ? AND (? IS NULL OR m.seq < ?) LIMIT ?`,
+    );
+    const before = q.beforeSeq ?? null;
+    return q.terms.map((forms) => (forms.length ? (find.all(ftsForms(forms), q.entityId, before, before, q.cap) as TermMatch[]) : []));
   }
 
   messagesAt(entityId: string, seqs: number[]): MessageRow[] {

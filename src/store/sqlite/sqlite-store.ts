@@ -214,7 +214,7 @@ function entityStore(r: SqliteRepos, large: (rows: WriterRows) => LargeWriter | 
     },
     search: (q) => inTurn(() => r.entities.search(q)),
     searchAny: (q) => inTurn(() => r.entities.searchAny(q)),
-    wordMatches: async (words, cap) => r.entities.wordMatches(words, cap),
+    termMatches: (q) => inTurn(() => r.entities.termMatches(q)),
     messagesAt: async (entityId, seqs) => r.entities.messagesAt(entityId, seqs),
   };
 }
