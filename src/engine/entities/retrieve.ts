@@ -60,13 +60,14 @@ export async function retrieve(deps: RetrieveDeps, entity: EntityRow, query: str
   const hits = await rank(deps, entity, words, opts.beforeSeq);
   if (!hits.length) return NOTHING_RETRIEVED;
   const order = byPriority(hits).filter((s) => s >= 1 && (opts.beforeSeq === undefined || s < opts.beforeSeq));
-  const lines = new Lines(await loadTokenEstimator(), opts.budgetTokens);
-  const perRead = 2 * Math.ceil(opts.budgetTokens / (meanTokens(entity) + LINE_HEAD_TOKENS)) + READ_SLACK;
-  // Read in priority order, a budget's worth of rows at a time: usually one read.
-  for (let at = 0; at < order.length && lines.room(); at += perRead) {
+  const lines = new Lines(await loadTokenEstimator(), opts.budgetTokens, new Set(hits.map((h) => h.seq)));
+  const meanLine = meanTokens(entity) + LINE_HEAD_TOKENS;
+  const perRead = Math.ceil(opts.budgetTokens / meanLine) + READ_SLACK;
+  // Read in priority order, a budget's worth of rows at a time (usually one read), until less than a line's room is left.
+  for (let at = 0; at < order.length && lines.left() >= Math.min(meanLine, MIN_TRUNCATED * 2); at += perRead) {
     const seqs = order.slice(at, at + perRead);
     const rows = new Map((await deps.store.entities.messagesAt(entity.id, seqs)).map((r) => [r.seq, r]));
-    for (const seq of seqs) if (lines.room()) lines.take(rows.get(seq));
+    for (const seq of seqs) if (lines.left() >= MIN_TRUNCATED) lines.take(rows.get(seq));
   }
   return lines.result();
 }
@@ -107,20 +108,23 @@ class Lines {
   constructor(
     private readonly tok: TokenEstimator,
     private readonly budget: number,
+    /** The hits: a hit too long for the room is cut to it, a neighbour is left for a shorter line. */
+    private readonly hits: ReadonlySet<number>,
   ) {}
 
-  /** Whether another line could still fit (a cut one at least). */
-  room(): boolean {
-    return this.budget - this.used - 1 >= MIN_TRUNCATED;
+  /** The tokens a next line may take. */
+  left(): number {
+    return this.budget - this.used - 1;
   }
 
-  /** Adds the message's line, cut to the room left when it is longer. */
+  /** Adds the message's line; a hit longer than the room is cut to it. */
   take(row: MessageRow | undefined): void {
     if (!row || this.chosen.has(row.seq)) return;
-    const room = this.budget - this.used - 1;
+    const room = this.left();
     const head = headOf(row);
     // The stored count of the message and the head's own: the message is not tokenized again.
     const whole = this.tok.count(head) + row.tokens;
+    if (whole > room && !this.hits.has(row.seq)) return;
     const line = whole <= room ? head + row.content : this.tok.truncate(head + row.content, room);
     const tokens = (whole <= room ? whole : this.tok.count(line)) + 1;
     this.chosen.set(row.seq, { row, line, tokens });
@@ -159,7 +163,7 @@ export function byPriority(hits: readonly RankedSeq[]): number[] {
   return [...new Set(out.map((o) => o.seq))];
 }
 
-/** Rows read beyond twice what the budget would hold at the entity's mean length (some are missing, taken or longer). */
+/** Rows read beyond what the budget would hold at the entity's mean length (some are missing, taken or longer). */
 const READ_SLACK = 8;
 /** The least of a cut message worth sending. */
 const MIN_TRUNCATED = 12;
