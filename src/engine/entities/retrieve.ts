@@ -123,7 +123,7 @@ class Lines {
     const room = this.left();
     const head = headOf(row);
     // The stored count of the message and the head's own: the message is not tokenized again.
-    const whole = this.tok.count(head) + row.tokens;
+    const whole = headTokens(this.tok, row, head) + row.tokens;
     if (whole > room && !this.hits.has(row.seq)) return;
     const line = whole <= room ? head + row.content : this.tok.truncate(head + row.content, room);
     const tokens = (whole <= room ? whole : this.tok.count(line)) + 1;
@@ -169,6 +169,20 @@ const READ_SLACK = 8;
 const MIN_TRUNCATED = 12;
 /** A line's number, role and date take about this many tokens more than its message. */
 const LINE_HEAD_TOKENS = 16;
+
+/**
+ * A head's tokens depend only on its role and the number of digits of its seq: o200k splits
+ * digits into runs of at most three, each one token, so the date's count never changes. Counted
+ * once for each such shape, so thirty unique heads a turn neither cost a count nor push other
+ * texts out of the estimator's cache.
+ */
+const headCounts = new Map<string, number>();
+function headTokens(tok: TokenEstimator, row: MessageRow, head: string): number {
+  const key = `${row.role} ${String(row.seq).length} ${row.createdAt.length}`;
+  let n = headCounts.get(key);
+  if (n === undefined) headCounts.set(key, (n = tok.count(head)));
+  return n;
+}
 
 /** A recalled message's line as the model reads it starts with its number, who said it, and when it was written (to the minute). */
 function headOf(m: MessageRow): string {
