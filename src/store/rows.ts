@@ -121,7 +121,7 @@ export interface TermMatchQuery {
   terms: string[][];
   /** Only messages before this seq. */
   beforeSeq?: number;
-  /** The most matches returned for one term: a term with this many is too common to rank by. */
+  /** A term with this many matches or more is too common to rank by: its matches are not returned (null). */
   cap: number;
 }
 

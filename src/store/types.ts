@@ -191,10 +191,10 @@ export interface EntityStore {
   searchAny(q: RankedSearch): Promise<MessageHit[]>;
   /**
    * For each term, the entity's messages that match any of its forms (a word by its stem, a
-   * phrase as adjacent words), at most `cap`: recall ranks them with the entity's own statistics,
-   * so other entities and accounts never change what one entity recalls.
+   * phrase as adjacent words), or null when `cap` or more do: recall ranks them with the entity's
+   * own statistics, so other entities and accounts never change what one entity recalls.
    */
-  termMatches(q: TermMatchQuery): Promise<TermMatch[][]>;
+  termMatches(q: TermMatchQuery): Promise<Array<TermMatch[] | null>>;
   /** The entity's messages at these seqs (those that exist), in seq order. */
   messagesAt(entityId: string, seqs: number[]): Promise<MessageRow[]>;
 }

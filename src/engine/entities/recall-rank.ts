@@ -37,12 +37,12 @@ export function termWeight(matches: number, stats: EntityStats): number {
 
 /**
  * The matched messages, most relevant first (newest first among equals). `matches[i]` are term
- * i's; a term with `cap` matches or more is too common in the entity to rank by and is left out.
+ * i's; a term the store found too common in the entity to rank by (null) is left out.
  */
-export function rankMatches(matches: readonly TermMatch[][], stats: EntityStats, cap: number): RankedSeq[] {
+export function rankMatches(matches: ReadonlyArray<readonly TermMatch[] | null>, stats: EntityStats): RankedSeq[] {
   const scores = new Map<number, { score: number; telling: boolean }>();
   for (const found of matches) {
-    if (!found.length || found.length >= cap) continue;
+    if (!found?.length) continue;
     const weight = termWeight(found.length, stats);
     const telling = found.length <= stats.messages * ALONE_SHARE;
     for (const m of found) {

@@ -77,7 +77,7 @@ export async function retrieve(deps: RetrieveDeps, entity: EntityRow, query: str
 async function rank(deps: RetrieveDeps, entity: EntityRow, words: string[], beforeSeq: number | undefined): Promise<RankedSeq[]> {
   const terms = queryTerms(await loadLexicon(), words);
   const matches = await deps.store.entities.termMatches({ entityId: entity.id, terms: terms.map((t) => t.forms), beforeSeq, cap: TERM_MATCHES_MAX });
-  return rankMatches(matches, statsOf(entity, beforeSeq), TERM_MATCHES_MAX);
+  return rankMatches(matches, statsOf(entity, beforeSeq));
 }
 
 function meanTokens(entity: EntityRow): number {

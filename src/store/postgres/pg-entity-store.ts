@@ -96,7 +96,7 @@ export class PgEntityStore implements EntityStore {
   }
 
   /** See EntityStore.termMatches: the english tsvector's matches among the entity's messages. */
-  async termMatches(q: TermMatchQuery): Promise<TermMatch[][]> {
+  async termMatches(q: TermMatchQuery): Promise<Array<TermMatch[] | null>> {
     const found = await Promise.all(
       q.terms.map((forms) =>
         forms.length
@@ -107,7 +107,7 @@ export class PgEntityStore implements EntityStore {
           : undefined,
       ),
     );
-    return found.map((r) => r?.rows ?? []);
+    return found.map((r) => (!r ? [] : r.rows.length >= q.cap ? null : r.rows));
   }
 
   async messagesAt(entityId: string, seqs: number[]): Promise<MessageRow[]> {
