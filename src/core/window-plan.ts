@@ -125,3 +125,13 @@ export function windowLimit(w: { budget_tokens: number; model_limit_tokens?: num
   const model = w.model_limit_tokens;
   return model !== undefined && model < w.budget_tokens ? { tokens: model, byModel: true } : { tokens: w.budget_tokens, byModel: false };
 }
+
+/**
+ * The messages a rotation folded: from the first message block it took to its span's end. An
+ * earlier summary folded in is not counted again, so a rotation notice and the rotation's record
+ * (`from_seq`–`to_seq`) name the same span.
+ */
+export function foldedSpan(folded: ReadonlyArray<Pick<PlannedBlock, 'coversFrom' | 'kind'>>, toSeq: number): [number, number] {
+  const first = folded.find((b) => b.kind === 'message') ?? folded[0];
+  return [first?.coversFrom ?? toSeq, toSeq];
+}

@@ -28,13 +28,16 @@ export function rotationSuite(name: string, make: (dir: string, fake: FakeOpenAI
     let id: string;
     /** The prompt of each turn's reply request, as the fake received it. */
     const sent: unknown[] = [];
+    /** The span each turn's rotation notice named (the stream's `rotation` event). */
+    const notices: Array<[number, number]> = [];
     beforeAll(async () => {
       fake = await startFakeOpenAI();
       t = await make(dir, fake);
       id = (await t.backend.createEntity({ model: 'mgpt-1-27b', instructions: 'You keep the ledger. LEDGER-MARKER.' })).id;
       for (let i = 1; i <= 30; i++) {
         const start = fake.requests.length;
-        await collect(t.backend.sendMessage(id, { content: `turn ${i}: the ledger notes entry ${i} ${'of the cargo hold '.repeat(3)}` }));
+        const events = await collect(t.backend.sendMessage(id, { content: `turn ${i}: the ledger notes entry ${i} ${'of the cargo hold '.repeat(3)}` }));
+        for (const ev of events) if (ev.type === 'rotation') notices.push([...ev.covers]);
         const replies = fake.requests.slice(start).filter((r) => r.path.endsWith('/chat/completions') && !isSummaryRequest(r.body));
         sent.push(replies.at(-1)!.body.messages);
       }
@@ -63,6 +66,12 @@ export function rotationSuite(name: string, make: (dir: string, fake: FakeOpenAI
       // The last record's window after is today's window, up to the turns since.
       const last = rotations.at(-1)!;
       expect(window.blocks.slice(0, last.blocks_after.length)).toEqual(last.blocks_after);
+    });
+
+    it("names in each rotation notice the span its record lists (from_seq-to_seq), not the summary's whole reach", async () => {
+      const { rotations } = await t.backend.listRotations(id);
+      expect(notices).toEqual(rotations.map((r) => [r.from_seq, r.to_seq]));
+      expect(notices.slice(1).every(([from]) => from > 1)).toBe(true);
     });
 
     it('gives back, for each of the 30 replies, the prompt the model was sent, byte for byte', async () => {

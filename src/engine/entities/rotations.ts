@@ -3,6 +3,7 @@ import type { RotationList, RotationRecord } from '../../core/wire/rotation-type
 import type { ChatMessage, ChatModel } from '../../providers/spec.js';
 import type { BlockRow, EntityRow, EntityTurnWrite, MessageRow, RotationRow, RotationTrigger, TurnWindowWrite } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';
+import { foldedSpan } from '../../core/window-plan.js';
 import type { SummaryUsage } from './window/summarize.js';
 import type { PreparedWindow } from './window/turn-window.js';
 import type { WindowState } from './window/window-state.js';
@@ -67,7 +68,7 @@ export async function rotationRow(deps: EngineDeps, encoder: BlockEncoder, f: Ro
   const messages = f.folded.filter((b) => b.kind === 'message');
   return {
     entityId: f.entityId, n: f.n, id: deps.newId(), createdAt: deps.clock.iso(), trigger: f.trigger, seq: f.seq,
-    fromSeq: messages[0]?.coversFrom ?? f.summary.coversFrom, toSeq: f.toSeq,
+    fromSeq: foldedSpan(f.folded.length ? f.folded : [f.summary], f.toSeq)[0], toSeq: f.toSeq,
     summaryId: f.summary.id, coversFrom: f.summary.coversFrom, summaryText: f.summary.content, summaryTokens: f.summary.tokens,
     provider: f.model.provider, model: f.model.modelId,
     promptTokens: f.usage?.inputTokens ?? 0, cachedTokens: f.usage?.cachedTokens ?? null, completionTokens: f.usage?.outputTokens ?? 0,

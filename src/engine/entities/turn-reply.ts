@@ -1,6 +1,7 @@
 import { sleep } from '../../core/retry.js';
 import type { TurnEvent } from '../../core/wire/entity-types.js';
 import { ContextOverflowError } from '../../core/errors.js';
+import { foldedSpan } from '../../core/window-plan.js';
 import type { ChatMessage, ChatRequest } from '../../providers/spec.js';
 import { wireUsage } from '../generation/completion.js';
 import { overflowRetries, routeOf, runGeneration, sharedBackoffMs } from '../generation/model-call.js';
@@ -112,7 +113,7 @@ export function* announce(turn: TurnState, prepared: PreparedWindow, stores = tr
   if (prepared.plan && prepared.summary) {
     yield {
       type: 'rotation',
-      covers: prepared.plan.covers,
+      covers: foldedSpan(turn.window.blocks.slice(0, prepared.plan.take), prepared.plan.covers[1]),
       summaryTokens: prepared.summary.tokens,
       windowTokens: prepared.plan.remainingTokens + prepared.summary.tokens,
       ...(prepared.summaryUsage?.requests ? { summaryUsage: wireUsage(prepared.summaryUsage) } : {}),
