@@ -46,7 +46,7 @@ export class LocalBackend implements Backend {
   private readonly accountId: string;
   private readonly names: NamePolicy;
 
-  /** `uniqueNames`: creates and imports refuse a taken name (the CLI's rule; the HTTP API has none). */
+  /** `uniqueNames`: an import numbers a taken name, or refuses a taken `--name` (the CLI's rule); a create refuses one always. */
   constructor(engine: Engine, opts: { accountId?: string; uniqueNames?: boolean } = {}) {
     this.engine = engine;
     this.accountId = opts.accountId ?? 'local';
@@ -55,7 +55,7 @@ export class LocalBackend implements Backend {
   }
 
   async createEntity(input: CreateEntityInput): Promise<CreatedEntity> {
-    return this.engine.entities.create(input, this.accountId, this.names);
+    return this.engine.entities.create(input, this.accountId);
   }
   async listEntities(page?: EntityPage): Promise<EntityList> {
     return this.engine.entities.list(this.accountId, page);

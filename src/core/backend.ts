@@ -60,9 +60,9 @@ export interface KeyIdentity {
   scopes: string[];
 }
 
-/** Names unique per account: the CLI asks for it; the seed's HTTP API allows duplicates. */
+/** How an import treats a name another entity has (a create always refuses one, 409). */
 export interface NamePolicy {
-  /** Refuse a name another entity has (409); an import numbers the archive's name instead. */
+  /** An import numbers the archive's name (`ada (2)`), and refuses a taken `--name` (409). */
   uniqueName?: boolean;
 }
 

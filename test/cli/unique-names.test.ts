@@ -19,7 +19,7 @@ describe('entity names are unique from the CLI', () => {
     expect((await mgpt(['send', 'ada', 'hi'], env)).code).toBe(0);
   });
 
-  it('refuses a taken name on the remote backend too, while the HTTP API keeps allowing it', async () => {
+  it('refuses a taken name on the remote backend too, and POST /v1/entities on mgpt serve refuses it the same way', async () => {
     const serverEnv = cliEnv(join(dir, 'served'), { MGPT_DB: join(dir, 'served', 'served.db') });
     const key = (await mgpt(['keys', 'create', '--account', 'local', '--scopes', 'mgpt.responses:create'], serverEnv)).stdout.trim();
     const server = spawnMgpt(['serve', '--port', '0'], serverEnv);
@@ -30,7 +30,10 @@ describe('entity names are unique from the CLI', () => {
       const again = await mgpt(['entities', 'create', '--name', 'far'], client);
       expect([again.code, again.stderr]).toEqual([5, expect.stringContaining('error: an entity named "far" already exists')]);
       const http = await fetch(`${url}/v1/entities`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'mgpt-1-27b', name: 'far' }) });
-      expect(http.status).toBe(201);
+      expect(http.status).toBe(409);
+      expect(((await http.json()) as { error: string }).error).toBe('an entity named "far" already exists');
+      const list = (await (await fetch(`${url}/v1/entities`, { headers: { authorization: `Bearer ${key}` } })).json()) as { data: { name: string }[] };
+      expect(list.data.filter((e) => e.name === 'far')).toHaveLength(1);
     } finally {
       server.kill('SIGTERM');
       await server.result;

@@ -84,7 +84,11 @@ export function contractSuite(name: string, make: (dir: string, fake: FakeOpenAI
         expect((await b().resolveEntity(a.id)).id).toBe(a.id);
         await expect(b().resolveEntity(a.id.slice(0, 3))).rejects.toBeInstanceOf(NotFoundError);
         await expect(b().resolveEntity('no-such-name')).rejects.toBeInstanceOf(NotFoundError);
-        const twin = await b().createEntity({ model: 'mgpt-1-27b', name: 'resolve-me' });
+        // A create never makes a second entity of a name (409 from every backend); a rename still can.
+        await expect(b().createEntity({ model: 'mgpt-1-27b', name: 'resolve-me' })).rejects.toMatchObject({ message: 'an entity named "resolve-me" already exists' });
+        await expect(b().createEntity({ model: 'mgpt-1-27b', name: 'resolve-me' })).rejects.toBeInstanceOf(ConflictError);
+        const twin = await b().createEntity({ model: 'mgpt-1-27b', name: 'resolve-twin' });
+        await b().updateEntity(twin.id, { name: 'resolve-me' });
         const err = await b().resolveEntity('resolve-me').catch((x) => x);
         expect(err).toBeInstanceOf(BadRequestError);
         expect(err.message).toBe('"resolve-me" names 2 entities');

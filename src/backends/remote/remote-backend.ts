@@ -58,8 +58,9 @@ export interface RemoteOptions extends HttpOptions {
   /** The caller's user id, which the logs endpoint scopes by. */
   userId?: string;
   /**
-   * Refuse to create an entity with a name another has (the CLI's rule). The wire allows
-   * duplicates, so this checks the server's listing first: its newest 200 entities.
+   * Refuse to create an entity with a name another has (the CLI's rule). mgpt serve refuses one
+   * itself; the seed's wire allows duplicates, so against another server this checks the
+   * listing first: its newest 200 entities.
    */
   uniqueNames?: boolean;
 }

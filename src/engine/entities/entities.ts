@@ -17,7 +17,7 @@ import {
   type TurnEvent,
   type UpdateEntityInput,
 } from '../../core/wire/entity-types.js';
-import type { EntityPage, ImportOptions, ImportedEntity, NamePolicy } from '../../core/backend.js';
+import type { EntityPage, ImportOptions, ImportedEntity } from '../../core/backend.js';
 import { MIN_ID_PREFIX, pickByRef } from '../../core/ref.js';
 import { UUID } from '../../core/ids.js';
 import { sha256 } from '../../core/hash.js';
@@ -50,8 +50,8 @@ export const DEFAULT_ACCOUNT = 'local';
 export class EntityService {
   constructor(private readonly deps: EngineDeps) {}
 
-  /** `policy.uniqueName` refuses a name another entity has (the CLI's rule; the HTTP API allows it). */
-  async create(input: CreateEntityInput, accountId: string, policy: NamePolicy = {}): Promise<CreatedEntity> {
+  /** A name another entity of the account has is refused, from every client alike: a name then names one entity. */
+  async create(input: CreateEntityInput, accountId: string): Promise<CreatedEntity> {
     checkCreateFields(input);
     const model = input?.model;
     if (model === undefined || model === null || model === '') {
@@ -65,7 +65,7 @@ export class EntityService {
     const instructions = checkInstructions(input.instructions === undefined ? '' : input.instructions);
     const recall = input.recall === undefined ? DEFAULT_RECALL_MODE : checkRecall(input.recall);
     if (recall === 'tool') await this.checkCanRecall(model);
-    if (policy.uniqueName) await refuseTakenName(this.deps.store, accountId, name);
+    await refuseTakenName(this.deps.store, accountId, name);
     const tok = await loadTokenEstimator();
     const now = this.deps.clock.iso();
     const row: EntityRow = {

@@ -2,8 +2,8 @@ import { ENTITY_NAME_MAX, nameTaken as nameTakenError } from '../../core/wire/en
 import type { Store } from '../../store/types.js';
 
 /**
- * Whether another entity of the account has this name. Names are unique only where a caller
- * asks (the CLI, issue 37): the seed's HTTP API allows duplicates, so `mgpt serve` still does.
+ * Whether another entity of the account has this name. A create refuses one from every client
+ * (CLI, console, HTTP), so a name names one entity; an import numbers it where its caller asks.
  */
 export async function nameTaken(store: Store, accountId: string, name: string): Promise<boolean> {
   if (!name) return false;
