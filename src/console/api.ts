@@ -52,7 +52,8 @@ export async function api<T>(path: string, init: { method?: string; body?: unkno
   const res = await check(
     await fetch(path, { method: init.method ?? 'GET', headers: headers(init.body), body: init.body === undefined ? undefined : JSON.stringify(init.body) }),
   );
-  return (await res.json()) as T;
+  // 204 (a memory block removed) has no body.
+  return (res.status === 204 ? undefined : await res.json()) as T;
 }
 
 /** The `data:` frames of a server-sent event stream, parsed, until `[DONE]`. */

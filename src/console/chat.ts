@@ -1,5 +1,6 @@
 import { api, streamPost } from './api.js';
 import { fill, fmt, h, notice } from './dom.js';
+import { markdown } from './markdown.js';
 import type { Entity } from './types.js';
 
 interface Message {
@@ -13,10 +14,36 @@ interface Message {
 /** What the last turn sent from this tab recalled, per entity (the usage chunk's `recalled`). */
 export const lastTurn = new Map<string, { recalled: Array<{ seq: number; role: string; tokens: number }>; rotation?: { covers: [number, number]; summaryTokens: number } }>();
 
-function bubble(m: { seq?: number; role: string; content: string }): { el: HTMLElement; text: Text } {
+interface Bubble {
+  el: HTMLElement;
+  /** Where a streamed reply's text grows, as plain text until the reply is whole. */
+  text: Text;
+  body: HTMLElement;
+}
+
+/** What people and models write is Markdown; a tool's output or a system message is shown as sent. */
+const rendered = (role: string) => role === 'user' || role === 'assistant';
+
+function bubble(m: { seq?: number; role: string; content: string }): Bubble {
   const text = document.createTextNode(m.content);
-  const el = h('li', { class: `msg ${m.role}`, id: m.seq ? `msg-${m.seq}` : null, tabindex: '-1' }, h('span', { class: 'who' }, m.seq ? `#${m.seq} ${m.role}` : m.role), h('p', { class: 'text' }, text));
-  return { el, text };
+  const body = h('div', { class: rendered(m.role) ? 'text md' : 'text' }, rendered(m.role) && m.content ? markdown(m.content) : text);
+  const el = h('li', { class: `msg ${m.role}`, id: m.seq ? `msg-${m.seq}` : null, tabindex: '-1' }, h('span', { class: 'who' }, m.seq ? `#${m.seq} ${m.role}` : m.role), body);
+  return { el, text, body };
+}
+
+/**
+ * Marks the shown messages that are no longer in the window (folded into a summary; the model sees
+ * them only through it, or when recall brings one back): those before `firstLive`, the window's
+ * first live message. Kept on the list, so messages loaded later are marked the same way.
+ */
+export function markFolded(list: HTMLElement, firstLive: number): void {
+  list.dataset.firstLive = String(firstLive);
+  for (const el of list.querySelectorAll<HTMLElement>('li.msg[id^="msg-"]')) {
+    const folded = Number(el.id.slice(4)) < firstLive;
+    el.classList.toggle('folded', folded);
+    el.querySelector('.folded-tag')?.remove();
+    if (folded) el.querySelector('.who')!.append(h('span', { class: 'folded-tag' }, ' · folded into a summary'));
+  }
 }
 
 /** The transcript (a page of it: the end, or around `seq` when a search landed here) and a message box whose replies stream. */
@@ -67,7 +94,7 @@ export async function chatPane(root: HTMLElement, entity: Entity, seq: number | 
 }
 
 /** Streams one turn's reply into its bubble; false (the bubble gone, the failure said) when the turn failed. */
-async function stream(id: string, content: string, reply: { el: HTMLElement; text: Text }, status: HTMLElement): Promise<boolean> {
+async function stream(id: string, content: string, reply: Bubble, status: HTMLElement): Promise<boolean> {
   try {
     let usage: Record<string, any> | undefined;
     const paint = painter(reply);
@@ -77,15 +104,24 @@ async function stream(id: string, content: string, reply: { el: HTMLElement; tex
       if (chunk.usage) usage = chunk;
     }
     paint.flush();
+    fill(reply.body, markdown(reply.text.data));
     lastTurn.set(id, { recalled: usage?.recalled ?? [], rotation: usage?.rotation });
-    const u = usage?.usage;
-    fill(status, notice(u ? `Done: ${fmt(u.prompt_tokens)} prompt + ${fmt(u.completion_tokens)} completion tokens${usage?.rotation ? '; the window rotated' : ''}.` : 'Done.'));
+    fill(status, notice(doneText(usage)));
     return true;
   } catch (err) {
     reply.el.remove();
     fill(status, notice(`The turn failed and left no trace: ${(err as Error).message}`, 'error'));
     return false;
   }
+}
+
+/** The turn's usage, and what its rotation folded (the span `mgpt rotations` lists for it). */
+function doneText(usage: Record<string, any> | undefined): string {
+  const u = usage?.usage;
+  if (!u) return 'Done.';
+  const covers = usage?.rotation?.covers as [number, number] | undefined;
+  const rotated = covers ? `; the window rotated: messages ${covers[0]}–${covers[1]} were folded into a summary` : '';
+  return `Done: ${fmt(u.prompt_tokens)} prompt + ${fmt(u.completion_tokens)} completion tokens${rotated}.`;
 }
 
 /** "Earlier messages": the 100 before the first one shown, put above it, until the transcript's start. */
@@ -97,6 +133,7 @@ function earlier(list: HTMLElement, id: string, hiddenUpTo: number): HTMLElement
       const after = Math.max(0, first - 100);
       const page = await api<{ data: Message[] }>(`/v1/entities/${encodeURIComponent(id)}/messages?after=${after}&limit=${first - after}`);
       list.prepend(...page.data.map((m) => bubble(m).el));
+      if (list.dataset.firstLive) markFolded(list, Number(list.dataset.firstLive));
       (list.firstElementChild as HTMLElement | null)?.focus();
       first = after;
       if (first === 0) button.remove();
@@ -109,7 +146,7 @@ function earlier(list: HTMLElement, id: string, hiddenUpTo: number): HTMLElement
  * A streamed reply reaches the page at most once a frame: a reply of thousands of deltas would
  * otherwise lay the page out thousands of times (each growing the same text node).
  */
-function painter(reply: { el: HTMLElement; text: Text }): { add(s: string): void; flush(): void } {
+function painter(reply: Bubble): { add(s: string): void; flush(): void } {
   let pending = '';
   let frame = 0;
   const flush = () => {

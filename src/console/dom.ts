@@ -1,7 +1,8 @@
 /**
  * The console's one way to make elements. Text is always a text node: whatever a model, a user or
  * a log record says reaches the page as text, never as markup. Attributes are set one by one, and
- * `href` only ever holds the console's own `#/...` routes.
+ * `href` here only ever holds the console's own `#/...` routes (markdown.ts alone makes http(s) and
+ * mailto links, from a reply's Markdown).
  */
 export type Child = Node | string | number | null | undefined | false | Child[];
 export type Attrs = Record<string, string | number | boolean | null | undefined | ((ev: Event) => void)>;

@@ -1,6 +1,7 @@
 import { api } from './api.js';
-import { field, fill, fmt, h, notice } from './dom.js';
-import { chatPane } from './chat.js';
+import { field, fill, fmt, h, notice, scroller } from './dom.js';
+import { chatPane, markFolded } from './chat.js';
+import { managePanel } from './manage.js';
 import { memoryPanel } from './window-view.js';
 import type { Entity } from './types.js';
 
@@ -27,7 +28,7 @@ export async function entitiesPage(root: HTMLElement): Promise<void> {
     h('h1', {}, 'Entities'),
     createForm(),
     h('section', { 'aria-labelledby': 'ent-list' }, h('h2', { id: 'ent-list' }, `Your entities (${list.data.length})`), field('Filter', filter),
-      h('table', {}, h('thead', {}, h('tr', {}, ['Name', 'Id', 'Messages', 'Tokens', 'Last active'].map((t) => h('th', { scope: 'col' }, t)))), rows)),
+      scroller('Your entities', h('table', {}, h('thead', {}, h('tr', {}, ['Name', 'Id', 'Messages', 'Tokens', 'Last active'].map((t) => h('th', { scope: 'col' }, t)))), rows))),
   );
 }
 
@@ -63,10 +64,20 @@ export async function entityPage(root: HTMLElement, params: URLSearchParams, id?
   const heading = h('h1', {}, entity.name || '(no name)');
   const memory = h('section', { class: 'memory', 'aria-labelledby': 'mem-h' });
   const chat = h('section', { class: 'chat', 'aria-labelledby': 'chat-h' });
+  const manage = h('section', { class: 'manage', 'aria-labelledby': 'manage-h' });
   const meta = h('p', { class: 'meta' });
   const describe = (e: Entity) => fill(meta, `${e.model} · ${fmt(e.transcript.messages)} messages · ${e.recall ? `recall ${e.recall}` : 'recall off'}`, h('span', { class: 'mono' }, ` · ${e.id}`));
   describe(entity);
-  const refresh = async () => describe(await memoryPanel(memory, entity.id));
-  fill(root, heading, meta, h('div', { class: 'entity' }, chat, memory));
-  await Promise.all([chatPane(chat, entity, Number(params.get('seq')) || undefined, refresh), refresh()]);
+  const shown = chatPane(chat, entity, Number(params.get('seq')) || undefined, () => refresh());
+  const refresh = async (): Promise<void> => {
+    const [now] = await Promise.all([memoryPanel(memory, entity.id), shown]);
+    describe(now.entity);
+    heading.textContent = now.entity.name || '(no name)';
+    managePanel(manage, now.entity, now.memory, refresh);
+    const firstLive = now.win.blocks.find((b) => b.kind === 'message')?.covers[0] ?? now.entity.transcript.messages + 1;
+    const list = chat.querySelector<HTMLElement>('ol.messages');
+    if (list) markFolded(list, firstLive);
+  };
+  fill(root, heading, meta, h('div', { class: 'entity' }, chat, h('div', { class: 'side' }, memory, manage)));
+  await Promise.all([shown, refresh()]);
 }

@@ -14,17 +14,21 @@ export interface WindowAt {
   prompt: Array<{ role: string; content: unknown }>;
 }
 
-/** The rotation history, newest first, each one a turn made with "show the window at this turn". */
+/**
+ * The rotation history, newest first, each one a turn made with "show the window at this turn".
+ * Numbered as `mgpt rotations` numbers them: the oldest is 1, whatever order they are drawn in.
+ */
 export async function rotationTimeline(root: HTMLElement, id: string, show: (w: WindowAt) => void): Promise<void> {
   const head = h('h3', { id: 'rot-h' }, 'Rotation history');
   const history = await api<{ rotations: Rotation[] }>(`/v1/entities/${encodeURIComponent(id)}/rotations`);
   if (!history.rotations.length) return fill(root, head, h('p', { class: 'meta' }, 'No rotation yet.'));
   const status = h('div', { 'aria-live': 'polite' });
   // The server lists them oldest first (the order they were written in).
-  const items = [...history.rotations].reverse().map((r) =>
+  const items = history.rotations.map((r, i) =>
     h(
       'li',
-      { class: `rotation${r.undone ? ' undone' : ''}`, 'data-rotation': r.id },
+      { class: `rotation${r.undone ? ' undone' : ''}`, 'data-rotation': r.id, value: i + 1 },
+      h('strong', { class: 'n' }, `Rotation ${i + 1} `),
       h('time', { datetime: r.created_at }, r.created_at.slice(0, 19).replace('T', ' ')),
       h('span', { class: 'span' }, ` ${r.trigger}${r.seq === null ? '' : ` at #${r.seq}`}${r.undone ? ' (undone)' : ''}: folded ${r.from_seq}–${r.to_seq} into ${fmt(r.summary.tokens)} tokens`),
       h('span', { class: 'meta' }, ` · window ${r.blocks_before.length} → ${r.blocks_after.length} blocks · ${r.route.provider}/${r.route.model} · ${usage(r.usage)}`),
@@ -32,7 +36,7 @@ export async function rotationTimeline(root: HTMLElement, id: string, show: (w: 
       r.seq === null ? null : h('button', { type: 'button', onclick: () => void windowAt(id, r.seq!, show, status) }, `Show the window at turn ${r.seq}`),
     ),
   );
-  fill(root, head, h('ol', { class: 'timeline', 'aria-labelledby': 'rot-h' }, items), status);
+  fill(root, head, h('ol', { class: 'timeline', reversed: true, 'aria-labelledby': 'rot-h' }, items.reverse()), status);
 }
 
 function usage(u: Rotation['usage']): string {

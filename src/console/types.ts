@@ -6,6 +6,8 @@ export interface Entity {
   model: string;
   read_only: boolean;
   recall?: string;
+  /** Present once the entity route offers it: the tokens recall may bring into a turn (null: the default). */
+  recall_tokens?: number | null;
   transcript: { messages: number; tokens: number; cap_tokens: number };
   window: { budget_tokens: number; tokens?: number; blocks?: number; model_limit_tokens?: number };
   updated_at: string;
@@ -25,4 +27,11 @@ export interface EntityWindow {
   tokens: number;
   blocks: Block[];
   model_limit_tokens?: number;
+}
+
+/** GET /v1/entities/{id}/memory: the pinned blocks and their limits. */
+export interface Memory {
+  memory: Array<{ label: string; text: string; tokens: number; updated_at: string }>;
+  tokens: number;
+  limits: { blocks: number; tokens: number };
 }

@@ -1,14 +1,9 @@
 import { api } from './api.js';
 import { type Child, fill, fmt, h, notice } from './dom.js';
 import { lastTurn } from './chat.js';
-import type { Block, Entity, EntityWindow } from './types.js';
+import type { Block, Entity, EntityWindow, Memory } from './types.js';
 import { rotationTimeline, windowAtView } from './rotations.js';
 
-interface Memory {
-  memory: Array<{ label: string; text: string; tokens: number; updated_at: string }>;
-  tokens: number;
-  limits: { blocks: number; tokens: number };
-}
 
 /** About what o200k counts for English prose; the instructions' count is not on the wire, so it is marked as an estimate. */
 const estimate = (text: string) => Math.ceil(text.length / 4);
@@ -16,9 +11,9 @@ const estimate = (text: string) => Math.ceil(text.length / 4);
 /**
  * What the model sees, drawn and listed: the window's bar, its blocks, the last turn's recall,
  * pinned memory and the rotation history. The console comes with its server, so these routes are
- * always there (issue 33).
+ * always there.
  */
-export async function memoryPanel(root: HTMLElement, id: string): Promise<Entity> {
+export async function memoryPanel(root: HTMLElement, id: string): Promise<{ entity: Entity; win: EntityWindow; memory: Memory }> {
   const [entity, win, memory] = await Promise.all([
     api<Entity>(`/v1/entities/${encodeURIComponent(id)}`),
     api<EntityWindow>(`/v1/entities/${encodeURIComponent(id)}/window`),
@@ -38,10 +33,16 @@ export async function memoryPanel(root: HTMLElement, id: string): Promise<Entity
     rotations,
   );
   // The history failing to load is said in its place; the rest of the panel stays.
-  await rotationTimeline(rotations, id, (w) => fill(detail, ...windowAtView(w, blockList(w.blocks, detail)))).catch((err: Error) =>
+  await rotationTimeline(rotations, id, (w) => opened(detail, ...windowAtView(w, blockList(w.blocks, detail)))).catch((err: Error) =>
     fill(rotations, h('h3', {}, 'Rotation history'), notice(`The rotation history did not load: ${err.message}`, 'error')),
   );
-  return entity;
+  return { entity, win, memory };
+}
+
+/** What a click opened, drawn in `detail` and brought into view: it may be far from the button. */
+function opened(detail: HTMLElement, ...children: Child[]): void {
+  fill(detail, ...children);
+  detail.scrollIntoView({ block: 'start' });
 }
 
 /** head | summaries | live | reserve, against the binding limit (the budget, or the model's when smaller). */
@@ -73,24 +74,35 @@ export function windowBar(entity: Entity, win: EntityWindow, memory: Memory): HT
   );
 }
 
+/** A list longer than this shows its first and last few blocks, and a button for the rest. */
+const COLLAPSE_OVER = 12;
+const SHOWN_AT_EACH_END = 4;
+
 function blockList(blocks: Block[], detail: HTMLElement): HTMLElement {
-  return h(
-    'ol',
-    { class: 'blocks' },
-    blocks.map((b) =>
-      h('li', {}, h('button', {
-        type: 'button',
-        class: `block ${b.kind}`,
-        'data-block': b.id,
-        onclick: () => showBlock(detail, b),
-      }, b.kind === 'summary' ? `summary of ${b.covers[0]}–${b.covers[1]}` : `#${b.covers[0]} ${b.role}`, ` · ${fmt(b.tokens)} tok`)),
-    ),
-  );
+  const item = (b: Block) =>
+    h('li', {}, h('button', {
+      type: 'button',
+      class: `block ${b.kind}`,
+      'data-block': b.id,
+      onclick: () => showBlock(detail, b),
+    }, b.kind === 'summary' ? `summary of ${b.covers[0]}–${b.covers[1]}` : `#${b.covers[0]} ${b.role}`, ` · ${fmt(b.tokens)} tok`));
+  if (blocks.length <= COLLAPSE_OVER) return h('ol', { class: 'blocks' }, blocks.map(item));
+  const hidden = blocks.slice(SHOWN_AT_EACH_END, -SHOWN_AT_EACH_END);
+  const more = h('li', { class: 'more' }, h('button', {
+    type: 'button',
+    class: 'link show-all',
+    onclick: () => {
+      more.replaceWith(...hidden.map(item));
+      (list.children[SHOWN_AT_EACH_END]?.querySelector('button') as HTMLElement | null)?.focus();
+    },
+  }, `Show all ${blocks.length} blocks (${hidden.length} more)`));
+  const list = h('ol', { class: 'blocks' }, blocks.slice(0, SHOWN_AT_EACH_END).map(item), more, blocks.slice(-SHOWN_AT_EACH_END).map(item));
+  return list;
 }
 
 function showBlock(detail: HTMLElement, b: Block): void {
   const covers = b.kind === 'summary' ? `Covers seqs ${b.covers[0]}–${b.covers[1]}` : `Message seq ${b.covers[0]}`;
-  fill(detail, h('h3', {}, b.kind === 'summary' ? 'Summary block' : `${b.role} message`), h('p', { class: 'covers' }, covers, ` · ${fmt(b.tokens)} tokens`), h('pre', { class: 'text', tabindex: '0' }, b.content));
+  opened(detail, h('h3', {}, b.kind === 'summary' ? 'Summary block' : `${b.role} message`), h('p', { class: 'covers' }, covers, ` · ${fmt(b.tokens)} tokens`), h('pre', { class: 'text', tabindex: '0' }, b.content));
 }
 
 function recalledView(id: string): HTMLElement {

@@ -33,7 +33,11 @@ describe('the console over HTTP', () => {
     // The bundle has no network address but its own server's paths (no CDN, no fetch elsewhere), and
     // no way to turn text into markup.
     const bundle = await (await fetch(s.server.url + '/console/app.js')).text();
-    expect(bundle).not.toMatch(/https?:\/\/(?!www\.w3\.org\/2000\/svg)/);
+    // Two strings of the Markdown parser are not addresses the page asks: the scheme it puts before a
+    // bare www. autolink's text, and the issue tracker its internal errors name.
+    const markedStrings = ['"http://"+', 'https://github.com/markedjs/marked.'];
+    expect(markedStrings.every((m) => bundle.includes(m)), 'the parser is bundled').toBe(true);
+    expect(markedStrings.reduce((b, m) => b.split(m).join(''), bundle)).not.toMatch(/https?:\/\/(?!www\.w3\.org\/2000\/svg)/);
     expect(bundle).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function/);
   });
 
