@@ -272,12 +272,19 @@ export function contractSuite(name: string, make: (dir: string, fake: FakeOpenAI
         expect(prompt.at(-1)).toEqual({ role: 'user', content: 'How many tomato varieties did grandma grow?' });
         expect(prompt.at(-2).role).toBe('system');
         expect(prompt.at(-2).content).toMatch(/^#1 user \(.+\): My grandmother grew seventeen kinds of tomatoes/m);
-                expect(done(events).completion.recalled?.map((m) => m.seq)).toEqual([1, 2]);
+        // The hit and its reply, then neighbours that fill the recall budget: all folded, none in view.
+        const recalled = done(events).completion.recalled!.map((m) => m.seq);
+        expect(recalled.slice(0, 2)).toEqual([1, 2]);
+        const live = (await b().getWindow(id)).blocks.filter((x) => x.kind === 'message').map((x) => x.covers[0]);
+        expect(recalled.every((seq) => seq < Math.min(...live))).toBe(true);
         const stored = await b().listMessages(id, { after: 82, limit: 10 });
         expect(stored.data.map((m) => m.content)).toEqual(['How many tomato varieties did grandma grow?', 'reply: How many tomato varieties did grandma grow?']);
         expect((await b().getWindow(id)).blocks.map((x) => x.content).join('\n')).not.toContain('Earlier in this conversation');
         const log = (await b().listLogs({ pageSize: 5 })).data.find((l) => l.facade === 'recall');
-        expect((await b().getLog(log!.id)).request).toMatchObject({ entityId: id, recalled: [{ seq: 1, role: 'user' }, { seq: 2, role: 'assistant' }] });
+        const logged = (await b().getLog(log!.id)).request as { entityId: string; recalled: Array<{ seq: number; role: string }> };
+        expect(logged).toMatchObject({ entityId: id });
+        expect(logged.recalled.slice(0, 2)).toMatchObject([{ seq: 1, role: 'user' }, { seq: 2, role: 'assistant' }]);
+        expect(logged.recalled.map((m) => m.seq)).toEqual(recalled);
         // A question with nothing relevant: the same prompt as an entity without recall sends.
         const plain = (await b().createEntity({ model: 'mgpt-1-27b' })).id;
         await send(plain, 'Do you like astronomy?');
