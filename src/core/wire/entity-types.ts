@@ -179,7 +179,8 @@ export type TurnEvent =
   | { type: 'rotation'; covers: [number, number]; summaryTokens: number; windowTokens: number; summaryUsage?: Usage }
   | { type: 'delta'; text: string }
   /** `billed`: the tokens the turn billed (its message and its reply, tool calls too); absent when it billed none (a replay). */
-  | { type: 'done'; completion: EntityCompletion; replayed: boolean; billed?: number };
+  /** `seq`: the stored reply's place in the transcript (absent on a replay), so a caller can name the turn it made. */
+  | { type: 'done'; completion: EntityCompletion; replayed: boolean; billed?: number; seq?: number };
 
 export interface CreateEntityInput {
   model: string;

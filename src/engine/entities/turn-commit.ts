@@ -20,7 +20,7 @@ import type { PreparedWindow } from './window/turn-window.js';
  * Stores the user message, the rotation, the reply, the charge and the key in one unit of work
  * that frees the lease; a ConflictError (nothing stored) when another turn took the lease over.
  */
-export async function commit(turn: TurnState, prepared: PreparedWindow, reply: Reply, lease: HeldLease, input: TurnInput): Promise<{ completion: EntityCompletion; usage: ProviderUsage; billed: number }> {
+export async function commit(turn: TurnState, prepared: PreparedWindow, reply: Reply, lease: HeldLease, input: TurnInput): Promise<{ completion: EntityCompletion; usage: ProviderUsage; billed: number; seq: number }> {
   const settled = await settle(turn, prepared, reply);
   const base = turnWrite(turn, prepared, settled, input);
   const write = { ...base, log: await turnLog(turn, settled, base.charge.costUsd), ...(await turnHistory(turn, prepared, settled.userBlock.coversFrom)) };
@@ -28,7 +28,8 @@ export async function commit(turn: TurnState, prepared: PreparedWindow, reply: R
   await lease.write((claim) => turn.deps.store.entities.commitTurn({ ...write, lease: claim }), () => leaseTakenOver(turn.entity.id), true);
   // Only now, committed, do the two blocks join the kept window (in place: no copy of the window).
   turn.deps.windows.set(turn.entity.id, windowVersion(write.counters), prepared.head.append(settled.userBlock, settled.replyBlock));
-  return { completion: settled.completion, usage: settled.usage, billed: base.charge.inputTokens + base.charge.outputTokens };
+  const seq = settled.replyBlock.coversFrom;
+  return { completion: settled.completion, usage: settled.usage, billed: base.charge.inputTokens + base.charge.outputTokens, seq };
 }
 
 /** The turn's log record, when its model used recall: the rounds, and what the final request cost. */

@@ -72,10 +72,10 @@ async function* leasedTurn(
     const { prepared, reply } = yield* rotateAndGenerate(turn);
     if (signal.aborted || (stopped(turn) && !turn.started)) throw cancelled(callerSignal(input));
     if (reply.toolCalls.length) return yield* toolRound(turn, prepared, reply);
-    const { completion, usage, billed } = await commit(turn, prepared, reply, lease, input);
+    const { completion, usage, billed, seq } = await commit(turn, prepared, reply, lease, input);
     if (!turn.started) yield* announce(turn, prepared);
     told(turn, prepared, usage);
-    yield { type: 'done', completion, replayed: false, billed };
+    yield { type: 'done', completion, replayed: false, billed, seq };
   } catch (err) {
     const lost = isAbortError(err) || signal.aborted || err instanceof ConflictError;
     // A lease that vanished with its entity: say so, not that the process stalled or another turn won.
