@@ -27,6 +27,7 @@ import { KeyService } from './platform/keys.js';
 import { RateLimitService } from './platform/rate-limits.js';
 import { LogService } from './platform/logs.js';
 import { ChatService } from './openai/chat-service.js';
+import { ResponsesService } from './openai/responses/responses-service.js';
 import { type RespondOptions, type ResponseDelta, respond, respondEvents } from './universes/respond.js';
 import { UniverseService } from './universes/universes.js';
 import { PromptStore } from './universes/prompts.js';
@@ -85,6 +86,8 @@ export class Engine {
   readonly prompts: PromptStore;
   /** The OpenAI-compatible facade (GET /v1/models, POST /v1/chat/completions) over the services above. */
   readonly openai: ChatService;
+  /** OpenAI's Responses API over entities (docs/openai-clients.md#the-responses-api). */
+  readonly responses: ResponsesService;
   readonly deps: EngineDeps;
   /** What the engine does, told to every listener attached (serve's /metrics attaches one). */
   readonly events: EventRelay;
@@ -126,6 +129,7 @@ export class Engine {
     this.prompts = this.deps.prompts;
     const facade = { entities: this.entities, universes: this.universes, accounts: this.accounts, respondEvents: this.respondEvents.bind(this) };
     this.openai = new ChatService(facade, this.deps);
+    this.responses = new ResponsesService({ entities: this.entities }, this.deps);
   }
 
   /** POST /responses (seed 000). `input` comes from parseRespond (core/wire/universe-input.ts); the engine checks it again. */

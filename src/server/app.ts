@@ -17,6 +17,7 @@ import { importRoutes } from './routes/import-routes.js';
 import type { ChatPolicyOptions } from '../engine/openai/chat-service.js';
 import { facadeRouteNotFound, isFacadePath, openAICompatRoutes } from './routes/openai-compat.js';
 import { universeRoutes } from './routes/universe-routes.js';
+import { responsesRoutes } from './routes/responses-routes.js';
 import { type ConsoleHandoff, consoleRoutes } from './console.js';
 import { adminRoutes } from './routes/admin-routes.js';
 import { type McpRouteOptions, mcpRoutes } from './routes/mcp-routes.js';
@@ -79,6 +80,7 @@ export function createApp(engine: Engine, opts: AppOptions = {}): Hono<Env> {
   // One module per contract; routes only translate HTTP to engine calls.
   app.route('/', healthRoutes(engine));
   app.route('/', openAICompatRoutes(engine, deps, opts.chatPolicy));
+  app.route('/', responsesRoutes(engine, deps));
   app.route('/', universeRoutes(engine, deps));
   app.route('/', entityRoutes(engine, deps));
   app.route('/', memoryRoutes(engine, deps));

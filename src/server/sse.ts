@@ -28,12 +28,25 @@ const keepAll: KeepChunk = () => true;
  * already awaited) so an early failure still gets its real status. Under node-server the frames
  * are written to the socket directly: a web ReadableStream costs more per turn than the turn's SQL.
  */
-export async function sseReply(c: Context<Env>, events: AsyncGenerator<ChunkEvent>, headers: Record<string, string>, keep = keepAll): Promise<Response> {
+export function sseReply(c: Context<Env>, events: AsyncGenerator<ChunkEvent>, headers: Record<string, string>, keep = keepAll): Promise<Response> {
+  const chunker = new CompletionChunker();
+  return sseEvents(c, events, headers, { frames: (ev) => framesOf(chunker, ev, keep), end: SSE_DONE, error: errorFrame });
+}
+
+/** How one contract's events become frames: each event's frames (possibly none), the last frame, and a failure's frame. */
+export interface SseFramer<E> {
+  frames(ev: E): string;
+  end: string;
+  error(err: unknown): string;
+}
+
+/** Any contract's events as server-sent events, written as sseReply writes them (the Responses facade's events too). */
+export async function sseEvents<E>(c: Context<Env>, events: AsyncGenerator<E>, headers: Record<string, string>, framer: SseFramer<E>): Promise<Response> {
   const all = { ...c.get('rateHeaders'), ...headers, 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' };
   const out = c.env?.outgoing as ServerResponse | undefined;
-  if (!out) return c.body(readable(events, keep), 200, all);
+  if (!out) return c.body(readable(events, framer), 200, all);
   out.writeHead(200, { ...all, 'X-Request-Id': c.get('requestId') });
-  await pump(events, keep, out);
+  await pump(events, framer, out);
   // Tells node-server the answer is already written.
   return new Response(null, { headers: { 'x-hono-already-sent': 'true' } });
 }
@@ -56,17 +69,16 @@ function errorFrame(err: unknown): string {
  * aborted, so a turn ends as that signal says (cancelled without a trace, or, for a facade client
  * that stopped a stream, stored as far as it went) rather than being cut off mid-step.
  */
-async function pump(events: AsyncGenerator<ChunkEvent>, keep: KeepChunk, out: ServerResponse): Promise<void> {
-  const chunker = new CompletionChunker();
+async function pump<E>(events: AsyncGenerator<E>, framer: SseFramer<E>, out: ServerResponse): Promise<void> {
   try {
     for await (const ev of events) {
       if (out.destroyed) continue;
-      const s = framesOf(chunker, ev, keep);
+      const s = framer.frames(ev);
       if (s && !out.write(s)) await drained(out);
     }
-    if (!out.destroyed) out.end(SSE_DONE);
+    if (!out.destroyed) out.end(framer.end);
   } catch (err) {
-    if (!out.destroyed) out.end(errorFrame(err));
+    if (!out.destroyed) out.end(framer.error(err));
   }
 }
 
@@ -83,8 +95,7 @@ function drained(out: ServerResponse): Promise<void> {
 }
 
 /** The same as a web stream, where there is no node response (app.request in tests, other runtimes). */
-function readable(events: AsyncGenerator<ChunkEvent>, keep: KeepChunk): ReadableStream<Uint8Array> {
-  const chunker = new CompletionChunker();
+function readable<E>(events: AsyncGenerator<E>, framer: SseFramer<E>): ReadableStream<Uint8Array> {
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       try {
@@ -92,15 +103,15 @@ function readable(events: AsyncGenerator<ChunkEvent>, keep: KeepChunk): Readable
         for (;;) {
           const r = await events.next();
           if (r.done) {
-            controller.enqueue(enc.encode(SSE_DONE));
+            if (framer.end) controller.enqueue(enc.encode(framer.end));
             controller.close();
             return;
           }
-          const s = framesOf(chunker, r.value, keep);
+          const s = framer.frames(r.value);
           if (s) return controller.enqueue(enc.encode(s));
         }
       } catch (err) {
-        controller.enqueue(enc.encode(errorFrame(err)));
+        controller.enqueue(enc.encode(framer.error(err)));
         controller.close();
       }
     },

@@ -43,6 +43,10 @@ export type {
   UniverseRow,
 };
 
+import type { ConversationRow, ResponseRow, ResponseStore } from './response-rows.js';
+
+export type { ConversationRow, ResponseRow, ResponseStore };
+
 import type { EntityHistory, PromptHeadRow, RotationRow, RotationTrigger, SteerWrite, TurnWindowRow, TurnWindowWrite } from './history-rows.js';
 
 export type { EntityHistory, PromptHeadRow, RotationRow, RotationTrigger, SteerWrite, TurnWindowRow, TurnWindowWrite };
@@ -377,6 +381,7 @@ export interface Store {
   readonly calibration: CalibrationStore;
   readonly history: HistoryStore;
   readonly prompts: PromptRowStore;
+  readonly responses: ResponseStore;
   /** After deletes: drop old page images (SQLite's WAL); a no-op where there are none. */
   checkpoint(): Promise<void>;
   /** "ok", or what the database's own check found. */

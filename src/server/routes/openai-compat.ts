@@ -82,9 +82,17 @@ const TYPES: Record<number, [type: string, code: string | null]> = {
   413: ['invalid_request_error', 'request_too_large'],
 };
 
+/** OpenAI's `code` for an error code of ours or a status, where a surface's differ from the chat facade's (TYPES). */
+export type OpenAICodes = Partial<Record<string | number, string | null>>;
+
+function openAIType(status: number, code: string | null | undefined): [type: string, code: string | null] {
+  const [type, dflt] = TYPES[status] ?? (status >= 500 ? ['server_error', null] : ['invalid_request_error', null]);
+  return [type, code === undefined ? dflt : code];
+}
+
 /** The paths of the facade: whatever is answered there, a missing route too, is in OpenAI's shape. */
 export function isFacadePath(path: string): boolean {
-  return /^\/v1\/(models|chat)(\/|$)/.test(path);
+  return /^\/v1\/(models|chat|responses|conversations)(\/|$)/.test(path);
 }
 
 /** A path or method the facade does not serve, answered as OpenAI's API answers one. */
@@ -97,12 +105,12 @@ export function facadeRouteNotFound(c: Context<Env>): Response {
  * `{ error: { message, type, code } }`, OpenAI's shape (402 adds the balance fields; a rate limit
  * is OpenAI's: type `requests` or `tokens`, code `rate_limit_exceeded`, with its headers).
  */
-function openAIError(c: Context<Env>, err: unknown): Response {
+export function openAIError(c: Context<Env>, err: unknown, codes: OpenAICodes = {}): Response {
   const known = err instanceof MgptError;
   const status = isAbortError(err) ? 499 : known ? err.status : 500;
   const message = known || isAbortError(err) ? (err as Error).message : 'internal error';
   const limited = err instanceof RateLimitedError;
-  const [type, code] = limited ? [err.limit, 'rate_limit_exceeded'] : (TYPES[status] ?? (status >= 500 ? ['server_error', null] : ['invalid_request_error', null]));
+  const [type, code] = limited ? [err.limit, 'rate_limit_exceeded'] : openAIType(status, known ? codes[err.code] ?? codes[status] : codes[status]);
   const error: Record<string, unknown> = { message, type, code, param: null };
   if (err instanceof PaymentRequiredError) Object.assign(error, err.details);
   if (known && status === 503 && err.hint) error.hint = err.hint;

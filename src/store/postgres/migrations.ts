@@ -356,4 +356,30 @@ export const PG_MIGRATIONS: readonly string[] = [
   -- NULL, as for every key made before, never expires.
   ALTER TABLE api_keys ADD COLUMN expires_at TEXT COLLATE "C";
   `,
+  `
+  -- The OpenAI Responses and Conversations facade: each response names an entity turn
+  -- (or the tool round it opened) and keeps the object its routes return; a conversation is an
+  -- entity, with metadata and a tombstone once deleted. Both go with their entity.
+  CREATE TABLE openai_responses (
+    id              TEXT COLLATE "C" PRIMARY KEY,
+    account_id      TEXT COLLATE "C" NOT NULL REFERENCES accounts(id),
+    entity_id       TEXT COLLATE "C" NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    root_entity_id  TEXT COLLATE "C" NOT NULL,
+    after_seq       INTEGER NOT NULL,
+    reply_seq       INTEGER,
+    idempotency_key TEXT COLLATE "C",
+    body            TEXT NOT NULL,
+    input           TEXT NOT NULL,
+    pending         TEXT,
+    created_at      TEXT NOT NULL
+  );
+  CREATE INDEX openai_responses_by_entity ON openai_responses (entity_id, idempotency_key);
+  CREATE TABLE openai_conversations (
+    entity_id  TEXT COLLATE "C" PRIMARY KEY REFERENCES entities(id) ON DELETE CASCADE,
+    account_id TEXT COLLATE "C" NOT NULL REFERENCES accounts(id),
+    metadata   TEXT NOT NULL,
+    deleted_at TEXT,
+    created_at TEXT NOT NULL
+  );
+  `,
 ];

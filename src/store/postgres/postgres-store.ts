@@ -13,6 +13,7 @@ import { PgLeaseStore } from './pg-lease-store.js';
 import { PgLogStore } from './pg-log-store.js';
 import { PgMemoryStore } from './pg-memory-store.js';
 import { PgRateStore } from './pg-rate-store.js';
+import { PgResponseStore } from './pg-response-store.js';
 import { PgUniverseStore } from './pg-universe-store.js';
 
 import type { MigrationStep } from '../migration-step.js';
@@ -45,6 +46,7 @@ export class PostgresStore implements Store {
   readonly calibration: PgCalibrationStore;
   readonly history: PgHistoryStore;
   readonly prompts: PgPromptStore;
+  readonly responses: PgResponseStore;
   private closed = false;
 
   constructor(readonly pool: Pool) {
@@ -60,6 +62,7 @@ export class PostgresStore implements Store {
     this.calibration = new PgCalibrationStore(pool);
     this.history = new PgHistoryStore(pool, (w) => steerWrite(pool, w));
     this.prompts = new PgPromptStore(pool);
+    this.responses = new PgResponseStore(pool);
   }
 
   /** Connects (loading `pg` only now, so SQLite commands never do), then migrates under the advisory lock. */

@@ -11,6 +11,7 @@ import { LeaseRepo } from './lease-repo.js';
 import { LogRepo } from './log-repo.js';
 import { MemoryRepo } from './memory-repo.js';
 import { RateRepo } from './rate-repo.js';
+import { ResponseRepo } from './response-repo.js';
 import { UniverseRepo } from './universe-repo.js';
 
 /** The SQLite file and its synchronous repos: the internals SqliteStore wraps (and tests and the bench seed use). */
@@ -28,6 +29,7 @@ export class SqliteRepos {
   readonly history: HistoryRepo;
   readonly imports: ImportRepo;
   readonly prompts: PromptRepo;
+  readonly responses: ResponseRepo;
 
   private readonly dataVersionStmt;
 
@@ -46,6 +48,7 @@ export class SqliteRepos {
     this.history = new HistoryRepo(db);
     this.imports = new ImportRepo(db);
     this.prompts = new PromptRepo(db);
+    this.responses = new ResponseRepo(db);
   }
 
   static open(path: string, opts: OpenOptions = {}): SqliteRepos {

@@ -10,6 +10,7 @@ import type {
   LogStore,
   MemoryStore,
   RateStore,
+  ResponseStore,
   Store,
   UniverseStore,
   UniverseWrite,
@@ -43,6 +44,7 @@ export class SqliteStore implements Store {
   readonly calibration: CalibrationStore;
   readonly history: HistoryStore;
   readonly prompts: PromptRowStore;
+  readonly responses: ResponseStore;
   private checkpointer: Checkpointer | undefined;
   private writer: LargeWriter | undefined;
 
@@ -98,6 +100,14 @@ export class SqliteStore implements Store {
       remove: async (name, at) => repos.prompts.remove(name, at),
       refresh: async (row) => repos.prompts.refresh(row),
     }, ['insert', 'put', 'remove', 'refresh']);
+    this.responses = write({
+      insert: async (row) => repos.responses.insert(row),
+      get: async (accountId, id) => repos.responses.get(accountId, id),
+      byKey: async (entityId, key) => repos.responses.byKey(entityId, key),
+      delete: async (accountId, id) => repos.responses.delete(accountId, id),
+      conversation: async (accountId, entityId) => repos.responses.conversation(accountId, entityId),
+      putConversation: async (row) => repos.responses.putConversation(row),
+    }, ['insert', 'delete', 'putConversation']);
   }
 
   /** Opens (creating and migrating if needed) the SQLite file at `path`. */

@@ -1,0 +1,13 @@
+import type { TokenAllowance } from '../../../core/rate-limits.js';
+
+/** Who asks for a response and how: everything of a request but its body. */
+export interface ResponsesCall {
+  /** The new response's id (`resp_…`), chosen before the turn so a branch can be named after it. */
+  responseId: string;
+  idempotencyKey?: string;
+  accountId: string;
+  userId: string;
+  signal?: AbortSignal;
+  /** The request's share of its key's tokens per minute (see TokenAllowance). */
+  allowance?: TokenAllowance;
+}
