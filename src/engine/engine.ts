@@ -28,6 +28,7 @@ import { RateLimitService } from './platform/rate-limits.js';
 import { LogService } from './platform/logs.js';
 import { ChatService } from './openai/chat-service.js';
 import { ResponsesService } from './openai/responses/responses-service.js';
+import { ConversationsService } from './openai/responses/conversations-service.js';
 import { type RespondOptions, type ResponseDelta, respond, respondEvents } from './universes/respond.js';
 import { UniverseService } from './universes/universes.js';
 import { PromptStore } from './universes/prompts.js';
@@ -88,6 +89,8 @@ export class Engine {
   readonly openai: ChatService;
   /** OpenAI's Responses API over entities (docs/openai-clients.md#the-responses-api). */
   readonly responses: ResponsesService;
+  /** OpenAI's Conversations API: a conversation is an entity. */
+  readonly conversations: ConversationsService;
   readonly deps: EngineDeps;
   /** What the engine does, told to every listener attached (serve's /metrics attaches one). */
   readonly events: EventRelay;
@@ -130,6 +133,7 @@ export class Engine {
     const facade = { entities: this.entities, universes: this.universes, accounts: this.accounts, respondEvents: this.respondEvents.bind(this) };
     this.openai = new ChatService(facade, this.deps);
     this.responses = new ResponsesService({ entities: this.entities }, this.deps);
+    this.conversations = new ConversationsService(this.entities, this.deps);
   }
 
   /** POST /responses (seed 000). `input` comes from parseRespond (core/wire/universe-input.ts); the engine checks it again. */

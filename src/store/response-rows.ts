@@ -28,6 +28,8 @@ export interface ConversationRow {
   accountId: string;
   /** JSON object of up to 16 string pairs. */
   metadata: string;
+  /** JSON array of the messages added that make no whole turn yet (a user message awaiting its reply). */
+  held: string;
   deletedAt: string | null;
   createdAt: string;
 }
@@ -37,6 +39,8 @@ export interface ResponseStore {
   get(accountId: string, id: string): Promise<ResponseRow | undefined>;
   /** The response a turn with this idempotency key made on the entity (a retry's replay). */
   byKey(entityId: string, key: string): Promise<ResponseRow | undefined>;
+  /** The entity's newest response (an open tool round a conversation's next response answers). */
+  latest(entityId: string): Promise<ResponseRow | undefined>;
   /** Forgets the response object; the entity's transcript is not touched. */
   delete(accountId: string, id: string): Promise<boolean>;
   conversation(accountId: string, entityId: string): Promise<ConversationRow | undefined>;

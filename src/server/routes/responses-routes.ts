@@ -43,7 +43,24 @@ export function responsesRoutes(engine: Engine, deps: RouteDeps): Hono<Env> {
   app.get('/v1/responses/:id/input_items', auth, async (c) =>
     c.json(await engine.responses.inputItems(c.req.param('id'), account(c), parseListQuery(c.req.query()))));
   app.delete('/v1/responses/:id', auth, async (c) => c.json(await engine.responses.delete(c.req.param('id'), account(c))));
+  conversationRoutes(app, engine, deps);
   return app;
+}
+
+/** OpenAI's Conversations API: a conversation is an entity, its items the entity's messages (engine/openai/responses/conversations-service.ts). */
+function conversationRoutes(app: Hono<Env>, engine: Engine, deps: RouteDeps): void {
+  const auth = deps.auth('mgpt.responses:create');
+  const conv = engine.conversations;
+  const account = (c: Context<Env>) => c.get('principal').accountId;
+  const body = async (c: Context<Env>) => requireObject(await deps.body(c));
+  app.post('/v1/conversations', auth, async (c) => c.json(await conv.create(await body(c), account(c))));
+  app.get('/v1/conversations/:id', auth, async (c) => c.json(await conv.retrieve(c.req.param('id'), account(c))));
+  app.post('/v1/conversations/:id', auth, async (c) => c.json(await conv.update(c.req.param('id'), await body(c), account(c))));
+  app.delete('/v1/conversations/:id', auth, async (c) => c.json(await conv.delete(c.req.param('id'), account(c))));
+  app.get('/v1/conversations/:id/items', auth, async (c) => c.json(await conv.listItems(c.req.param('id'), parseListQuery(c.req.query()), account(c))));
+  app.post('/v1/conversations/:id/items', auth, async (c) => c.json(await conv.addItems(c.req.param('id'), await body(c), account(c))));
+  app.get('/v1/conversations/:id/items/:item', auth, async (c) => c.json(await conv.retrieveItem(c.req.param('id'), c.req.param('item'), account(c))));
+  app.delete('/v1/conversations/:id/items/:item', auth, async (c) => c.json(await conv.deleteItem(c.req.param('id'), c.req.param('item'), account(c))));
 }
 
 /** The response as JSON once it is finished, or its events as they come. */

@@ -359,7 +359,8 @@ export const PG_MIGRATIONS: readonly string[] = [
   `
   -- The OpenAI Responses and Conversations facade: each response names an entity turn
   -- (or the tool round it opened) and keeps the object its routes return; a conversation is an
-  -- entity, with metadata and a tombstone once deleted. Both go with their entity.
+  -- entity, with metadata, the items added that do not make a whole turn yet (held until they do),
+  -- and a tombstone once deleted. Both go with their entity.
   CREATE TABLE openai_responses (
     id              TEXT COLLATE "C" PRIMARY KEY,
     account_id      TEXT COLLATE "C" NOT NULL REFERENCES accounts(id),
@@ -373,11 +374,12 @@ export const PG_MIGRATIONS: readonly string[] = [
     pending         TEXT,
     created_at      TEXT NOT NULL
   );
-  CREATE INDEX openai_responses_by_entity ON openai_responses (entity_id, idempotency_key);
+  CREATE INDEX openai_responses_by_entity ON openai_responses (entity_id, created_at);
   CREATE TABLE openai_conversations (
     entity_id  TEXT COLLATE "C" PRIMARY KEY REFERENCES entities(id) ON DELETE CASCADE,
     account_id TEXT COLLATE "C" NOT NULL REFERENCES accounts(id),
     metadata   TEXT NOT NULL,
+    held       TEXT NOT NULL,
     deleted_at TEXT,
     created_at TEXT NOT NULL
   );

@@ -27,6 +27,10 @@ export class ResponseRepo {
       .get(entityId, key) as ResponseRow | undefined;
   }
 
+  latest(entityId: string): ResponseRow | undefined {
+    return this.s.get(`SELECT ${COLUMNS} FROM openai_responses WHERE entity_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1`).get(entityId) as ResponseRow | undefined;
+  }
+
   delete(accountId: string, id: string): boolean {
     return this.s.get('DELETE FROM openai_responses WHERE id = ? AND account_id = ?').run(id, accountId).changes > 0;
   }
@@ -40,9 +44,9 @@ export class ResponseRepo {
   putConversation(row: ConversationRow): void {
     this.s
       .get(
-        `INSERT INTO openai_conversations (entity_id, account_id, metadata, deleted_at, created_at)
-         VALUES (@entityId, @accountId, @metadata, @deletedAt, @createdAt)
-         ON CONFLICT (entity_id) DO UPDATE SET metadata = excluded.metadata, deleted_at = excluded.deleted_at`,
+        `INSERT INTO openai_conversations (entity_id, account_id, metadata, held, deleted_at, created_at)
+         VALUES (@entityId, @accountId, @metadata, @held, @deletedAt, @createdAt)
+         ON CONFLICT (entity_id) DO UPDATE SET metadata = excluded.metadata, held = excluded.held, deleted_at = excluded.deleted_at`,
       )
       .run(row);
   }
@@ -50,4 +54,4 @@ export class ResponseRepo {
 
 const COLUMNS = `id, account_id AS accountId, entity_id AS entityId, root_entity_id AS rootEntityId, after_seq AS afterSeq, reply_seq AS replySeq,
   idempotency_key AS idempotencyKey, body, input, pending, created_at AS createdAt`;
-const CONVERSATION_COLUMNS = 'entity_id AS entityId, account_id AS accountId, metadata, deleted_at AS deletedAt, created_at AS createdAt';
+const CONVERSATION_COLUMNS = 'entity_id AS entityId, account_id AS accountId, metadata, held, deleted_at AS deletedAt, created_at AS createdAt';

@@ -104,6 +104,7 @@ export class SqliteStore implements Store {
       insert: async (row) => repos.responses.insert(row),
       get: async (accountId, id) => repos.responses.get(accountId, id),
       byKey: async (entityId, key) => repos.responses.byKey(entityId, key),
+      latest: async (entityId) => repos.responses.latest(entityId),
       delete: async (accountId, id) => repos.responses.delete(accountId, id),
       conversation: async (accountId, entityId) => repos.responses.conversation(accountId, entityId),
       putConversation: async (row) => repos.responses.putConversation(row),

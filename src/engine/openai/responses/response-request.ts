@@ -52,7 +52,8 @@ export function parseResponseRequest(b: Record<string, unknown>): ResponseReques
   const sampling = parseSampling({ temperature: b.temperature, top_p: b.top_p, max_tokens: maxOutputTokens });
   return {
     model: b.model,
-    input: parseInput(b.input),
+    // No input: a conversation's held message is the turn's (added before as an item).
+    input: b.input === undefined || b.input === null ? [] : parseInput(b.input),
     instructions: optionalString(b, 'instructions'),
     options: { sampling, tools, toolChoice: parseToolChoice(b.tool_choice, tools), streamed: flag(b, 'stream', false) },
     wireTools: wire,

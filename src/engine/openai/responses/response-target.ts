@@ -58,7 +58,7 @@ export async function resolveTarget(engine: Services, deps: FacadeDeps, req: Res
 }
 
 /** The entity of a conversation id of this account; a deleted conversation is gone even though its entity stays. */
-export async function conversationEntity(engine: Services, deps: FacadeDeps, conv: string, accountId: string): Promise<Entity> {
+export async function conversationEntity(engine: { entities: Pick<Services['entities'], 'get'> }, deps: Pick<FacadeDeps, 'store'>, conv: string, accountId: string): Promise<Entity> {
   const id = entityIdOfConversation(conv);
   if (!id) throw conversationNotFound(conv);
   const row = await deps.store.responses.conversation(accountId, id);

@@ -10,7 +10,7 @@ import type { ClientMessage } from '../chat-facade.js';
 import type { FacadeDeps, FacadeServices } from '../chat-types.js';
 import { fitStateless, learnOverflow } from '../stateless-fit.js';
 import { type PendingRound, type TurnPrompt, answeredRound, chatMessagesOf, systemOf, turnPrompt, withSystem } from './response-prompt.js';
-import type { ResponseRequest } from './response-request.js';
+import type { InputItem, ResponseRequest } from './response-request.js';
 import type { ResponseTarget } from './response-target.js';
 import type { ResponsesCall } from './responses-types.js';
 
@@ -25,6 +25,8 @@ export interface StartedTurn {
   recalled?: number;
   dropped?: number;
   events: AsyncGenerator<TurnEvent | ChunkEvent>;
+  /** Told once the finished turn's row is stored (a conversation's held message is then in the transcript). */
+  stored?: () => Promise<void>;
   /** The row that names the finished turn, or null when nothing is stored. */
   rowFor(done: DoneEvent, base: Pick<ResponseRow, 'id' | 'accountId' | 'body' | 'input' | 'createdAt' | 'idempotencyKey'>): ResponseRow | null;
 }
@@ -47,13 +49,22 @@ export class ResponseTurn {
   async start(target: ResponseTarget): Promise<StartedTurn> {
     if (target.kind === 'platform') return this.stateless(target.model, withSystem([], systemOf(this.req)), undefined);
     if (!this.req.store) return this.stateless(target.entity.model, await this.unstoredContext(target), target.entity.id);
-    const { entity, prev } = target;
+    const { entity } = target;
+    const prev = target.prev ?? (target.conversation ? await this.openRound(entity) : undefined);
     const pending = prev?.pending ? (JSON.parse(prev.pending) as PendingRound) : undefined;
-    const prompt = pending ? answeredRound(this.req, pending) : turnPrompt(this.req);
+    const held = target.conversation && !pending ? await heldMessage(this.deps, entity.id, this.call.accountId) : undefined;
+    const prompt = pending ? answeredRound(this.req, pending) : turnPrompt(held ? { ...this.req, input: withHeld(held.text, this.req.input) } : this.req);
     const point = !prev ? entity.transcript.messages : prev.replySeq ?? prev.afterSeq;
     if (prev && entity.transcript.messages > point) return this.branched(target.entity, target.rootId, prompt, point);
     const started = await this.primedTurn(this.entities.send(entity.id, this.turnInput(prompt), this.call.accountId));
-    return { ...started, entityId: entity.id, rowFor: (d, base) => this.row(d, base, { entityId: entity.id, rootId: target.rootId, point, prompt }) };
+    return { ...started, entityId: entity.id, stored: held?.clear, rowFor: (d, base) => this.row(d, base, { entityId: entity.id, rootId: target.rootId, point, prompt }) };
+  }
+
+  /** A conversation's open tool round: its newest response called functions and nothing was stored since. */
+  private async openRound(entity: Entity): Promise<ResponseRow | undefined> {
+    if (!this.req.input.some((i) => i.type === 'function_call_output')) return undefined;
+    const latest = await this.deps.store.responses.latest(entity.id);
+    return latest?.pending && latest.afterSeq === entity.transcript.messages ? latest : undefined;
   }
 
   /** A turn on a new entity: the original's transcript up to `point`, then this turn (both stored by the turn's commit, or neither). */
@@ -164,6 +175,22 @@ export class ResponseTurn {
     }
     return out;
   }
+}
+
+/** A conversation's held user message (added as an item, not answered yet), and how to clear it once its turn is stored. */
+async function heldMessage(deps: FacadeDeps, entityId: string, accountId: string): Promise<{ text: string; clear: () => Promise<void> } | undefined> {
+  const row = await deps.store.responses.conversation(accountId, entityId);
+  const held = row ? (JSON.parse(row.held) as Array<{ role: string; text: string }>) : [];
+  if (!row || held.length === 0) return undefined;
+  return { text: held.map((h) => h.text).join('\n\n'), clear: () => deps.store.responses.putConversation({ ...row, held: '[]' }) };
+}
+
+/** The input with a held user message before its own (joined to it, or as the message when the input has none). */
+function withHeld(text: string, input: InputItem[]): InputItem[] {
+  const at = input.findIndex((i) => i.type === 'message' && i.role === 'user');
+  if (at === -1) return [{ type: 'message', role: 'user', text }, ...input];
+  const own = input[at] as Extract<InputItem, { type: 'message' }>;
+  return [...input.slice(0, at), { ...own, text: `${text}\n\n${own.text}` }, ...input.slice(at + 1)];
 }
 
 function hasCalls(d: DoneEvent): boolean {

@@ -58,8 +58,9 @@ export class ResponsesService {
       previousResponseId: req.previousResponseId ?? null, conversation: req.conversation ?? null,
     };
     const started = await new ResponseTurn(this.engine.entities, this.deps, call, req).start(target);
-    const { events, rowFor, ...facts } = started;
-    return { ...facts, ignoredTools: req.ignoredTools, steps: this.steps(events, pendingResponse(head, req), req, (d, base) => rowFor(d, base), call) };
+    const { events, rowFor, stored, ...facts } = started;
+    const naming: StartedTurn['rowFor'] = (d, base) => rowFor(d, base);
+    return { ...facts, ignoredTools: req.ignoredTools, steps: this.steps(events, pendingResponse(head, req), req, { rowFor: naming, stored }, call) };
   }
 
   async retrieve(id: string, accountId: string): Promise<ResponseObject> {
@@ -101,7 +102,7 @@ export class ResponsesService {
   /** The turn's events as steps: announced, each text delta, then (once its row is stored) the finished response. */
   private async *steps(
     events: AsyncGenerator<TurnEvent | ChunkEvent>, pending: ResponseObject, req: ResponseRequest,
-    rowFor: StartedTurn['rowFor'], call: ResponsesCall,
+    naming: Pick<StartedTurn, 'rowFor' | 'stored'>, call: ResponsesCall,
   ): AsyncGenerator<ResponseStep> {
     try {
       yield { type: 'start', response: pending };
@@ -110,8 +111,9 @@ export class ResponsesService {
         if (ev.type !== 'done') continue;
         const response = finishedResponse(pending, ev.completion);
         const base = { id: pending.id, accountId: call.accountId, body: JSON.stringify(response), input: JSON.stringify(wireInput(pending.id, req.input)), createdAt: this.deps.clock.iso(), idempotencyKey: call.idempotencyKey ?? null };
-        const row = rowFor(ev, base);
+        const row = naming.rowFor(ev, base);
         if (row) await this.deps.store.responses.insert(row);
+        if (row?.replySeq) await naming.stored?.();
         yield { type: 'done', response, completion: ev.completion, billed: ev.billed };
       }
     } finally {
