@@ -47,7 +47,7 @@ export class ResponseTurn {
   ) {}
 
   async start(target: ResponseTarget): Promise<StartedTurn> {
-    if (target.kind === 'platform') return this.stateless(target.model, withSystem([], systemOf(this.req)), undefined);
+    if (target.kind === 'platform') return this.stateless(target.model, [...withSystem([], systemOf(this.req)), ...chatMessagesOf(this.req.input)], undefined);
     if (!this.req.store) return this.stateless(target.entity.model, await this.unstoredContext(target), target.entity.id);
     const { entity } = target;
     const prev = target.prev ?? (target.conversation ? await this.openRound(entity) : undefined);
