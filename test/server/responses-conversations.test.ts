@@ -37,7 +37,7 @@ describe('conversations', () => {
     expect(rest.data.map((i) => (i as { content: Array<{ text: string }> }).content[0].text)).toEqual(['third', 'reply: third']);
     const desc = await c.conversations.items.list(conv.id, { limit: 2 });
     expect(desc.data.map((i) => (i as { content: Array<{ text: string }> }).content[0].text)).toEqual(['reply: third', 'third']);
-    expect(await c.conversations.items.retrieve(asc.data[1].id, { conversation_id: conv.id })).toEqual(asc.data[1]);
+    expect(await c.conversations.items.retrieve(asc.data[1].id!, { conversation_id: conv.id })).toEqual(asc.data[1]);
   });
 
   it('items added without a model call: whole turns join the transcript, a user message is held until a response answers it', async () => {
@@ -76,7 +76,7 @@ describe('conversations', () => {
     expect(wrong).toBeInstanceOf(OpenAI.BadRequestError);
     expect(wrong.message).toMatch(/not the model conversation .* runs on: send "mgpt-1-27b"/);
     const item = (await c.conversations.items.list(conv.id)).data[0];
-    const del = await c.conversations.items.delete(item.id, { conversation_id: conv.id }).catch((e) => e);
+    const del = await c.conversations.items.delete(item.id!, { conversation_id: conv.id }).catch((e) => e);
     expect(del).toBeInstanceOf(OpenAI.ConflictError);
     expect(del.message).toMatch(/append-only/);
     const many = Array.from({ length: 21 }, () => ({ type: 'message' as const, role: 'user' as const, content: 'x' }));

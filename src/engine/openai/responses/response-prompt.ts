@@ -28,7 +28,10 @@ export function chatMessagesOf(items: readonly InputItem[]): ChatMessage[] {
   const out: ChatMessage[] = [];
   for (const it of items) {
     if (it.type === 'message') {
-      if (it.role !== 'system') out.push({ role: it.role, content: it.text });
+      const last = out[out.length - 1];
+      // Two messages of one role in a row (Codex sends its environment, then the task) are one: roles alternate in every request mgpt builds.
+      if (it.role !== 'system' && last?.role === it.role && !('tool_calls' in last && last.tool_calls) && typeof last.content === 'string') last.content = `${last.content}\n\n${it.text}`;
+      else if (it.role !== 'system') out.push({ role: it.role, content: it.text });
       continue;
     }
     if (it.type === 'function_call_output') {
