@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -16,20 +16,14 @@ import { tempDir } from '../helpers/temp.js';
 const s = spawnedServe();
 const CODEX = createRequire(import.meta.url).resolve('@openai/codex/bin/codex.js');
 
+/** The config.toml of docs/openai-clients.md#codex-cli, as written there, with only the server's port changed. */
 function codexHome(dir: string): string {
+  const doc = readFileSync(new URL('../../docs/openai-clients.md', import.meta.url), 'utf8');
+  const toml = /## Codex CLI[\s\S]*?```toml\n([\s\S]*?)```/.exec(doc)![1];
+  expect(toml).toContain('base_url = "http://127.0.0.1:8080/v1"');
   const home = join(dir, 'codex-home');
   mkdirSync(home, { recursive: true });
-  writeFileSync(join(home, 'config.toml'), [
-    'model = "entity:codex"',
-    'model_provider = "mgpt"',
-    '',
-    '[model_providers.mgpt]',
-    'name = "mgpt"',
-    `base_url = "${s.url}/v1"`,
-    'env_key = "MGPT_API_KEY"',
-    'wire_api = "responses"',
-    '',
-  ].join('\n'));
+  writeFileSync(join(home, 'config.toml'), toml.replace('http://127.0.0.1:8080', s.url));
   return home;
 }
 
@@ -58,5 +52,9 @@ describe('Codex CLI on mgpt serve', () => {
     // The entity's instructions lead, then Codex's own: Codex's requests are store: false, answered in the entity's voice.
     expect(answered.body.messages[0].content).toMatch(/^You are a careful coding agent\.\n\n/);
     expect(answered.body.messages.filter((m: { role: string }) => m.role === 'system')).toHaveLength(1);
+    // Codex sends its environment and the task as two user messages: the request joins them, so roles alternate.
+    const roles = answered.body.messages.map((m: { role: string }) => m.role);
+    expect(roles.slice(1, 4)).toEqual(['user', 'assistant', 'tool']);
+    expect(answered.body.messages[1].content).toMatch(/<environment_context>[\s\S]*\n\nPrint mgpt-codex-ok with echo$/);
   }, 120_000);
 });
