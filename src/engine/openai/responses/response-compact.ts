@@ -4,7 +4,7 @@ import type { CompactedResponse, MessageItem } from '../../../core/wire/response
 import type { FacadeDeps } from '../chat-types.js';
 import { parseFacadeModel } from '../chat-facade.js';
 import { resolveTarget } from './response-target.js';
-import type { ResponsesEngine } from './responses-service.js';
+import type { ResponsesEngine } from './responses-types.js';
 
 const ACCEPTED = new Set(['model', 'input', 'instructions', 'previous_response_id', 'prompt_cache_key', 'prompt_cache_retention', 'service_tier']);
 

@@ -4,16 +4,16 @@ import type { TurnEvent } from '../../../core/wire/entity-types.js';
 import type { ResponseStep } from '../../../core/wire/response-stream.js';
 import type { CompactedResponse, DeletedResponse, ItemList, ResponseObject, WireItem } from '../../../core/wire/responses-types.js';
 import type { ResponseRow } from '../../../store/types.js';
-import type { FacadeDeps, FacadeServices } from '../chat-types.js';
+import type { FacadeDeps } from '../chat-types.js';
 import { type ResponseHead, finishedResponse, pendingResponse, responseUsage, wireInput } from './response-object.js';
 import { type ResponseRequest, parseResponseRequest } from './response-request.js';
 import { type ResponseTarget, resolveTarget, responseNotFound } from './response-target.js';
 import { ResponseTurn, type StartedTurn } from './response-turn.js';
-import type { ResponsesCall } from './responses-types.js';
+import type { ResponsesCall, ResponsesEngine } from './responses-types.js';
 import { type ListQuery, pageOf } from './item-pages.js';
 import { compactEntity } from './response-compact.js';
 
-export type { ResponsesCall } from './responses-types.js';
+export type { ResponsesCall, ResponsesEngine } from './responses-types.js';
 
 /** What POST /v1/responses answers with: the Mgpt- headers' facts, and the response's steps. */
 export interface ResponseReply {
@@ -28,7 +28,6 @@ export interface ResponseReply {
   steps: AsyncGenerator<ResponseStep>;
 }
 
-export type ResponsesEngine = Pick<FacadeServices, 'entities'> & { entities: Pick<import('../../entities/entities.js').EntityService, 'rotate'> };
 
 /**
  * OpenAI's Responses API over entities (docs/openai-clients.md#the-responses-api): a response on an

@@ -1,4 +1,9 @@
 import type { TokenAllowance } from '../../../core/rate-limits.js';
+import type { EntityService } from '../../entities/entities.js';
+import type { FacadeServices } from '../chat-types.js';
+
+/** What the Responses facade calls of the engine: the facade's entity operations, and rotate (compact). */
+export type ResponsesEngine = Pick<FacadeServices, 'entities'> & { entities: Pick<EntityService, 'rotate'> };
 
 /** Who asks for a response and how: everything of a request but its body. */
 export interface ResponsesCall {
