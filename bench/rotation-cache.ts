@@ -31,7 +31,7 @@ const WORDS = (
 ).split(' ');
 
 /** A deterministic message of 12-30 words, so runs compare. */
-function messages(seed: number): () => string {
+export function messages(seed: number): () => string {
   let s = seed;
   const next = () => {
     s = (s * 1103515245 + 12345) & 0x7fffffff;
@@ -84,7 +84,7 @@ export async function benchRotationCost(
   return { ...costOf(context, turns, seen, failures), recalledPerTurn: recalled / turns };
 }
 
-function costOf(context: number, turns: number, seen: Timed[], failures: number): Omit<RotationCost, 'recalledPerTurn'> {
+export function costOf(context: number, turns: number, seen: Timed[], failures: number): Omit<RotationCost, 'recalledPerTurn'> {
   const processed = seen.reduce((t, r) => t + r.promptN, 0);
   const cached = seen.reduce((t, r) => t + r.cacheN, 0);
   const summaries = seen.filter((r) => r.summary);

@@ -16,6 +16,7 @@ import { seedTranscript } from './seed.js';
 import { benchTokens } from './tokens.js';
 import { benchRotationCost } from './rotation-cache.js';
 import { benchServeLlama } from './serve-llama.js';
+import { benchResponsesChain, benchResponsesFloor } from './responses.js';
 import { benchSseWriter } from './sse-writer.js';
 import { benchSharedContext } from './shared-context.js';
 import { benchIndexCost, benchSearch } from './search.js';
@@ -34,7 +35,7 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = join(root, 'bin', 'mgpt');
 const work = mkdtempSync(join(tmpdir(), 'mgpt-bench-'));
 const quick = process.argv.includes('--quick');
-// `--only=turns,window,serve` runs just those sections (startup, turns, window, export, serve, branch, chat, repl, senders, llama, tokens, rotation, serve-llama, sse-writer, shared, search, limits, memory, console, history, import, mcp).
+// `--only=turns,window,serve` runs just those sections (startup, turns, window, export, serve, branch, chat, repl, senders, llama, tokens, rotation, serve-llama, responses, sse-writer, shared, search, limits, memory, console, history, import, mcp).
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
 const section = (name: string) => !only || only.includes(name);
 
@@ -415,6 +416,20 @@ if (section('serve-llama')) {
     rows.push({ name: 'serve: buffered completion vs llama-server direct, added', value: r.addedMs, unit: 'ms', target: '<= 2', met: r.addedMs <= 2, note: `${r.serveMs.toFixed(1)} vs ${r.directMs.toFixed(1)} ms` });
     rows.push({ name: 'the same to the scripted fake, added', value: r.fakeAddedMs, unit: 'ms', note: "serve's own work a request, no model server beside it" });
     rows.push({ name: 'floor: a bare node:http process that only forwards it, added', value: r.proxyAddedMs, unit: 'ms', note: `serve's own share: ${(r.addedMs - r.proxyAddedMs).toFixed(2)} ms` });
+  }
+}
+
+// 9b. The Responses API: serve's own work a stored response over the floor, and a 100-response chain's tokens on llama-server against an entity's.
+if (section('responses')) {
+  const f = await benchResponsesFloor(root, work, quick ? 15 : 40);
+  rows.push({ name: 'responses: a stored response (previous_response_id) vs the fake direct, added', value: f.addedMs, unit: 'ms', note: `${f.serveMs.toFixed(1)} vs ${f.directMs.toFixed(1)} ms` });
+  rows.push({ name: 'responses: floor, a bare node:http process that only forwards it, added', value: f.proxyAddedMs, unit: 'ms', note: `serve's own share: ${(f.addedMs - f.proxyAddedMs).toFixed(2)} ms` });
+  const c = await benchResponsesChain(root, work, 100);
+  if (!c) {
+    console.warn('responses: no llama-server (MGPT_TEST_LLAMA_SERVER) or model (MGPT_TEST_GGUF): the chain rows were not measured');
+  } else {
+    rows.push({ name: 'responses: 100-response chain, prompt tokens processed a turn', value: c.processedPerTurn, unit: 'tok', note: `an entity's: ${c.entityProcessedPerTurn.toFixed(0)}` });
+    rows.push({ name: 'responses: 100-response chain, new prompt tokens a turn', value: c.newPerTurn, unit: 'tok', target: "= entity's", met: c.newPerTurn === c.entityNewPerTurn, note: `an entity's: ${c.entityNewPerTurn}; failures ${c.failures}` });
   }
 }
 

@@ -18,7 +18,7 @@ export interface ServeLlamaBench {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
-function startServe(bin: string, env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; url: string }> {
+export function startServe(bin: string, env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(process.execPath, [bin, 'serve', '--port', '0'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   return new Promise((resolve, reject) => {
     child.stdout!.once('data', (d) => resolve({ child, url: String(d).trim() }));
@@ -26,7 +26,7 @@ function startServe(bin: string, env: NodeJS.ProcessEnv): Promise<{ child: Child
   });
 }
 
-async function timed(url: string, body: unknown, key?: string): Promise<number> {
+export async function timed(url: string, body: unknown, key?: string): Promise<number> {
   const t0 = performance.now();
   const res = await fetch(url, {
     method: 'POST',
@@ -50,7 +50,7 @@ export async function benchServeLlama(root: string, work: string, runs: number):
   return { ...llama, fakeAddedMs: floor.addedMs };
 }
 
-function startProxy(root: string, providerUrl: string): Promise<{ child: ChildProcess; url: string }> {
+export function startProxy(root: string, providerUrl: string): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(process.execPath, [join(root, 'bench', 'bare-proxy.mjs'), providerUrl], { stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     child.stdout!.once('data', (d) => resolve({ child, url: String(d).trim() }));
