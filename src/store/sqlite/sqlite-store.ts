@@ -100,15 +100,7 @@ export class SqliteStore implements Store {
       remove: async (name, at) => repos.prompts.remove(name, at),
       refresh: async (row) => repos.prompts.refresh(row),
     }, ['insert', 'put', 'remove', 'refresh']);
-    this.responses = write({
-      insert: async (row) => repos.responses.insert(row),
-      get: async (accountId, id) => repos.responses.get(accountId, id),
-      byKey: async (entityId, key) => repos.responses.byKey(entityId, key),
-      latest: async (entityId) => repos.responses.latest(entityId),
-      delete: async (accountId, id) => repos.responses.delete(accountId, id),
-      conversation: async (accountId, entityId) => repos.responses.conversation(accountId, entityId),
-      putConversation: async (row) => repos.responses.putConversation(row),
-    }, ['insert', 'delete', 'putConversation']);
+    this.responses = write(responseStore(repos), ['insert', 'delete', 'putConversation']);
   }
 
   /** Opens (creating and migrating if needed) the SQLite file at `path`. */
@@ -309,4 +301,18 @@ function writeUniverse(r: SqliteRepos, w: UniverseWrite): boolean {
   if (w.request) u.saveRequest(w.request, w.touch.updatedAt);
   if (w.release) r.leases.release(w.lease.subject, w.lease.owner);
   return true;
+}
+
+/** The Responses facade's rows (response-repo.ts). */
+function responseStore(repos: SqliteRepos): ResponseStore {
+  const r = repos.responses;
+  return {
+    insert: async (row) => r.insert(row),
+    get: async (accountId, id) => r.get(accountId, id),
+    byKey: async (entityId, key) => r.byKey(entityId, key),
+    latest: async (entityId) => r.latest(entityId),
+    delete: async (accountId, id) => r.delete(accountId, id),
+    conversation: async (accountId, entityId) => r.conversation(accountId, entityId),
+    putConversation: async (row) => r.putConversation(row),
+  };
 }
