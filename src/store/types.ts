@@ -43,9 +43,8 @@ export type {
   UniverseRow,
 };
 
-import type { ConversationRow, ResponseRow, ResponseStore } from './response-rows.js';
-
-export type { ConversationRow, ResponseRow, ResponseStore };
+import type { ResponseStore } from './response-rows.js';
+export type { ConversationRow, ResponseRow, ResponseStore } from './response-rows.js';
 
 import type { EntityHistory, PromptHeadRow, RotationRow, RotationTrigger, SteerWrite, TurnWindowRow, TurnWindowWrite } from './history-rows.js';
 
