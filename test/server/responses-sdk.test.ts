@@ -134,6 +134,38 @@ describe('responses.create on an entity', () => {
     expect(await transcript(id)).toEqual([['user', 'keep me'], ['assistant', 'reply: keep me']]);
   });
 
+  it('an Idempotency-Key retry returns the same response and stores nothing twice', async () => {
+    const id = await entity('retry');
+    const c = client();
+    const first = await c.responses.create({ model: 'entity:retry', input: 'once' }, { headers: { 'Idempotency-Key': 'k-1' } });
+    const again = await c.responses.create({ model: 'entity:retry', input: 'once' }, { headers: { 'Idempotency-Key': 'k-1' } }).withResponse();
+    expect(again.response.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.data).toEqual(first);
+    expect(await transcript(id)).toEqual([['user', 'once'], ['assistant', 'reply: once']]);
+  });
+
+  it('compact folds the entity\'s window now, as a rotation, and the chain goes on from the same response', async () => {
+    const id = await entity('compacted');
+    const c = client();
+    let prev: string | undefined;
+    for (const input of ['alpha', 'beta', 'gamma']) prev = (await c.responses.create({ model: 'entity:compacted', input, ...(prev ? { previous_response_id: prev } : {}) })).id;
+    const compacted = await c.responses.compact({ model: 'entity:compacted', previous_response_id: prev });
+    expect(compacted.object).toBe('response.compaction');
+    const item = compacted.output.at(-1) as { type: string; encrypted_content: string };
+    expect(item.type).toBe('compaction');
+    expect(item.encrypted_content).toMatch(/^summary: /);
+    const rotations = (await s.api('GET', `/v1/entities/${id}/rotations`)).json.rotations;
+    expect(rotations).toHaveLength(1);
+    expect(rotations[0].summary.text).toBe(item.encrypted_content);
+    expect((await s.api('GET', `/v1/entities/${id}/window`)).json.blocks[0].kind).toBe('summary');
+    const next = await c.responses.create({ model: 'entity:compacted', input: 'delta', previous_response_id: prev }).withResponse();
+    expect(next.response.headers.get('mgpt-turn')).toBe('stored');
+    expect((await transcript(id)).map(([, t]) => t)).toEqual(['alpha', 'reply: alpha', 'beta', 'reply: beta', 'gamma', 'reply: gamma', 'delta', 'reply: delta']);
+    // Compaction folds the entity's own items: input is refused.
+    const withInput = await s.api('POST', '/v1/responses/compact', { model: 'entity:compacted', previous_response_id: prev, input: 'x' });
+    expect(withInput.status).toBe(400);
+  });
+
   it('refuses what it cannot do in OpenAI\'s error shape, changing nothing', async () => {
     const id = await entity('strict');
     const other = await entity('other');

@@ -153,7 +153,7 @@ export class ResponseTurn {
     if (dropped === 0 || this.req.truncation === 'auto') return;
     throw new ContextOverflowError(`the input does not fit the model's context (${dropped} of the oldest messages would have to be left out)`, {
       hint: 'send truncation: "auto" to leave them out, or store the conversation on an entity, whose rotation keeps it within the window',
-    } as ErrorOptions);
+    });
   }
 
   private async answer(model: string, messages: ChatMessage[], dropped: number, entityId: string | undefined): Promise<StartedTurn> {
