@@ -1,5 +1,7 @@
 // One run of an OpenAI Agents SDK agent (@openai/agents) in a process of its own, its session kept
 // by OpenAIConversationsSession on the server at MGPT_URL. Prints { output, conversation } as JSON.
+// The test runs a copy of this file placed beside the test clients' own node_modules
+// (test/helpers/clients.ts), so the SDK and the openai and zod it was built with resolve from there.
 import { Agent, run, setDefaultOpenAIClient, setOpenAIAPI, setTracingDisabled, tool } from '@openai/agents';
 import { OpenAIConversationsSession } from '@openai/agents-openai';
 import OpenAI from 'openai';

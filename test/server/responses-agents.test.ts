@@ -1,17 +1,32 @@
 import { execFile } from 'node:child_process';
+import { copyFileSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { CLIENTS_DIR, clientMissing, clientModule } from '../helpers/clients.js';
 import { spawnedServe } from '../helpers/spawned-serve.js';
+import { tempDir } from '../helpers/temp.js';
 
 /**
- * The OpenAI Agents SDK (@openai/agents 0.20.0, a devDependency) with OpenAIConversationsSession
+ * The OpenAI Agents SDK (@openai/agents 0.20.0, in the test clients' tree) with OpenAIConversationsSession
  * pointed at a spawned `mgpt serve`: an agent run that calls a function tool, then a second run in
  * another process that resumes the same conversation. The SDK declares Node >= 22 (through
  * openai 7) but runs on Node 20, where this suite runs.
  */
+const installed = clientModule('@openai/agents') !== null;
+if (!installed) clientMissing('@openai/agents');
 const s = spawnedServe();
-const SCRIPT = fileURLToPath(new URL('../helpers/agents-session.mjs', import.meta.url));
+const SOURCE = fileURLToPath(new URL('../helpers/agents-session.mjs', import.meta.url));
+
+/** The session script beside the clients' node_modules, so its imports resolve in their tree (as ESM). */
+function placedScript(): string {
+  const dir = tempDir('mgpt-agents-');
+  symlinkSync(join(CLIENTS_DIR, 'node_modules'), join(dir, 'node_modules'), 'dir');
+  copyFileSync(SOURCE, join(dir, 'agents-session.mjs'));
+  return join(dir, 'agents-session.mjs');
+}
+let SCRIPT = '';
 
 async function agentRun(input: string, conversation?: string): Promise<{ output: string; conversation: string }> {
   const { stdout } = await promisify(execFile)(process.execPath, [SCRIPT, input, ...(conversation ? [conversation] : [])], {
@@ -20,8 +35,9 @@ async function agentRun(input: string, conversation?: string): Promise<{ output:
   return JSON.parse(stdout.trim().split('\n').at(-1)!);
 }
 
-describe('Agents SDK with OpenAIConversationsSession', () => {
+describe.skipIf(!installed)('Agents SDK with OpenAIConversationsSession', () => {
   it('runs a function tool in one process and resumes the conversation in another', async () => {
+    SCRIPT = placedScript();
     s.fake.script({ toolCalls: [{ id: 'call_a', name: 'weather', arguments: '{"city":"Oslo"}' }] }, { text: 'It is -3 in Oslo.' });
     const first = await agentRun('What is the weather in Oslo?');
     expect(first.output).toBe('It is -3 in Oslo.');

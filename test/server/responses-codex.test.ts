@@ -1,20 +1,21 @@
 import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { clientMissing, clientModule } from '../helpers/clients.js';
 import { spawnedServe } from '../helpers/spawned-serve.js';
 import { tempDir } from '../helpers/temp.js';
 
 /**
- * Codex CLI (@openai/codex 0.171.0, a devDependency; its native binary ships in the package) with
+ * Codex CLI (@openai/codex 0.171.0, in the test clients' tree; its native binary ships in the package) with
  * a custom model provider (`wire_api = "responses"`) pointed at a spawned `mgpt serve`, as
  * docs/openai-clients.md#codex-cli sets it up: `codex exec` runs one task through a function call
  * (its exec_command tool) and the call's output, the fake scripting the model's side.
  */
+const CODEX = clientModule('@openai/codex/bin/codex.js');
+if (CODEX === null) clientMissing('@openai/codex');
 const s = spawnedServe();
-const CODEX = createRequire(import.meta.url).resolve('@openai/codex/bin/codex.js');
 
 /** The config.toml of docs/openai-clients.md#codex-cli, as written there, with only the server's port changed. */
 function codexHome(dir: string): string {
@@ -27,7 +28,7 @@ function codexHome(dir: string): string {
   return home;
 }
 
-describe('Codex CLI on mgpt serve', () => {
+describe.skipIf(CODEX === null)('Codex CLI on mgpt serve', () => {
   it('codex exec runs a task through exec_command and its output to a final answer', async () => {
     await s.api('POST', '/v1/entities', { model: 'mgpt-1-27b', name: 'codex', instructions: 'You are a careful coding agent.' });
     const dir = tempDir('mgpt-codex-');
@@ -38,7 +39,7 @@ describe('Codex CLI on mgpt serve', () => {
       if (last.role === 'tool') return { text: `The command printed: ${String(last.content).includes('mgpt-codex-ok') ? 'mgpt-codex-ok' : last.content}` };
       return { toolCalls: [{ id: 'call_codex', name: 'exec_command', arguments: JSON.stringify({ cmd: 'echo mgpt-codex-ok' }) }] };
     };
-    const run = promisify(execFile)(process.execPath, [CODEX, 'exec', '--skip-git-repo-check', '--sandbox', 'danger-full-access', 'Print mgpt-codex-ok with echo'], {
+    const run = promisify(execFile)(process.execPath, [CODEX!, 'exec', '--skip-git-repo-check', '--sandbox', 'danger-full-access', 'Print mgpt-codex-ok with echo'], {
       cwd: work, env: { PATH: process.env.PATH!, HOME: dir, CODEX_HOME: codexHome(dir), MGPT_API_KEY: s.key }, timeout: 90_000,
     });
     // Codex reads a piped stdin as more of the prompt: there is none.
