@@ -1,5 +1,6 @@
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
+import { HALF_CHAR_TOKENS } from '../helpers/fake-openai.js';
 import { spawnedServe } from '../helpers/spawned-serve.js';
 
 /**
@@ -184,5 +185,26 @@ describe('responses.create on an entity', () => {
     expect(history.status).toBe(400);
     expect(await transcript(id)).toHaveLength(2);
     expect(await transcript(other)).toEqual([]);
+  });
+
+  it('truncation "disabled" (OpenAI\'s default) answers 400 context_length_exceeded where the input cannot fit; "auto" leaves the oldest out', async () => {
+    // A model whose context holds about 300 of its own tokens: 12 messages of 80 characters do not fit.
+    s.fake.limit = { nCtx: 300, ...HALF_CHAR_TOKENS };
+    try {
+      const input = Array.from({ length: 12 }, (_, i) => ({ role: (i % 2 ? 'assistant' : 'user') as 'user' | 'assistant', content: `message ${i} `.padEnd(80, 'x') }));
+      input.push({ role: 'user', content: 'the question' });
+      const c = client();
+      const refused = await c.responses.create({ model: 'mgpt-1-27b', input }).catch((e) => e);
+      expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
+      expect(refused.code).toBe('context_length_exceeded');
+      expect(refused.message).toMatch(/does not fit the model's context/);
+      const fitted = await c.responses.create({ model: 'mgpt-1-27b', input, truncation: 'auto' });
+      expect(fitted).toMatchObject({ status: 'completed', truncation: 'auto', output_text: 'reply: the question' });
+      const sent = s.fake.requests.at(-1)!.body.messages as Array<{ content: string }>;
+      expect(sent.at(-1)!.content).toBe('the question');
+      expect(sent.length).toBeLessThan(input.length);
+    } finally {
+      s.fake.limit = undefined;
+    }
   });
 });
