@@ -30,6 +30,7 @@ import { benchHistory } from './history.js';
 import { benchImport } from './import.js';
 import { benchImportLoad, idleHealthz } from './import-load.js';
 import { benchMcp } from './mcp.js';
+import { benchImportNaming } from './import-names.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = join(root, 'bin', 'mgpt');
@@ -568,6 +569,18 @@ if (section('import')) {
     const rss = r.name.includes('empty') ? { target: '< 300', met: r.peakRssMb < 300 } : {};
     rows.push({ name: `${at}: serve peak RSS`, value: r.peakRssMb, unit: 'MB', ...rss, note });
     rows.push({ name: `${at}: /healthz worst`, value: r.healthzWorstMs, unit: 'ms', target: '<= 250', met: r.healthzWorstMs <= 250, note: `${r.healthzCount} polls` });
+  }
+}
+
+// 15. Same-title imports: 1,000 and 10,000 conversations all titled "New chat" against as many
+// with distinct titles (two messages each, fresh SQLite files); naming must not grow faster than
+// the import, so the same-title one is within 2x.
+if (section('import')) {
+  for (const r of await benchImportNaming(root, work, quick ? [1000] : [1000, 10_000])) {
+    const at = `import ${r.conversations.toLocaleString('en-US')} same-title conversations`;
+    const ratio = r.sameMs / r.distinctMs;
+    rows.push({ name: `${at}: seconds`, value: r.sameMs / 1000, unit: 's', note: `distinct titles: ${(r.distinctMs / 1000).toFixed(2)} s` });
+    rows.push({ name: `${at}: vs distinct titles`, value: ratio, unit: 'x', target: '<= 2', met: ratio <= 2 });
   }
 }
 

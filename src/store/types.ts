@@ -165,6 +165,11 @@ export interface EntityStore {
   list(accountId: string, limit: number, offset?: number): Promise<EntityRow[]>;
   /** The account's entities named `name`, or whose (lowercase) id starts with `idPrefix`; at most `limit`. */
   matching(accountId: string, name: string, idPrefix: string | null, limit: number): Promise<EntityRow[]>;
+  /**
+   * The account's entity names that are `name` or start with `prefix`, in one indexed read: how an
+   * import numbers a taken name (`New chat (2)`, `(3)`…) without asking once per number.
+   */
+  namesLike(accountId: string, name: string, prefix: string): Promise<string[]>;
   delete(accountId: string, id: string): Promise<boolean>;
   messages(entityId: string, after: number, limit: number): Promise<MessageRow[]>;
   messagesUpTo(entityId: string, after: number, maxSeq: number, limit: number): Promise<MessageRow[]>;

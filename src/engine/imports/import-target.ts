@@ -5,7 +5,7 @@ import { DEFAULT_RECALL_MODE } from '../../core/text/recall-query.js';
 import { type TokenEstimator, countEach } from '../../core/text/tokens.js';
 import type { EntityRow, ImportSourceRow, MessageRow } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';
-import { freeName } from '../entities/entity-names.js';
+import { FreeNames } from '../entities/entity-names.js';
 import { recallCode } from '../entities/entity-rules.js';
 import { pinnedMemory } from '../entities/memory.js';
 import { type HeldLease, entitySubject, takeLease } from '../lease.js';
@@ -31,6 +31,7 @@ export class ImportTarget {
   private readonly rows = new Map<string, EntityRow>();
   private omitted = 0;
   private into: { row: EntityRow | null; name: string; lease?: HeldLease } | undefined;
+  private readonly names: FreeNames;
 
   constructor(
     private readonly deps: EngineDeps,
@@ -40,7 +41,9 @@ export class ImportTarget {
     private readonly plan: ImportPlan,
     /** Aborted when the import is cancelled: the conversation in progress writes nothing, and no other starts. */
     private readonly signal: AbortSignal = new AbortController().signal,
-  ) {}
+  ) {
+    this.names = new FreeNames(deps.store, accountId);
+  }
 
   /** The --into entity: an existing one (its lease held for the run) or, named so, one the first conversation makes. */
   async openInto(ref: string): Promise<void> {
@@ -113,7 +116,7 @@ export class ImportTarget {
     const id = deps.newId();
     const msgs = rowsOf(r, 1);
     const total = sum(r.tokens);
-    const name = await freeName(deps.store, this.accountId, [...(title.trim() || 'Untitled')].slice(0, ENTITY_NAME_MAX).join(''));
+    const name = await this.names.take([...(title.trim() || 'Untitled')].slice(0, ENTITY_NAME_MAX).join(''));
     const window = this.plan.dryRun
       ? { insertBlocks: [], tokens: 0, blocks: 0 }
       : await windowAfterImport(deps, this.tok, { ...this.windowBase(id, ENTITY_MODEL, deps.limits.windowBudget, { text: '', tokens: 0 }), existing: [], added: msgs, timeOf: async (seq) => msgs[seq - 1].createdAt });

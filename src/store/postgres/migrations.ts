@@ -384,4 +384,9 @@ export const PG_MIGRATIONS: readonly string[] = [
     created_at TEXT NOT NULL
   );
   `,
+  `
+  -- Entities by name: an import numbering "New chat (2)", "(3)"… reads the taken names once, by
+  -- their shared prefix, instead of scanning the account's entities for each number it tries.
+  CREATE INDEX entities_by_name ON entities (account_id, name);
+  `,
 ];

@@ -1,4 +1,5 @@
 import type { Pool, PoolClient } from 'pg';
+import { prefixEnd } from '../prefix-range.js';
 import type {
   BlockRow,
   ChatImportWrite,
@@ -64,6 +65,15 @@ export class PgEntityStore implements EntityStore {
       [accountId, name, idPrefix, idPrefix === null ? null : `${idPrefix}g`, limit],
     );
     return rows;
+  }
+
+  /** See EntityStore.namesLike: the prefix as a range over the (account_id, name) index (names compare as "C"). */
+  async namesLike(accountId: string, name: string, prefix: string): Promise<string[]> {
+    const { rows } = await this.pool.query<{ name: string }>(
+      `SELECT name FROM entities WHERE account_id = $1 AND (name = $2 OR (name >= $3 AND ($4::text IS NULL OR name < $4)))`,
+      [accountId, name, prefix, prefixEnd(prefix)],
+    );
+    return rows.map((r) => r.name);
   }
 
   /** See EntityStore.search: ts_rank_cd over the GIN-indexed tsvector, filtered to the account (and the entities, role and time given). */

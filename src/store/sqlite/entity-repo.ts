@@ -1,6 +1,7 @@
 import { type Db, Statements } from './db.js';
 import type { BlockRow, EntityRow, MessageHit, MessageRow, MessageSearch, RankedSearch, TermMatch, TermMatchQuery } from '../rows.js';
 import { ftsAny, ftsForms, ftsSearch } from '../search-syntax.js';
+import { prefixEnd } from '../prefix-range.js';
 
 const ENTITY_COLS = `id, account_id AS accountId, name, instructions, instructions_tokens AS instructionsTokens, model, state,
   budget_tokens AS budgetTokens, cap_tokens AS capTokens,
@@ -62,6 +63,14 @@ export class EntityRepo {
       `SELECT ${ENTITY_COLS} FROM entities WHERE account_id = ? AND (name = ? OR (? IS NOT NULL AND id >= ? AND id < ?))
        ORDER BY updated_at DESC, rowid DESC LIMIT ?`,
     ).all(accountId, name, idPrefix, idPrefix, idPrefix === null ? null : `${idPrefix}g`, limit) as EntityRow[];
+  }
+
+  /** See EntityStore.namesLike: the prefix as a range over the (account_id, name) index. */
+  namesLike(accountId: string, name: string, prefix: string): string[] {
+    const end = prefixEnd(prefix);
+    return this.s(
+      `SELECT name FROM entities WHERE account_id = ? AND (name = ? OR (name >= ? AND (? IS NULL OR name < ?)))`,
+    ).pluck().all(accountId, name, prefix, end, end) as string[];
   }
 
   delete(accountId: string, id: string): boolean {

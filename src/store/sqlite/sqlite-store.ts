@@ -188,6 +188,7 @@ function entityStore(r: SqliteRepos, large: (rows: WriterRows) => LargeWriter | 
     get: async (accountId, id) => e.get(accountId, id),
     list: async (accountId, limit, offset) => e.list(accountId, limit, offset),
     matching: async (accountId, name, idPrefix, limit) => e.matching(accountId, name, idPrefix, limit),
+    namesLike: async (accountId, name, prefix) => e.namesLike(accountId, name, prefix),
     delete: async (accountId, id) => e.delete(accountId, id),
     messages: async (entityId, after, limit) => e.messages(entityId, after, limit),
     messagesUpTo: async (entityId, after, maxSeq, limit) => e.messagesUpTo(entityId, after, maxSeq, limit),
