@@ -120,12 +120,17 @@ export interface EntityImport {
 /** Why an import with kept ids could not be written: the first id already taken. */
 export type ImportConflict = { taken: 'entity' | 'block'; id: string } | null;
 
-/** Where an imported conversation went (issue 35): a re-run skips it, `--update` appends after its last message. */
+/**
+ * Where an imported conversation went, per target (issue 35): a re-run into the same target skips
+ * it, `--update` appends after its last message.
+ */
 export interface ImportSourceRow {
   accountId: string;
   /** The tool: chatgpt, claude, openwebui. */
   source: string;
   sourceId: string;
+  /** `''`: the conversation's own entity; else the id of the `--into` entity it was gathered into. */
+  target: string;
   entityId: string;
   /** The tool's id of the last message imported. */
   lastMessageId: string;
@@ -181,7 +186,7 @@ export interface EntityStore {
   /** False (and nothing written) when the lease is no longer ours. */
   commitTurn(w: EntityTurnWrite): Promise<boolean>;
   importEntity(i: EntityImport): Promise<ImportConflict>;
-  /** Where these conversations of the tool went, for those imported before. */
+  /** Where these conversations of the tool went, for those imported before: a row per target. */
   importSources(accountId: string, source: string, sourceIds: readonly string[]): Promise<ImportSourceRow[]>;
   /** One imported conversation (see ChatImportWrite); false, and nothing written, when the lease is no longer ours. */
   importChat(w: ChatImportWrite): Promise<boolean>;

@@ -1,21 +1,69 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrate as migratePg } from '../../src/store/postgres/pg-db.js';
+import { PG_MIGRATIONS } from '../../src/store/postgres/migrations.js';
+import { MIGRATIONS } from '../../src/store/sqlite/migrations.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { prefixEnd } from '../../src/store/prefix-range.js';
-import type { AccountRow, EntityRow, Store } from '../../src/store/types.js';
+import type { AccountRow, EntityRow, ImportSourceRow, Store } from '../../src/store/types.js';
 import { startPostgres } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/temp.js';
 
 // What an import asks the store: the names taken under one prefix (numbering same-title
-// conversations), on both stores.
+// conversations) and where each conversation went per target, on both stores; and the upgrade of
+// the rows an older mgpt wrote.
 const dir = tempDir();
-const factories: { name: string; open: () => Promise<Store> }[] = [{ name: 'sqlite', open: async () => SqliteStore.open(join(dir, 'import.db')) }];
+let dbs = 0;
+
+/** A store, and the raw SQL to run on its database before the import-target migration (then opened at the newest schema). */
+interface Factory {
+  name: string;
+  open: () => Promise<Store>;
+  openAfter: (sqlBefore: string[]) => Promise<Store>;
+}
+
+const TARGET_MIGRATION = 'CREATE TABLE import_sources_v2';
+const factories: Factory[] = [
+  {
+    name: 'sqlite',
+    open: async () => SqliteStore.open(join(dir, `import-${dbs++}.db`)),
+    openAfter: async (sql) => {
+      const path = join(dir, `import-${dbs++}.db`);
+      const raw = new Database(path);
+      raw.pragma('foreign_keys = ON');
+      const upTo = MIGRATIONS.findIndex((m) => m.includes(TARGET_MIGRATION));
+      for (const [v, m] of MIGRATIONS.slice(0, upTo).entries()) {
+        raw.exec(m);
+        raw.pragma(`user_version = ${v + 1}`);
+      }
+      for (const q of sql) raw.exec(q);
+      raw.close();
+      return SqliteStore.open(path);
+    },
+  },
+];
 const cluster = await startPostgres('the import store cases on PostgreSQL');
 if (cluster) {
   afterAll(() => cluster.stop());
-  factories.push({ name: 'postgres', open: async () => PostgresStore.open(await cluster.createDatabase('imports'), { poolSize: 2 }) });
+  factories.push({
+    name: 'postgres',
+    open: async () => PostgresStore.open(await cluster.createDatabase(`imports_${dbs++}`), { poolSize: 2 }),
+    openAfter: async (sql) => {
+      const url = await cluster.createDatabase(`imports_${dbs++}`);
+      const pool = new pg.Pool({ connectionString: url, max: 1 });
+      try {
+        await migratePg(pool, PG_MIGRATIONS.slice(0, PG_MIGRATIONS.findIndex((m) => m.includes('ADD COLUMN target'))));
+        for (const q of sql) await pool.query(q);
+      } finally {
+        await pool.end();
+      }
+      return PostgresStore.open(url, { poolSize: 2 });
+    },
+  });
 }
 
 const T0 = '2026-01-01T00:00:00.000Z';
@@ -51,6 +99,41 @@ describe.each(factories)('import store cases: $name', (factory) => {
     expect(await got('Névé', 'Névé (')).toEqual(['Névé', 'Névé (2)']);
     expect(await got('Névé 🙂', 'Névé 🙂 (')).toEqual(['Névé 🙂 (2)']);
     expect(await got('Nobody', 'Nobody (')).toEqual([]);
+  });
+
+  it('import sources: a row per target; saving again for a target moves that row on, the others stay', async () => {
+    const a = await account();
+    const own = entity(a.id, 'Trip plan');
+    const all = entity(a.id, 'everything');
+    const row = (e: EntityRow, target: string, last: string): ImportSourceRow => ({
+      accountId: a.id, source: 'chatgpt', sourceId: 'conv-1', target, entityId: e.id, lastMessageId: last, sourceMessages: 2, importedAt: T0,
+    });
+    await s.entities.importChat({ create: { entity: own, messages: [], blocks: [], keepIds: false }, source: row(own, '', 'm2') });
+    await s.entities.importChat({ create: { entity: all, messages: [], blocks: [], keepIds: false }, source: row(all, all.id, 'm2') });
+    const byTarget = async () => (await s.entities.importSources(a.id, 'chatgpt', ['conv-1'])).sort((x, y) => x.target.localeCompare(y.target));
+    expect(await byTarget()).toStrictEqual([row(own, '', 'm2'), row(all, all.id, 'm2')]);
+    await s.entities.importChat({ create: { entity: entity(a.id, 'x'), messages: [], blocks: [], keepIds: false }, source: { ...row(all, all.id, 'm4'), sourceMessages: 4 } });
+    expect((await byTarget()).map((r) => [r.target === '' ? 'own' : 'into', r.lastMessageId])).toEqual([['own', 'm2'], ['into', 'm4']]);
+    await s.entities.delete(a.id, own.id);
+    expect((await byTarget()).map((r) => r.target)).toEqual([all.id]);
+  });
+});
+
+describe.each(factories)('import sources written by an older mgpt: $name', (factory) => {
+  it('an entity several conversations went to was an --into one: its rows get it as target; a lone one is its own', async () => {
+    const ent = (id: string, name: string) =>
+      `INSERT INTO entities (id, account_id, name, instructions, model, state, budget_tokens, cap_tokens, created_at, updated_at)
+       VALUES ('${id}', 'local', '${name}', '', 'mgpt-1-27b', 'none', 32000, 1000000, 't', 't')`;
+    const src = (conv: string, entityId: string) =>
+      `INSERT INTO import_sources (account_id, source, source_id, entity_id, last_message_id, source_messages, imported_at)
+       VALUES ('local', 'chatgpt', '${conv}', '${entityId}', 'last', 2, 't')`;
+    const s = await factory.openAfter([ent('e-own', 'Trip plan'), ent('e-all', 'everything'), src('c1', 'e-own'), src('c2', 'e-all'), src('c3', 'e-all')]);
+    try {
+      const rows = await s.entities.importSources('local', 'chatgpt', ['c1', 'c2', 'c3']);
+      expect(rows.map((r) => [r.sourceId, r.target, r.entityId]).sort()).toEqual([['c1', '', 'e-own'], ['c2', 'e-all', 'e-all'], ['c3', 'e-all', 'e-all']]);
+    } finally {
+      await s.close();
+    }
   });
 });
 

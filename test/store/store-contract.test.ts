@@ -418,7 +418,7 @@ describe.each(factories)('store contract: $name', (factory) => {
     it('creates an entity with its source row, appends under the lease, moves the row on; not ours: nothing', async () => {
       const a = await account();
       const e = entity(a.id, { transcriptMessages: 2, windowBlocks: 2 });
-      const src = { accountId: a.id, source: 'chatgpt', sourceId: `conv-${hexId()}`, entityId: e.id, lastMessageId: 'n2', sourceMessages: 2, importedAt: at(1) };
+      const src = { accountId: a.id, source: 'chatgpt', sourceId: `conv-${hexId()}`, target: '', entityId: e.id, lastMessageId: 'n2', sourceMessages: 2, importedAt: at(1) };
       const blocks = [block(1), block(2)];
       expect(await s.entities.importChat({ create: { entity: e, messages: [msg(1), msg(2)], blocks, keepIds: false }, source: src })).toBe(true);
       expect(await s2.entities.importSources(a.id, 'chatgpt', [src.sourceId, 'other'])).toStrictEqual([src]);

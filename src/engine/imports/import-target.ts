@@ -77,13 +77,24 @@ export class ImportTarget {
     const base: Base = { source_id: conv.id, title: conv.title, branches_left_out: conv.branchesLeftOut };
     if (conv.refused !== undefined) return { ...base, outcome: 'refused', reason: conv.refused, entity_id: null, messages: 0, tokens: 0, seqs: null };
     if (conv.messages.length === 0) return skipped(base, 'empty: no messages on its current path', null);
-    const prior = (await this.deps.store.entities.importSources(this.accountId, this.source, [conv.id]))[0];
+    const prior = await this.prior(conv.id);
     if (!prior) return this.fresh(base, await this.ready(conv, 0, false));
     if (!this.plan.update) return skipped(base, 'imported before (--update appends what it gained since)', prior.entityId);
     const at = conv.messages.findIndex((m) => m.id === prior.lastMessageId);
     if (at < 0) return skipped(base, 'its history changed before the last message imported; delete its entity to import it anew', prior.entityId);
     if (at === conv.messages.length - 1) return { ...base, outcome: 'unchanged', entity_id: prior.entityId, messages: 0, tokens: 0, seqs: null };
     return this.append(base, prior.entityId, await this.ready(conv, at + 1, true), 'updated');
+  }
+
+  /**
+   * Where the conversation went before, for this run's target: its own entity, or the --into one
+   * (gathered there, or made there by a run of its own). A conversation imported elsewhere is new here.
+   */
+  private async prior(sourceId: string): Promise<ImportSourceRow | undefined> {
+    const rows = await this.deps.store.entities.importSources(this.accountId, this.source, [sourceId]);
+    if (!this.into) return rows.find((r) => r.target === '');
+    const id = this.into.row?.id;
+    return id === undefined ? undefined : rows.find((r) => r.entityId === id);
   }
 
   /** A conversation not imported before: its own entity, or onto the --into one. */
@@ -103,6 +114,7 @@ export class ImportTarget {
       accountId: this.accountId,
       source: this.source,
       sourceId: conv.id,
+      target: '',
       entityId: '',
       lastMessageId: conv.messages[conv.messages.length - 1].id,
       sourceMessages: conv.messages.length,
@@ -140,7 +152,7 @@ export class ImportTarget {
     };
     const done = { ...base, outcome: 'created' as const, entity_id: id, messages: msgs.length, tokens: total, seqs: [1, msgs.length] as [number, number] };
     if (this.plan.dryRun) return this.planned(done, row);
-    await deps.store.entities.importChat({ create: { entity: row, messages: msgs, blocks: window.insertBlocks, keepIds: false }, source: { ...r.source, entityId: id } });
+    await deps.store.entities.importChat({ create: { entity: row, messages: msgs, blocks: window.insertBlocks, keepIds: false }, source: this.sourceRow(r, id) });
     if (this.into) this.into = { row, name: this.into.name, lease: await this.lease(id) };
     this.keep(row);
     return done;
@@ -177,8 +189,13 @@ export class ImportTarget {
     const counters = { transcriptMessages: next.transcriptMessages, transcriptTokens: next.transcriptTokens, windowTokens: w.tokens, windowBlocks: w.blocks, updatedAt: next.updatedAt };
     const append = { entityId: row.id, messages: msgs, deleteBlockIds: w.deleteBlockIds, insertBlocks: w.insertBlocks, counters };
     const taken = () => new ConflictError(`entity ${row.id}: another writer took its lease during the import`, { hint: 'run the import again: what was written is skipped' });
-    await lease.write((claim) => store.entities.importChat({ append: { ...append, lease: claim }, source: { ...r.source, entityId: row.id } }), taken, false);
+    await lease.write((claim) => store.entities.importChat({ append: { ...append, lease: claim }, source: this.sourceRow(r, row.id) }), taken, false);
     this.keep({ ...next, ...counters });
+  }
+
+  /** The conversation's source row, for the entity it went to: an --into entity is its target. */
+  private sourceRow(r: Ready, entityId: string): ImportSourceRow {
+    return { ...r.source, entityId, target: this.into ? entityId : '' };
   }
 
   private windowBase(entityId: string, model: string, budget: number, instructions: { text: string; tokens: number }) {

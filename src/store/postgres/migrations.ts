@@ -389,4 +389,16 @@ export const PG_MIGRATIONS: readonly string[] = [
   -- their shared prefix, instead of scanning the account's entities for each number it tries.
   CREATE INDEX entities_by_name ON entities (account_id, name);
   `,
+  `
+  -- Where an imported conversation went, per target: its own entity ('') or an --into entity (its
+  -- id), so gathering conversations imported one by one into one entity imports them again there,
+  -- and a re-run into the same one still skips them. Rows from before: an entity that several
+  -- conversations went to was an --into one.
+  ALTER TABLE import_sources ADD COLUMN target TEXT COLLATE "C" NOT NULL DEFAULT '';
+  UPDATE import_sources SET target = entity_id
+    WHERE entity_id IN (SELECT entity_id FROM import_sources GROUP BY entity_id HAVING count(*) > 1);
+  ALTER TABLE import_sources ALTER COLUMN target DROP DEFAULT;
+  ALTER TABLE import_sources DROP CONSTRAINT import_sources_pkey;
+  ALTER TABLE import_sources ADD PRIMARY KEY (account_id, source, source_id, target);
+  `,
 ];

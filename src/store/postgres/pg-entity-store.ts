@@ -218,7 +218,7 @@ export class PgEntityStore implements EntityStore {
   }
   async importSources(accountId: string, source: string, sourceIds: readonly string[]): Promise<ImportSourceRow[]> {
     const { rows } = await this.pool.query<ImportSourceRow>(
-      `SELECT account_id AS "accountId", source, source_id AS "sourceId", entity_id AS "entityId",
+      `SELECT account_id AS "accountId", source, source_id AS "sourceId", target, entity_id AS "entityId",
          last_message_id AS "lastMessageId", source_messages AS "sourceMessages", imported_at AS "importedAt"
        FROM import_sources WHERE account_id = $1 AND source = $2 AND source_id = ANY($3::text[])`,
       [accountId, source, sourceIds],
@@ -249,11 +249,11 @@ export class PgEntityStore implements EntityStore {
 
 async function saveImportSource(q: Queryable, r: ImportSourceRow): Promise<void> {
   await q.query(
-    `INSERT INTO import_sources (account_id, source, source_id, entity_id, last_message_id, source_messages, imported_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7)
-     ON CONFLICT (account_id, source, source_id) DO UPDATE SET entity_id = excluded.entity_id,
+    `INSERT INTO import_sources (account_id, source, source_id, target, entity_id, last_message_id, source_messages, imported_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+     ON CONFLICT (account_id, source, source_id, target) DO UPDATE SET entity_id = excluded.entity_id,
        last_message_id = excluded.last_message_id, source_messages = excluded.source_messages, imported_at = excluded.imported_at`,
-    [r.accountId, r.source, r.sourceId, r.entityId, r.lastMessageId, r.sourceMessages, r.importedAt],
+    [r.accountId, r.source, r.sourceId, r.target, r.entityId, r.lastMessageId, r.sourceMessages, r.importedAt],
   );
 }
 

@@ -257,4 +257,29 @@ export const MIGRATIONS: readonly string[] = [
   -- their shared prefix, instead of scanning the account's entities for each number it tries.
   CREATE INDEX entities_by_name ON entities (account_id, name);
   `,
+  `
+  -- Where an imported conversation went, per target: its own entity ('') or an --into entity (its
+  -- id), so gathering conversations imported one by one into one entity imports them again there,
+  -- and a re-run into the same one still skips them. Rows from before: an entity that several
+  -- conversations went to was an --into one.
+  CREATE TABLE import_sources_v2 (
+    account_id      TEXT NOT NULL REFERENCES accounts(id),
+    source          TEXT NOT NULL,
+    source_id       TEXT NOT NULL,
+    target          TEXT NOT NULL,
+    entity_id       TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    last_message_id TEXT NOT NULL,
+    source_messages INTEGER NOT NULL,
+    imported_at     TEXT NOT NULL,
+    PRIMARY KEY (account_id, source, source_id, target)
+  ) WITHOUT ROWID;
+  INSERT INTO import_sources_v2 (account_id, source, source_id, target, entity_id, last_message_id, source_messages, imported_at)
+    SELECT account_id, source, source_id,
+      CASE WHEN (SELECT count(*) FROM import_sources o WHERE o.entity_id = s.entity_id) > 1 THEN entity_id ELSE '' END,
+      entity_id, last_message_id, source_messages, imported_at
+    FROM import_sources s;
+  DROP TABLE import_sources;
+  ALTER TABLE import_sources_v2 RENAME TO import_sources;
+  CREATE INDEX import_sources_by_entity ON import_sources (entity_id);
+  `,
 ];
