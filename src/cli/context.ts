@@ -10,6 +10,7 @@ export interface EngineSettings {
   createDbDir: boolean;
   windowBudget: number;
   transcriptCap: number;
+  maxTranscriptCap: number;
   leaseTtlMs?: number;
   rotateTargetPercent: number;
   summaryPercent: number;
@@ -160,6 +161,7 @@ function engineSettings(s: Settings, opts: ContextOptions): EngineSettings {
     createDbDir: s.dbIsDefault,
     windowBudget: s.windowBudget,
     transcriptCap: s.transcriptCap,
+    maxTranscriptCap: s.maxTranscriptCap,
     leaseTtlMs: s.leaseTtlMs,
     rotateTargetPercent: s.rotateTargetPercent,
     summaryPercent: s.summaryPercent,

@@ -66,6 +66,7 @@ export interface Settings {
   dev: boolean;
   windowBudget: number;
   transcriptCap: number;
+  maxTranscriptCap: number;
   leaseTtlMs?: number;
   rotateTargetPercent: number;
   summaryPercent: number;
@@ -115,6 +116,7 @@ export function resolveSettings(env: Env, flags: GlobalFlags = {}, file: ConfigF
     dev: value('dev'),
     windowBudget: value('engine.windowBudget'),
     transcriptCap: value('engine.transcriptCap'),
+    maxTranscriptCap: value('engine.maxTranscriptCap'),
     leaseTtlMs: value('engine.leaseTtlMs'),
     rotateTargetPercent: value('engine.rotateTargetPercent'),
     summaryPercent: value('engine.summaryPercent'),

@@ -28,7 +28,7 @@ export interface ProfileSettings {
   poolSize?: number;
   promptsDir?: string;
   spoolDir?: string;
-  engine?: { windowBudget?: number; transcriptCap?: number; leaseTtlMs?: number; rotateTargetPercent?: number; summaryPercent?: number; recallTokens?: number; memoryBlocks?: number; memoryTokens?: number; importMaxConversations?: number };
+  engine?: { windowBudget?: number; transcriptCap?: number; maxTranscriptCap?: number; leaseTtlMs?: number; rotateTargetPercent?: number; summaryPercent?: number; recallTokens?: number; memoryBlocks?: number; memoryTokens?: number; importMaxConversations?: number };
   models?: Record<string, ModelRouteSetting>;
   prices?: Record<string, { input?: number; output?: number }>;
 }
@@ -62,6 +62,7 @@ export const KEYS: readonly KeySpec[] = [
   { pattern: /^spoolDir$/, kind: 'path', description: "where imports keep their temporary files (serve's uploads); serve removes what a killed process left" },
   { pattern: /^engine\.windowBudget$/, kind: 'positiveInt', description: 'entity window budget in tokens (new entities)' },
   { pattern: /^engine\.transcriptCap$/, kind: 'positiveInt', description: 'entity transcript cap in tokens (new entities)' },
+  { pattern: /^engine\.maxTranscriptCap$/, kind: 'positiveInt', description: 'the highest transcript cap an entity may be given (entities update --cap; default 1000000)' },
   { pattern: /^engine\.rotateTargetPercent$/, kind: 'positiveInt', description: 'what a rotation brings the whole window to, in percent of the budget and the model limit (20-90, default 25)' },
   { pattern: /^engine\.recallTokens$/, kind: 'positiveInt', description: 'the most automatic recall adds to a turn\'s prompt, in tokens (at most a fifth of a known model context; default 1000)' },
   { pattern: /^engine\.memoryBlocks$/, kind: 'positiveInt', description: 'the most pinned memory blocks an entity may have (default 16)' },

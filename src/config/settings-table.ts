@@ -45,6 +45,7 @@ export const SETTINGS: readonly SettingSpec[] = [
   { key: 'dev', flag: 'dev', profile: (p) => p.dev, fallback: () => false },
   { key: 'engine.windowBudget', env: 'MGPT_WINDOW_BUDGET', int: true, profile: (p) => p.engine?.windowBudget, fallback: () => DEFAULT_WINDOW_BUDGET },
   { key: 'engine.transcriptCap', env: 'MGPT_TRANSCRIPT_CAP', int: true, profile: (p) => p.engine?.transcriptCap, fallback: () => DEFAULT_TRANSCRIPT_CAP },
+  { key: 'engine.maxTranscriptCap', env: 'MGPT_MAX_TRANSCRIPT_CAP', int: true, profile: (p) => p.engine?.maxTranscriptCap, fallback: () => DEFAULT_TRANSCRIPT_CAP },
   { key: 'engine.leaseTtlMs', env: 'MGPT_LEASE_TTL_MS', int: true, profile: (p) => p.engine?.leaseTtlMs, fallback: () => DEFAULT_LEASE_TTL_MS },
   { key: 'engine.rotateTargetPercent', env: 'MGPT_ROTATE_TARGET_PERCENT', int: true, profile: (p) => p.engine?.rotateTargetPercent, fallback: () => DEFAULT_ROTATE_TARGET * 100 },
   { key: 'engine.recallTokens', env: 'MGPT_RECALL_TOKENS', int: true, profile: (p) => p.engine?.recallTokens, fallback: () => DEFAULT_RECALL_TOKENS },

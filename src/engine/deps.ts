@@ -12,6 +12,8 @@ import type { WindowState } from './entities/window/window-state.js';
 export interface EngineLimits {
   windowBudget: number;
   transcriptCap: number;
+  /** The highest cap an entity's transcript may be raised to (`entities update --cap`, PATCH `cap_tokens`). */
+  maxTranscriptCap: number;
   /** How long a turn's lease lives without a refresh; a crashed holder's lease expires after it. */
   leaseTtlMs: number;
   /** What a rotation brings the whole window to, and what one summary may take, as shares of the budget and the model's limit. */

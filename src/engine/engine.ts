@@ -52,6 +52,8 @@ export interface EngineOptions {
   spoolDir?: string;
   windowBudget?: number;
   transcriptCap?: number;
+  /** The highest cap an entity's transcript may be given (`entities update --cap`); at least `transcriptCap` (default 1,000,000). */
+  maxTranscriptCap?: number;
   leaseTtlMs?: number;
   /** What a rotation brings the whole window to, in percent of the budget and the model's limit (default 25). */
   rotateTargetPercent?: number;
@@ -170,10 +172,12 @@ export class Engine {
 }
 
 /** The limits `opts` asks for, checked: openEngine checks them before it opens a store. */
-export function engineLimits(opts: Pick<EngineOptions, 'windowBudget' | 'transcriptCap' | 'leaseTtlMs' | 'rotateTargetPercent' | 'summaryPercent' | 'recallTokens' | 'memoryBlocks' | 'memoryTokens' | 'importMaxConversations'>): EngineLimits {
+export function engineLimits(opts: Pick<EngineOptions, 'windowBudget' | 'transcriptCap' | 'maxTranscriptCap' | 'leaseTtlMs' | 'rotateTargetPercent' | 'summaryPercent' | 'recallTokens' | 'memoryBlocks' | 'memoryTokens' | 'importMaxConversations'>): EngineLimits {
   return {
     windowBudget: checkBudget(opts.windowBudget ?? DEFAULT_WINDOW_BUDGET, 'window budget'),
     transcriptCap: positive(opts.transcriptCap ?? DEFAULT_TRANSCRIPT_CAP, 'transcript cap'),
+    // New entities get transcriptCap: the ceiling is never below it.
+    maxTranscriptCap: Math.max(positive(opts.maxTranscriptCap ?? DEFAULT_TRANSCRIPT_CAP, 'highest transcript cap'), opts.transcriptCap ?? DEFAULT_TRANSCRIPT_CAP),
     leaseTtlMs: positive(opts.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS, 'lease TTL'),
     rotation: rotationShares(opts.rotateTargetPercent ?? DEFAULT_ROTATE_TARGET * 100, opts.summaryPercent ?? DEFAULT_SUMMARY_SHARE * 100),
     recallTokens: positive(opts.recallTokens ?? DEFAULT_RECALL_TOKENS, 'recall tokens'),

@@ -457,8 +457,8 @@ export function contractSuite(name: string, make: (dir: string, fake: FakeOpenAI
           'BadRequestError: instructions must be a string',
           'BadRequestError: model cannot change: an entity keeps its model for life; create a new entity for another model',
           'BadRequestError: model cannot change: an entity keeps its model for life; create a new entity for another model',
-          'BadRequestError: unknown fields: colour; an update takes name, instructions, budget_tokens, recall',
-          'BadRequestError: nothing to update: give at least one of name, instructions, budget_tokens, recall',
+          'BadRequestError: unknown fields: colour; an update takes name, instructions, budget_tokens, cap_tokens, recall',
+          'BadRequestError: nothing to update: give at least one of name, instructions, budget_tokens, cap_tokens, recall',
           'BadRequestError: the update must be a JSON object',
           'NotFoundError: no entity 00000000-0000-4000-8000-000000000000 on this account',
         ]);
@@ -467,6 +467,32 @@ export function contractSuite(name: string, make: (dir: string, fake: FakeOpenAI
         // The edges of the range are fine.
         expect((await b().updateEntity(id, { budget_tokens: 16 })).window.budget_tokens).toBe(16);
         expect((await b().updateEntity(id, { budget_tokens: 1_000_000 })).window.budget_tokens).toBe(1_000_000);
+      });
+
+      it('the transcript cap: above what the transcript holds and up to the engine\'s highest, refused otherwise in the same words', async () => {
+        const id = (await b().createEntity({ model: 'mgpt-1-27b', name: 'capped' })).id;
+        await send(id, 'a few words to hold some tokens');
+        const held = (await b().getEntity(id)).transcript.tokens;
+        const refusal = (input: unknown) =>
+          b().updateEntity(id, input as never).then(
+            () => 'accepted',
+            (err) => `${err.constructor.name}: ${err.message}`,
+          );
+        const cap = (await b().getEntity(id)).transcript.cap_tokens;
+        expect([
+          await refusal({ cap_tokens: 1_000_001 }),
+          await refusal({ cap_tokens: held }),
+          await refusal({ cap_tokens: 0 }),
+          await refusal({ cap_tokens: '5000' }),
+        ]).toEqual([
+          'BadRequestError: cap_tokens 1000001 is over the highest this engine allows, 1000000 (its operator can allow more: engine.maxTranscriptCap, MGPT_MAX_TRANSCRIPT_CAP)',
+          `BadRequestError: cap_tokens ${held} is not above the ${held} tokens the transcript already holds: at or below them the entity would be read-only`,
+          'BadRequestError: cap_tokens must be a positive integer, got 0',
+          'BadRequestError: cap_tokens must be a positive integer, got "5000"',
+        ]);
+        expect((await b().getEntity(id)).transcript.cap_tokens).toBe(cap);
+        const lowered = await b().updateEntity(id, { cap_tokens: held + 1 });
+        expect([lowered.transcript.cap_tokens, lowered.read_only]).toEqual([held + 1, false]);
       });
 
       it('a smaller budget takes effect by rotation on the next turn, keeping the window invariant', async () => {

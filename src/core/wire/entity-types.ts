@@ -198,6 +198,8 @@ export interface UpdateEntityInput {
   name?: string;
   instructions?: string;
   budget_tokens?: number;
+  /** The transcript's cap, up to the server's highest (engine.maxTranscriptCap). */
+  cap_tokens?: number;
   recall?: boolean | RecallMode;
 }
 

@@ -25,7 +25,7 @@ import { BadRequestError, NotFoundError } from '../../core/errors.js';
 import { loadTokenEstimator } from '../../core/text/tokens.js';
 import type { EntityImport, EntityRow } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';
-import { checkCreateFields, checkInstructions, checkName, checkRecall, checkUpdate, recallCode } from './entity-rules.js';
+import { checkCap, checkCreateFields, checkInstructions, checkName, checkRecall, checkUpdate, recallCode } from './entity-rules.js';
 import { DEFAULT_RECALL_MODE } from '../../core/text/recall-query.js';
 import { toBlock, toEntity, toMessage } from './entity-wire.js';
 import { checkKey } from '../generation/idempotency.js';
@@ -118,7 +118,7 @@ export class EntityService {
   }
 
   /**
-   * PATCH (docs/design.md#extensions-beyond-the-wire-contracts): name, instructions and budget; the model never changes. Allowed while
+   * PATCH (docs/design.md#extensions-beyond-the-wire-contracts): name, instructions, budget, transcript cap and recall; the model never changes. Allowed while
    * a turn holds the lease: that turn already read the head and its commit writes only counters,
    * so it finishes on the old values; the next turn reads the new ones, and a smaller budget is
    * met by that turn's rotation. The window is untouched, so its cached blocks stay valid.
@@ -128,6 +128,7 @@ export class EntityService {
     const current = await this.row(id, accountId);
     const recall = update.recall === undefined ? undefined : checkRecall(update.recall);
     if (recall === 'tool') await this.checkCanRecall(current.model);
+    const capTokens = update.cap_tokens === undefined ? undefined : checkCap(update.cap_tokens, current.transcriptTokens, this.deps.limits.maxTranscriptCap);
     const instructionsTokens =
       update.instructions === undefined ? undefined : (await loadTokenEstimator()).count(update.instructions);
     const row = await this.deps.store.entities.updateHead(accountId, id, {
@@ -135,6 +136,7 @@ export class EntityService {
       instructions: update.instructions,
       instructionsTokens,
       budgetTokens: update.budget_tokens,
+      capTokens,
       recall: recall === undefined ? undefined : recallCode(recall),
       updatedAt: this.deps.clock.iso(),
     });

@@ -67,7 +67,7 @@ export function checkCreateFields(input: unknown): void {
   if (extra.length) throw new BadRequestError(`unknown fields: ${extra.join(', ')}`);
 }
 
-const UPDATABLE = ['name', 'instructions', 'budget_tokens', 'recall'] as const;
+const UPDATABLE = ['name', 'instructions', 'budget_tokens', 'cap_tokens', 'recall'] as const;
 
 /** A PATCH body: an object with at least one updatable field, each valid, and nothing else. */
 export function checkUpdate(input: unknown): UpdateEntityInput {
@@ -88,5 +88,24 @@ export function checkUpdate(input: unknown): UpdateEntityInput {
   if (fields.instructions !== undefined) update.instructions = checkInstructions(fields.instructions);
   if (fields.budget_tokens !== undefined) update.budget_tokens = checkBudget(fields.budget_tokens);
   if (fields.recall !== undefined) update.recall = checkRecall(fields.recall);
+  if (fields.cap_tokens !== undefined) {
+    const cap = fields.cap_tokens;
+    if (typeof cap !== 'number' || !Number.isSafeInteger(cap) || cap < 1) throw new BadRequestError(`cap_tokens must be a positive integer, got ${typeof cap === 'number' ? cap : JSON.stringify(cap)}`);
+    update.cap_tokens = cap;
+  }
   return update;
+}
+
+/**
+ * A new transcript cap for an entity holding `transcriptTokens`: above what it holds (at or
+ * below, it would be read-only at once) and at most the highest the engine allows, which only
+ * the operator raises (engine.maxTranscriptCap).
+ */
+export function checkCap(cap: number, transcriptTokens: number, max: number): number {
+  // The reasons are in the message, not a hint: an HTTP answer carries the message to a remote CLI.
+  if (cap > max) throw new BadRequestError(`cap_tokens ${cap} is over the highest this engine allows, ${max} (its operator can allow more: engine.maxTranscriptCap, MGPT_MAX_TRANSCRIPT_CAP)`);
+  if (cap <= transcriptTokens) {
+    throw new BadRequestError(`cap_tokens ${cap} is not above the ${transcriptTokens} tokens the transcript already holds: at or below them the entity would be read-only`);
+  }
+  return cap;
 }

@@ -77,6 +77,7 @@ async function intoOne(target: ImportTarget, plan: ImportPlan, conversations: As
   try {
     for await (const c of conversations) if (selected(c.conversation, plan)) await spool.add(c, startOf(c));
     await target.openInto(plan.into!);
+    await target.checkRoom(spool.ordered());
     for await (const c of spool.ordered()) await note(await target.each(c), c.offset);
   } finally {
     await spool.close();

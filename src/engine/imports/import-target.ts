@@ -13,6 +13,7 @@ import type { SourceConversation } from './conversation.js';
 import type { ImportPlan } from './options.js';
 import { resolveInto } from './into.js';
 import { windowAfterImport } from './import-window.js';
+import { refuseOverCap } from './into-room.js';
 import { type ShapedMessage, shapeTranscript } from './plan.js';
 import type { ReadConversation } from './read-export.js';
 
@@ -32,6 +33,8 @@ export class ImportTarget {
   private omitted = 0;
   private into: { row: EntityRow | null; name: string; lease?: HeldLease } | undefined;
   private readonly names: FreeNames;
+  /** Token counts checkRoom made, by conversation and first message, until their write takes them. */
+  private readonly counted = new Map<string, number[]>();
 
   constructor(
     private readonly deps: EngineDeps,
@@ -73,17 +76,41 @@ export class ImportTarget {
     await this.into?.lease?.release();
   }
 
+  /**
+   * --into: refuses the run before anything is written when what it would add reaches the
+   * entity's transcript cap (the entity would be read-only, and the rest skipped). The counts are
+   * kept for the writes that follow, so nothing is counted twice.
+   */
+  async checkRoom(conversations: AsyncIterable<ReadConversation>): Promise<void> {
+    let adding = 0;
+    for await (const c of conversations) {
+      if (this.signal.aborted) throw new CancelledError('the import was cancelled before it wrote anything');
+      const next = await this.next(c.conversation);
+      if ('from' in next) adding += sum((await this.ready(c.conversation, next.from, next.continued, true)).tokens);
+    }
+    const row = this.into?.row ?? undefined;
+    refuseOverCap({ ref: this.into!.name, row, adding, cap: row?.capTokens ?? this.deps.limits.transcriptCap, max: this.deps.limits.maxTranscriptCap });
+  }
+
   private async one(conv: SourceConversation): Promise<ImportedConversation> {
-    const base: Base = { source_id: conv.id, title: conv.title, branches_left_out: conv.branchesLeftOut };
+    const next = await this.next(conv);
+    if (!('from' in next)) return next;
+    const r = await this.ready(conv, next.from, next.continued);
+    return next.prior ? this.append(baseOf(conv), next.prior.entityId, r, 'updated') : this.fresh(baseOf(conv), r);
+  }
+
+  /** What comes of a conversation: its outcome when nothing is written, else the messages to write from (and where to). */
+  private async next(conv: SourceConversation): Promise<ImportedConversation | { from: number; continued: boolean; prior?: ImportSourceRow }> {
+    const base = baseOf(conv);
     if (conv.refused !== undefined) return { ...base, outcome: 'refused', reason: conv.refused, entity_id: null, messages: 0, tokens: 0, seqs: null };
     if (conv.messages.length === 0) return skipped(base, 'empty: no messages on its current path', null);
     const prior = await this.prior(conv.id);
-    if (!prior) return this.fresh(base, await this.ready(conv, 0, false));
+    if (!prior) return { from: 0, continued: false };
     if (!this.plan.update) return skipped(base, 'imported before (--update appends what it gained since)', prior.entityId);
     const at = conv.messages.findIndex((m) => m.id === prior.lastMessageId);
     if (at < 0) return skipped(base, 'its history changed before the last message imported; delete its entity to import it anew', prior.entityId);
     if (at === conv.messages.length - 1) return { ...base, outcome: 'unchanged', entity_id: prior.entityId, messages: 0, tokens: 0, seqs: null };
-    return this.append(base, prior.entityId, await this.ready(conv, at + 1, true), 'updated');
+    return { from: at + 1, continued: true, prior };
   }
 
   /**
@@ -104,12 +131,15 @@ export class ImportTarget {
     return this.create(base, r, this.into.name);
   }
 
-  /** The messages from `from` on, shaped for the transcript and counted. */
-  private async ready(conv: SourceConversation, from: number, continued: boolean): Promise<Ready> {
+  /** The messages from `from` on, shaped for the transcript and counted (`keep`: the counts are kept for the write that follows). */
+  private async ready(conv: SourceConversation, from: number, continued: boolean, keep = false): Promise<Ready> {
     const picked = conv.messages.slice(from);
     const startedAt = (continued ? picked[0].createdAt : conv.createdAt ?? picked[0].createdAt) ?? this.deps.clock.iso();
     const messages = shapeTranscript(picked, { source: this.source, title: conv.title, startedAt, marker: this.into ? 'always' : 'needed', continued });
-    const tokens = await countEach(this.tok, messages.map((m) => m.content));
+    const key = `${conv.id}\0${from}`;
+    const tokens = this.counted.get(key) ?? (await countEach(this.tok, messages.map((m) => m.content)));
+    if (keep) this.counted.set(key, tokens);
+    else this.counted.delete(key);
     const source: ImportSourceRow = {
       accountId: this.accountId,
       source: this.source,
@@ -224,6 +254,10 @@ export class ImportTarget {
       refused: () => new ConflictError(`entity ${entityId} is busy: a turn or another import is writing it`, { hint: 'run the import again when it is done' }),
     });
   }
+}
+
+function baseOf(conv: SourceConversation): Base {
+  return { source_id: conv.id, title: conv.title, branches_left_out: conv.branchesLeftOut };
 }
 
 function rowsOf(r: Ready, firstSeq: number): MessageRow[] {

@@ -156,9 +156,9 @@ export class PgEntityStore implements EntityStore {
     const { rows } = await this.pool.query<EntityRow>(
       `UPDATE entities SET name = COALESCE($3, name), instructions = COALESCE($4, instructions),
          instructions_tokens = COALESCE($5, instructions_tokens), budget_tokens = COALESCE($6, budget_tokens),
-         recall_mode = COALESCE($8, recall_mode), updated_at = $7
+         recall_mode = COALESCE($8, recall_mode), cap_tokens = COALESCE($9, cap_tokens), updated_at = $7
        WHERE id = $1 AND account_id = $2 RETURNING ${ENTITY_COLS}`,
-      [id, accountId, h.name ?? null, h.instructions ?? null, h.instructionsTokens ?? null, h.budgetTokens ?? null, h.updatedAt, h.recall ?? null],
+      [id, accountId, h.name ?? null, h.instructions ?? null, h.instructionsTokens ?? null, h.budgetTokens ?? null, h.updatedAt, h.recall ?? null, h.capTokens ?? null],
     );
     return rows[0];
   }

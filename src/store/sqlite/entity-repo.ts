@@ -176,13 +176,13 @@ export class EntityRepo {
   updateHead(
     accountId: string,
     id: string,
-    h: Partial<Pick<EntityRow, 'name' | 'instructions' | 'instructionsTokens' | 'budgetTokens' | 'recall'>> & Pick<EntityRow, 'updatedAt'>,
+    h: Partial<Pick<EntityRow, 'name' | 'instructions' | 'instructionsTokens' | 'budgetTokens' | 'capTokens' | 'recall'>> & Pick<EntityRow, 'updatedAt'>,
   ): boolean {
     return (
       this.s(
         `UPDATE entities SET name = COALESCE(@name, name), instructions = COALESCE(@instructions, instructions),
            instructions_tokens = COALESCE(@instructionsTokens, instructions_tokens),
-           budget_tokens = COALESCE(@budgetTokens, budget_tokens), recall_mode = COALESCE(@recall, recall_mode), updated_at = @updatedAt
+           budget_tokens = COALESCE(@budgetTokens, budget_tokens), cap_tokens = COALESCE(@capTokens, cap_tokens), recall_mode = COALESCE(@recall, recall_mode), updated_at = @updatedAt
          WHERE id = @id AND account_id = @accountId`,
       ).run({
         id,
@@ -191,6 +191,7 @@ export class EntityRepo {
         instructions: h.instructions ?? null,
         instructionsTokens: h.instructionsTokens ?? null,
         budgetTokens: h.budgetTokens ?? null,
+        capTokens: h.capTokens ?? null,
         recall: h.recall ?? null,
         updatedAt: h.updatedAt,
       }).changes > 0

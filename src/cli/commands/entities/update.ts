@@ -12,23 +12,25 @@ export interface UpdateOptions {
   instructions?: string;
   file?: string;
   budget?: string;
+  cap?: string;
   recall?: string | boolean;
   json?: boolean;
 }
 
-const LABELS: Record<keyof UpdateEntityInput, string> = { name: 'name', instructions: 'instructions', budget_tokens: 'budget', recall: 'recall' };
+const LABELS: Record<keyof UpdateEntityInput, string> = { name: 'name', instructions: 'instructions', budget_tokens: 'budget', cap_tokens: 'transcript cap', recall: 'recall' };
 
 export function registerUpdate(entities: Command, ctx: CliContext): void {
   examples(
     entities
       .command('update')
       .alias('edit')
-      .description('change an entity\'s name, instructions, window budget or recall (the model stays); a smaller budget rotates the window on the next turn')
+      .description('change an entity\'s name, instructions, window budget, transcript cap or recall (the model stays); a smaller budget rotates the window on the next turn')
       .argument('<entity>')
       .option('--name <name>', 'new display name, up to 200 characters ("" clears it)')
       .option('--instructions <text>', 'new standing system prompt (- for stdin)')
       .option('-f, --file <file>', 'read the new instructions from a file (- for stdin)')
       .option('--budget <tokens>', 'new window budget in tokens')
+      .option('--cap <tokens>', 'new transcript cap in tokens: above what it holds, up to the engine\'s engine.maxTranscriptCap (a read-only entity is writable again)')
       .option('--recall [mode]', 'recall mode: auto (recall before each turn), tool (a recall tool the model may call; a bare --recall) or off')
       .option('--no-recall', 'recall off')
       .option('--json', 'print the updated entity as JSON'),
@@ -37,15 +39,16 @@ export function registerUpdate(entities: Command, ctx: CliContext): void {
       'mgpt entities update ada -f persona.md',
       'mgpt entities update ada --budget 8000 --json',
       'mgpt entities update ada --recall auto',
+      'mgpt entities update history --cap 3000000',
     ],
   ).action((ref: string, o: UpdateOptions) => runUpdate(ctx, ref, o));
 }
 
 export async function runUpdate(ctx: CliContext, ref: string, o: UpdateOptions): Promise<void> {
-  if (o.name === undefined && o.instructions === undefined && o.file === undefined && o.budget === undefined && o.recall === undefined) {
-    throw new BadRequestError('nothing to update', { hint: 'give --name, --instructions (or -f FILE), --budget or --recall [auto|tool|off]/--no-recall' });
+  if (o.name === undefined && o.instructions === undefined && o.file === undefined && o.budget === undefined && o.cap === undefined && o.recall === undefined) {
+    throw new BadRequestError('nothing to update', { hint: 'give --name, --instructions (or -f FILE), --budget, --cap or --recall [auto|tool|off]/--no-recall' });
   }
-  const update: UpdateEntityInput = { name: o.name, budget_tokens: budgetOption(o.budget), recall: recallOption(o.recall) };
+  const update: UpdateEntityInput = { name: o.name, budget_tokens: intOption('--budget', o.budget), cap_tokens: intOption('--cap', o.cap), recall: recallOption(o.recall) };
   if (o.instructions !== undefined || o.file !== undefined) {
     update.instructions = await readTextInput(ctx, 'instructions', o.instructions, o.file);
   }
@@ -65,11 +68,11 @@ export async function runUpdate(ctx: CliContext, ref: string, o: UpdateOptions):
 }
 
 /**
- * The budget as a number. Only its syntax is checked here; the range is the engine's rule, so
- * both backends refuse a bad budget with the same words.
+ * A budget or cap as a number. Only its syntax is checked here; the range is the engine's rule,
+ * so both backends refuse a bad one with the same words.
  */
-function budgetOption(raw: string | undefined): number | undefined {
+function intOption(flag: string, raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined;
-  if (!/^\s*-?\d+\s*$/.test(raw)) throw new BadRequestError(`--budget must be an integer, got ${JSON.stringify(raw)}`);
+  if (!/^\s*-?\d+\s*$/.test(raw)) throw new BadRequestError(`${flag} must be an integer, got ${JSON.stringify(raw)}`);
   return Number(raw);
 }
