@@ -75,10 +75,30 @@ export function planRotation(
   shares: RotationShares = DEFAULT_SHARES,
 ): RotationPlan | null {
   const perBlock = limit?.perBlock ?? 0;
-  let total = blocksTokens + newTokens;
-  let cost = total + perBlock * (blocks.length + 1);
+  const total = blocksTokens + newTokens;
+  const cost = total + perBlock * (blocks.length + 1);
   const overModel = limit !== undefined && cost > limit.cap;
   if ((total <= budget && !overModel) || blocks.length === 0) return null;
+  return foldSpan(blocks, total, cost, budget, limit, shares);
+}
+
+/**
+ * A fold of the oldest blocks down to the target share, whether or not the window is over its
+ * budget: an import that already folded folds what it adds after. Null when the window is at
+ * the target already (or holds only a summary).
+ */
+export function planFoldToTarget(blocks: readonly PlannedBlock[], budget: number, shares: RotationShares = DEFAULT_SHARES): RotationPlan | null {
+  const total = windowTokens(blocks);
+  return blocks.length === 0 ? null : foldSpan(blocks, total, total, budget, undefined, shares);
+}
+
+/**
+ * The span a fold takes (the one place that chooses it, for turns, imports and their refolds):
+ * the oldest blocks until the rest, with room for the summary, is at most `shares.target` of the
+ * budget and of the model's limit. `total` and `cost` are the window's tokens and model cost.
+ */
+function foldSpan(blocks: readonly PlannedBlock[], total: number, cost: number, budget: number, limit: ModelLimit | undefined, shares: RotationShares): RotationPlan | null {
+  const perBlock = limit?.perBlock ?? 0;
   const summaryRoom = Math.floor(budget * shares.summary);
   const costSummaryRoom = limit ? Math.floor(limit.cap * shares.summary) : 0;
   const target = Math.floor(budget * shares.target) - summaryRoom;
@@ -89,6 +109,7 @@ export function planRotation(
     cost -= blocks[take].tokens + perBlock;
     take++;
   }
+  if (take === 0) return null;
   let maxSummaryTokens = Math.min(summaryRoom, budget - total);
   if (limit) maxSummaryTokens = Math.min(maxSummaryTokens, costSummaryRoom, limit.cap - cost - perBlock);
   return {

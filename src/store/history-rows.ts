@@ -6,8 +6,8 @@
  */
 import type { BlockRow, LeaseSubject } from './rows.js';
 
-/** What made a rotation: a turn that needed room, `mgpt rotate`, or `mgpt rotate --resummarize`. */
-export type RotationTrigger = 'turn' | 'manual' | 'resummarize';
+/** What made a rotation: a turn that needed room, `mgpt rotate`, `mgpt rotate --resummarize`, or an import's fold. */
+export type RotationTrigger = 'turn' | 'manual' | 'resummarize' | 'import';
 
 export interface RotationRow {
   entityId: string;

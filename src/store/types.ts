@@ -152,6 +152,11 @@ export interface ChatImportWrite {
     counters: EntityCounters;
   };
   source: ImportSourceRow;
+  /**
+   * The import's fold, as a rotation record: written, or rewritten in place (the same entity and
+   * number), since an import's later conversations fold into the same one.
+   */
+  rotation?: RotationRow;
 }
 
 /** An entity as of one moment: its head, its window, its window history and its pinned memory (export). */

@@ -6,7 +6,7 @@ import type { ChatMessage } from '../chat.js';
 export interface RotationRecord {
   id: string;
   created_at: string;
-  trigger: 'turn' | 'manual' | 'resummarize';
+  trigger: 'turn' | 'manual' | 'resummarize' | 'import';
   /** The user message of the turn that rotated; null for `mgpt rotate` and `--resummarize`. */
   seq: number | null;
   /** The messages this rotation folded (an earlier summary it folded in is not counted again). */

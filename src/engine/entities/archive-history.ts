@@ -88,7 +88,7 @@ export function historyOf(raw: unknown, messages: number, blockId: (id: string) 
   return { rotations, heads, turns };
 }
 
-const TRIGGERS: readonly RotationTrigger[] = ['turn', 'manual', 'resummarize'];
+const TRIGGERS: readonly RotationTrigger[] = ['turn', 'manual', 'resummarize', 'import'];
 
 function rotationOf(r: ArchivedRotation, i: number, blockId: (id: string) => string): RotationRow {
   const ok = isObject(r) && r.n === i + 1 && typeof r.id === 'string' && typeof r.created_at === 'string' && TRIGGERS.includes(r.trigger)

@@ -12,7 +12,8 @@ import { type HeldLease, entitySubject, takeLease } from '../lease.js';
 import type { SourceConversation } from './conversation.js';
 import type { ImportPlan } from './options.js';
 import { resolveInto } from './into.js';
-import { windowAfterImport } from './import-window.js';
+import { type ImportedWindow, windowAfterImport } from './import-window.js';
+import { ImportFold } from './import-fold.js';
 import { refuseOverCap } from './into-room.js';
 import { type ShapedMessage, shapeTranscript } from './plan.js';
 import type { ReadConversation } from './read-export.js';
@@ -35,6 +36,7 @@ export class ImportTarget {
   private readonly names: FreeNames;
   /** Token counts checkRoom made, by conversation and first message, until their write takes them. */
   private readonly counted = new Map<string, number[]>();
+  private readonly folds = new Map<string, ImportFold>();
 
   constructor(
     private readonly deps: EngineDeps,
@@ -159,7 +161,7 @@ export class ImportTarget {
     const msgs = rowsOf(r, 1);
     const total = sum(r.tokens);
     const name = await this.names.take([...(title.trim() || 'Untitled')].slice(0, ENTITY_NAME_MAX).join(''));
-    const window = this.plan.dryRun
+    const window: Pick<ImportedWindow, 'insertBlocks' | 'tokens' | 'blocks' | 'rotation'> = this.plan.dryRun
       ? { insertBlocks: [], tokens: 0, blocks: 0 }
       : await windowAfterImport(deps, this.tok, { ...this.windowBase(id, ENTITY_MODEL, deps.limits.windowBudget, { text: '', tokens: 0 }), existing: [], added: msgs, timeOf: async (seq) => msgs[seq - 1].createdAt });
     const row: EntityRow = {
@@ -182,7 +184,7 @@ export class ImportTarget {
     };
     const done = { ...base, outcome: 'created' as const, entity_id: id, messages: msgs.length, tokens: total, seqs: [1, msgs.length] as [number, number] };
     if (this.plan.dryRun) return this.planned(done, row);
-    await deps.store.entities.importChat({ create: { entity: row, messages: msgs, blocks: window.insertBlocks, keepIds: false }, source: this.sourceRow(r, id) });
+    await deps.store.entities.importChat({ create: { entity: row, messages: msgs, blocks: window.insertBlocks, keepIds: false }, source: this.sourceRow(r, id), rotation: window.rotation });
     if (this.into) this.into = { row, name: this.into.name, lease: await this.lease(id) };
     this.keep(row);
     return done;
@@ -219,7 +221,7 @@ export class ImportTarget {
     const counters = { transcriptMessages: next.transcriptMessages, transcriptTokens: next.transcriptTokens, windowTokens: w.tokens, windowBlocks: w.blocks, updatedAt: next.updatedAt };
     const append = { entityId: row.id, messages: msgs, deleteBlockIds: w.deleteBlockIds, insertBlocks: w.insertBlocks, counters };
     const taken = () => new ConflictError(`entity ${row.id}: another writer took its lease during the import`, { hint: 'run the import again: what was written is skipped' });
-    await lease.write((claim) => store.entities.importChat({ append: { ...append, lease: claim }, source: this.sourceRow(r, row.id) }), taken, false);
+    await lease.write((claim) => store.entities.importChat({ append: { ...append, lease: claim }, source: this.sourceRow(r, row.id), rotation: w.rotation }), taken, false);
     this.keep({ ...next, ...counters });
   }
 
@@ -229,7 +231,14 @@ export class ImportTarget {
   }
 
   private windowBase(entityId: string, model: string, budget: number, instructions: { text: string; tokens: number }) {
-    return { entityId, model, budget, instructions, source: this.source, summarize: this.plan.summarize, signal: this.signal };
+    return { entityId, model, budget, instructions, source: this.source, summarize: this.plan.summarize, signal: this.signal, fold: this.foldOf(entityId) };
+  }
+
+  /** This run's fold of the entity's window: one rotation an entity, whatever number of its conversations fold. */
+  private foldOf(entityId: string): ImportFold {
+    let f = this.folds.get(entityId);
+    if (!f) this.folds.set(entityId, (f = new ImportFold(this.deps, entityId)));
+    return f;
   }
 
   /** A dry run keeps what it would have made, so later conversations plan on top of it. */

@@ -1,5 +1,5 @@
 import type { ChatSource } from '../../core/wire/chat-import.js';
-import { type PlannedBlock, type RotationShares, planRotation } from '../../core/window-plan.js';
+import { type PlannedBlock, type RotationShares, planFoldToTarget, planRotation } from '../../core/window-plan.js';
 import type { SourceMessage } from './conversation.js';
 
 /** A transcript message an import writes (before seqs and token counts). */
@@ -64,22 +64,42 @@ export interface FoldPlan {
 /**
  * The rotation's own plan over the window with the imported messages in it: nothing when it fits
  * the budget; else the oldest blocks are folded so the window, summary included, is at the
- * rotation target share (the tail stays live).
+ * rotation target share (the tail stays live). `again`: the import folded this window already,
+ * so what it adds now is folded down to the target too, into the same summary.
  */
-export function planFold(blocks: readonly PlannedBlock[], budget: number, shares: RotationShares): FoldPlan | null {
-  const plan = planRotation(blocks, 0, budget, undefined, undefined, shares);
+export function planFold(blocks: readonly PlannedBlock[], budget: number, shares: RotationShares, again = false): FoldPlan | null {
+  const plan = again ? planFoldToTarget(blocks, budget, shares) : planRotation(blocks, 0, budget, undefined, undefined, shares);
   return plan && { take: plan.take, covers: plan.covers, maxSummaryTokens: plan.maxSummaryTokens };
 }
 
+/** What an import's note says: the messages it folded, which of them it imported, and when they were written. */
+export interface NoteFacts {
+  source: ChatSource;
+  /** The seqs folded out of the live window by this import. */
+  folded: [number, number];
+  /** The first of them the import brought (earlier ones were the entity's before it). */
+  firstImported: number;
+  /** When the first and last imported ones folded were written (ISO). */
+  dates: [string, string];
+}
+
+const REACH = 'search (mgpt search, /search) and recall reach every word of them.';
+
 /**
  * The summary block of an import that calls no model: it says plainly what is out of the live
- * window and where to find it. An earlier summary the fold takes in comes first.
+ * window and where to find it, whole sentences only. The first form that fits `max` tokens:
+ * an earlier summary the fold took in, then the note; then a short note; then the earlier
+ * summary alone (the note left out). Nothing fits: empty (a summary block must still cover the span).
  */
-export function importNote(source: ChatSource, covers: [number, number], dates: [string, string], earlier?: string): string {
-  const [from, to] = dates.map((d) => d.slice(0, 10));
-  const span = from === to ? `on ${from}` : `from ${from} to ${to}`;
-  const note =
-    `Messages ${covers[0]}-${covers[1]} of this transcript were imported from ${SOURCE_NAMES[source]} (written ${span}) ` +
-    'and are not in the live window. They were not summarized: search (mgpt search, /search) and recall reach every word of them.';
-  return earlier ? `${earlier}\n\n${note}` : note;
+export function importNoteText(f: NoteFacts, earlier: string | undefined, max: number, count: (text: string) => number): string {
+  const [from, to] = f.dates.map((d) => d.slice(0, 10));
+  const when = from === to ? `on ${from}` : `from ${from} to ${to}`;
+  const imported = `${f.firstImported}-${f.folded[1]}`;
+  const before = f.folded[0] < f.firstImported ? `${f.folded[0]}-${f.firstImported - 1}` : undefined;
+  const full = before
+    ? `Messages ${imported} of this transcript were imported from ${SOURCE_NAMES[f.source]} (written ${when}); they and messages ${before}, from before the import, are not in the live window. None of them were summarized: ${REACH}`
+    : `Messages ${imported} of this transcript were imported from ${SOURCE_NAMES[f.source]} (written ${when}) and are not in the live window. They were not summarized: ${REACH}`;
+  const short = `Messages ${f.folded[0]}-${f.folded[1]} are out of the live window; search and recall reach them.`;
+  const forms = earlier ? [`${earlier}\n\n${full}`, `${earlier}\n\n${short}`, earlier] : [full, short];
+  return forms.find((t) => count(t) <= max) ?? (earlier !== undefined && max > 0 ? earlier : '');
 }

@@ -401,4 +401,10 @@ export const PG_MIGRATIONS: readonly string[] = [
   ALTER TABLE import_sources DROP CONSTRAINT import_sources_pkey;
   ALTER TABLE import_sources ADD PRIMARY KEY (account_id, source, source_id, target);
   `,
+  `
+  -- An import's fold is a rotation too (trigger 'import'): rotations lists it and rotate --undo
+  -- takes it back.
+  ALTER TABLE rotations DROP CONSTRAINT rotations_trigger_check;
+  ALTER TABLE rotations ADD CONSTRAINT rotations_trigger_check CHECK (trigger IN ('turn', 'manual', 'resummarize', 'import'));
+  `,
 ];

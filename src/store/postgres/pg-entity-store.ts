@@ -241,6 +241,10 @@ export class PgEntityStore implements EntityStore {
           [a.entityId, a.counters.transcriptMessages, a.counters.transcriptTokens, a.counters.windowTokens, a.counters.windowBlocks, a.counters.updatedAt],
         );
       }
+      if (w.rotation) {
+        await c.query(`DELETE FROM rotations WHERE entity_id = $1 AND n = $2`, [w.rotation.entityId, w.rotation.n]);
+        await insertRotation(c, w.rotation);
+      }
       await saveImportSource(c, w.source);
       return true;
     });

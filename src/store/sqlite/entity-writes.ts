@@ -71,6 +71,7 @@ export function importChat(r: SqliteRepos, w: ChatImportWrite): boolean {
     for (const b of a.insertBlocks) e.insertBlock(a.entityId, b);
     e.updateCounters(a.entityId, a.counters);
   }
+  if (w.rotation) r.history.replaceRotation(w.rotation);
   r.imports.save(w.source);
   return true;
 }

@@ -76,6 +76,12 @@ export class HistoryRepo {
     ).run({ ...r, undone: r.undone ? 1 : 0 });
   }
 
+  /** A rotation record written anew: an import's fold, rewritten as each conversation folds in. */
+  replaceRotation(r: RotationRow): void {
+    this.s(`DELETE FROM rotations WHERE entity_id = ? AND n = ?`).run(r.entityId, r.n);
+    this.insertRotation(r);
+  }
+
   markUndone(entityId: string, n: number): void {
     this.s(`UPDATE rotations SET undone = 1 WHERE entity_id = ? AND n = ?`).run(entityId, n);
   }

@@ -282,4 +282,37 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE import_sources_v2 RENAME TO import_sources;
   CREATE INDEX import_sources_by_entity ON import_sources (entity_id);
   `,
+  `
+  -- An import's fold is a rotation too (trigger 'import'): rotations lists it and rotate --undo
+  -- takes it back. SQLite cannot change a CHECK in place: the table is copied.
+  CREATE TABLE rotations_v2 (
+    entity_id         TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    n                 INTEGER NOT NULL,
+    id                TEXT NOT NULL,
+    created_at        TEXT NOT NULL,
+    trigger           TEXT NOT NULL CHECK (trigger IN ('turn', 'manual', 'resummarize', 'import')),
+    seq               INTEGER,
+    from_seq          INTEGER NOT NULL,
+    to_seq            INTEGER NOT NULL,
+    summary_id        TEXT NOT NULL,
+    covers_from       INTEGER NOT NULL,
+    summary_text      TEXT NOT NULL,
+    summary_tokens    INTEGER NOT NULL,
+    provider          TEXT NOT NULL,
+    model             TEXT NOT NULL,
+    prompt_tokens     INTEGER NOT NULL,
+    cached_tokens     INTEGER,
+    completion_tokens INTEGER NOT NULL,
+    blocks_before     TEXT NOT NULL,
+    blocks_after      TEXT NOT NULL,
+    folded_ids        TEXT NOT NULL,
+    undone            INTEGER NOT NULL DEFAULT 0 CHECK (undone IN (0, 1)),
+    UNIQUE (entity_id, n)
+  );
+  INSERT INTO rotations_v2 (entity_id, n, id, created_at, trigger, seq, from_seq, to_seq, summary_id, covers_from, summary_text, summary_tokens, provider, model, prompt_tokens, cached_tokens, completion_tokens, blocks_before, blocks_after, folded_ids, undone)
+    SELECT entity_id, n, id, created_at, trigger, seq, from_seq, to_seq, summary_id, covers_from, summary_text, summary_tokens, provider, model, prompt_tokens, cached_tokens, completion_tokens, blocks_before, blocks_after, folded_ids, undone FROM rotations;
+  DROP TABLE rotations;
+  ALTER TABLE rotations_v2 RENAME TO rotations;
+  CREATE INDEX rotations_summary ON rotations (entity_id, summary_id);
+  `,
 ];

@@ -1,8 +1,9 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LocalBackend } from '../../../src/backends/local.js';
+import { importNoteText } from '../../../src/engine/imports/plan.js';
 import { writeChatgptExport } from '../../helpers/chatgpt-export.js';
-import { makeEngine } from '../../helpers/engine.js';
+import { collect, makeEngine } from '../../helpers/engine.js';
 import { tempDir } from '../../helpers/temp.js';
 
 const dir = tempDir('mgpt-import-into-');
@@ -61,5 +62,85 @@ describe('--into and the transcript cap', () => {
     // A cap at or below what the transcript holds would make it read-only: refused.
     await expect(backend.updateEntity(e.id, { cap_tokens: adding })).rejects.toThrow(`cap_tokens ${adding} is not above the ${adding} tokens the transcript already holds`);
     await engine.close();
+  });
+});
+
+describe("the note an import's fold leaves, recorded as its rotation", () => {
+  const FILLER = 'We went through the rest of it slowly, one point after another, and agreed to come back to it later on.';
+  const many = async (name: string, n: number) => {
+    const file = join(dir, name);
+    await writeChatgptExport(file, n, (i) => ({ id: `m${i}`, title: `Talk ${i}`, at: 1_700_000_000 + i * 86_400, texts: [`question ${i}: ${FILLER}`, `answer ${i}: ${FILLER}`] }));
+    return file;
+  };
+
+  it('--into many conversations: one note, whole, the window at the target; one import rotation that rotate --undo takes back', async () => {
+    const budget = 2000;
+    const engine = makeEngine(dir, { windowBudget: budget });
+    const backend = new LocalBackend(engine);
+    const res = await backend.importChats(await many('many.json', 40), { into: 'all' });
+    const id = res.entities[0].id;
+    const n = res.entities[0].transcript.messages;
+    expect(n).toBe(80);
+    const w = await backend.getWindow(id);
+    const note = w.blocks[0];
+    expect(note.kind).toBe('summary');
+    // One note for the import, not one a fold: it names the whole span once, as a whole sentence.
+    expect(note.content.match(/were imported from ChatGPT/g)).toHaveLength(1);
+    expect(note.content).toMatch(new RegExp(`^Messages 1-${note.covers[1]} of this transcript were imported from ChatGPT \\(written from 2023-11-14 to 2023-12-\\d\\d\\) and are not in the live window\\. They were not summarized: search \\(mgpt search, /search\\) and recall reach every word of them\\.$`));
+    // The window ends at the rotation target (25% of the budget), not wherever the last conversation left it.
+    expect(w.tokens).toBeLessThanOrEqual(budget * 0.25);
+    expect(w.blocks.at(-1)!.covers).toEqual([n, n]);
+    const { rotations } = await backend.listRotations(id);
+    expect(rotations).toHaveLength(1);
+    expect(rotations[0]).toMatchObject({ trigger: 'import', seq: null, from_seq: 1, to_seq: note.covers[1], summary: { text: note.content }, route: { provider: 'mgpt', model: 'import-note' }, undone: false });
+    expect(rotations[0].blocks_before).toHaveLength(n);
+    expect(rotations[0].blocks_after.map((b) => b.id)).toEqual(w.blocks.map((b) => b.id));
+    // Undo: every imported message is back in the window, one block each, with the ids it had.
+    const undone = await backend.rotate(id, { action: 'undo' });
+    expect(undone.window.blocks.map((b) => [b.kind, b.covers[0]])).toEqual(Array.from({ length: n }, (_, i) => ['message', i + 1]));
+    expect(undone.window.blocks.map((b) => b.id)).toEqual(rotations[0].blocks_before.map((b) => b.id));
+    expect((await backend.listRotations(id)).rotations.map((r) => r.undone)).toEqual([true]);
+    // The next turn folds again, as after any undo.
+    await collect(backend.sendMessage(id, { content: 'And now?', stream: false } as never));
+    const after = await backend.listRotations(id);
+    expect(after.rotations.map((r) => r.trigger)).toEqual(['import', 'turn']);
+    await engine.close();
+  });
+
+  it('an import into an entity with a summary of its own keeps that summary whole, then one note for what it folded', async () => {
+    const engine = makeEngine(dir, { windowBudget: 2000 });
+    const backend = new LocalBackend(engine);
+    await backend.importChats(await many('first.json', 40), { into: 'kept' });
+    const first = (await backend.getWindow((await backend.resolveEntity('kept')).id)).blocks[0].content;
+    const more = join(dir, 'more.json');
+    await writeChatgptExport(more, 60, (i) => ({ id: `x${i}`, title: `Later ${i}`, at: 1_800_000_000 + i * 86_400, texts: [`later question ${i}: ${FILLER}`, `later answer ${i}: ${FILLER}`] }));
+    const res = await backend.importChats(more, { into: 'kept' });
+    const id = res.entities[0].id;
+    const note = (await backend.getWindow(id)).blocks[0].content;
+    expect(note.startsWith(`${first}\n\n`)).toBe(true);
+    // The live messages the entity had before (73-80) are folded with the imported ones, and the note says so.
+    expect(note.slice(first.length + 2)).toMatch(
+      /^Messages 81-\d+ of this transcript were imported from ChatGPT \(written from 2027-01-15 to 2027-0\d-\d\d\); they and messages 73-80, from before the import, are not in the live window\. None of them were summarized: search \(mgpt search, \/search\) and recall reach every word of them\.$/,
+    );
+    expect(note.match(/were imported from ChatGPT/g)).toHaveLength(2);
+    expect((await backend.listRotations(id)).rotations.map((r) => [r.trigger, r.from_seq])).toEqual([['import', 1], ['import', 73]]);
+    await engine.close();
+  });
+});
+
+describe('importNoteText: whole sentences or nothing', () => {
+  const facts = { source: 'chatgpt' as const, folded: [1, 11] as [number, number], firstImported: 1, dates: ['2024-01-01T00:00:00Z', '2024-02-01T00:00:00Z'] as [string, string] };
+  const words = (t: string) => t.split(/\s+/).filter(Boolean).length;
+  it('takes the first form that fits: earlier summary and note, earlier and short note, earlier alone; never a cut', () => {
+    const full = importNoteText(facts, undefined, 1000, words);
+    expect(full).toBe('Messages 1-11 of this transcript were imported from ChatGPT (written from 2024-01-01 to 2024-02-01) and are not in the live window. They were not summarized: search (mgpt search, /search) and recall reach every word of them.');
+    const short = 'Messages 1-11 are out of the live window; search and recall reach them.';
+    expect(importNoteText(facts, undefined, words(full) - 1, words)).toBe(short);
+    expect(importNoteText(facts, undefined, words(short) - 1, words)).toBe('');
+    expect(importNoteText(facts, undefined, 0, words)).toBe('');
+    const earlier = 'Ada planned a trip to Kyoto.';
+    expect(importNoteText(facts, earlier, 1000, words)).toBe(`${earlier}\n\n${full}`);
+    expect(importNoteText(facts, earlier, words(earlier) + words(short), words)).toBe(`${earlier}\n\n${short}`);
+    expect(importNoteText(facts, earlier, words(earlier), words)).toBe(earlier);
   });
 });
