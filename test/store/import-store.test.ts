@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate as migratePg } from '../../src/store/postgres/pg-db.js';
 import { PG_MIGRATIONS } from '../../src/store/postgres/migrations.js';
 import { MIGRATIONS } from '../../src/store/sqlite/migrations.js';
+import { entitySubject } from '../../src/engine/lease.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { prefixEnd } from '../../src/store/prefix-range.js';
@@ -116,6 +117,40 @@ describe.each(factories)('import store cases: $name', (factory) => {
     expect((await byTarget()).map((r) => [r.target === '' ? 'own' : 'into', r.lastMessageId])).toEqual([['own', 'm2'], ['into', 'm4']]);
     await s.entities.delete(a.id, own.id);
     expect((await byTarget()).map((r) => r.target)).toEqual([all.id]);
+  });
+});
+
+describe.each(factories)('an import\'s rotation record: $name', (factory) => {
+  it('is written with the conversation that folds, then rewritten in place by the next (trigger import)', async () => {
+    const s = await factory.open();
+    try {
+      const e: EntityRow = {
+        id: randomUUID(), accountId: 'local', name: 'all', instructions: '', instructionsTokens: 0, model: 'mgpt-1-27b', state: 'none', budgetTokens: 4000, capTokens: 100000,
+        transcriptMessages: 2, transcriptTokens: 4, windowTokens: 3, windowBlocks: 1, recall: 0, createdAt: T0, updatedAt: T0,
+      };
+      const msg = (seq: number) => ({ seq, role: (seq % 2 ? 'user' : 'assistant') as 'user' | 'assistant', content: `m${seq}`, tokens: 2, createdAt: T0 });
+      const summary = { id: randomUUID(), position: 1, kind: 'summary' as const, role: 'system' as const, content: 'Messages 1-2 were imported.', tokens: 3, coversFrom: 1, coversTo: 2 };
+      const rotation = {
+        entityId: e.id, n: 1, id: randomUUID(), createdAt: T0, trigger: 'import' as const, seq: null, fromSeq: 1, toSeq: 2, summaryId: summary.id, coversFrom: 1,
+        summaryText: summary.content, summaryTokens: 3, provider: 'mgpt', model: 'import-note', promptTokens: 0, cachedTokens: null, completionTokens: 0,
+        blocksBefore: '[[1,2]]', blocksAfter: '[1]', foldedIds: '["a","b"]', undone: false,
+      };
+      const source = (id: string): ImportSourceRow => ({ accountId: 'local', source: 'chatgpt', sourceId: id, target: e.id, entityId: e.id, lastMessageId: 'x', sourceMessages: 2, importedAt: T0 });
+      await s.entities.importChat({ create: { entity: e, messages: [msg(1), msg(2)], blocks: [summary], keepIds: false }, source: source('c1'), rotation });
+      expect(await s.history.rotations(e.id)).toStrictEqual([rotation]);
+      const owner = `import-${randomUUID()}`;
+      await s.leases.acquire({ subject: entitySubject(e.id), owner, idempotencyKey: null, contentSha256: null, expiresAt: 60_000 }, 0);
+      const wider = { ...summary, id: randomUUID(), content: 'Messages 1-4 were imported.', coversTo: 4 };
+      const append = {
+        entityId: e.id, lease: { subject: entitySubject(e.id), owner }, messages: [msg(3), msg(4)], deleteBlockIds: [summary.id], insertBlocks: [wider],
+        counters: { transcriptMessages: 4, transcriptTokens: 8, windowTokens: 3, windowBlocks: 1, updatedAt: T0 },
+      };
+      const rewritten = { ...rotation, toSeq: 4, summaryId: wider.id, summaryText: wider.content, blocksBefore: '[[1,4]]', foldedIds: '["a","b","c","d"]' };
+      expect(await s.entities.importChat({ append, source: source('c2'), rotation: rewritten })).toBe(true);
+      expect(await s.history.rotations(e.id)).toStrictEqual([rewritten]);
+    } finally {
+      await s.close();
+    }
   });
 });
 
