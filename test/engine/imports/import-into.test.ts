@@ -95,15 +95,20 @@ describe("the note an import's fold leaves, recorded as its rotation", () => {
     expect(rotations[0]).toMatchObject({ trigger: 'import', seq: null, from_seq: 1, to_seq: note.covers[1], summary: { text: note.content }, route: { provider: 'mgpt', model: 'import-note' }, undone: false });
     expect(rotations[0].blocks_before).toHaveLength(n);
     expect(rotations[0].blocks_after.map((b) => b.id)).toEqual(w.blocks.map((b) => b.id));
+    // Its summary can be written again by the entity's model, and that taken back, like any rotation's.
+    const again = await backend.rotate(id, { action: 'resummarize' });
+    expect(again.window.blocks[0].content).not.toBe(note.content);
+    expect(again.rotation).toMatchObject({ trigger: 'resummarize', from_seq: 1, to_seq: note.covers[1] });
+    expect((await backend.rotate(id, { action: 'undo' })).window.blocks[0].content).toBe(note.content);
     // Undo: every imported message is back in the window, one block each, with the ids it had.
     const undone = await backend.rotate(id, { action: 'undo' });
     expect(undone.window.blocks.map((b) => [b.kind, b.covers[0]])).toEqual(Array.from({ length: n }, (_, i) => ['message', i + 1]));
     expect(undone.window.blocks.map((b) => b.id)).toEqual(rotations[0].blocks_before.map((b) => b.id));
-    expect((await backend.listRotations(id)).rotations.map((r) => r.undone)).toEqual([true]);
+    expect((await backend.listRotations(id)).rotations.map((r) => [r.trigger, r.undone])).toEqual([['import', true], ['resummarize', true]]);
     // The next turn folds again, as after any undo.
     await collect(backend.sendMessage(id, { content: 'And now?', stream: false } as never));
     const after = await backend.listRotations(id);
-    expect(after.rotations.map((r) => r.trigger)).toEqual(['import', 'turn']);
+    expect(after.rotations.map((r) => r.trigger)).toEqual(['import', 'resummarize', 'turn']);
     await engine.close();
   });
 
