@@ -1,6 +1,7 @@
 import { routeOf } from '../generation/model-call.js';
 import type { WindowBlock } from '../../core/wire/entity-types.js';
 import { BadRequestError, CancelledError, ConflictError, ROTATION_CANCELLED } from '../../core/errors.js';
+import { planFoldToTarget } from '../../core/window-plan.js';
 import type { RotateAction, RotateInput, RotateResult } from '../../core/wire/rotation-types.js';
 import { providerModelProblem } from '../../core/models.js';
 import { loadTokenEstimator } from '../../core/text/tokens.js';
@@ -112,12 +113,7 @@ async function foldNow(deps: EngineDeps, entity: EntityRow, window: BlockRow[], 
  * exchange. A lone summary is never folded again.
  */
 function foldCount(deps: EngineDeps, entity: EntityRow, window: BlockRow[]): number {
-  const shares = deps.limits.rotation;
-  const target = Math.floor(entity.budgetTokens * shares.target) - Math.floor(entity.budgetTokens * shares.summary);
-  let total = window.reduce((n, b) => n + b.tokens, 0);
-  let take = 0;
-  while (take < window.length && (total > target || (take === 1 && window[0].kind === 'summary'))) total -= window[take++].tokens;
-  return take === 0 ? Math.max(0, window.length - 2) : take;
+  return planFoldToTarget(window, entity.budgetTokens, deps.limits.rotation)?.take ?? Math.max(0, window.length - 2);
 }
 
 /** `--undo`: the window from before the last rotation not undone comes back, with what was added since; the record stays, marked undone. */

@@ -84,14 +84,16 @@ export class ImportTarget {
    * kept for the writes that follow, so nothing is counted twice.
    */
   async checkRoom(conversations: AsyncIterable<ReadConversation>): Promise<void> {
+    const into = this.into;
+    if (!into) return;
     let adding = 0;
     for await (const c of conversations) {
       if (this.signal.aborted) throw new CancelledError('the import was cancelled before it wrote anything');
       const next = await this.next(c.conversation);
       if ('from' in next) adding += sum((await this.ready(c.conversation, next.from, next.continued, true)).tokens);
     }
-    const row = this.into?.row ?? undefined;
-    refuseOverCap({ ref: this.into!.name, row, adding, cap: row?.capTokens ?? this.deps.limits.transcriptCap, max: this.deps.limits.maxTranscriptCap });
+    const row = into.row ?? undefined;
+    refuseOverCap({ ref: into.name, row, adding, cap: row?.capTokens ?? this.deps.limits.transcriptCap, max: this.deps.limits.maxTranscriptCap });
   }
 
   private async one(conv: SourceConversation): Promise<ImportedConversation> {
