@@ -151,7 +151,8 @@ export interface ChatImportWrite {
     insertBlocks: BlockRow[];
     counters: EntityCounters;
   };
-  source: ImportSourceRow;
+  /** Where the conversation went; absent for the fold that ends an --into import (no conversation of its own). */
+  source?: ImportSourceRow;
   /**
    * The import's fold, as a rotation record: written, or rewritten in place (the same entity and
    * number), since an import's later conversations fold into the same one.

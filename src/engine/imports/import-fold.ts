@@ -24,11 +24,12 @@ export interface FoldStep {
 
 /**
  * One import's fold of one entity's window, kept as ONE rotation (trigger `import`) however many
- * of the import's conversations fold into it: each conversation is its own transaction, and once
- * the import has folded, each folds what it adds into the same summary (one note, not one a
- * conversation) and rewrites the same record. So the record reads as if the whole import had
- * been appended and folded once: its window before is the window before the import with every
- * imported message in it, which `rotate --undo` brings back, and `rotations` lists it.
+ * of the import's conversations fold into it: each conversation is its own transaction; one that
+ * takes the window over its budget again folds into the same summary (one note, not one a fold)
+ * and rewrites the same record, and the import ends with one more fold down to the target. So the
+ * record reads as if the whole import had been appended and folded once: its window before is
+ * the window before the import with every imported message in it, which `rotate --undo` brings
+ * back, and `rotations` lists it.
  */
 export class ImportFold {
   private n = 0;
@@ -51,7 +52,7 @@ export class ImportFold {
     private readonly entityId: string,
   ) {}
 
-  /** Whether this import has folded the window already: its later conversations then fold to the target. */
+  /** Whether this import has folded the window already (its last fold then brings the window to the target). */
   get folding(): boolean {
     return this.n > 0;
   }

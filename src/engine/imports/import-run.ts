@@ -79,6 +79,7 @@ async function intoOne(target: ImportTarget, plan: ImportPlan, conversations: As
     await target.openInto(plan.into!);
     await target.checkRoom(spool.ordered());
     for await (const c of spool.ordered()) await note(await target.each(c), c.offset);
+    await target.finish();
   } finally {
     await spool.close();
   }

@@ -12,7 +12,7 @@ import { type HeldLease, entitySubject, takeLease } from '../lease.js';
 import type { SourceConversation } from './conversation.js';
 import type { ImportPlan } from './options.js';
 import { resolveInto } from './into.js';
-import { type ImportedWindow, windowAfterImport } from './import-window.js';
+import { type ImportedWindow, finalFold, windowAfterImport } from './import-window.js';
 import { ImportFold } from './import-fold.js';
 import { refuseOverCap } from './into-room.js';
 import { type ShapedMessage, shapeTranscript } from './plan.js';
@@ -72,6 +72,29 @@ export class ImportTarget {
   /** The entities made or added to, as they are now: the first IMPORT_REPORT_ROWS, and how many more. */
   touched(): { rows: EntityRow[]; omitted: number } {
     return { rows: [...this.rows.values()], omitted: this.omitted };
+  }
+
+  /**
+   * Ends an --into run that folded the entity's window: what its last conversations added since
+   * its last fold is folded down to the rotation target, so the window after the import is there.
+   */
+  async finish(): Promise<void> {
+    const into = this.into;
+    // A cancelled import stops after its last conversation: its window is within the budget, not folded further.
+    if (!into?.row || !into.lease || this.plan.dryRun || this.signal.aborted || !this.folds.get(into.row.id)?.folding) return;
+    const row = this.rows.get(into.row.id) ?? into.row;
+    const lease = into.lease;
+    const { store } = this.deps;
+    const existing = await store.entities.window(row.id);
+    const timeOf = async (seq: number) => (await store.entities.messagesAt(row.id, [seq]))[0]?.createdAt ?? row.createdAt;
+    const memory = this.plan.summarize ? await pinnedMemory(this.deps, row.id) : undefined;
+    const head = { text: row.instructions, tokens: row.instructionsTokens };
+    const w = await finalFold(this.deps, this.tok, { ...this.windowBase(row.id, row.model, row.budgetTokens, head), memory, existing, added: [], timeOf });
+    if (!w) return;
+    const counters = { transcriptMessages: row.transcriptMessages, transcriptTokens: row.transcriptTokens, windowTokens: w.tokens, windowBlocks: w.blocks, updatedAt: this.deps.clock.iso() };
+    const append = { entityId: row.id, messages: [], deleteBlockIds: w.deleteBlockIds, insertBlocks: w.insertBlocks, counters };
+    await lease.write((claim) => store.entities.importChat({ append: { ...append, lease: claim }, rotation: w.rotation }), leaseTaken(row.id), false);
+    this.keep({ ...row, ...counters });
   }
 
   async close(): Promise<void> {
@@ -222,8 +245,7 @@ export class ImportTarget {
     const w = await windowAfterImport(this.deps, this.tok, { ...this.windowBase(row.id, row.model, row.budgetTokens, head), memory, existing, added: msgs, timeOf });
     const counters = { transcriptMessages: next.transcriptMessages, transcriptTokens: next.transcriptTokens, windowTokens: w.tokens, windowBlocks: w.blocks, updatedAt: next.updatedAt };
     const append = { entityId: row.id, messages: msgs, deleteBlockIds: w.deleteBlockIds, insertBlocks: w.insertBlocks, counters };
-    const taken = () => new ConflictError(`entity ${row.id}: another writer took its lease during the import`, { hint: 'run the import again: what was written is skipped' });
-    await lease.write((claim) => store.entities.importChat({ append: { ...append, lease: claim }, source: this.sourceRow(r, row.id), rotation: w.rotation }), taken, false);
+    await lease.write((claim) => store.entities.importChat({ append: { ...append, lease: claim }, source: this.sourceRow(r, row.id), rotation: w.rotation }), leaseTaken(row.id), false);
     this.keep({ ...next, ...counters });
   }
 
@@ -265,6 +287,10 @@ export class ImportTarget {
       refused: () => new ConflictError(`entity ${entityId} is busy: a turn or another import is writing it`, { hint: 'run the import again when it is done' }),
     });
   }
+}
+
+function leaseTaken(entityId: string): () => ConflictError {
+  return () => new ConflictError(`entity ${entityId}: another writer took its lease during the import`, { hint: 'run the import again: what was written is skipped' });
 }
 
 function baseOf(conv: SourceConversation): Base {

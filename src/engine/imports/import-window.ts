@@ -43,10 +43,10 @@ export interface WindowInput {
 /**
  * Every imported message enters the window as a message block; when the window is then over the
  * budget, the oldest blocks are folded into one summary as a rotation would (the tail that fits
- * stays live), recorded as the import's rotation (see ImportFold); once the import has folded,
- * each later conversation folds what it adds down to the target into the same summary. The
- * summary is the entity's model's with `summarize`, else a plain note saying what was imported
- * and that search and recall reach it: no model is called.
+ * stays live), recorded as the import's rotation (see ImportFold): a later conversation of the
+ * import that takes the window over the budget again folds into the same summary. The summary is
+ * the entity's model's with `summarize`, else a plain note saying what was imported and that
+ * search and recall reach it: no model is called.
  */
 export async function windowAfterImport(deps: EngineDeps, tok: TokenEstimator, w: WindowInput): Promise<ImportedWindow> {
   await w.fold.begin(w.existing, w.added[0].seq, w.added[w.added.length - 1].seq);
@@ -62,8 +62,24 @@ export async function windowAfterImport(deps: EngineDeps, tok: TokenEstimator, w
     coversFrom: m.seq,
     coversTo: m.seq,
   }));
+  return foldWindow(deps, tok, w, fresh, false);
+}
+
+/**
+ * The fold that ends an import that folded the window: what its last conversations added since
+ * its last fold goes into the same summary, down to the rotation target, so the window after the
+ * import is at the target. Null when it is there already (or the import never folded).
+ */
+export async function finalFold(deps: EngineDeps, tok: TokenEstimator, w: WindowInput): Promise<ImportedWindow | null> {
+  if (!w.fold.folding) return null;
+  const folded = await foldWindow(deps, tok, w, [], true);
+  return folded.rotation ? folded : null;
+}
+
+/** The window with `fresh` appended, folded when over the budget (`toTarget`: when over the rotation target). */
+async function foldWindow(deps: EngineDeps, tok: TokenEstimator, w: WindowInput, fresh: BlockRow[], toTarget: boolean): Promise<ImportedWindow> {
   const all = [...w.existing, ...fresh];
-  const fold = planFold(all, w.budget, deps.limits.rotation, w.fold.folding);
+  const fold = planFold(all, w.budget, deps.limits.rotation, toTarget);
   if (!fold) return { deleteBlockIds: [], insertBlocks: fresh, tokens: sumTokens(all), blocks: all.length };
   const span = all.slice(0, fold.take);
   const kept = all.slice(fold.take);

@@ -64,11 +64,11 @@ export interface FoldPlan {
 /**
  * The rotation's own plan over the window with the imported messages in it: nothing when it fits
  * the budget; else the oldest blocks are folded so the window, summary included, is at the
- * rotation target share (the tail stays live). `again`: the import folded this window already,
- * so what it adds now is folded down to the target too, into the same summary.
+ * rotation target share (the tail stays live). `toTarget`: folded when over the target share,
+ * whatever the budget (the fold that ends an import).
  */
-export function planFold(blocks: readonly PlannedBlock[], budget: number, shares: RotationShares, again = false): FoldPlan | null {
-  const plan = again ? planFoldToTarget(blocks, budget, shares) : planRotation(blocks, 0, budget, undefined, undefined, shares);
+export function planFold(blocks: readonly PlannedBlock[], budget: number, shares: RotationShares, toTarget = false): FoldPlan | null {
+  const plan = toTarget ? planFoldToTarget(blocks, budget, shares) : planRotation(blocks, 0, budget, undefined, undefined, shares);
   return plan && { take: plan.take, covers: plan.covers, maxSummaryTokens: plan.maxSummaryTokens };
 }
 

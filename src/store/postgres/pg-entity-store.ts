@@ -245,7 +245,7 @@ export class PgEntityStore implements EntityStore {
         await c.query(`DELETE FROM rotations WHERE entity_id = $1 AND n = $2`, [w.rotation.entityId, w.rotation.n]);
         await insertRotation(c, w.rotation);
       }
-      await saveImportSource(c, w.source);
+      if (w.source) await saveImportSource(c, w.source);
       return true;
     });
   }

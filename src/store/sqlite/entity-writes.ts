@@ -72,6 +72,6 @@ export function importChat(r: SqliteRepos, w: ChatImportWrite): boolean {
     e.updateCounters(a.entityId, a.counters);
   }
   if (w.rotation) r.history.replaceRotation(w.rotation);
-  r.imports.save(w.source);
+  if (w.source) r.imports.save(w.source);
   return true;
 }
