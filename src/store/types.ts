@@ -121,7 +121,7 @@ export interface EntityImport {
 export type ImportConflict = { taken: 'entity' | 'block'; id: string } | null;
 
 /**
- * Where an imported conversation went, per target (issue 35): a re-run into the same target skips
+ * Where an imported conversation went, per target: a re-run into the same target skips
  * it, `--update` appends after its last message.
  */
 export interface ImportSourceRow {
