@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { LocalBackend } from '../../../src/backends/local.js';
 import { importNoteText } from '../../../src/engine/imports/plan.js';
 import { writeChatgptExport } from '../../helpers/chatgpt-export.js';
-import { collect, makeEngine } from '../../helpers/engine.js';
+import { bytes, collect, makeEngine } from '../../helpers/engine.js';
 import { tempDir } from '../../helpers/temp.js';
 
 const dir = tempDir('mgpt-import-into-');
@@ -95,6 +95,10 @@ describe("the note an import's fold leaves, recorded as its rotation", () => {
     expect(rotations[0]).toMatchObject({ trigger: 'import', seq: null, from_seq: 1, to_seq: note.covers[1], summary: { text: note.content }, route: { provider: 'mgpt', model: 'import-note' }, undone: false });
     expect(rotations[0].blocks_before).toHaveLength(n);
     expect(rotations[0].blocks_after.map((b) => b.id)).toEqual(w.blocks.map((b) => b.id));
+    // An archive carries the import's rotation: a copy lists it as the original does.
+    const copy = await engine.entities.import(await bytes(await engine.entities.export(id, 'tar', 'local')), 'tar', {}, 'local');
+    expect((await backend.listRotations(copy.id)).rotations.map((r) => [r.trigger, r.from_seq, r.to_seq, r.summary.text])).toEqual([['import', 1, note.covers[1], note.content]]);
+    await backend.deleteEntity(copy.id);
     // Its summary can be written again by the entity's model, and that taken back, like any rotation's.
     const again = await backend.rotate(id, { action: 'resummarize' });
     expect(again.window.blocks[0].content).not.toBe(note.content);
