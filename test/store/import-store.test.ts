@@ -100,6 +100,9 @@ describe.each(factories)('import store cases: $name', (factory) => {
     expect(await got('Névé', 'Névé (')).toEqual(['Névé', 'Névé (2)']);
     expect(await got('Névé 🙂', 'Névé 🙂 (')).toEqual(['Névé 🙂 (2)']);
     expect(await got('Nobody', 'Nobody (')).toEqual([]);
+    // A prefix with no bound above it (all U+10FFFF): the range is open-ended.
+    await s.entities.insert(entity(a.id, '\u{10FFFF}\u{10FFFF}'));
+    expect(await got('\u{10FFFF}', '\u{10FFFF}')).toEqual(['\u{10FFFF}\u{10FFFF}']);
   });
 
   it('import sources: a row per target; saving again for a target moves that row on, the others stay', async () => {

@@ -67,11 +67,14 @@ export class PgEntityStore implements EntityStore {
     return rows;
   }
 
-  /** See EntityStore.namesLike: the prefix as a range over the (account_id, name) index (names compare as "C"). */
+  /** See EntityStore.namesLike: the name, and the prefix as a range, each a search of the (account_id, name) index (names compare as "C"). */
   async namesLike(accountId: string, name: string, prefix: string): Promise<string[]> {
+    const end = prefixEnd(prefix);
+    const range = end === null ? 'name >= $3' : 'name >= $3 AND name < $4';
     const { rows } = await this.pool.query<{ name: string }>(
-      `SELECT name FROM entities WHERE account_id = $1 AND (name = $2 OR (name >= $3 AND ($4::text IS NULL OR name < $4)))`,
-      [accountId, name, prefix, prefixEnd(prefix)],
+      `SELECT name FROM entities WHERE account_id = $1 AND name = $2
+       UNION ALL SELECT name FROM entities WHERE account_id = $1 AND ${range} AND name <> $2`,
+      end === null ? [accountId, name, prefix] : [accountId, name, prefix, end],
     );
     return rows.map((r) => r.name);
   }

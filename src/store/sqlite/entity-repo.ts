@@ -65,12 +65,17 @@ export class EntityRepo {
     ).all(accountId, name, idPrefix, idPrefix, idPrefix === null ? null : `${idPrefix}g`, limit) as EntityRow[];
   }
 
-  /** See EntityStore.namesLike: the prefix as a range over the (account_id, name) index. */
+  /**
+   * See EntityStore.namesLike: the name, and the prefix as a range, each a search of the
+   * (account_id, name) index (joined by OR, SQLite would scan all the account's names instead).
+   */
   namesLike(accountId: string, name: string, prefix: string): string[] {
     const end = prefixEnd(prefix);
+    const range = end === null ? 'name >= ?' : 'name >= ? AND name < ?';
     return this.s(
-      `SELECT name FROM entities WHERE account_id = ? AND (name = ? OR (name >= ? AND (? IS NULL OR name < ?)))`,
-    ).pluck().all(accountId, name, prefix, end, end) as string[];
+      `SELECT name FROM entities WHERE account_id = ? AND name = ?
+       UNION ALL SELECT name FROM entities WHERE account_id = ? AND ${range} AND name <> ?`,
+    ).pluck().all(accountId, name, accountId, prefix, ...(end === null ? [] : [end]), name) as string[];
   }
 
   delete(accountId: string, id: string): boolean {
