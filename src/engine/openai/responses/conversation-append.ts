@@ -50,7 +50,7 @@ export async function appendTurns(deps: AppendDeps, accountId: string, entityId:
     const blocks = await blocksAfter(deps, row, messages);
     const counters = countersOf(row, messages, blocks, now);
     const append = { entityId, messages, deleteBlockIds: [], insertBlocks: blocks, counters };
-    const sourceRow = { accountId, source: 'openai-conversation', sourceId: source.id, entityId, lastMessageId: `${counters.transcriptMessages}`, sourceMessages: source.items, importedAt: now };
+    const sourceRow = { accountId, source: 'openai-conversation', sourceId: source.id, target: '', entityId, lastMessageId: `${counters.transcriptMessages}`, sourceMessages: source.items, importedAt: now };
     await lease.write((claim) => deps.store.entities.importChat({ append: { ...append, lease: claim }, source: sourceRow }), () => new ConflictError(`conversation ${source.id}: another writer took its lease`), false);
     return messages.length;
   } finally {
