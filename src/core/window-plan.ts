@@ -27,6 +27,8 @@ export interface PlannedBlock {
   coversTo: number;
   /** A summary block alone is never folded again: a summary must carry something new. */
   kind?: 'summary' | 'message';
+  /** A message block's role: a fold ends before a user message, so the live window starts with one. */
+  role?: string;
 }
 
 export interface RotationPlan {
@@ -110,6 +112,13 @@ function foldSpan(blocks: readonly PlannedBlock[], total: number, cost: number, 
     take++;
   }
   if (take === 0) return null;
+  // The span ends after an assistant reply: a question never stays without its answer, nor an answer
+  // without its question (an oversized reply is folded whole with the question it answers).
+  while (take < blocks.length && !startsExchange(blocks[take])) {
+    total -= blocks[take].tokens;
+    cost -= blocks[take].tokens + perBlock;
+    take++;
+  }
   let maxSummaryTokens = Math.min(summaryRoom, budget - total);
   if (limit) maxSummaryTokens = Math.min(maxSummaryTokens, costSummaryRoom, limit.cap - cost - perBlock);
   return {
@@ -118,6 +127,17 @@ function foldSpan(blocks: readonly PlannedBlock[], total: number, cost: number, 
     maxSummaryTokens: Math.max(0, maxSummaryTokens),
     remainingTokens: total,
   };
+}
+
+/** `take` moved forward past any block the live window may not start with: the fold then ends after an assistant reply. */
+export function foldToExchange(blocks: readonly PlannedBlock[], take: number): number {
+  while (take < blocks.length && !startsExchange(blocks[take])) take++;
+  return take;
+}
+
+/** Whether the live window may start at `b`: a user message (a block without a role is taken as one). */
+function startsExchange(b: PlannedBlock): boolean {
+  return b.kind === 'summary' ? false : b.role === undefined || b.role === 'user';
 }
 
 /** Checks the window invariant: blocks cover 1..n exactly once, in order, summaries before messages. */

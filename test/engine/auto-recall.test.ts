@@ -3,6 +3,7 @@ import type { Engine } from '../../src/engine/engine.js';
 import { bytes, collect, done, makeEngine } from '../helpers/engine.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../helpers/fake-openai.js';
 import { tempDir } from '../helpers/temp.js';
+import { loadTokenEstimator } from '../../src/core/text/tokens.js';
 
 /** Automatic recall (issue 32) on the embedded engine: what reaches the prompt, and what is never stored. */
 const dir = tempDir();
@@ -40,17 +41,21 @@ describe('automatic recall', () => {
     expect(window.blocks.find((b) => b.kind === 'message')!.covers[0]).toBeGreaterThan(2);
     const events = await collect(engine.entities.send(id, { content: 'Which city is my sister living in these days?' }, 'local'));
     const prompt = lastPrompt();
-    const recall = prompt.at(-2)!;
-    expect(recall.role).toBe('system');
-    expect(recall.content).toMatch(/^Earlier in this conversation/);
-    expect(recall.content).toMatch(/#1 user \(\d{4}-\d\d-\d\d \d\d:\d\d\): My sister Margaret moved to Lisbon/);
-    expect(prompt.at(-1)).toEqual({ role: 'user', content: 'Which city is my sister living in these days?' });
+    // In the new message, before its text: never a system message between the turns (chat templates refuse it).
+    expect(prompt.filter((m) => m.role === 'system')).toHaveLength(1);
+    const message = prompt.at(-1)!;
+    expect(message.role).toBe('user');
+    expect(message.content).toMatch(/^<recalled>\nEarlier in this conversation/);
+    expect(message.content).toMatch(/\n#1 user \(\d{4}-\d\d-\d\d \d\d:\d\d\): My sister Margaret moved to Lisbon/);
+    expect(message.content).toMatch(/\n<\/recalled>\n\nWhich city is my sister living in these days\?$/);
     expect(done(events).completion.recalled?.map((m) => m.seq)).toContain(1);
     // Never stored: the transcript and the window hold the turn's two messages, not the recall.
     const messages = (await engine.entities.messages(id, { after: 80 }, 'local')).data;
-    expect(messages.map((m) => m.content).join('\n')).not.toContain('Earlier in this conversation');
+    // (The fake's reply repeats the last user message as it got it, recall included: only the user's own text is checked.)
+    const users = (m: { role: string }) => m.role === 'user';
+    expect(messages.filter(users).map((m) => m.content).join('\n')).not.toContain('Earlier in this conversation');
     const after = await engine.entities.window(id, 'local');
-    expect(after.blocks.map((b) => b.content).join('\n')).not.toContain('Earlier in this conversation');
+    expect(after.blocks.filter(users).map((b) => b.content).join('\n')).not.toContain('Earlier in this conversation');
     // The log record lists what was recalled.
     const logs = await engine.logs.list({ pageSize: 5 });
     const record = await engine.logs.get(logs.data.find((l) => l.facade === 'recall')!.id);
@@ -66,28 +71,27 @@ describe('automatic recall', () => {
     expect(recalled).toEqual(lastPrompt());
   });
 
-  it('never brings a rotation sooner: recalled lines take only the room the window leaves under the model', async () => {
-    // A model of 700 tokens with 100 kept for the reply; every message names the garden, so every turn recalls.
+  it('recalled lines count in the window: a turn recalls only into the room left under the model, and the rotating turn recalls after its fold', async () => {
+    // A model of 700 tokens with 100 kept for the reply; every message names the garden, so every turn may recall.
     const small = makeEngine(dir, {
       route: () => ({ provider: 'openai', baseUrl: fake.url, model: 'fake-model', maxRetries: 0, contextSize: 700, maxTokens: 100 }),
     });
+    const tok = await loadTokenEstimator();
     try {
-      const rotations = async (recall: 'auto' | 'off') => {
-        const e = await small.entities.create({ model: 'mgpt-1-27b', recall }, 'local');
-        const at: number[] = [];
-        let recalled = 0;
-        for (let i = 0; i < 40; i++) {
-          const events = await collect(small.entities.send(e.id, { content: `the garden and ${FILLER[i % FILLER.length]}, day ${i}` }, 'local'));
-          if (events.some((x) => x.type === 'rotation')) at.push(i);
-          recalled += done(events).completion.recalled?.length ?? 0;
-        }
-        return { at, recalled };
-      };
-      const off = await rotations('off');
-      const auto = await rotations('auto');
-      expect(off.at.length).toBeGreaterThanOrEqual(2);
-      expect(auto.recalled).toBeGreaterThan(0);
-      expect(auto.at).toEqual(off.at);
+      const e = await small.entities.create({ model: 'mgpt-1-27b', recall: 'auto' }, 'local');
+      const from = fake.requests.length;
+      let rotatingRecalls = 0;
+      for (let i = 0; i < 40; i++) {
+        const events = await collect(small.entities.send(e.id, { content: `the garden and ${FILLER[i % FILLER.length]}, day ${i}` }, 'local'));
+        if (events.some((x) => x.type === 'rotation') && done(events).completion.recalled?.length) rotatingRecalls++;
+      }
+      const replies = fake.requests.slice(from).filter((r) => !JSON.stringify(r.body.messages).includes('Pause the conversation'));
+      for (const r of replies) {
+        const text = (r.body.messages as Array<{ content: string }>).map((m) => m.content).join('\n');
+        expect(tok.count(text)).toBeLessThanOrEqual(600);
+      }
+      expect(replies.some((r) => JSON.stringify(r.body.messages).includes('<recalled>'))).toBe(true);
+      expect(rotatingRecalls).toBeGreaterThan(0);
     } finally {
       small.close();
     }

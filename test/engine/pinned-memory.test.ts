@@ -46,14 +46,18 @@ describe('pinned memory in the prompt', () => {
     expect(rotations).toBeGreaterThanOrEqual(5);
     const prompts = chatPrompts(from);
     expect(prompts).toHaveLength(100);
+    // One system message: the instructions, then the memory (then any summary), joined.
     for (const p of prompts) {
-      expect(p[0]).toEqual({ role: 'system', content: 'You are Ada.' });
-      expect(p[1]).toEqual({ role: 'system', content: 'Pinned memory:\nuser: Ada lives in Porto and deploys on PostgreSQL 15' });
+      expect(p.filter((m: { role: string }) => m.role === 'system')).toHaveLength(1);
+      expect(p[0].content.startsWith('You are Ada.\n\nPinned memory:\nuser: Ada lives in Porto and deploys on PostgreSQL 15')).toBe(true);
     }
-    // A summary request starts with the prefix the conversation sends: instructions, then the memory (the provider's cache serves it).
+    // A summary request is the conversation as a turn sent it, then the request to fold (the provider's cache serves the rest).
     const summaries = fake.requests.slice(from).filter((r) => isSummaryRequest(r.body) && r.body.messages.at(-1).role === 'user');
     expect(summaries.length).toBeGreaterThanOrEqual(5);
-    for (const r of summaries) expect(r.body.messages.slice(0, 2)).toEqual(prompts[0].slice(0, 2));
+    for (const r of summaries) {
+      const sent = r.body.messages.slice(0, -1);
+      expect(prompts.some((p) => JSON.stringify(p.slice(0, sent.length)) === JSON.stringify(sent))).toBe(true);
+    }
     // Never a window block: the window holds summaries and messages only, and none of them is the memory.
     const w = await engine.entities.window(id, 'local');
     expect(w.blocks.some((b) => b.content.includes('Pinned memory'))).toBe(false);
@@ -65,14 +69,14 @@ describe('pinned memory in the prompt', () => {
     await engine.memory.set(id, 'user', 'Ada lives in Porto', 'local');
     const from = fake.requests.length;
     for (let i = 0; i < 4; i++) await collect(engine.entities.send(id, { content: `${FILLER[i]}, day ${i}` }, 'local'));
-    const head = chatPrompts(from)[0].slice(0, 2);
-    expect(head).toEqual([{ role: 'system', content: 'You are Ada.' }, { role: 'system', content: 'Pinned memory:\nuser: Ada lives in Porto' }]);
+    const head = chatPrompts(from)[0].slice(0, 1);
+    expect(head).toEqual([{ role: 'system', content: 'You are Ada.\n\nPinned memory:\nuser: Ada lives in Porto' }]);
     for (const action of ['rotate', 'resummarize'] as const) {
       const before = fake.requests.length;
       await engine.entities.rotate(id, { action }, 'local');
       const summaries = fake.requests.slice(before).filter((r) => isSummaryRequest(r.body));
       expect(summaries.length, action).toBeGreaterThan(0);
-      for (const r of summaries) expect(r.body.messages.slice(0, 2), action).toEqual(head);
+      for (const r of summaries) expect(r.body.messages.slice(0, 1), action).toEqual(head);
     }
   });
 
@@ -88,8 +92,8 @@ describe('pinned memory in the prompt', () => {
     await engine.memory.remove(id, 'b', 'local');
     await collect(engine.entities.send(id, { content: 'third' }, 'local'));
     const [p1, p2, p3] = chatPrompts(from);
-    expect(p1[1].content).toBe('Pinned memory:\na: one\nb: two');
-    expect(p2[1].content).toBe('Pinned memory:\na: uno\nb: two');
+    expect(p1[0].content).toBe('You are Ada.\n\nPinned memory:\na: one\nb: two');
+    expect(p2[0].content).toBe('You are Ada.\n\nPinned memory:\na: uno\nb: two');
     expect(p3.filter((m) => m.role === 'system')).toEqual([{ role: 'system', content: 'You are Ada.' }]);
     expect(p3.map((m) => m.content)).toEqual(['You are Ada.', 'first', 'reply: first', 'second', 'reply: second', 'third']);
   });
@@ -147,7 +151,7 @@ describe('the remember tool', () => {
     expect(requests[0].body.tools.map((t: any) => t.function.name)).toEqual(['remember']);
     expect(requests[1].body.messages.at(-1)).toMatchObject({ role: 'tool', tool_call_id: 'call-1', content: expect.stringMatching(/^remembered: block "city" is set/) });
     // During the turn the prompt still shows memory as the turn began.
-    expect(requests[1].body.messages[1].content).toBe('Pinned memory:\ncity: Lisbon');
+    expect(requests[1].body.messages[0].content).toBe('You are Ada.\n\nPinned memory:\ncity: Lisbon');
     expect((await engine.entities.messages(id, {}, 'local')).data.map((m) => m.content)).toEqual(['I moved to Porto, remember that', 'Noted.']);
     expect((await engine.entities.window(id, 'local')).blocks).toHaveLength(2);
     expect((await engine.memory.get(id, 'city', 'local')).text).toBe('Porto');
@@ -158,7 +162,7 @@ describe('the remember tool', () => {
     const from = fake.requests.length;
     await collect(engine.entities.send(id, { content: 'where do I live?' }, 'local'));
     const next = chatPrompts(from)[0];
-    expect(next[1].content).toBe('Pinned memory:\ncity: Porto');
+    expect(next[0].content).toBe('You are Ada.\n\nPinned memory:\ncity: Porto');
   });
 
   it('a call past the limits or with bad arguments is refused in its tool message and changes nothing', async () => {

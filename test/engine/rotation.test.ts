@@ -68,11 +68,15 @@ describe('rotation (property, 500 turns)', () => {
         // 2. Within budget before generation: everything but the reply block.
         const beforeGeneration = w.blocks.slice(0, -1);
         expect(beforeGeneration.reduce((t, b) => t + b.tokens, 0), `turn ${turn}`).toBeLessThanOrEqual(budget);
-        // 3. The provider saw exactly: instructions, then those blocks in order.
+        // 3. The provider saw exactly: one system message (instructions, then the summary), then those messages in order,
+        // the live window starting with a user message (a fold ends after a reply).
         const replyRequest = fake.requests.at(-1)!.body;
+        const summaries = beforeGeneration.filter((b: WindowBlock) => b.kind === 'summary').map((b: WindowBlock) => b.content);
+        const live = beforeGeneration.filter((b: WindowBlock) => b.kind === 'message');
+        expect(live[0].role, `turn ${turn}`).toBe('user');
         expect(replyRequest.messages).toEqual([
-          { role: 'system', content: 'You are a careful companion.' },
-          ...beforeGeneration.map((b: WindowBlock) => ({ role: b.kind === 'summary' ? 'system' : b.role, content: b.content })),
+          { role: 'system', content: ['You are a careful companion.', ...summaries].join('\n\n') },
+          ...live.map((b: WindowBlock) => ({ role: b.role, content: b.content })),
         ]);
         // 4. Summaries are recursive: a later one covers the range of the earlier one.
         const rotated = events.some((x) => x.type === 'rotation');

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { packIds, unpackIds } from '../../src/engine/entities/window/block-ids.js';
 import { PREAMBLES, decodeTail, encodeTail } from '../../src/engine/entities/window/text-refs.js';
-import { recallText } from '../../src/engine/entities/window/turn-window.js';
+import { inViewRecall } from '../../src/engine/entities/window/recall-block.js';
+import { storedForm } from '../../src/engine/entities/window/load-window.js';
 import type { EngineDeps } from '../../src/engine/deps.js';
 import type { MessageRow } from '../../src/store/types.js';
 
@@ -14,13 +15,16 @@ const deps = { store: { entities: { messagesAt: async (_: string, seqs: number[]
 describe('the window history keeps what came after the window by reference, and gives it back exactly', () => {
   it('a recall message as built today is stored as seqs and comes back byte for byte', async () => {
     const line = (m: MessageRow, text = m.content) => `#${m.seq} ${m.role} (2026-11-26 10:11): ${text}`;
-    const text = recallText({ text: [line(rows[0]), line(rows[1]), line(rows[2], rows[2].content.slice(0, 30))].join('\n'), tokens: 1, messages: [] });
+    const recall = inViewRecall({ text: [line(rows[0]), line(rows[1]), line(rows[2], rows[2].content.slice(0, 30))].join('\n'), tokens: 1, messages: [] });
+    const { text } = recall;
     // Today's preamble is one the history knows (a new one must be appended to PREAMBLES).
     expect(PREAMBLES).toContain(text.split('\n')[0]);
     const tail = [{ role: 'system' as const, content: text }];
     const stored = encodeTail(tail, sources);
     expect(stored).toEqual([{ r: 'system', q: [0, 3, 4, [9, 30]] }]);
     expect(await decodeTail(deps, 'e', JSON.parse(JSON.stringify(stored)))).toEqual(tail);
+    // The form a turn record keeps a user message's recall in: the same seqs.
+    expect(storedForm(recall, sources).stored).toEqual({ r: 'user', q: [0, 3, 4, [9, 30]] });
   });
 
   it('any other text is kept as literal pieces and references, and a message of another shape as it was', async () => {

@@ -66,9 +66,11 @@ describe('the kept window', () => {
         continue; // the prompt then starts from the new summary
       }
       const body = fake.requests[before].body as { messages: Array<{ role: string; content: string }> };
+      // One system message: the instructions, then the summary joined into it.
+      const summaries = stored.filter((b) => b.kind === 'summary').map((b) => b.content);
       expect(body.messages).toEqual([
-        { role: 'system', content: 'You are a careful companion.' },
-        ...stored.map((b) => ({ role: b.kind === 'summary' ? 'system' : b.role, content: b.content })),
+        { role: 'system', content: ['You are a careful companion.', ...summaries].join('\n\n') },
+        ...stored.filter((b) => b.kind === 'message').map((b) => ({ role: b.role, content: b.content })),
         { role: 'user', content: `message ${i} ${'about the garden '.repeat(1 + (i % 7))}` },
       ]);
     }

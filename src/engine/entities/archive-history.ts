@@ -3,6 +3,7 @@ import { BadRequestError } from '../../core/errors.js';
 import type { EntityHistory, RotationRow, RotationTrigger } from '../../store/types.js';
 import type { BlockRef } from './window/block-refs.js';
 import { packIds, unpackIds } from './window/block-ids.js';
+import { isRecallTail } from './window/recall-block.js';
 
 /**
  * The window history's part of an export archive (version 2): `rotations.json` in the tar, the
@@ -81,7 +82,7 @@ export function historyOf(raw: unknown, messages: number, blockId: (id: string) 
   const turns = doc.turns.map((t) => {
     if (!isObject(t) || !isCount(t.seq) || t.seq % 2 !== 1 || t.seq <= last || t.seq > messages) fail('a turn record has a bad seq');
     if (!Number.isSafeInteger(t.head) || t.head < 1 || t.head > heads.length) fail(`turn ${t.seq} names no head`);
-    if (t.tail !== null && !Array.isArray(t.tail)) fail(`turn ${t.seq} has a bad tail`);
+    if (t.tail !== null && !Array.isArray(t.tail) && !isRecallTail(t.tail)) fail(`turn ${t.seq} has a bad tail`);
     last = t.seq;
     return { seq: t.seq, headId: t.head, blocks: refs(t.blocks, `turn ${t.seq}`), tail: t.tail === null ? null : JSON.stringify(t.tail) };
   });

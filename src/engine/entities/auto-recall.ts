@@ -1,26 +1,34 @@
 import type { BlockRow } from '../../store/types.js';
 import { type Retrieved, retrieve } from './retrieve.js';
-import { RECALL_PREAMBLE_TOKENS, type WindowTurn, roomForRecall } from './window/turn-window.js';
+import { inViewRecall } from './window/recall-block.js';
+import { type PreparedWindow, type WindowTurn, recallRoom } from './window/turn-window.js';
 
 /** Recall mode `auto` as the store codes it. */
 const AUTO = 2;
 
 /**
- * Automatic recall (issue 32): before an `auto` entity's turn, the retriever is asked about the new
- * message over what the window no longer shows (the messages before its first live one). What it
- * finds goes into the prompt as one message and is never stored; nothing found leaves the turn's
- * request exactly as it would be without recall.
+ * Automatic recall (issue 32): an `auto` entity's turn asks the retriever about the new message
+ * over what the window no longer shows (the messages before its first live one), once the turn's
+ * rotation is done, so a turn that folds can recall what it just folded. Lines still in view (a
+ * live message, or an earlier turn's recall that is not folded yet) are not recalled again. What
+ * it finds goes before the new message's text (recall-block.ts) and stays there while the message
+ * is live; it is never stored as a message. Nothing found leaves the request as it would be
+ * without recall.
  */
-export async function autoRecall(turn: WindowTurn): Promise<Retrieved | undefined> {
-  const { deps, entity, window } = turn;
+export async function autoRecall(turn: WindowTurn, prepared: PreparedWindow): Promise<Retrieved | undefined> {
+  const { deps, entity } = turn;
   if (entity.recall !== AUTO) return undefined;
-  const live = window.blocks.find((b) => b.kind === 'message');
-  const beforeSeq = live?.coversFrom ?? entity.transcriptMessages + 1;
-  const previous = lastUserMessage(window.blocks);
-  const budgetTokens = await recallBudget(turn);
+  const { head } = prepared;
+  const live = head.blocks.find((b) => b.kind === 'message');
+  const beforeSeq = live?.coversFrom ?? prepared.userBlock.coversFrom;
+  const budgetTokens = await recallBudget(turn, prepared);
   if (budgetTokens < MIN_RECALL_TOKENS) return undefined;
-  const found = await retrieve(deps, entity, turn.content, { beforeSeq, budgetTokens, context: previous?.content });
-  return found.messages.length ? found : undefined;
+  const previous = lastUserMessage(head.blocks);
+  const found = await retrieve(deps, entity, turn.content, { beforeSeq, budgetTokens, context: previous?.content, inView: head.inView() });
+  if (!found.messages.length) return undefined;
+  prepared.recall = inViewRecall(found);
+  prepared.estimate += prepared.recall.tokens;
+  return found;
 }
 
 function lastUserMessage(blocks: readonly BlockRow[]): BlockRow | undefined {
@@ -29,24 +37,16 @@ function lastUserMessage(blocks: readonly BlockRow[]): BlockRow | undefined {
 }
 
 /**
- * engine.recallTokens, and never more than a fifth of the model's context when it is known. Nor
- * more than the room the window leaves under the model's limit: recalled lines that pushed the
- * window over it would force a rotation (a summary call, and a prompt the cache no longer holds)
- * a turn early. A turn that rotates anyway recalls more, its rotation makes the room, but never
- * more than half of what the instructions and the new message leave: the window keeps at least
- * the room the recall takes (a 512-token model with half kept for the reply had none left for
- * the message itself).
+ * engine.recallTokens, never more than a fifth of the model's context when it is known, nor more
+ * than the room the window leaves under its budget and the model's limit: recalled lines stay in
+ * view with their message, so lines past that room would force a rotation (a summary call, and a
+ * prompt the cache no longer holds) a turn early.
  */
-async function recallBudget(turn: WindowTurn): Promise<number> {
-  const { deps, entity, model, count } = turn;
-  // The head as the turn's fit counts it: the instructions and the pinned memory (issue 33).
-  const fit = await deps.calibration.fit(model, entity.instructionsTokens + (turn.memory?.tokens ?? 0), (entity.instructions ? 1 : 0) + (turn.memory ? 1 : 0));
+async function recallBudget(turn: WindowTurn, prepared: PreparedWindow): Promise<number> {
+  const { deps, count } = turn;
+  const { fit } = prepared;
   const fifth = fit.contextTokens ? Math.floor(fit.contextTokens / fit.factor / 5) : Infinity;
-  const budget = Math.min(deps.limits.recallTokens, fifth);
-  const room = roomForRecall(turn, fit);
-  if (!room || !fit.limit) return budget;
-  if (!room.rotates) return Math.min(budget, room.lines);
-  return Math.min(budget, Math.floor((fit.limit.cap - count.bound - 2 * fit.limit.perBlock - RECALL_PREAMBLE_TOKENS) / 2));
+  return Math.min(deps.limits.recallTokens, fifth, recallRoom(turn, prepared, await count.exact()));
 }
 
 /** Less room than this recalls nothing: not even one short line would fit. */

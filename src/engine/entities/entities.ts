@@ -34,6 +34,7 @@ import { importEntity } from './import.js';
 import { refuseTakenName } from './entity-names.js';
 import { type EntityRef, type TurnExtras, runTurn } from './turn.js';
 import { windowMessages } from './window/window-state.js';
+import { loadWindow } from './window/load-window.js';
 import { pinnedMemory } from './memory.js';
 import type { ChatMessage } from '../../providers/spec.js';
 import type { RouteFit } from '../generation/calibration.js';
@@ -235,7 +236,7 @@ export class EntityService {
   /** The prompt the entity's next turn starts from (instructions, then the window), for replies that are not stored. */
   async context(id: string, accountId: string): Promise<ChatMessage[]> {
     const row = await this.row(id, accountId);
-    const messages = windowMessages(row.instructions, await this.deps.store.entities.window(row.id));
+    const messages = windowMessages(row.instructions, (await loadWindow(this.deps, row)).rendered());
     const memory = await pinnedMemory(this.deps, row.id);
     if (memory) messages.splice(row.instructions ? 1 : 0, 0, { role: 'system', content: memory.text });
     return messages;

@@ -40,6 +40,8 @@ export interface RetrieveOptions {
   budgetTokens: number;
   /** What the conversation was just about (the previous user message), added to a short question's words. */
   context?: string;
+  /** Seqs already in front of the model (recalled by an earlier turn still in view): never returned again. */
+  inView?: ReadonlySet<number>;
 }
 
 /** A question with fewer content words than this takes the previous exchange's words too. */
@@ -60,7 +62,7 @@ export async function retrieve(deps: RetrieveDeps, entity: EntityRow, query: str
   if (!words.length) return NOTHING_RETRIEVED;
   const hits = await rank(deps, entity, words, opts.beforeSeq);
   if (!hits.length) return NOTHING_RETRIEVED;
-  const order = byPriority(hits).filter((s) => s >= 1 && (opts.beforeSeq === undefined || s < opts.beforeSeq));
+  const order = byPriority(hits).filter((s) => s >= 1 && (opts.beforeSeq === undefined || s < opts.beforeSeq) && !opts.inView?.has(s));
   const lines = new Lines(await loadTokenEstimator(), opts.budgetTokens, new Set(hits.map((h) => h.seq)));
   const meanLine = meanTokens(entity) + LINE_HEAD_TOKENS;
   const perRead = Math.ceil(opts.budgetTokens / meanLine) + READ_SLACK;

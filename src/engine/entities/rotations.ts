@@ -7,11 +7,10 @@ import { foldedSpan } from '../../core/window-plan.js';
 import type { SummaryUsage } from './window/summarize.js';
 import type { PreparedWindow } from './window/turn-window.js';
 import type { WindowState } from './window/window-state.js';
-import { windowMessages } from './window/window-state.js';
 import { BlockEncoder, type BlockRef, resolveBlocks } from './window/block-refs.js';
-import { encodeTail } from './window/text-refs.js';
+import { type InViewRecall, recallTail } from './window/recall-block.js';
+import { storedForm } from './window/load-window.js';
 import { packIds } from './window/block-ids.js';
-import type { Retrieved } from './retrieve.js';
 
 /** What of a turn its history record is made from: the window before it, and the prompt it sent. */
 export interface TurnFacts {
@@ -22,8 +21,6 @@ export interface TurnFacts {
   window: WindowState;
   /** The prompt's messages as the last request sent them, up to the user message. */
   prompt?: ChatMessage[];
-  /** What automatic recall put in the prompt: its messages are stored by reference. */
-  recalled?: Retrieved;
 }
 
 /**
@@ -44,7 +41,7 @@ export async function turnHistory(t: TurnFacts, prepared: PreparedWindow, seq: n
       before: t.window.blocks, after: prepared.head.blocks, model: t.model, usage: prepared.summaryUsage,
     });
   }
-  if (t.prompt) out.turnWindow = await turnWindowWrite(encoder, t.prompt, prepared.head.blocks, seq, await recalledTexts(t));
+  if (t.prompt) out.turnWindow = await turnWindowWrite(encoder, t, prepared, seq);
   return out;
 }
 
@@ -80,44 +77,31 @@ export async function rotationRow(deps: EngineDeps, encoder: BlockEncoder, f: Ro
 }
 
 /**
- * Splits the sent prompt into its head, the window's blocks and what followed them (a recall
- * message), up to the user message. A prompt whose blocks cannot be found in it (none should be)
- * is kept whole as its head.
+ * What the turn's prompt was made of, up to its user message: the system message as sent (the
+ * head), the window's blocks by reference, and the recall each live user message carried, this
+ * turn's own included (the tail). window --at rebuilds the prompt from them byte for byte (at-turn.ts),
+ * and the next process's first turn takes the live messages' recall from the latest record.
+ * Sets `prepared.recall`'s stored form, which the kept window carries on.
  */
-async function turnWindowWrite(encoder: BlockEncoder, prompt: ChatMessage[], blocks: readonly BlockRow[], seq: number, quoted: Map<number, MessageRow>): Promise<TurnWindowWrite> {
-  const body = prompt.slice(0, -1);
-  const at = windowStart(body, blocks);
-  const head = at === -1 ? body : body.slice(0, at);
-  const tail = at === -1 ? [] : body.slice(at + blocks.length);
+async function turnWindowWrite(encoder: BlockEncoder, t: TurnFacts, prepared: PreparedWindow, seq: number): Promise<TurnWindowWrite> {
+  const prompt = t.prompt ?? [];
+  const head = prompt[0]?.role === 'system' ? [prompt[0]] : [];
+  const recalls = new Map(prepared.head.recalled);
+  if (prepared.recall) recalls.set(seq, (prepared.recall = storedForm(prepared.recall, await recalledTexts(t, prepared.recall))));
   const headJson = JSON.stringify(head);
   return {
     seq,
     headSha256: createHash('sha256').update(headJson).digest('hex'),
     head: headJson,
-    blocks: JSON.stringify(at === -1 ? [] : await encoder.encode(blocks)),
-    tail: tail.length ? JSON.stringify(encodeTail(tail, quoted)) : null,
+    blocks: JSON.stringify(await encoder.encode(prepared.head.blocks)),
+    tail: JSON.stringify(recallTail(recalls)),
   };
 }
 
-/** The transcript messages automatic recall quoted in the prompt, by seq. */
-async function recalledTexts(t: TurnFacts): Promise<Map<number, MessageRow>> {
-  const seqs = t.recalled?.text ? t.recalled.messages.map((m) => m.seq) : [];
-  const rows = seqs.length ? await t.deps.store.entities.messagesAt(t.entity.id, seqs) : [];
+/** The transcript messages the turn's recall quoted, by seq. */
+async function recalledTexts(t: TurnFacts, recall: InViewRecall): Promise<Map<number, MessageRow>> {
+  const rows = recall.seqs.length ? await t.deps.store.entities.messagesAt(t.entity.id, recall.seqs) : [];
   return new Map(rows.map((r) => [r.seq, r]));
-}
-
-/**
- * Where the window's messages start in `body` (the last place they fit, as the head comes first),
- * or -1. The prompt was made from these very blocks, so its first and last settle it, and a turn's
- * record costs the same in any window.
- */
-function windowStart(body: ChatMessage[], blocks: readonly BlockRow[]): number {
-  const n = blocks.length;
-  if (n === 0) return body.length;
-  const [first, last] = windowMessages('', [blocks[0], blocks[n - 1]]);
-  const same = (m: ChatMessage | undefined, w: ChatMessage) => m !== undefined && m.role === w.role && m.content === w.content;
-  for (let at = body.length - n; at >= 0; at--) if (same(body[at], first) && same(body[at + n - 1], last)) return at;
-  return -1;
 }
 
 /** The entity's rotations, oldest first, as the route lists them. */

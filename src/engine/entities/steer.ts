@@ -1,10 +1,10 @@
 import { routeOf } from '../generation/model-call.js';
 import type { WindowBlock } from '../../core/wire/entity-types.js';
 import { BadRequestError, CancelledError, ConflictError, ROTATION_CANCELLED } from '../../core/errors.js';
-import { planFoldToTarget } from '../../core/window-plan.js';
 import type { RotateAction, RotateInput, RotateResult } from '../../core/wire/rotation-types.js';
 import { providerModelProblem } from '../../core/models.js';
 import { loadTokenEstimator } from '../../core/text/tokens.js';
+import { foldToExchange, planFoldToTarget } from '../../core/window-plan.js';
 import type { ChatModel } from '../../providers/spec.js';
 import type { BlockRow, EntityRow, RotationRow, SteerWrite } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';
@@ -113,7 +113,9 @@ async function foldNow(deps: EngineDeps, entity: EntityRow, window: BlockRow[], 
  * exchange. A lone summary is never folded again.
  */
 function foldCount(deps: EngineDeps, entity: EntityRow, window: BlockRow[]): number {
-  return planFoldToTarget(window, entity.budgetTokens, deps.limits.rotation)?.take ?? Math.max(0, window.length - 2);
+  // planFoldToTarget's span already ends after a reply; the fallback (a window at its target) too,
+  // so the live window starts with a question, as a turn's fold leaves it.
+  return planFoldToTarget(window, entity.budgetTokens, deps.limits.rotation)?.take ?? foldToExchange(window, Math.max(0, window.length - 2));
 }
 
 /** `--undo`: the window from before the last rotation not undone comes back, with what was added since; the record stays, marked undone. */

@@ -6,6 +6,7 @@ import type { ChatMessage, ChatRequest } from '../../providers/spec.js';
 import { wireUsage } from '../generation/completion.js';
 import { overflowRetries, routeOf, runGeneration, sharedBackoffMs } from '../generation/model-call.js';
 import { type Reply, emptyReply } from '../generation/reply.js';
+import { autoRecall } from './auto-recall.js';
 import { RECALL_ROUNDS_MAX, emptyRecall } from './recall.js';
 import { clientCalls, engineCalls, engineTools, runEngineRound } from './remember.js';
 import { type TurnState, stopped, tooLarge } from './turn-state.js';
@@ -24,7 +25,7 @@ export async function* rotateAndGenerate(turn: TurnState): AsyncGenerator<TurnEv
     let prepared = resume;
     if (!resume) [reply, turn.recall] = [emptyReply(), emptyRecall()];
     try {
-      prepared ??= await rotate(turn, attempt === 0);
+      prepared ??= await prepare(turn, attempt === 0);
       for (;;) {
         for await (const text of runGeneration(routeOf(turn.deps, turn.model), replyRequest(turn, prepared), { into: reply, continues: turn.prefill })) {
           if (!turn.started) {
@@ -57,6 +58,13 @@ export async function* rotateAndGenerate(turn: TurnState): AsyncGenerator<TurnEv
   }
 }
 
+/** The turn's window, rotated if it must be, then what automatic recall adds to the new message (after the fold: it may recall what was just folded). */
+async function prepare(turn: TurnState, mayProbe: boolean): Promise<PreparedWindow> {
+  const prepared = await rotate(turn, mayProbe);
+  turn.recalled = await autoRecall(turn, prepared);
+  return prepared;
+}
+
 /**
  * Whether a reply the caller is already reading, cut because a context shared with other requests
  * ran out, can go on where it stopped: the same prompt is sent again ending with the reply so far,
@@ -86,7 +94,7 @@ function replyRequest(turn: TurnState, prepared: PreparedWindow): ChatRequest {
   const { round = [], sampling, buffered } = turn.extras;
   const recalled = turn.recall.messages;
   const prefill: ChatMessage[] = turn.prefill ? [{ role: 'assistant', content: turn.prefill }] : [];
-  turn.prompt = promptMessages(turn.entity.instructions, prepared, turn.recalled, turn.memory);
+  turn.prompt = promptMessages(turn.entity.instructions, prepared, turn.memory);
   const messages = [...turn.prompt, ...round, ...recalled, ...prefill];
   const own = engineTools(turn);
   const tools = own.length ? [...own, ...(turn.extras.tools ?? [])] : turn.extras.tools;

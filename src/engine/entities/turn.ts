@@ -10,7 +10,6 @@ import { type HeldLease, type LeaseRequest, entitySubject, withLease } from '../
 import { isMetered, requireFunds } from '../platform/billing.js';
 import { reserveReply } from '../platform/rate-limits.js';
 import { windowVersion } from '../versioned-cache.js';
-import { autoRecall } from './auto-recall.js';
 import { emptyRecall } from './recall.js';
 import { pinnedMemory } from './memory.js';
 import { commit, told, toolRound } from './turn-commit.js';
@@ -30,6 +29,7 @@ import {
 } from './turn-state.js';
 import { MessageCount } from './window/turn-window.js';
 import { WindowState } from './window/window-state.js';
+import { loadWindow } from './window/load-window.js';
 
 export type { EntityRef, TurnExtras } from './turn-state.js';
 
@@ -68,7 +68,6 @@ async function* leasedTurn(
     await checkBudget(deps, now.entity, count);
     const turn = await openTurn(deps, now, count, signal, input.extras);
     turn.extras.sampling = await reserveReply(turn.extras.allowance, count.bound, turn.extras.sampling);
-    turn.recalled = await autoRecall(turn);
     const { prepared, reply } = yield* rotateAndGenerate(turn);
     if (signal.aborted || (stopped(turn) && !turn.started)) throw cancelled(callerSignal(input));
     if (reply.toolCalls.length) return yield* toolRound(turn, prepared, reply);
@@ -156,7 +155,7 @@ async function openTurn(deps: EngineDeps, current: Current, count: MessageCount,
   const model = await deps.chatModel(entity.model);
   const window = create
     ? WindowState.of(create.blocks.slice())
-    : deps.windows.get(entity.id, windowVersion(entity))?.value ?? WindowState.of(await deps.store.entities.window(entity.id));
+    : deps.windows.get(entity.id, windowVersion(entity))?.value ?? (await loadWindow(deps, entity));
   // The provider's stream and the rotation end on a cancel, a lost lease, or a stop.
   const generation = extras.stop ? AbortSignal.any([signal, extras.stop]) : signal;
   const t0 = deps.clock.now();

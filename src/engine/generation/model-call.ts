@@ -1,3 +1,4 @@
+import { shapeMessages } from '../../core/request-shape.js';
 import { CancelledError, ContextOverflowError, ProviderError } from '../../core/errors.js';
 import type { ChatModel, ChatRequest } from '../../providers/spec.js';
 import type { Clock } from '../clock.js';
@@ -63,7 +64,8 @@ export async function* runGeneration(route: Route, request: ChatRequest, opts: G
   const startedAt = clock.now();
   let firstTokenAt: number | undefined;
   try {
-    for await (let part of route.model.stream(request)) {
+    // Every request leaves in the one shape the chat templates accept, whoever built it.
+    for await (let part of route.model.stream({ ...request, messages: shapeMessages(request.messages) })) {
       if (request.signal?.aborted) break;
       if (prefill && part.type === 'text-delta') part = { type: 'text-delta', text: prefill.take(part.text) };
       const text = absorb(reply, part);

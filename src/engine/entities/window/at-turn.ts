@@ -4,7 +4,11 @@ import type { ChatMessage } from '../../../providers/spec.js';
 import type { EntityRow } from '../../../store/types.js';
 import type { EngineDeps } from '../../deps.js';
 import { type BlockRef, blockRows, resolveBlocks } from './block-refs.js';
-import { windowMessages } from './window-state.js';
+import { WindowState, windowMessages } from './window-state.js';
+import { type RecallTail, isRecallTail, withRecall } from './recall-block.js';
+import { recallsOf } from './load-window.js';
+import { shapeMessages } from '../../../core/request-shape.js';
+import type { BlockRow } from '../../../store/types.js';
 import { decodeTail } from './text-refs.js';
 import { ZONED_DATE_HINT, parseZonedDate } from '../../zoned-date.js';
 
@@ -23,13 +27,29 @@ export async function windowAt(deps: EngineDeps, entity: EntityRow, at: string):
   }
   const [blocks] = await resolveBlocks(deps, entity.id, [JSON.parse(record.blocks) as BlockRef[]]);
   const [user] = await deps.store.entities.messagesAt(entity.id, [seq]);
-  const prompt: ChatMessage[] = [
-    ...(JSON.parse(record.head) as ChatMessage[]),
-    ...windowMessages('', blockRows(blocks)),
-    ...(record.tail ? await decodeTail(deps, entity.id, JSON.parse(record.tail) as unknown[]) : []),
-    { role: 'user', content: user.content },
-  ];
+  const head = JSON.parse(record.head) as ChatMessage[];
+  const tail = record.tail ? (JSON.parse(record.tail) as unknown) : null;
+  const prompt = isRecallTail(tail)
+    ? await shapedPrompt(deps, entity.id, head, blockRows(blocks), tail, user.content, seq)
+    : [
+        ...head,
+        ...windowMessages('', blockRows(blocks)),
+        ...(Array.isArray(tail) ? await decodeTail(deps, entity.id, tail) : []),
+        { role: 'user' as const, content: user.content },
+      ];
   return { entity_id: entity.id, object: 'entity.window', seq, tokens: blocks.reduce((n, b) => n + b.tokens, 0), blocks, prompt };
+}
+
+/**
+ * A prompt recorded with its recall by user message: the system message as sent, the live
+ * messages (each user message after what its turn recalled), then the turn's own message, in the
+ * one request shape. A record before then kept the prompt as it was built (the branch above).
+ */
+async function shapedPrompt(deps: EngineDeps, entityId: string, head: ChatMessage[], blocks: BlockRow[], tail: RecallTail, content: string, seq: number): Promise<ChatMessage[]> {
+  const recalls = await recallsOf(deps, entityId, tail);
+  const live = WindowState.of(blocks.filter((b) => b.kind === 'message'), recalls);
+  const own = recalls.get(seq);
+  return shapeMessages([...head, ...live.prompt('', own ? withRecall(content, own.text) : content)]);
 }
 
 /** The user message `at` names: a seq of the transcript (a reply's seq means its turn), or the last one stored by a date. */

@@ -4,7 +4,7 @@ import { type RouteFit, promptEstimateOf } from '../../generation/calibration.js
 import { readGeneration, routeOf } from '../../generation/model-call.js';
 import type { EntityRow } from '../../../store/types.js';
 import type { EngineDeps } from '../../deps.js';
-import { type WindowState, windowMessages } from './window-state.js';
+import type { WindowState } from './window-state.js';
 
 /** What a probe reads of the turn (a WindowTurn has it). */
 interface ProbeTurn {
@@ -46,12 +46,12 @@ const PROBE_OVER = 1.1;
 async function contextGrew(turn: ProbeTurn, fit: RouteFit, newTokens: number): Promise<boolean> {
   const { deps, entity, model, window } = turn;
   const fixed = entity.instructions ? 1 : 0;
-  const promptEstimate = promptEstimateOf((fixed ? entity.instructionsTokens : 0) + window.tokens + newTokens, fixed + window.blocks.length + 2);
+  const promptEstimate = promptEstimateOf((fixed ? entity.instructionsTokens : 0) + window.tokens + window.recallTokens + newTokens, fixed + window.blocks.length + 2);
   const learned = fit.contextTokens ?? 0;
   // Digits and spaces: at least one of the model's tokens each, whatever its vocabulary.
   const past = Math.max(1, Math.ceil(learned * PROBE_OVER - promptEstimate * fit.factor));
   const filler = Array.from({ length: past }, (_, i) => i % 10).join(' ');
-  const messages: ChatMessage[] = [...windowMessages(entity.instructions, window.blocks), { role: 'user', content: turn.content }, { role: 'user', content: filler }];
+  const messages: ChatMessage[] = [...window.prompt(entity.instructions, turn.content), { role: 'user', content: filler }];
   let counted: number | undefined;
   try {
     counted = (await readGeneration(routeOf(deps, model), { messages, maxTokens: 1, purpose: 'reply', signal: turn.signal }, { probe: true })).usage?.inputTokens;

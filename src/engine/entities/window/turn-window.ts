@@ -11,6 +11,8 @@ import { routeOf } from '../../generation/model-call.js';
 import { contextChanged } from './context-probe.js';
 import { type SummaryUsage, summarizeSpan, summaryBlock } from './summarize.js';
 import { WindowState } from './window-state.js';
+import { type InViewRecall, RECALL_WRAP_TOKENS, withRecall } from './recall-block.js';
+import { shapeMessages } from '../../../core/request-shape.js';
 
 /** What planning a turn's window reads. */
 export interface WindowTurn {
@@ -22,7 +24,7 @@ export interface WindowTurn {
   content: string;
   count: MessageCount;
   signal: AbortSignal;
-  /** What automatic recall found for this turn: one message of the prompt, fitted like the instructions. */
+  /** What automatic recall found for this turn (it goes in the new message: PreparedWindow.recall). */
   recalled?: Retrieved;
   /** The entity's pinned memory (issue 33): one message right after the instructions, fitted like them. */
   memory?: PinnedMemory;
@@ -75,29 +77,31 @@ export interface PreparedWindow {
   userBlock: BlockRow;
   /** The prompt's estimate, as the calibration compares it with the provider's count. */
   estimate: number;
+  /** What automatic recall put before the new message's text (auto-recall.ts), counted in `estimate`. */
+  recall?: InViewRecall;
 }
 
 /**
  * Plans the window for the route's limits, rotating (with a summary) when the budget or the model
  * needs it. Without a rotation nothing here walks the window: its sums are kept (window-state.ts).
+ * What live user messages recalled counts as theirs (in the budget, and folded with them).
  */
 export async function rotate(turn: WindowTurn, mayProbe = false): Promise<PreparedWindow> {
   const { deps, entity, model, window, count } = turn;
   const blocks = window.blocks;
   const fixed = fixedParts(turn);
-  const fixedMessages = fixed.messages;
-  let fit = await deps.calibration.fit(model, fixed.tokens, fixedMessages);
+  let fit = await deps.calibration.fit(model, fixed.tokens, fixed.messages);
   let plan = await planFor(turn, fit);
   // A rotation only for a context learned from the server: first ask whether it has grown.
-  if (plan && mayProbe && fit.retest && !planRotation(blocks, await count.exact(), entity.budgetTokens, undefined, window.tokens, deps.limits.rotation)) {
+  if (plan && mayProbe && fit.retest && !planRotation(window.plannedBlocks(), await count.exact(), entity.budgetTokens, undefined, viewTokens(window), deps.limits.rotation)) {
     if (await contextChanged(turn, fit, await count.exact())) {
-      fit = await deps.calibration.fit(model, fixed.tokens, fixedMessages);
+      fit = await deps.calibration.fit(model, fixed.tokens, fixed.messages);
       plan = await planFor(turn, fit);
     }
   }
   const folded = plan ? await summarize(turn, plan, fit) : undefined;
   const summary = folded?.block;
-  const head = plan && summary ? WindowState.of([summary, ...blocks.slice(plan.take)]) : window;
+  const head = plan && summary ? WindowState.of([summary, ...blocks.slice(plan.take)], window.recalled) : window;
   const lastPosition = blocks.length ? blocks[blocks.length - 1].position : 0;
   const seq = entity.transcriptMessages + 1;
   // The prompt itself needs only the text; the bound settles the model's limit unless it is close.
@@ -110,9 +114,13 @@ export async function rotate(turn: WindowTurn, mayProbe = false): Promise<Prepar
     user.tokens = await count.exact();
     if (headCost + user.tokens + fit.limit.perBlock > fit.limit.cap) throw doesNotFit(turn, fit, user.tokens);
   }
-  const fixedTokens = (entity.instructions ? entity.instructionsTokens : 0) + (turn.memory?.tokens ?? 0) + recallPromptTokens(turn.recalled);
-  const estimate = promptEstimateOf(fixedTokens + head.tokens + user.tokens, fixedMessages + head.blocks.length + 1);
+  const estimate = promptEstimateOf(fixed.tokens + viewTokens(head) + user.tokens, fixed.messages + head.blocks.length + 1);
   return { fit, plan, summary, summaryUsage: folded?.usage, head, userBlock: user, estimate };
+}
+
+/** The window's tokens as the prompt carries them: its blocks and what its user messages recalled. */
+function viewTokens(w: WindowState): number {
+  return w.tokens + w.recallTokens;
 }
 
 /** The rotation the turn needs for the budget and `fit`'s limit, or null. */
@@ -120,15 +128,17 @@ async function planFor(turn: WindowTurn, fit: RouteFit): Promise<RotationPlan | 
   const { deps, entity, window, count } = turn;
   const shares = deps.limits.rotation;
   // Rotation is monotonic in the new message's size: if the bound needs none, neither does the exact count.
-  const plan = planRotation(window.blocks, count.bound, entity.budgetTokens, fit.limit, window.tokens, shares);
-  return plan && planRotation(window.blocks, await count.exact(), entity.budgetTokens, fit.limit, window.tokens, shares);
+  const blocks = window.plannedBlocks();
+  const plan = planRotation(blocks, count.bound, entity.budgetTokens, fit.limit, viewTokens(window), shares);
+  return plan && planRotation(blocks, await count.exact(), entity.budgetTokens, fit.limit, viewTokens(window), shares);
 }
 
 /** Folds the plan's span of the window into one summary block. */
 async function summarize(turn: WindowTurn, plan: RotationPlan, fit: RouteFit): Promise<{ block: BlockRow; usage: SummaryUsage }> {
   const { deps, model, window } = turn;
   const tok = await loadTokenEstimator();
-  const span = window.blocks.slice(0, plan.take);
+  // As the turns sent them (recalled lines included), so the request starts with their cached prefix.
+  const span = window.rendered().slice(0, plan.take);
   // The instructions and pinned memory as the entity's turns send them: the summary request then starts with their prefix.
   const instructions = { text: turn.entity.instructions, tokens: turn.entity.instructionsTokens, ...(turn.memory ? { memory: turn.memory } : {}) };
   const { text, usage } = await summarizeSpan(routeOf(deps, model), tok, span, plan.maxSummaryTokens, fit, deps.calibration, turn.signal, instructions);
@@ -151,57 +161,40 @@ function doesNotFit(turn: WindowTurn, fit: RouteFit, messageTokens: number): Con
 }
 
 /**
- * Instructions first (never rotated, not a block), then the pinned memory (a system message of
- * its own, so an edit of it leaves the instructions' cached prefix as it was), then the window's
- * blocks in order, then what automatic recall found (after the live messages, so the prompt's
- * cached prefix stays as it was), then the new message.
+ * The provider messages of an entity turn, up to its user message (docs/entities-and-memory.md#the-request-mgpt-sends):
+ * one system message (the instructions, then the pinned memory, then the window's summaries), then
+ * the live messages, each user message after what its turn recalled, then the new message after
+ * what this turn recalls. Between rotations a turn's request is the previous one, its reply and
+ * the new message: a prompt cache serves everything before.
  */
-export function promptMessages(instructions: string, prepared: PreparedWindow, recalled?: Retrieved, memory?: PinnedMemory): ChatMessage[] {
-  const messages = prepared.head.prompt(instructions, prepared.userBlock.content);
+export function promptMessages(instructions: string, prepared: PreparedWindow, memory?: PinnedMemory): ChatMessage[] {
+  const { content } = prepared.userBlock;
+  const messages = prepared.head.prompt(instructions, prepared.recall ? withRecall(content, prepared.recall.text) : content);
   if (memory) messages.splice(instructions ? 1 : 0, 0, { role: 'system', content: memory.text });
-  if (recalled?.text) messages.splice(messages.length - 1, 0, { role: 'system', content: recallText(recalled) });
-  return messages;
+  return shapeMessages(messages);
 }
 
-/** The recall message: what it is, then the recalled lines. */
-export function recallText(recalled: Retrieved): string {
-  return `${RECALL_PREAMBLE}\n${recalled.text}`;
-}
-
-/** Says what the recalled lines are, so the model reads them as memory, not as new messages. */
-const RECALL_PREAMBLE = 'Earlier in this conversation (recalled from the transcript; no longer in view):';
-
-/** What of the prompt is fitted before the window: the instructions, the pinned memory, and the recall message when a turn has one. */
-export function fixedParts(turn: Pick<WindowTurn, 'entity' | 'recalled' | 'memory'>): { tokens: number; messages: number } {
-  const recall = recallPromptTokens(turn.recalled);
-  const memory = turn.memory?.tokens ?? 0;
+/** What of the prompt is fitted before the window: the instructions and the pinned memory. */
+export function fixedParts(turn: Pick<WindowTurn, 'entity' | 'memory'>): { tokens: number; messages: number } {
   return {
-    tokens: turn.entity.instructionsTokens + memory + recall,
-    messages: (turn.entity.instructions ? 1 : 0) + (turn.memory ? 1 : 0) + (recall ? 1 : 0),
+    tokens: turn.entity.instructionsTokens + (turn.memory?.tokens ?? 0),
+    messages: (turn.entity.instructions ? 1 : 0) + (turn.memory ? 1 : 0),
   };
 }
 
-/** The recall message's estimated tokens; 0 when the turn recalled nothing. */
-export function recallPromptTokens(recalled: Retrieved | undefined): number {
-  return recalled?.text ? recalled.tokens + RECALL_PREAMBLE_TOKENS : 0;
-}
-
 /**
- * What the model's limit leaves for recalled lines after the window, the new message and the recall
- * message's own preamble; `rotates` when the window and the message alone are over it (the turn
- * rotates whatever is recalled). Undefined while the context is unknown.
+ * The room the window leaves for this turn's recalled lines under the entity's budget and the
+ * model's limit, once the turn's rotation (if any) is done and the new message is in; what is
+ * recalled stays in view, so it is counted as the window is.
  */
-export function roomForRecall(turn: Pick<WindowTurn, 'window' | 'count'>, fit: RouteFit): { lines: number; rotates: boolean } | undefined {
-  if (!fit.limit) return undefined;
-  const { perBlock, cap } = fit.limit;
-  const free = cap - modelCost(turn.window, perBlock) - (turn.count.bound + perBlock);
-  return { lines: free - RECALL_PREAMBLE_TOKENS - PER_MESSAGE_TOKENS, rotates: free < 0 };
+export function recallRoom(turn: Pick<WindowTurn, 'entity'>, prepared: PreparedWindow, messageTokens: number): number {
+  const { head, fit } = prepared;
+  const budget = turn.entity.budgetTokens - viewTokens(head) - messageTokens;
+  const model = fit.limit ? fit.limit.cap - modelCost(head, fit.limit.perBlock) - messageTokens - fit.limit.perBlock : Infinity;
+  return Math.min(budget, model) - RECALL_WRAP_TOKENS;
 }
 
-/** The preamble's tokens, at most (o200k counts 16). */
-export const RECALL_PREAMBLE_TOKENS = 20;
-
-/** The window's size as the model limit counts it, from the kept sum. */
+/** The window's size as the model limit counts it, from the kept sums. */
 function modelCost(head: WindowState, perBlock: number): number {
-  return head.tokens + perBlock * head.blocks.length;
+  return viewTokens(head) + perBlock * head.blocks.length;
 }
