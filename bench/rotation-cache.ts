@@ -13,6 +13,12 @@ export interface RotationCost {
   processedPerTurn: number;
   /** The new prompt tokens of a turn: the median `prompt_n` of reply requests that hit the cache. */
   newPerTurn: number;
+  /**
+   * The conversation's own growth a turn: the whole conversation (instructions and every message,
+   * in the server's chat template, counted by its tokenizer) over the turns: what a client that
+   * resends the whole history adds each turn.
+   */
+  growthPerTurn: number;
   summariesPer100: number;
   /** Of all prompt tokens, the share the cache served. */
   cacheReuse: number;
@@ -64,8 +70,10 @@ export async function benchRotationCost(
   });
   let failures = 0;
   let recalled = 0;
+  let growth = 0;
   try {
-    const e = await engine.entities.create({ model: 'mgpt-1-27b', instructions: 'Tell gentle stories about Lily and Tom.', recall }, 'local');
+    const instructions = 'Tell gentle stories about Lily and Tom.';
+    const e = await engine.entities.create({ model: 'mgpt-1-27b', instructions, recall }, 'local');
     const next = messages(context);
     for (let i = 0; i < turns; i++) {
       try {
@@ -76,19 +84,39 @@ export async function benchRotationCost(
         failures++;
       }
     }
+    growth = (await conversationTokens(server.origin, instructions, await transcript(engine, e.id))) / turns;
   } finally {
     engine.close();
     proxy.close();
     await server.stop();
   }
-  return { ...costOf(context, turns, seen, failures), recalledPerTurn: recalled / turns };
+  return { ...costOf(context, turns, seen, failures), recalledPerTurn: recalled / turns, growthPerTurn: growth };
 }
 
-export function costOf(context: number, turns: number, seen: Timed[], failures: number): Omit<RotationCost, 'recalledPerTurn'> {
+async function transcript(engine: ReturnType<typeof openEngineSync>, id: string): Promise<Array<{ role: string; content: string }>> {
+  const out: Array<{ role: string; content: string }> = [];
+  for (let after = 0; ; ) {
+    const page = await engine.entities.messages(id, { after, limit: 500 }, 'local');
+    out.push(...page.data.map((m) => ({ role: m.role, content: m.content })));
+    if (!page.has_more) return out;
+    after = page.data.at(-1)!.seq;
+  }
+}
+
+/** The whole conversation as the server's chat template lays it out, in the server's own tokens. */
+async function conversationTokens(origin: string, instructions: string, messages: Array<{ role: string; content: string }>): Promise<number> {
+  const post = async (path: string, body: unknown) => (await fetch(`${origin}${path}`, { method: 'POST', body: JSON.stringify(body) })).json() as Promise<Record<string, unknown>>;
+  const { prompt } = await post('/apply-template', { messages: [{ role: 'system', content: instructions }, ...messages] });
+  const { tokens } = await post('/tokenize', { content: prompt });
+  return (tokens as unknown[]).length;
+}
+
+export function costOf(context: number, turns: number, seen: Timed[], failures: number): Omit<RotationCost, 'recalledPerTurn' | 'growthPerTurn'> {
   const processed = seen.reduce((t, r) => t + r.promptN, 0);
   const cached = seen.reduce((t, r) => t + r.cacheN, 0);
   const summaries = seen.filter((r) => r.summary);
   const hits = seen.filter((r) => !r.summary && r.cacheN > 0).map((r) => r.promptN);
+  failures += seen.filter((r) => r.status !== 200).length;
   return {
     context,
     turns,

@@ -9,6 +9,10 @@ export interface Timed {
   cacheN: number;
   /** The request's messages. */
   messages: Array<{ role: string; content: unknown }>;
+  /** The HTTP status llama-server answered with. */
+  status: number;
+  /** The answer's body when it was not a 200 (the template's refusal, say). */
+  error?: string;
 }
 
 /** Forwards to llama-server and keeps the timings of each answered request. */
@@ -36,7 +40,8 @@ function forward(target: string, req: IncomingMessage, res: ServerResponse, seen
       answer.on('end', () => {
         res.end();
         const t = lastTimings(text);
-        if (t) seen.push({ summary, promptN: t.prompt_n, cacheN: t.cache_n, messages });
+        const status = answer.statusCode ?? 502;
+        if (t || status !== 200) seen.push({ summary, promptN: t?.prompt_n ?? 0, cacheN: t?.cache_n ?? 0, messages, status, ...(status !== 200 ? { error: text } : {}) });
       });
     });
     up.on('error', () => res.destroy());
