@@ -459,8 +459,9 @@ describe('a universe turn as events', () => {
     await cut.return(undefined as never);
     await expect.poll(() => fake.aborted).toBeGreaterThan(aborted);
     letGo();
-    // The lease is free at once: the next turn is not refused with 409.
-    expect((await ask(e, { universe: u, userInput: 'after' })).assistantRaw).toBe('reply: after');
+    // The lease is free at once: the next turn is not refused with 409. The cut turn's input stays in the
+    // conversation, so the request carries the two user inputs as one message (roles alternate).
+    expect((await ask(e, { universe: u, userInput: 'after' })).assistantRaw).toBe('reply: stop me\n\nafter');
     expect((await runtime(e, u)).map((m) => m.content)).not.toContain('never finished');
   });
 });

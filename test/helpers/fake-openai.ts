@@ -172,7 +172,7 @@ function limited(fake: FakeOpenAI, limit: FakeModelLimit, body: any, reply: Scri
   if (reply.status || reply.dropConnection) return reply;
   const tokens = ownPromptTokens(limit, body);
   const refused = tokens > limit.nCtx;
-  const probe = /^0 1 2 3/.test(String(body?.messages?.at(-1)?.content ?? ''));
+  const probe = /(^|\n\n)0 1 2 3/.test(String(body?.messages?.at(-1)?.content ?? ''));
   fake.prompts.push({ tokens, refused, maxTokens: body?.max_tokens, probe });
   if (refused) {
     const message = `request (${tokens} tokens) exceeds the available context size (${limit.nCtx} tokens), try increasing it`;
