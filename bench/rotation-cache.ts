@@ -25,6 +25,8 @@ export interface RotationCost {
   /** Of the prompt tokens processed, the share summaries took. */
   summaryShare: number;
   failures: number;
+  /** Requests the server refused (a context learned from a refusal is one). */
+  refused: number;
   /** Tokens automatic recall put in a turn's prompt, on average (0 with recall off). */
   recalledPerTurn: number;
   /** Every request, in order: for a closer look (MGPT_BENCH_TRACE=1 prints them). */
@@ -116,7 +118,6 @@ export function costOf(context: number, turns: number, seen: Timed[], failures: 
   const cached = seen.reduce((t, r) => t + r.cacheN, 0);
   const summaries = seen.filter((r) => r.summary);
   const hits = seen.filter((r) => !r.summary && r.cacheN > 0).map((r) => r.promptN);
-  failures += seen.filter((r) => r.status !== 200).length;
   return {
     context,
     turns,
@@ -126,6 +127,7 @@ export function costOf(context: number, turns: number, seen: Timed[], failures: 
     cacheReuse: cached / Math.max(1, processed + cached),
     summaryShare: summaries.reduce((t, r) => t + r.promptN, 0) / Math.max(1, processed),
     failures,
+    refused: seen.filter((r) => r.status !== 200).length,
     trace: seen,
   };
 }

@@ -406,7 +406,7 @@ if (section('rotation') || section('rotation-cache')) {
     if (recall === 'auto') rows.push({ name: `rotation ${at}: recalled tokens a turn`, value: r.recalledPerTurn, unit: 'n' });
     rows.push({
       name: `rotation ${at}: processed / growth prompt tokens`, value: ratio, unit: 'x', ...(t ? { target: `<= ${t.ratio}`, met: ratio <= t.ratio } : {}),
-      note: `${r.processedPerTurn.toFixed(0)} processed vs ${r.growthPerTurn.toFixed(0)} grown a turn; ${r.turns} turns, ${r.failures} failed`,
+      note: `${r.processedPerTurn.toFixed(0)} processed vs ${r.growthPerTurn.toFixed(0)} grown a turn; ${r.turns} turns, ${r.failures} failed, ${r.refused} refused (the context is learned from one)`,
     });
     const summaries = context === 2048 ? { target: '<= 15', met: r.summariesPer100 <= 15 } : {};
     rows.push({ name: `rotation ${at}: summary calls per 100 turns`, value: r.summariesPer100, unit: 'n', ...summaries, note: `summaries took ${(r.summaryShare * 100).toFixed(0)}% of the tokens processed` });

@@ -57,9 +57,8 @@ async function cases(env: Record<string, string>, name: string): Promise<void> {
   // The next turn shows the memory right after the instructions.
   const from = fake.requests.length;
   expect((await mgpt(['send', name, 'hello'], env)).code).toBe(0);
-  expect(fake.requests[from].body.messages.slice(0, 2)).toEqual([
-    { role: 'system', content: 'You are Ada.' },
-    { role: 'system', content: 'Pinned memory:\ndeploy: we deploy on PostgreSQL 15\nuser: Ada, a DBA' },
+  expect(fake.requests[from].body.messages.slice(0, 1)).toEqual([
+    { role: 'system', content: 'You are Ada.\n\nPinned memory:\ndeploy: we deploy on PostgreSQL 15\nuser: Ada, a DBA' },
   ]);
 }
 

@@ -79,8 +79,10 @@ describe('what a turn recalled', () => {
     expect(recalled.map((m) => m.seq)).toContain(1);
     expect(recalled.every((m) => m.tokens > 0 && (m.role === 'user' || m.role === 'assistant'))).toBe(true);
 
-    for (const mode of [[], ['--no-stream']]) {
-      const told = await mgpt(['--verbose', 'send', 'margaret', 'Does Margaret still teach chemistry in Lisbon?', ...mode], env);
+    // A line in view is not recalled again: each ask goes to an entity whose window does not show #1 yet.
+    for (const [i, mode] of [[], ['--no-stream']].entries()) {
+      await folded(`margaret${i}`);
+      const told = await mgpt(['--verbose', 'send', `margaret${i}`, 'Does Margaret still teach chemistry in Lisbon?', ...mode], env);
       expect(told.code).toBe(0);
       const line = /^recalled (\d+) messages? \(([^)]*)\), (\d+) tokens$/m.exec(told.stderr);
       expect(line, told.stderr).not.toBeNull();
