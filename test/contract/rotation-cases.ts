@@ -123,7 +123,8 @@ export function rotationSuite(name: string, make: (dir: string, fake: FakeOpenAI
       const start = fake.requests.length;
       await collect(t.backend.sendMessage(id, { content: 'and after the new summary?' }));
       const requests = fake.requests.slice(start).map((r) => r.body.messages);
-      expect(requests.some((ms) => ms.some((m: { content: string }) => m.content === 'A BETTER SUMMARY of the ledger.'))).toBe(true);
+      // (Joined into the one system message, after the instructions.)
+      expect(requests.some((ms) => ms.some((m: { role: string; content: string }) => m.role === 'system' && m.content.endsWith('A BETTER SUMMARY of the ledger.')))).toBe(true);
       const seq = (await t.backend.getEntity(id)).transcript.messages - 1;
       expect(JSON.stringify((await t.backend.getWindowAt(id, String(seq))).prompt)).toBe(JSON.stringify(requests.at(-1)));
     });

@@ -21,10 +21,12 @@ describe('the window history keeps what came after the window by reference, and 
     expect(PREAMBLES).toContain(text.split('\n')[0]);
     const tail = [{ role: 'system' as const, content: text }];
     const stored = encodeTail(tail, sources);
-    expect(stored).toEqual([{ r: 'system', q: [0, 3, 4, [9, 30]] }]);
+    expect(stored).toEqual([{ r: 'system', q: [1, 3, 4, [9, 30]] }]);
     expect(await decodeTail(deps, 'e', JSON.parse(JSON.stringify(stored)))).toEqual(tail);
     // The form a turn record keeps a user message's recall in: the same seqs.
-    expect(storedForm(recall, sources).stored).toEqual({ r: 'user', q: [0, 3, 4, [9, 30]] });
+    expect(storedForm(recall, sources).stored).toEqual({ r: 'user', q: [1, 3, 4, [9, 30]] });
+    // A record written when recall went as a system message of its own names the first preamble, and still decodes.
+    expect(await decodeTail(deps, 'e', [{ r: 'system', q: [0, 3] }])).toEqual([{ role: 'system', content: `${PREAMBLES[0]}\n#3 user (2026-11-26 10:11): ${rows[0].content}` }]);
   });
 
   it('any other text is kept as literal pieces and references, and a message of another shape as it was', async () => {

@@ -77,10 +77,10 @@ export interface FakeOpenAI {
   close(): Promise<void>;
 }
 
-/** The last user message, as the default reply: tests know what to expect. */
+/** The last user message, as the default reply: tests know what to expect. What auto recall put before its text is not repeated. */
 export function echoLastUser(body: any): ScriptedReply {
   const last = [...(body.messages ?? [])].reverse().find((m: any) => m.role === 'user');
-  const text = typeof last?.content === 'string' ? last.content : 'ok';
+  const text = typeof last?.content === 'string' ? last.content.replace(/^<recalled>\n[\s\S]*?\n<\/recalled>\n\n/, '') : 'ok';
   return { text: isSummaryRequest(body) ? `summary: ${summarySource(body).slice(0, 40)}` : `reply: ${text}` };
 }
 

@@ -38,16 +38,25 @@ function lastUserMessage(blocks: readonly BlockRow[]): BlockRow | undefined {
 
 /**
  * engine.recallTokens, never more than a fifth of the model's context when it is known, nor more
- * than the room the window leaves under its budget and the model's limit: recalled lines stay in
- * view with their message, so lines past that room would force a rotation (a summary call, and a
- * prompt the cache no longer holds) a turn early.
+ * than RECALL_SHARE of the window's limit (its budget, or the model's when that binds first), nor
+ * more than the room the window leaves under both: recalled lines stay in view with their message,
+ * so lines past that room would force a rotation (a summary call, and a prompt the cache no longer
+ * holds) a turn early.
  */
 async function recallBudget(turn: WindowTurn, prepared: PreparedWindow): Promise<number> {
-  const { deps, count } = turn;
+  const { deps, count, entity } = turn;
   const { fit } = prepared;
   const fifth = fit.contextTokens ? Math.floor(fit.contextTokens / fit.factor / 5) : Infinity;
-  return Math.min(deps.limits.recallTokens, fifth, recallRoom(turn, prepared, await count.exact()));
+  const share = Math.floor(Math.min(entity.budgetTokens, fit.limit?.cap ?? Infinity) * RECALL_SHARE);
+  return Math.min(deps.limits.recallTokens, fifth, share, recallRoom(turn, prepared, await count.exact()));
 }
+
+/**
+ * The most of the window's limit one turn may recall. What a turn recalls stays in view until it
+ * is folded, so recall that filled the room would bring the next rotation within a few turns: on
+ * llama-server at 2,048 tokens, 40 summaries per 100 turns without this bound (docs/performance.md).
+ */
+const RECALL_SHARE = 1 / 32;
 
 /** Less room than this recalls nothing: not even one short line would fit. */
 const MIN_RECALL_TOKENS = 24;

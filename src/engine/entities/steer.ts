@@ -113,9 +113,10 @@ async function foldNow(deps: EngineDeps, entity: EntityRow, window: BlockRow[], 
  * exchange. A lone summary is never folded again.
  */
 function foldCount(deps: EngineDeps, entity: EntityRow, window: BlockRow[]): number {
-  // planFoldToTarget's span already ends after a reply; the fallback (a window at its target) too,
-  // so the live window starts with a question, as a turn's fold leaves it.
-  return planFoldToTarget(window, entity.budgetTokens, deps.limits.rotation)?.take ?? foldToExchange(window, Math.max(0, window.length - 2));
+  // The live window starts with a question, as a turn's fold leaves it; a fold takes one message at least.
+  const planned = planFoldToTarget(window, entity.budgetTokens, deps.limits.rotation)?.take ?? Math.max(0, window.length - 2);
+  const first = window.findIndex((b) => b.kind === 'message');
+  return foldToExchange(window, Math.max(planned, first + 1));
 }
 
 /** `--undo`: the window from before the last rotation not undone comes back, with what was added since; the record stays, marked undone. */

@@ -18,15 +18,21 @@ export interface InViewRecall {
   stored?: unknown;
 }
 
-/** Says what the recalled lines are, so the model reads them as memory, not as new messages. */
-export const RECALL_PREAMBLE = 'Earlier in this conversation (recalled from the transcript; no longer in view):';
+/**
+ * Says what the recalled lines are, so the model reads them as memory, not as new messages. Short:
+ * it stays in the prompt with its message, so every word of it counts in the window's budget.
+ */
+export const RECALL_PREAMBLE = 'Recalled from earlier in this conversation:';
+
+/** The preamble of a recall that went as a system message of its own, before recall went inside the user message: turn records written then name it. */
+export const SYSTEM_RECALL_PREAMBLE = 'Earlier in this conversation (recalled from the transcript; no longer in view):';
 
 /** The delimiters around a user message's recalled lines; never change them (turn records rebuild prompts with them). */
 const OPEN = '<recalled>\n';
 const CLOSE = '\n</recalled>\n\n';
 
-/** The delimiters', the preamble's and the line breaks' tokens, at most (o200k counts 24). */
-export const RECALL_WRAP_TOKENS = 30;
+/** The delimiters', the preamble's and the line breaks' tokens, at most (o200k counts 17). */
+export const RECALL_WRAP_TOKENS = 20;
 
 /** A user message's text as the prompt shows it, after what its turn recalled. */
 export function withRecall(content: string, recall: string): string {

@@ -1,7 +1,7 @@
 import type { ChatMessage } from '../../../providers/spec.js';
 import type { MessageRow } from '../../../store/types.js';
 import type { EngineDeps } from '../../deps.js';
-import { RECALL_PREAMBLE } from './recall-block.js';
+import { RECALL_PREAMBLE, SYSTEM_RECALL_PREAMBLE } from './recall-block.js';
 
 /**
  * Prompt messages after the window (a recall message: transcript lines, some cut) as the history
@@ -34,7 +34,7 @@ type RecallLine = number | [number, number];
  * Texts a recall message starts with, as mgpt has written them: append only (a record names one
  * by its index forever). test/engine/window-history.test.ts checks today's preamble is here.
  */
-export const PREAMBLES: readonly string[] = [RECALL_PREAMBLE];
+export const PREAMBLES: readonly string[] = [SYSTEM_RECALL_PREAMBLE, RECALL_PREAMBLE];
 
 /** A recalled line's head, as mgpt has written it: never change it (records rely on it), add another form instead. */
 function lineHead(m: MessageRow): string {
