@@ -38,25 +38,25 @@ function lastUserMessage(blocks: readonly BlockRow[]): BlockRow | undefined {
 
 /**
  * engine.recallTokens, never more than a fifth of the model's context when it is known, nor more
- * than RECALL_SHARE of the window's limit (its budget, or the model's when that binds first), nor
- * more than the room the window leaves under both: recalled lines stay in view with their message,
- * so lines past that room would force a rotation (a summary call, and a prompt the cache no longer
- * holds) a turn early.
+ * than the room the window leaves under its budget and the model's limit (lines past it would force
+ * a rotation, a summary call and a prompt the cache no longer holds, a turn early), and all the
+ * recall in view together never more than RECALL_SHARE of the window's limit.
  */
 async function recallBudget(turn: WindowTurn, prepared: PreparedWindow): Promise<number> {
   const { deps, count, entity } = turn;
-  const { fit } = prepared;
+  const { fit, head } = prepared;
   const fifth = fit.contextTokens ? Math.floor(fit.contextTokens / fit.factor / 5) : Infinity;
-  const share = Math.floor(Math.min(entity.budgetTokens, fit.limit?.cap ?? Infinity) * RECALL_SHARE);
+  const share = Math.floor(Math.min(entity.budgetTokens, fit.limit?.cap ?? Infinity) * RECALL_SHARE) - head.recallTokens;
   return Math.min(deps.limits.recallTokens, fifth, share, recallRoom(turn, prepared, await count.exact()));
 }
 
 /**
- * The most of the window's limit one turn may recall. What a turn recalls stays in view until it
- * is folded, so recall that filled the room would bring the next rotation within a few turns: on
- * llama-server at 2,048 tokens, 40 summaries per 100 turns without this bound (docs/performance.md).
+ * The most of the window's limit the recall in view may take, all turns' together. What a turn
+ * recalls stays in view until it is folded, so recall that took the room as it came brought the
+ * next rotation within a few turns: on llama-server at 2,048 tokens, 40 summaries per 100 turns
+ * against 13 without recall (docs/performance.md#rotation-and-the-prompt-cache). A fold frees it.
  */
-const RECALL_SHARE = 1 / 32;
+const RECALL_SHARE = 0.1;
 
 /** Less room than this recalls nothing: not even one short line would fit. */
 const MIN_RECALL_TOKENS = 24;
