@@ -57,7 +57,7 @@ describe('auto recall and the prompt cache', () => {
     }
     expect(sent.filter((s) => s.rotated).length).toBeGreaterThanOrEqual(1);
     expect(grown).toBeGreaterThan(30);
-    expect(grownWithRecall).toBeGreaterThan(8);
+    expect(grownWithRecall).toBeGreaterThanOrEqual(3);
     // A line in view is not recalled again: no request shows the same recalled line twice.
     for (const s of sent) {
       const lines = s.messages.flatMap((m) => m.content.match(/\n#\d+ (user|assistant) \(/g) ?? []);

@@ -40,13 +40,13 @@ function lastUserMessage(blocks: readonly BlockRow[]): BlockRow | undefined {
  * engine.recallTokens, never more than a fifth of the model's context when it is known, nor more
  * than the room the window leaves under its budget and the model's limit (lines past it would force
  * a rotation, a summary call and a prompt the cache no longer holds, a turn early), and all the
- * recall in view together never more than RECALL_SHARE of the window's limit.
+ * recall in view together never more than RECALL_SHARE of the window's limit (RECALL_FLOOR at least).
  */
 async function recallBudget(turn: WindowTurn, prepared: PreparedWindow): Promise<number> {
   const { deps, count, entity } = turn;
   const { fit, head } = prepared;
   const fifth = fit.contextTokens ? Math.floor(fit.contextTokens / fit.factor / 5) : Infinity;
-  const share = Math.floor(Math.min(entity.budgetTokens, fit.limit?.cap ?? Infinity) * RECALL_SHARE) - head.recallTokens;
+  const share = Math.max(RECALL_FLOOR, Math.floor(Math.min(entity.budgetTokens, fit.limit?.cap ?? Infinity) * RECALL_SHARE)) - head.recallTokens;
   return Math.min(deps.limits.recallTokens, fifth, share, recallRoom(turn, prepared, await count.exact()));
 }
 
@@ -57,6 +57,8 @@ async function recallBudget(turn: WindowTurn, prepared: PreparedWindow): Promise
  * against 13 without recall (docs/performance.md#rotation-and-the-prompt-cache). A fold frees it.
  */
 const RECALL_SHARE = 0.1;
+/** The share's least, so a small window can still hold a recalled exchange (the room under the limit still bounds it). */
+const RECALL_FLOOR = 64;
 
 /** Less room than this recalls nothing: not even one short line would fit. */
 const MIN_RECALL_TOKENS = 24;
