@@ -2,7 +2,7 @@
 /**
  * Where automatic recall goes in the prompt: inside the user message of the turn that recalled it,
  * before the user's own text, and there it stays, byte for byte, in every later request until the
- * message is folded (docs/entities-and-memory.md#where-recall-goes). A request then only grows at
+ * message is folded (docs/entities-and-memory.md#memory-past-the-window-recall). A request then only grows at
  * its end between rotations, so a prefix cache (llama.cpp, OpenAI, Anthropic) serves all of it
  * but the new turn; and the prompt keeps the one shape chat templates accept (a system message
  * between the turns is refused by Gemma's and Mistral's).
