@@ -179,3 +179,13 @@ export function recallOption(raw: string | boolean | undefined): RecallMode | un
     hint: 'auto recalls earlier messages before each turn, tool lets the model search (a bare --recall), off neither; name the entity before the flag',
   });
 }
+
+/**
+ * A count of tokens as a number. Only its syntax is checked here; the range is the engine's rule,
+ * so both backends refuse a bad value with the same words.
+ */
+export function integerOption(flag: string, raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^\s*-?\d+\s*$/.test(raw)) throw new BadRequestError(`${flag} must be an integer, got ${JSON.stringify(raw)}`);
+  return Number(raw);
+}

@@ -79,6 +79,8 @@ export interface EntityRow {
   windowBlocks: number;
   /** The recall mode: 0 off, 1 the model is offered the `recall` tool (issue 22), 2 automatic recall before each turn (issue 32); a row written without it has 0. */
   recall?: RecallModeCode;
+  /** The most recalled lines a turn adds to the prompt, in tokens, when set; absent or null: the default (engine/entities/entity-rules.ts). */
+  recallTokens?: number | null;
   createdAt: string;
   updatedAt: string;
 }

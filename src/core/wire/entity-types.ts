@@ -58,6 +58,11 @@ export interface Entity {
    * `auto`, what it no longer sees is recalled before each turn (issue 32).
    */
   recall?: 'tool' | 'auto';
+  /**
+   * An extension beside `recall`, present when recall is on or the bound was set: the most recalled
+   * lines one turn may add to the prompt, in tokens (what auto recall and the recall tool stay within).
+   */
+  recall_tokens?: number;
   created_at: string;
   updated_at: string;
 }
@@ -151,7 +156,19 @@ export interface EntityCompletion {
   usage: Usage;
   entity_id: string;
   /** An extension (issue 32), present when automatic recall put earlier messages in the prompt: which, and their tokens. */
-  recalled?: Array<{ seq: number; role: 'user' | 'assistant'; tokens: number }>;
+  recalled?: RecalledLine[];
+}
+
+/**
+ * One earlier message automatic recall put in the prompt: its seq, role and tokens, and `content`,
+ * its text as the prompt carried it (cut when the recall budget cut it; absent on replies stored
+ * before it was carried).
+ */
+export interface RecalledLine {
+  seq: number;
+  role: 'user' | 'assistant';
+  tokens: number;
+  content?: string;
 }
 
 export interface CompletionChunk {
@@ -188,6 +205,8 @@ export interface CreateEntityInput {
   instructions?: string;
   /** An extension: "tool" offers the model the recall tool (issue 22), "auto" recalls before each turn (issue 32); true is "tool", false "off". */
   recall?: boolean | RecallMode;
+  /** An extension: the most recalled lines a turn adds to the prompt, in tokens (1 to half the budget). */
+  recall_tokens?: number;
 }
 
 /**
@@ -201,6 +220,7 @@ export interface UpdateEntityInput {
   /** The transcript's cap, up to the server's highest (engine.maxTranscriptCap). */
   cap_tokens?: number;
   recall?: boolean | RecallMode;
+  recall_tokens?: number;
 }
 
 export interface SendInput {
@@ -281,6 +301,8 @@ export interface ExportManifest {
     state: string;
     /** The recall mode when on (issue 32); an archive without it (or from before modes) imports with recall off. */
     recall?: 'tool' | 'auto';
+    /** The recall bound when it was set (not the default, which follows the importing engine and budget). */
+    recall_tokens?: number;
     created_at: string;
     updated_at: string;
   };

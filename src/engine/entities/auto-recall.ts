@@ -1,5 +1,6 @@
 import type { BlockRow } from '../../store/types.js';
 import { type Retrieved, retrieve } from './retrieve.js';
+import { recallTokensOf } from './entity-rules.js';
 import { inViewRecall } from './window/recall-block.js';
 import { type PreparedWindow, type WindowTurn, recallRoom } from './window/turn-window.js';
 
@@ -37,7 +38,7 @@ function lastUserMessage(blocks: readonly BlockRow[]): BlockRow | undefined {
 }
 
 /**
- * engine.recallTokens, never more than a fifth of the model's context when it is known, nor more
+ * The entity's recall bound (its own, else engine.recallTokens; at most half its budget), never more than a fifth of the model's context when it is known, nor more
  * than the room the window leaves under its budget and the model's limit (lines past it would force
  * a rotation, a summary call and a prompt the cache no longer holds, a turn early), and all the
  * recall in view together never more than RECALL_SHARE of the window's limit, though a turn may always
@@ -50,7 +51,7 @@ async function recallBudget(turn: WindowTurn, prepared: PreparedWindow): Promise
   // What earlier turns recalled and is still in view comes off the share, but a turn keeps the floor
   // for itself: filler an earlier turn recalled must not stop the line a question is about.
   const share = Math.max(RECALL_FLOOR, Math.floor(Math.min(entity.budgetTokens, fit.limit?.cap ?? Infinity) * RECALL_SHARE) - head.recallTokens);
-  return Math.min(deps.limits.recallTokens, fifth, share, recallRoom(turn, prepared, await count.exact()));
+  return Math.min(recallTokensOf(entity, deps.limits.recallTokens), fifth, share, recallRoom(turn, prepared, await count.exact()));
 }
 
 /**

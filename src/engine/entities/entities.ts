@@ -23,9 +23,9 @@ import { UUID } from '../../core/ids.js';
 import { sha256 } from '../../core/hash.js';
 import { BadRequestError, NotFoundError } from '../../core/errors.js';
 import { loadTokenEstimator } from '../../core/text/tokens.js';
-import type { EntityImport, EntityRow } from '../../store/types.js';
+import type { BlockRow, EntityImport, EntityRow } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';
-import { checkCap, checkCreateFields, checkInstructions, checkName, checkRecall, checkUpdate, recallCode } from './entity-rules.js';
+import { checkCap, checkCreateFields, checkInstructions, checkName, checkRecall, checkRecallTokens, checkUpdate, recallCode } from './entity-rules.js';
 import { DEFAULT_RECALL_MODE } from '../../core/text/recall-query.js';
 import { toBlock, toEntity, toMessage } from './entity-wire.js';
 import { checkKey } from '../generation/idempotency.js';
@@ -66,6 +66,7 @@ export class EntityService {
     const instructions = checkInstructions(input.instructions === undefined ? '' : input.instructions);
     const recall = input.recall === undefined ? DEFAULT_RECALL_MODE : checkRecall(input.recall);
     if (recall === 'tool') await this.checkCanRecall(model);
+    const recallTokens = input.recall_tokens === undefined ? null : checkRecallTokens(input.recall_tokens, this.deps.limits.windowBudget);
     await refuseTakenName(this.deps.store, accountId, name);
     const tok = await loadTokenEstimator();
     const now = this.deps.clock.iso();
@@ -84,17 +85,18 @@ export class EntityService {
       windowTokens: 0,
       windowBlocks: 0,
       recall: recallCode(recall),
+      recallTokens,
       createdAt: now,
       updatedAt: now,
     };
     await this.deps.store.entities.insert(row);
-    return { ...toEntity(row, true), entity_id: row.id };
+    return { ...toEntity(row, true, this.deps.limits.recallTokens), entity_id: row.id };
   }
 
   /** Most recently active first: the wire's 200 by default; locally any page (`limit`, `offset`). */
   async list(accountId: string, page: EntityPage = {}): Promise<EntityList> {
     const rows = await this.deps.store.entities.list(accountId, page.limit ?? LIST_ENTITIES_MAX, page.offset ?? 0);
-    return { object: 'list', data: rows.map((r) => toEntity(r, false)) };
+    return { object: 'list', data: rows.map((r) => toEntity(r, false, this.deps.limits.recallTokens)) };
   }
 
   /** An ENTITY argument: an id, a unique id prefix (4+ characters) or a name, over all the account's entities. */
@@ -112,7 +114,7 @@ export class EntityService {
 
   /** The entity as a retrieve shows it: with its window's counts, and the model's limit when that binds. */
   private async retrieved(row: EntityRow): Promise<Entity> {
-    const entity = toEntity(row, true);
+    const entity = toEntity(row, true, this.deps.limits.recallTokens);
     const limit = await this.modelLimit(row);
     if (limit !== undefined) entity.window.model_limit_tokens = limit;
     return entity;
@@ -130,6 +132,8 @@ export class EntityService {
     const recall = update.recall === undefined ? undefined : checkRecall(update.recall);
     if (recall === 'tool') await this.checkCanRecall(current.model);
     const capTokens = update.cap_tokens === undefined ? undefined : checkCap(update.cap_tokens, current.transcriptTokens, this.deps.limits.maxTranscriptCap);
+    const budget = update.budget_tokens ?? current.budgetTokens;
+    const recallTokens = update.recall_tokens === undefined ? undefined : checkRecallTokens(update.recall_tokens, budget);
     const instructionsTokens =
       update.instructions === undefined ? undefined : (await loadTokenEstimator()).count(update.instructions);
     const row = await this.deps.store.entities.updateHead(accountId, id, {
@@ -139,6 +143,7 @@ export class EntityService {
       budgetTokens: update.budget_tokens,
       capTokens,
       recall: recall === undefined ? undefined : recallCode(recall),
+      recallTokens,
       updatedAt: this.deps.clock.iso(),
     });
     // Deleted while the tokenizer loaded.
@@ -175,13 +180,17 @@ export class EntityService {
 
   async window(id: string, accountId: string): Promise<EntityWindow> {
     const row = await this.row(id, accountId);
+    return this.windowOf(row, await this.deps.store.entities.window(id));
+  }
+
+  private async windowOf(row: EntityRow, blocks: BlockRow[]): Promise<EntityWindow> {
     const limit = await this.modelLimit(row);
     return {
-      entity_id: id,
+      entity_id: row.id,
       object: 'entity.window',
       budget_tokens: row.budgetTokens,
       tokens: row.windowTokens,
-      blocks: (await this.deps.store.entities.window(id)).map(toBlock),
+      blocks: blocks.map(toBlock),
       ...(limit === undefined ? {} : { model_limit_tokens: limit }),
     };
   }

@@ -6,7 +6,7 @@ import {
 } from '../../core/wire/entity-types.js';
 import { BadRequestError } from '../../core/errors.js';
 import { RECALL_MODES, type RecallMode } from '../../core/text/recall-query.js';
-import type { RecallModeCode } from '../../store/types.js';
+import type { EntityRow, RecallModeCode } from '../../store/types.js';
 
 /**
  * The rules of an entity's head, shared by create, update and the engine's own options, so that
@@ -54,7 +54,31 @@ export function checkBudget(value: unknown, what = 'budget_tokens'): number {
   return value;
 }
 
-const CREATABLE = ['model', 'name', 'instructions', 'recall'];
+/**
+ * The most recalled lines a turn adds to the prompt: an integer from 1 to half the window budget
+ * (recalled text sits in the prompt beside the window, so more than half would crowd out the
+ * conversation it is recalled for).
+ */
+export function checkRecallTokens(value: unknown, budgetTokens: number): number {
+  const most = Math.floor(budgetTokens / 2);
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1 || value > most) {
+    const shown = typeof value === 'number' ? String(value) : JSON.stringify(value);
+    throw new BadRequestError(`recall_tokens must be an integer from 1 to ${most} (half of budget_tokens ${budgetTokens}), got ${shown}`, {
+      hint: most < 1 ? 'raise the budget first' : undefined,
+    });
+  }
+  return value;
+}
+
+/**
+ * The entity's recall bound in effect: its own when set, else engine.recallTokens; never more
+ * than half its budget (a budget lowered after the bound was set lowers it too).
+ */
+export function recallTokensOf(entity: Pick<EntityRow, 'recallTokens' | 'budgetTokens'>, engineRecallTokens: number): number {
+  return Math.min(entity.recallTokens ?? engineRecallTokens, Math.floor(entity.budgetTokens / 2));
+}
+
+const CREATABLE = ['model', 'name', 'instructions', 'recall', 'recall_tokens'];
 
 /** A create body is an object with no fields beyond model, name and instructions. */
 export function checkCreateFields(input: unknown): void {
@@ -67,7 +91,7 @@ export function checkCreateFields(input: unknown): void {
   if (extra.length) throw new BadRequestError(`unknown fields: ${extra.join(', ')}`);
 }
 
-const UPDATABLE = ['name', 'instructions', 'budget_tokens', 'cap_tokens', 'recall'] as const;
+const UPDATABLE = ['name', 'instructions', 'budget_tokens', 'cap_tokens', 'recall', 'recall_tokens'] as const;
 
 /** A PATCH body: an object with at least one updatable field, each valid, and nothing else. */
 export function checkUpdate(input: unknown): UpdateEntityInput {
@@ -93,6 +117,8 @@ export function checkUpdate(input: unknown): UpdateEntityInput {
     if (typeof cap !== 'number' || !Number.isSafeInteger(cap) || cap < 1) throw new BadRequestError(`cap_tokens must be a positive integer, got ${typeof cap === 'number' ? cap : JSON.stringify(cap)}`);
     update.cap_tokens = cap;
   }
+  // Its range depends on the budget (this update's or the stored one): checked by the service.
+  if (fields.recall_tokens !== undefined) update.recall_tokens = fields.recall_tokens as number;
   return update;
 }
 

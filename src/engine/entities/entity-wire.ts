@@ -4,11 +4,12 @@ import type { BlockRow, EntityRow, MessageRow } from '../../store/types.js';
 import { type CompletionHead, chatCompletion } from '../generation/completion.js';
 import type { Reply } from '../generation/reply.js';
 import type { Retrieved } from './retrieve.js';
-import { recallModeOf } from './entity-rules.js';
+import { recallModeOf, recallTokensOf } from './entity-rules.js';
 
 /** Store rows -> wire objects (seed 001: docs/design.md#the-two-wire-contracts). Field order is fixed: exports hash these bytes. */
 
-export function toEntity(row: EntityRow, withWindowCounts: boolean): Entity {
+/** `engineRecallTokens` (engine.recallTokens) gives the recall bound in effect when the entity has none of its own. */
+export function toEntity(row: EntityRow, withWindowCounts: boolean, engineRecallTokens: number): Entity {
   return {
     id: row.id,
     object: 'entity',
@@ -22,6 +23,7 @@ export function toEntity(row: EntityRow, withWindowCounts: boolean): Entity {
       ? { budget_tokens: row.budgetTokens, tokens: row.windowTokens, blocks: row.windowBlocks }
       : { budget_tokens: row.budgetTokens },
     ...(row.recall ? { recall: recallModeOf(row.recall) as 'tool' | 'auto' } : {}),
+    ...(row.recall || row.recallTokens ? { recall_tokens: recallTokensOf(row, engineRecallTokens) } : {}),
     created_at: row.createdAt,
     updated_at: row.updatedAt,
   };

@@ -97,6 +97,7 @@ function manifestOf(deps: ExportDeps, entity: EntityRow, transcriptSha256: strin
       model: entity.model,
       state: entity.state,
       ...(entity.recall ? { recall: recallModeOf(entity.recall) as 'tool' | 'auto' } : {}),
+      ...(entity.recallTokens ? { recall_tokens: entity.recallTokens } : {}),
       created_at: entity.createdAt,
       updated_at: entity.updatedAt,
     },

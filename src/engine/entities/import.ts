@@ -16,7 +16,7 @@ import type { EngineDeps } from '../deps.js';
 import { sha256 } from '../../core/hash.js';
 import type { ImportOptions, ImportedEntity } from '../../core/backend.js';
 import { freeName, refuseTakenName } from './entity-names.js';
-import { checkBudget, checkName, checkRecall, recallCode } from './entity-rules.js';
+import { checkBudget, checkName, checkRecall, checkRecallTokens, recallCode } from './entity-rules.js';
 import { toEntity, windowDocument } from './entity-wire.js';
 import { ARCHIVE_PARTS, EXPORT_FILES, partMember } from './export.js';
 import { HISTORY_FILE, historyOf } from './archive-history.js';
@@ -80,6 +80,8 @@ export async function importEntity(
     windowBlocks: blocks.length,
     // The archive's recall mode (issue 32): an archive from before modes has none, and true is the tool.
     recall: recallCode(manifest.entity.recall === undefined ? 'off' : checkRecall(manifest.entity.recall)),
+    // An archive from before the bound (or without one set) takes this engine's default.
+    recallTokens: manifest.entity.recall_tokens ?? null,
     createdAt: manifest.entity.created_at,
     updatedAt: manifest.entity.updated_at,
   };
@@ -102,7 +104,8 @@ export async function importEntity(
     memory: memoryIn(deps, files, tok),
   });
   if (taken) idTaken(taken);
-  return name === manifest.entity.name || opts.name !== undefined ? toEntity(row, true) : { ...toEntity(row, true), renamedFrom: manifest.entity.name };
+  const entity = toEntity(row, true, deps.limits.recallTokens);
+  return name === manifest.entity.name || opts.name !== undefined ? entity : { ...entity, renamedFrom: manifest.entity.name };
 }
 
 /**
@@ -225,6 +228,7 @@ function checkManifest(m: unknown): ExportManifest {
   sameRule(() => checkName(e.name), 'manifest entity.');
   const mw = m.window;
   if (isObject(mw)) sameRule(() => checkBudget(mw.budget_tokens), 'manifest window.');
+  if (e.recall_tokens !== undefined) sameRule(() => checkRecallTokens(e.recall_tokens, isObject(mw) && isCount(mw.budget_tokens) ? mw.budget_tokens : 0), 'manifest entity.');
   for (const f of ['state', 'created_at', 'updated_at']) if (typeof e[f] !== 'string') fail(`manifest entity.${f} is missing`);
   if (e.recall !== undefined) sameRule(() => checkRecall(e.recall), 'manifest entity.');
   const t = m.transcript;

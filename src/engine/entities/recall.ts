@@ -8,9 +8,10 @@ import type { EngineDeps } from '../deps.js';
 import type { ReplyToolCall } from '../generation/reply.js';
 import { logRow } from '../platform/logs.js';
 import type { Remembered } from './memory.js';
+import { recallTokensOf } from './entity-rules.js';
 
 /** What recall reads: the store, and the clock and ids of its log record. */
-type RecallDeps = Pick<EngineDeps, 'store' | 'clock' | 'newId'>;
+type RecallDeps = Pick<EngineDeps, 'store' | 'clock' | 'newId' | 'limits'>;
 
 /**
  * Recall (issue 22): an entity with `recall` on is offered one tool, `recall`, that searches its
@@ -57,10 +58,12 @@ export interface RecallState {
   callTokens: number;
   /** The pinned memory the model's remember calls set (remember.ts): written by the turn's commit. */
   remembered: Remembered[];
+  /** Tokens of the transcript lines the rounds returned: together never more than the entity's recall bound. */
+  found: number;
 }
 
 export function emptyRecall(): RecallState {
-  return { messages: [], tokens: 0, rounds: 0, searches: [], callTokens: 0, remembered: [] };
+  return { messages: [], tokens: 0, rounds: 0, searches: [], callTokens: 0, remembered: [], found: 0 };
 }
 
 /** The reply's calls, when every one of them is a recall and the turn may take another round. */
@@ -83,11 +86,14 @@ export async function runRecallRound(
   limitTokens: number,
 ): Promise<void> {
   const tok = await loadTokenEstimator();
-  const cap = Math.max(50, Math.min(RECALL_MAX_TOKENS, Math.floor(limitTokens * RECALL_SHARE)));
+  const bound = recallTokensOf(entity, deps.limits.recallTokens);
+  const cap = Math.min(Math.max(50, Math.min(RECALL_MAX_TOKENS, Math.floor(limitTokens * RECALL_SHARE))), bound - state.found);
   const run = Math.min(calls.length, RECALL_CALLS_MAX);
   const results: ChatMessage[] = [];
   for (const [i, call] of calls.entries()) {
-    const { query, text, seqs } = i < run ? await recall(deps, entity, liveFrom(window), call.arguments, Math.floor(cap / run)) : tooMany(calls.length);
+    const each = Math.floor(cap / run);
+    const { query, text, seqs, tokens } = i >= run ? tooMany(calls.length) : each < MIN_CALL_TOKENS ? usedUp(bound) : await recall(deps, entity, liveFrom(window), call.arguments, each);
+    state.found += tokens;
     if (i < run) state.searches.push({ query, seqs });
     results.push({ role: 'tool', tool_call_id: call.callId, content: text });
   }
@@ -112,8 +118,23 @@ function echoedCalls(calls: readonly ReplyToolCall[], run: number): Extract<Chat
   };
 }
 
-function tooMany(calls: number): { query: string; text: string; seqs: number[] } {
-  return { query: '', text: `not run: recall takes at most ${RECALL_CALLS_MAX} calls a round, and this reply made ${calls}`, seqs: [] };
+/** One call's answer: what the model reads, and the recalled lines' seqs and tokens (none for a refusal). */
+interface CallResult {
+  query: string;
+  text: string;
+  seqs: number[];
+  tokens: number;
+}
+
+function tooMany(calls: number): CallResult {
+  return { query: '', text: `not run: recall takes at most ${RECALL_CALLS_MAX} calls a round, and this reply made ${calls}`, seqs: [], tokens: 0 };
+}
+
+/** A call's share of what is left of the turn's recall bound is under this: it is not run. */
+const MIN_CALL_TOKENS = 12;
+
+function usedUp(bound: number): CallResult {
+  return { query: '', text: `not run: this turn's recall already returned its ${bound} tokens; answer with what you have`, seqs: [], tokens: 0 };
 }
 
 /** The first seq the window still holds as a message: recall looks before it. */
@@ -123,20 +144,20 @@ function liveFrom(window: readonly BlockRow[]): number | undefined {
 }
 
 /** One search of the entity's own transcript, as the text the model reads; a call without words says so. */
-async function recall(deps: RecallDeps, entity: EntityRow, beforeSeq: number | undefined, args: string, capTokens: number): Promise<{ query: string; text: string; seqs: number[] }> {
+async function recall(deps: RecallDeps, entity: EntityRow, beforeSeq: number | undefined, args: string, capTokens: number): Promise<CallResult> {
   // Measured before anything reads the arguments: a refusal costs the same for any length.
   if (args.length > RECALL_ARGS_MAX) return tooLong(`over ${SEARCH_QUERY_MAX_CHARS} characters (its arguments are ${args.length})`);
   const query = queryOf(args);
   if (query.length > SEARCH_QUERY_MAX_CHARS) return tooLong(`${query.length} characters`);
-  if (!contentWords(query).length) return { query, text: 'recall needs a query with words in it, for example {"query": "the secret word"}', seqs: [] };
+  if (!contentWords(query).length) return { query, text: 'recall needs a query with words in it, for example {"query": "the secret word"}', seqs: [], tokens: 0 };
   // The one ranked retriever (retrieve.ts): any word of the model's question, by its stem.
   const found = await retrieve(deps, entity, query, { beforeSeq, budgetTokens: capTokens });
-  if (!found.messages.length) return { query, text: `nothing earlier in the conversation matches ${JSON.stringify(query)}`, seqs: [] };
-  return { query, text: found.text, seqs: found.messages.map((m) => m.seq) };
+  if (!found.messages.length) return { query, text: `nothing earlier in the conversation matches ${JSON.stringify(query)}`, seqs: [], tokens: 0 };
+  return { query, text: found.text, seqs: found.messages.map((m) => m.seq), tokens: found.tokens };
 }
 
-function tooLong(length: string): { query: string; text: string; seqs: number[] } {
-  return { query: '', text: `recall's query is ${length}; the limit is ${SEARCH_QUERY_MAX_CHARS}`, seqs: [] };
+function tooLong(length: string): CallResult {
+  return { query: '', text: `recall's query is ${length}; the limit is ${SEARCH_QUERY_MAX_CHARS}`, seqs: [], tokens: 0 };
 }
 
 /** The call's `query`: its arguments are the model's JSON text, which may be anything. */
@@ -161,7 +182,8 @@ export async function recallLog(
   out: { model: string; inputTokens: number; outputTokens: number; costUsd: number; totalMs: number; toolCalls?: number; recalled?: Retrieved },
 ): Promise<LogRow | undefined> {
   const toolCalls = out.toolCalls ?? 0;
-  const recalled = out.recalled?.messages ?? [];
+  // Which messages and their tokens, never their text (the transcript holds it).
+  const recalled = (out.recalled?.messages ?? []).map(({ seq, role, tokens }) => ({ seq, role, tokens }));
   if (!state.rounds && !toolCalls && !recalled.length) return undefined;
   const account = await deps.store.accounts.get(entity.accountId);
   const userId = account?.userId ?? entity.accountId;

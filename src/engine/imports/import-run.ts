@@ -40,7 +40,7 @@ export async function importChats(
     await target?.close();
     await opened.close();
   }
-  return result(opened.source, plan, report, target);
+  return result(opened.source, plan, report, target, deps.limits.recallTokens);
 }
 
 type Note = (r: ImportedConversation, offset: number) => Promise<void>;
@@ -105,7 +105,7 @@ function selected(c: SourceConversation, plan: ImportPlan): boolean {
   return true;
 }
 
-function result(source: ChatSource, plan: ImportPlan, report: ImportReport, target: ImportTarget | undefined): ChatImportResult {
+function result(source: ChatSource, plan: ImportPlan, report: ImportReport, target: ImportTarget | undefined, recallTokens: number): ChatImportResult {
   if (plan.only.size > 0 && report.totals.conversations === 0) {
     throw new NotFoundError(`no conversation of the export has the id or title ${[...plan.only].map((x) => JSON.stringify(x)).join(', ')}`, {
       hint: 'list them with --dry-run',
@@ -116,7 +116,7 @@ function result(source: ChatSource, plan: ImportPlan, report: ImportReport, targ
     object: 'import',
     source,
     dry_run: plan.dryRun,
-    entities: touched.rows.map((row) => toEntity(row, true)),
+    entities: touched.rows.map((row) => toEntity(row, true, recallTokens)),
     entities_omitted: touched.omitted,
     conversations: report.rows,
     conversations_omitted: report.omitted,

@@ -407,4 +407,9 @@ export const PG_MIGRATIONS: readonly string[] = [
   ALTER TABLE rotations DROP CONSTRAINT rotations_trigger_check;
   ALTER TABLE rotations ADD CONSTRAINT rotations_trigger_check CHECK (trigger IN ('turn', 'manual', 'resummarize', 'import'));
   `,
+  `
+  -- The most recalled lines one turn adds to an entity's prompt, in tokens; NULL takes
+  -- the default (the smaller of engine.recallTokens and half the budget).
+  ALTER TABLE entities ADD COLUMN recall_tokens INTEGER CHECK (recall_tokens IS NULL OR recall_tokens > 0);
+  `,
 ];

@@ -315,4 +315,9 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE rotations_v2 RENAME TO rotations;
   CREATE INDEX rotations_summary ON rotations (entity_id, summary_id);
   `,
+  `
+  -- The most recalled lines one turn adds to an entity's prompt, in tokens; NULL takes
+  -- the default (the smaller of engine.recallTokens and half the budget).
+  ALTER TABLE entities ADD COLUMN recall_tokens INTEGER CHECK (recall_tokens IS NULL OR recall_tokens > 0);
+  `,
 ];

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { ENTITY_MODEL } from '../../../core/wire/entity-types.js';
 import type { CliContext } from '../../context.js';
 import { examples } from '../../help.js';
-import { readTextInput, recallOption } from '../../input.js';
+import { integerOption, readTextInput, recallOption } from '../../input.js';
 import { printJson, sanitizeForTerminal as safe } from '../../output.js';
 
 export interface CreateOptions {
@@ -11,6 +11,7 @@ export interface CreateOptions {
   file?: string;
   model: string;
   recall?: string | boolean;
+  recallTokens?: string;
   json?: boolean;
 }
 
@@ -24,12 +25,14 @@ export function registerCreate(entities: Command, ctx: CliContext): void {
       .option('-f, --file <file>', 'read the instructions from a file (- for stdin)')
       .option('--model <id>', 'model id, fixed for the life of the entity', ENTITY_MODEL)
       .option('--recall [mode]', 'recall what the window folded away: auto (recalled into the prompt before each turn), tool (the model may call a recall tool; needs a model that can call tools; a bare --recall) or off; a new entity recalls auto unless told')
+      .option('--recall-tokens <tokens>', 'the most recalled lines one turn adds to the prompt, 1 to half the budget (default: the smaller of engine.recallTokens and half the budget)')
       .option('--json', 'print the created entity as JSON'),
     [
       'mgpt entities create --name ada --instructions "You are Ada, a patient maths tutor."',
       'ENT=$(mgpt entities create --name ada -f persona.md)',
       'mgpt entities create --name ada --recall',
       'mgpt entities create --name ada --recall off',
+      'mgpt entities create --name ada --recall auto --recall-tokens 400',
     ],
   ).action((o: CreateOptions) => runCreate(ctx, o));
 }
@@ -38,7 +41,10 @@ export async function runCreate(ctx: CliContext, o: CreateOptions): Promise<void
   const instructions =
     o.instructions === undefined && o.file === undefined ? '' : await readTextInput(ctx, 'instructions', o.instructions, o.file);
   const recall = recallOption(o.recall);
-  const entity = await (await ctx.backend()).createEntity({ model: o.model, name: o.name, instructions, ...(recall ? { recall } : {}) });
+  const recallTokens = integerOption('--recall-tokens', o.recallTokens);
+  const entity = await (await ctx.backend()).createEntity({
+    model: o.model, name: o.name, instructions, ...(recall ? { recall } : {}), ...(recallTokens !== undefined ? { recall_tokens: recallTokens } : {}),
+  });
   if (o.json) return printJson(ctx.io, entity);
   ctx.io.stdout.write(entity.id + '\n');
   if (ctx.io.stderrIsTTY) ctx.io.stderr.write(`created entity ${entity.name ? JSON.stringify(safe(entity.name)) + ' ' : ''}${entity.id}\n`);

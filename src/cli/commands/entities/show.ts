@@ -39,7 +39,7 @@ export async function runShow(ctx: CliContext, ref: string, o: { json?: boolean 
     ['status', e.read_only ? c.yellow('read-only: transcript at the cap') : 'active'],
     ['transcript', `${formatInt(e.transcript.messages)} messages, ${formatInt(e.transcript.tokens)} / ${formatInt(e.transcript.cap_tokens)} tokens`],
     ['window', windowLine(w.tokens ?? 0, w, 12) + `, ${w.blocks ?? 0} blocks${limitNote(w)}`],
-    ['recall', RECALL_LINES[e.recall ?? 'off']],
+    ['recall', RECALL_LINES[e.recall ?? 'off'] + (e.recall && e.recall_tokens ? `; at most ${formatInt(e.recall_tokens)} tokens a turn` : '')],
     ['created', safe(e.created_at)],
     ['updated', safe(e.updated_at)],
   ];

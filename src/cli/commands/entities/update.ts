@@ -4,7 +4,7 @@ import { BadRequestError } from '../../../core/errors.js';
 import type { CliContext } from '../../context.js';
 import { resolveEntity } from '../../entity-ref.js';
 import { examples } from '../../help.js';
-import { readTextInput, recallOption } from '../../input.js';
+import { integerOption, readTextInput, recallOption } from '../../input.js';
 import { formatInt, printJson, sanitizeForTerminal as safe } from '../../output.js';
 
 export interface UpdateOptions {
@@ -14,10 +14,13 @@ export interface UpdateOptions {
   budget?: string;
   cap?: string;
   recall?: string | boolean;
+  recallTokens?: string;
   json?: boolean;
 }
 
-const LABELS: Record<keyof UpdateEntityInput, string> = { name: 'name', instructions: 'instructions', budget_tokens: 'budget', cap_tokens: 'transcript cap', recall: 'recall' };
+const LABELS: Record<keyof UpdateEntityInput, string> = {
+  name: 'name', instructions: 'instructions', budget_tokens: 'budget', cap_tokens: 'transcript cap', recall: 'recall', recall_tokens: 'recall tokens',
+};
 
 export function registerUpdate(entities: Command, ctx: CliContext): void {
   examples(
@@ -33,6 +36,7 @@ export function registerUpdate(entities: Command, ctx: CliContext): void {
       .option('--cap <tokens>', 'new transcript cap in tokens: above what it holds, up to the engine\'s engine.maxTranscriptCap (a read-only entity is writable again)')
       .option('--recall [mode]', 'recall mode: auto (recall before each turn), tool (a recall tool the model may call; a bare --recall) or off')
       .option('--no-recall', 'recall off')
+      .option('--recall-tokens <tokens>', 'the most recalled lines one turn adds to the prompt, 1 to half the budget (default: the smaller of engine.recallTokens and half the budget)')
       .option('--json', 'print the updated entity as JSON'),
     [
       'mgpt entities update ada --name "Ada Lovelace"',
@@ -40,15 +44,18 @@ export function registerUpdate(entities: Command, ctx: CliContext): void {
       'mgpt entities update ada --budget 8000 --json',
       'mgpt entities update ada --recall auto',
       'mgpt entities update history --cap 3000000',
+      'mgpt entities update ada --recall-tokens 300',
     ],
   ).action((ref: string, o: UpdateOptions) => runUpdate(ctx, ref, o));
 }
 
 export async function runUpdate(ctx: CliContext, ref: string, o: UpdateOptions): Promise<void> {
-  if (o.name === undefined && o.instructions === undefined && o.file === undefined && o.budget === undefined && o.cap === undefined && o.recall === undefined) {
-    throw new BadRequestError('nothing to update', { hint: 'give --name, --instructions (or -f FILE), --budget, --cap or --recall [auto|tool|off]/--no-recall' });
+  if (o.name === undefined && o.instructions === undefined && o.file === undefined && o.budget === undefined && o.cap === undefined && o.recall === undefined && o.recallTokens === undefined) {
+    throw new BadRequestError('nothing to update', { hint: 'give --name, --instructions (or -f FILE), --budget, --cap, --recall [auto|tool|off]/--no-recall or --recall-tokens N' });
   }
-  const update: UpdateEntityInput = { name: o.name, budget_tokens: intOption('--budget', o.budget), cap_tokens: intOption('--cap', o.cap), recall: recallOption(o.recall) };
+  const update: UpdateEntityInput = {
+    name: o.name, budget_tokens: integerOption('--budget', o.budget), cap_tokens: integerOption('--cap', o.cap), recall: recallOption(o.recall), recall_tokens: integerOption('--recall-tokens', o.recallTokens),
+  };
   if (o.instructions !== undefined || o.file !== undefined) {
     update.instructions = await readTextInput(ctx, 'instructions', o.instructions, o.file);
   }
@@ -67,12 +74,3 @@ export async function runUpdate(ctx: CliContext, ref: string, o: UpdateOptions):
   }
 }
 
-/**
- * A budget or cap as a number. Only its syntax is checked here; the range is the engine's rule,
- * so both backends refuse a bad one with the same words.
- */
-function intOption(flag: string, raw: string | undefined): number | undefined {
-  if (raw === undefined) return undefined;
-  if (!/^\s*-?\d+\s*$/.test(raw)) throw new BadRequestError(`${flag} must be an integer, got ${JSON.stringify(raw)}`);
-  return Number(raw);
-}
