@@ -19,7 +19,7 @@ import type {
   TurnEvent,
   UpdateEntityInput,
 } from '../core/wire/entity-types.js';
-import type { EntityWindowAt, RotateInput, RotateResult, RotationList } from '../core/wire/rotation-types.js';
+import type { EntityWindowAt, EntityWindowPrompt, RotateInput, RotateResult, RotationList } from '../core/wire/rotation-types.js';
 import type {
   CreateUniverseInput,
   CreatedUniverse,
@@ -109,6 +109,9 @@ export class LocalBackend implements Backend {
   }
   async getWindow(id: string): Promise<EntityWindow> {
     return this.engine.entities.window(id, this.accountId);
+  }
+  async getWindowPrompt(id: string): Promise<EntityWindowPrompt> {
+    return this.engine.entities.windowPrompt(id, this.accountId);
   }
   async getWindowAt(id: string, at: string): Promise<EntityWindowAt> {
     return this.engine.entities.windowAt(id, at, this.accountId);

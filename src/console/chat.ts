@@ -12,7 +12,7 @@ interface Message {
 }
 
 /** What the last turn sent from this tab recalled, per entity (the usage chunk's `recalled`). */
-export const lastTurn = new Map<string, { recalled: Array<{ seq: number; role: string; tokens: number }>; rotation?: { covers: [number, number]; summaryTokens: number } }>();
+export const lastTurn = new Map<string, { recalled: Array<{ seq: number; role: string; tokens: number; content?: string }>; rotation?: { covers: [number, number]; summaryTokens: number } }>();
 
 interface Bubble {
   el: HTMLElement;

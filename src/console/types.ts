@@ -35,3 +35,11 @@ export interface Memory {
   tokens: number;
   limits: { blocks: number; tokens: number };
 }
+
+/** `GET …/window?prompt=true`: the window, and every part of the next request with its tokens. */
+export interface WindowPrompt extends EntityWindow {
+  prompt_tokens: number;
+  parts: Record<'instructions' | 'memory' | 'summaries' | 'messages', { tokens: number; blocks: number }> & {
+    recalled: { tokens: number; blocks: number; lines: Array<{ seq: number; role: string; tokens: number; content?: string }> };
+  };
+}

@@ -1,22 +1,20 @@
 import { api } from './api.js';
 import { type Child, fill, fmt, h, notice } from './dom.js';
 import { lastTurn } from './chat.js';
-import type { Block, Entity, EntityWindow, Memory } from './types.js';
+import type { Block, Entity, Memory, WindowPrompt } from './types.js';
 import { rotationTimeline, windowAtView } from './rotations.js';
 
 
-/** About what o200k counts for English prose; the instructions' count is not on the wire, so it is marked as an estimate. */
-const estimate = (text: string) => Math.ceil(text.length / 4);
-
 /**
- * What the model sees, drawn and listed: the window's bar, its blocks, the last turn's recall,
+ * What the model sees, drawn and listed: the next request's bar (every part of it, as the engine
+ * counts it), the window's blocks, the recalled lines the request carries, the last turn's recall,
  * pinned memory and the rotation history. The console comes with its server, so these routes are
  * always there.
  */
-export async function memoryPanel(root: HTMLElement, id: string): Promise<{ entity: Entity; win: EntityWindow; memory: Memory }> {
+export async function memoryPanel(root: HTMLElement, id: string): Promise<{ entity: Entity; win: WindowPrompt; memory: Memory }> {
   const [entity, win, memory] = await Promise.all([
     api<Entity>(`/v1/entities/${encodeURIComponent(id)}`),
-    api<EntityWindow>(`/v1/entities/${encodeURIComponent(id)}/window`),
+    api<WindowPrompt>(`/v1/entities/${encodeURIComponent(id)}/window?prompt=true`),
     api<Memory>(`/v1/entities/${encodeURIComponent(id)}/memory`),
   ]);
   const detail = h('div', { class: 'block-detail', 'aria-live': 'polite' });
@@ -24,10 +22,11 @@ export async function memoryPanel(root: HTMLElement, id: string): Promise<{ enti
   fill(
     root,
     h('h2', { id: 'mem-h' }, 'What the model sees'),
-    windowBar(entity, win, memory),
+    windowBar(win),
     h('h3', {}, `Window blocks (${win.blocks.length})`),
     blockList(win.blocks, detail),
     detail,
+    inViewView(win),
     recalledView(id),
     memoryView(entity, memory),
     rotations,
@@ -45,21 +44,25 @@ function opened(detail: HTMLElement, ...children: Child[]): void {
   detail.scrollIntoView({ block: 'start' });
 }
 
-/** head | summaries | live | reserve, against the binding limit (the budget, or the model's when smaller). */
-export function windowBar(entity: Entity, win: EntityWindow, memory: Memory): HTMLElement {
-  const sum = (k: Block['kind']) => win.blocks.filter((b) => b.kind === k).reduce((n, b) => n + b.tokens, 0);
-  const head = estimate(entity.instructions) + memory.tokens;
+/**
+ * The next request part by part (instructions, pinned memory, summaries, live messages, recalled
+ * lines), then the room the window has left under its limit (the budget, or the model's when smaller).
+ */
+export function windowBar(win: WindowPrompt): HTMLElement {
+  const p = win.parts;
   const limit = win.model_limit_tokens ?? win.budget_tokens;
   const parts: Array<[string, string, number]> = [
-    ['head', `head (instructions ≈${fmt(estimate(entity.instructions))}, pinned memory ${fmt(memory.tokens)})`, head],
-    ['summaries', 'summaries', sum('summary')],
-    ['live', 'live messages', sum('message')],
+    ['head', `head (instructions ${fmt(p.instructions.tokens)}, pinned memory ${fmt(p.memory.tokens)})`, p.instructions.tokens + p.memory.tokens],
+    ['summaries', 'summaries', p.summaries.tokens],
+    ['live', 'live messages', p.messages.tokens],
+    ['recalled', `recalled lines (${p.recalled.lines.length})`, p.recalled.tokens],
     ['reserve', 'reserve (room left under the limit for the reply and what follows)', Math.max(0, limit - win.tokens)],
   ];
-  const scale = Math.max(limit + head, head + win.tokens, 1);
+  const total = win.prompt_tokens;
+  const scale = Math.max(total + parts[4][2], 1);
   const bar = h(
     'div',
-    { class: 'bar', role: 'img', 'aria-label': `window ${win.tokens} of ${limit} tokens` },
+    { class: 'bar', role: 'img', 'aria-label': `next request ${total} tokens; window ${win.tokens} of ${limit} tokens` },
     parts.map(([part, , n]) => h('span', { class: `seg ${part}`, 'data-part': part, 'data-tokens': n, title: `${part}: ${n}` })),
   );
   // Widths through the CSSOM (no inline style attribute: the policy forbids those).
@@ -69,9 +72,19 @@ export function windowBar(entity: Entity, win: EntityWindow, memory: Memory): HT
     'figure',
     { class: 'window' },
     bar,
-    h('figcaption', {}, h('strong', { 'data-window-tokens': win.tokens }, `window ${fmt(win.tokens)} tokens`), ` of ${binding}`,
+    h('figcaption', {}, h('strong', { 'data-prompt-tokens': total }, `next request ${fmt(total)} tokens`), ' before the new message; ',
+      h('span', { 'data-window-tokens': win.tokens }, `window ${fmt(win.tokens)} tokens`), ` of ${binding}`,
       h('ul', { class: 'legend' }, parts.map(([part, label, n]) => h('li', {}, h('span', { class: `swatch ${part}`, 'aria-hidden': 'true' }), `${label}: ${fmt(n)}`)))),
   );
+}
+
+/** The recalled lines the next request carries (earlier turns' recall still in view), each with its text. */
+function inViewView(win: WindowPrompt): HTMLElement {
+  const lines = win.parts.recalled.lines;
+  const body: Child = lines.length === 0
+    ? h('p', { class: 'meta' }, 'The next request carries no recalled lines.')
+    : h('ol', { class: 'in-view' }, lines.map((l) => h('li', { 'data-seq': l.seq }, `#${l.seq} ${l.role} · ${fmt(l.tokens)} tok: `, l.content ?? '')));
+  return h('section', { 'aria-labelledby': 'view-h' }, h('h3', { id: 'view-h' }, 'Recalled lines in the next request'), body);
 }
 
 /** A list longer than this shows its first and last few blocks, and a button for the rest. */
@@ -107,11 +120,16 @@ function showBlock(detail: HTMLElement, b: Block): void {
 
 function recalledView(id: string): HTMLElement {
   const last = lastTurn.get(id);
+  const link = (r: { seq: number }) => h('a', { href: `#/entities/${id}?seq=${r.seq}`, 'data-seq': r.seq }, `#${r.seq}`);
   const body: Child = !last
     ? h('p', { class: 'meta' }, 'Send a turn here to see what it recalled.')
     : last.recalled.length === 0
       ? h('p', { class: 'recalled none' }, 'The last turn recalled nothing.')
-      : h('p', { class: 'recalled' }, 'The last turn recalled ', last.recalled.map((r, i) => [i ? ', ' : '', h('a', { href: `#/entities/${id}?seq=${r.seq}`, 'data-seq': r.seq }, `#${r.seq}`)]), ` (${fmt(last.recalled.reduce((n, r) => n + r.tokens, 0))} tokens).`);
+      : [
+          h('p', { class: 'recalled' }, 'The last turn recalled ', last.recalled.map((r, i) => [i ? ', ' : '', link(r)]), ` (${fmt(last.recalled.reduce((n, r) => n + r.tokens, 0))} tokens).`),
+          // Each line's text as the prompt carried it (a server from before the text was carried sends seqs only).
+          h('ol', { class: 'recalled-lines' }, last.recalled.filter((r) => r.content !== undefined).map((r) => h('li', {}, link(r), ` ${r.role}: `, r.content ?? ''))),
+        ];
   return h('section', { 'aria-labelledby': 'rec-h' }, h('h3', { id: 'rec-h' }, 'Recalled by the last turn'), body);
 }
 

@@ -1,6 +1,6 @@
 import { NotSupportedError } from './errors.js';
 import type { RateLimits } from './rate-limits.js';
-import type { EntityWindowAt, RotateInput, RotateResult, RotationList } from './wire/rotation-types.js';
+import type { EntityWindowAt, EntityWindowPrompt, RotateInput, RotateResult, RotationList } from './wire/rotation-types.js';
 import type { MemoryBlock, MemoryHistory, MemoryList } from './wire/memory.js';
 import type { ExchangeInput, ExchangeResult, RecallInput, RecallResult } from './wire/exchange.js';
 import type { ChatImportOptions, ChatImportProgressHandler, ChatImportResult } from './wire/chat-import.js';
@@ -129,6 +129,8 @@ export interface Backend {
   getWindow(id: string): Promise<EntityWindow>;
   /** The window the model saw when it answered the message at `at` (a seq or a date): GET /v1/entities/{id}/window?at= (issue 33). */
   getWindowAt(id: string, at: string): Promise<EntityWindowAt>;
+  /** The window and every part of the next turn's request with its tokens, and its messages: GET /v1/entities/{id}/window?prompt=true. */
+  getWindowPrompt(id: string): Promise<EntityWindowPrompt>;
   /** The entity's rotations, oldest first: GET /v1/entities/{id}/rotations. */
   listRotations(id: string): Promise<RotationList>;
   /**

@@ -22,5 +22,5 @@ export type { Env } from './env.js';
 export { header } from './headers.js';
 export { closeIfBodyUnread } from './json-body.js';
 export { noteReply, notingReply, settleTokens } from './token-accounting.js';
-export { checkFields, queryInt } from './request-checks.js';
+export { checkFields, queryFlag, queryInt } from './request-checks.js';
 export { replayHeader } from './replay-header.js';

@@ -3,6 +3,7 @@ import { rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { once } from 'node:events';
 import type { ExportFormat, SearchHit, Usage } from '../core/wire/entity-types.js';
+import type { EntityWindowPrompt } from '../core/wire/rotation-types.js';
 import { usageText } from './finish-notice.js';
 import { windowLimit } from '../core/window-plan.js';
 import { needAdmin } from './chat-errors.js';
@@ -14,7 +15,7 @@ type Shown = Extract<ChatItem, { kind: 'output' } | { kind: 'error' }> extends i
 
 const COMMANDS: [usage: string, what: string][] = [
   ['/help', 'this list'],
-  ['/window', 'the blocks the model sees now (summaries and live messages)'],
+  ['/window', 'what the model sees next turn: instructions, pinned memory, summaries, live messages and recalled lines, with their tokens'],
   ['/history [n]', 'the last n transcript messages (default 10)'],
   ['/rotations', 'every rotation of the window: why, what it folded, the summary, undone or not'],
   ['/search TEXT', "find TEXT in this conversation's whole transcript, folded messages included"],
@@ -36,22 +37,29 @@ export const HELP = [
   'A line entered during a reply is queued and sent when it ends; Ctrl-D during a reply cancels it, then leaves.',
 ].join('\n');
 
-/** `/window`: the blocks the model sees now. */
+/** `/window`: every part of the next request with its tokens, then the blocks and the recalled lines it carries. */
 export async function windowText(src: ChatSources, target: ChatTarget, lastUsage?: Usage): Promise<string> {
   if (target.kind === 'universe') {
     const doc = await needAdmin(src, 'universes show').getUniverseDoc(target.id);
     return `${doc.runtime.conversation.length} runtime messages (the model sees the last 64, trimmed by 16 at a time)`;
   }
-  const w = await src.backend.getWindow(target.id);
+  const w = await src.backend.getWindowPrompt(target.id);
   const lines = w.blocks.map((b) => {
     const span = b.covers[0] === b.covers[1] ? `#${b.covers[0]}` : `#${b.covers[0]}–${b.covers[1]}`;
     const kind = b.kind === 'summary' ? 'summary' : b.role;
     return `${span.padEnd(12)} ${kind.padEnd(9)} ${String(b.tokens).padStart(6)} tok  ${preview(b.content)}`;
   });
+  const recalled = w.parts.recalled.lines.map((l) => `${`#${l.seq}`.padEnd(12)} ${'recalled'.padEnd(9)} ${String(l.tokens).padStart(6)} tok  ${preview(l.content ?? '')}`);
   const limit = windowLimit(w);
   const bound = limit.byModel ? ` (the model's context binds; budget ${w.budget_tokens})` : '';
   const last = lastUsage ? [`last turn: ${usageText(lastUsage)}`] : [];
-  return [`window: ${w.tokens} / ${limit.tokens} tokens in ${w.blocks.length} blocks${bound}`, ...last, ...lines].join('\n');
+  return [`window: ${w.tokens} / ${limit.tokens} tokens in ${w.blocks.length} blocks${bound}`, partsLine(w), ...last, ...lines, ...recalled].join('\n');
+}
+
+/** The next request before its new message, part by part. */
+function partsLine(w: EntityWindowPrompt): string {
+  const p = w.parts;
+  return `next request: ${w.prompt_tokens} tokens = instructions ${p.instructions.tokens} + pinned memory ${p.memory.tokens} + summaries ${p.summaries.tokens} + live messages ${p.messages.tokens} + recalled ${p.recalled.tokens}`;
 }
 
 /** `/history [n]`: the last n transcript messages; with `when`, each says when it was written. */

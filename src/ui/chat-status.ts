@@ -1,8 +1,6 @@
 import { needAdmin } from './chat-errors.js';
 import type { ChatOptions, ChatSources, ChatStatus, ChatTarget } from './chat-types.js';
 import type { Entity } from '../core/wire/entity-types.js';
-import { type MemoryList, pinnedMemoryText } from '../core/wire/memory.js';
-import { loadTokenEstimator } from '../core/text/tokens.js';
 import { UNIVERSE_MODEL } from '../core/wire/universe-types.js';
 import { windowLimit } from '../core/window-plan.js';
 
@@ -34,25 +32,21 @@ export async function loadStatus(src: ChatSources & Pick<ChatOptions, 'cutLimit'
 }
 
 /**
- * The next prompt's parts (the gauge's split): instructions and pinned memory counted here with
- * the engine's estimator, summaries and live messages from the window's blocks, the reply's
- * reserve from the route's maxTokens when this process knows it. A server without the memory
- * routes (an older one) has no memory.
+ * The next prompt's parts (the gauge's split), as the engine counts them (`window?prompt=true`):
+ * instructions, pinned memory, summaries, live messages and the recalled lines the request
+ * carries; the reply's reserve from the route's maxTokens when this process knows it.
  */
 async function promptSplit(src: ChatSources & Pick<ChatOptions, 'cutLimit'>, e: Entity): Promise<ChatStatus['split']> {
-  const [window, memory, tok] = await Promise.all([
-    src.backend.getWindow(e.id),
-    src.backend.listMemory(e.id).catch((): MemoryList | undefined => undefined),
-    loadTokenEstimator(),
-  ]);
-  const pinned = memory?.memory.length ? tok.count(pinnedMemoryText(memory.memory)) : 0;
-  const sum = (kind: string) => window.blocks.filter((b) => b.kind === kind).reduce((n, b) => n + b.tokens, 0);
+  const { parts } = await src.backend.getWindowPrompt(e.id);
+  // A server from before the parts were reported answers with the window alone: no split then.
+  if (!parts) return undefined;
   const reserve = src.cutLimit?.(e.model)?.maxTokens;
   return {
-    head: (e.instructions ? tok.count(e.instructions) : 0) + pinned,
-    memory: pinned,
-    summaries: sum('summary'),
-    live: sum('message'),
+    head: parts.instructions.tokens + parts.memory.tokens,
+    memory: parts.memory.tokens,
+    summaries: parts.summaries.tokens,
+    live: parts.messages.tokens,
+    recalled: parts.recalled.tokens,
     ...(reserve === undefined ? {} : { reserve }),
   };
 }

@@ -33,7 +33,7 @@ export interface ChatStatus {
    * pinned memory, `memory` of it), the summaries and the live messages of the window, and what
    * is kept for the reply when the route's maxTokens is known here (the local backend).
    */
-  split?: { head: number; memory: number; summaries: number; live: number; reserve?: number };
+  split?: { head: number; memory: number; summaries: number; live: number; recalled?: number; reserve?: number };
   transcript?: { messages: number; tokens: number; cap: number };
   readOnly?: boolean;
   /** null or absent: not metered. */

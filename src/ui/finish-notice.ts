@@ -1,4 +1,5 @@
 import type { EntityCompletion, TurnEvent, Usage } from '../core/wire/entity-types.js';
+import { sanitizeForTerminal } from '../core/text/terminal-text.js';
 
 /**
  * The reply-length limit mgpt sent, as the command knows it: the `--max-tokens` asked for, or the
@@ -42,10 +43,21 @@ export function rotationNotice(ev: Extract<TurnEvent, { type: 'rotation' }>, ver
   return verbose && ev.summaryUsage ? `${text}; the summary took ${usageText(ev.summaryUsage)}` : text;
 }
 
-/** What automatic recall put in a turn's prompt: `recalled 4 messages (#1, #2, #57, #58), 212 tokens`; undefined for nothing. */
+/**
+ * What automatic recall put in a turn's prompt: `recalled 4 messages (#1, #2, #57, #58), 212 tokens`,
+ * then each message's text as the prompt carried it, a line each (`  #1 user: …`); undefined for nothing.
+ */
 export function recallNotice(recalled: EntityCompletion['recalled']): string | undefined {
   if (!recalled?.length) return undefined;
   const tokens = recalled.reduce((sum, m) => sum + m.tokens, 0);
   const seqs = recalled.map((m) => `#${m.seq}`).join(', ');
-  return `recalled ${recalled.length} message${recalled.length === 1 ? '' : 's'} (${seqs}), ${tokens} tokens`;
+  const head = `recalled ${recalled.length} message${recalled.length === 1 ? '' : 's'} (${seqs}), ${tokens} tokens`;
+  // A server from before the text was carried sends seqs only.
+  const lines = recalled.filter((m) => m.content !== undefined).map((m) => `  #${m.seq} ${m.role}: ${oneLine(m.content ?? '')}`);
+  return [head, ...lines].join('\n');
+}
+
+/** A transcript message on one terminal line: no escape sequence of it reaches the screen, its line breaks shown as ⏎. */
+function oneLine(text: string): string {
+  return sanitizeForTerminal(text.replace(/\r?\n/g, ' ⏎ '));
 }

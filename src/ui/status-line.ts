@@ -47,10 +47,11 @@ export function statusLine(s: ChatStatus, busy: boolean, columns: number): Statu
   return { text: cut(text, Math.max(0, room - [...note].length)), busy: cut(note, room) };
 }
 
-/** `head 120 (memory 40) + summaries 300 + live 512 + reply 256`: what the next prompt is made of. */
+/** `head 120 (memory 40) + summaries 300 + live 512 + recalled 80 + reply 256`: what the next prompt is made of. */
 function splitText(s: NonNullable<ChatStatus['split']>): string {
   const head = `head ${s.head}${s.memory ? ` (memory ${s.memory})` : ''}`;
-  return [head, `summaries ${s.summaries}`, `live ${s.live}`, ...(s.reserve === undefined ? [] : [`reply ${s.reserve}`])].join(' + ');
+  const recalled = s.recalled ? [`recalled ${s.recalled}`] : [];
+  return [head, `summaries ${s.summaries}`, `live ${s.live}`, ...recalled, ...(s.reserve === undefined ? [] : [`reply ${s.reserve}`])].join(' + ');
 }
 
 /** A route (`openai gpt-4o-mini`) without its provider. */

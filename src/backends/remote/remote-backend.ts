@@ -26,7 +26,7 @@ import type {
   UpdateEntityInput,
   Usage,
 } from '../../core/wire/entity-types.js';
-import type { EntityWindowAt, RotateInput, RotateResult, RotationList } from '../../core/wire/rotation-types.js';
+import type { EntityWindowAt, EntityWindowPrompt, RotateInput, RotateResult, RotationList } from '../../core/wire/rotation-types.js';
 import { BadRequestError, CancelledError, ConfigError, MgptError, NotSupportedError, ProviderError, ROTATION_CANCELLED, TURN_CANCELLED, isAbortError } from '../../core/errors.js';
 import { SseDecoder } from '../../core/wire/sse.js';
 import type {
@@ -146,6 +146,9 @@ export class RemoteBackend implements Backend {
   }
   getWindow(id: string): Promise<EntityWindow> {
     return this.http.json('GET', this.ent(`/entities/${encodeURIComponent(id)}/window`));
+  }
+  getWindowPrompt(id: string): Promise<EntityWindowPrompt> {
+    return this.http.json('GET', this.ent(`/entities/${encodeURIComponent(id)}/window?prompt=true`));
   }
   getWindowAt(id: string, at: string): Promise<EntityWindowAt> {
     return this.http.json('GET', this.ent(`/entities/${encodeURIComponent(id)}/window?${new URLSearchParams({ at })}`));

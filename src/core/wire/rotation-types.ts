@@ -1,5 +1,5 @@
 /** The wire shapes of an entity's window history (issue 33): rotations, steering, the window at a turn. */
-import type { WindowBlock } from './entity-types.js';
+import type { EntityWindow, RecalledLine, WindowBlock } from './entity-types.js';
 import type { ChatMessage } from '../chat.js';
 
 /** One rotation as `GET /v1/entities/{id}/rotations` lists it. */
@@ -50,5 +50,31 @@ export interface EntityWindowAt {
   tokens: number;
   blocks: WindowBlock[];
   /** The prompt as it was sent, message for message: the head (instructions…), the blocks, anything after them, the message. */
+  prompt: ChatMessage[];
+}
+
+/** One part of the next request and its estimated tokens; `blocks` counts what it is made of. */
+export interface PromptPart {
+  tokens: number;
+  blocks: number;
+}
+
+/**
+ * `GET /v1/entities/{id}/window?prompt=true` (an extension): the seed's window, and every part of
+ * the request the next turn sends before its new message, with their tokens, and that request's
+ * messages exactly as the provider gets them.
+ */
+export interface EntityWindowPrompt extends EntityWindow {
+  /** The parts summed: what the next request carries before its new message. */
+  prompt_tokens: number;
+  parts: {
+    instructions: PromptPart;
+    memory: PromptPart;
+    summaries: PromptPart;
+    messages: PromptPart;
+    /** Lines earlier turns recalled that the request still carries (their text as it carries it). */
+    recalled: PromptPart & { lines: RecalledLine[] };
+  };
+  /** The provider messages up to the next turn's new message (which follows them). */
   prompt: ChatMessage[];
 }

@@ -38,7 +38,8 @@ import { loadWindow } from './window/load-window.js';
 import { pinnedMemory } from './memory.js';
 import type { ChatMessage } from '../../providers/spec.js';
 import type { RouteFit } from '../generation/calibration.js';
-import type { EntityWindowAt, RotateResult, RotationList } from '../../core/wire/rotation-types.js';
+import type { EntityWindowAt, EntityWindowPrompt, RotateResult, RotationList } from '../../core/wire/rotation-types.js';
+import { nextPrompt } from './window/next-prompt.js';
 import { windowAt } from './window/at-turn.js';
 import { listRotations } from './rotations.js';
 import { checkRotateInput, steerRotation } from './steer.js';
@@ -181,6 +182,13 @@ export class EntityService {
   async window(id: string, accountId: string): Promise<EntityWindow> {
     const row = await this.row(id, accountId);
     return this.windowOf(row, await this.deps.store.entities.window(id));
+  }
+
+  /** The window and every part of the request the next turn sends before its new message (window/next-prompt.ts). */
+  async windowPrompt(id: string, accountId: string): Promise<EntityWindowPrompt> {
+    const row = await this.row(id, accountId);
+    const blocks = await this.deps.store.entities.window(id);
+    return { ...(await this.windowOf(row, blocks)), ...(await nextPrompt(this.deps, row, blocks)) };
   }
 
   private async windowOf(row: EntityRow, blocks: BlockRow[]): Promise<EntityWindow> {

@@ -23,6 +23,8 @@ export interface RecalledMessage {
   role: 'user' | 'assistant';
   /** Its line's tokens, as the prompt counts them. */
   tokens: number;
+  /** Its text as the line carries it (cut when the budget cut the line), without the line's `#seq role (date): ` head. */
+  content: string;
 }
 
 export interface Retrieved {
@@ -129,6 +131,8 @@ class Lines {
     const whole = headTokens(this.tok, row, head) + row.tokens;
     if (whole > room && !this.hits.has(row.seq)) return;
     const line = whole <= room ? head + row.content : this.tok.truncate(head + row.content, room);
+    // A line cut inside its head would carry none of the message.
+    if (row.content && !lineContent(head, line)) return;
     const tokens = (whole <= room ? whole : this.tok.count(line)) + 1;
     this.chosen.set(row.seq, { row, line, tokens });
     this.used += tokens;
@@ -137,7 +141,8 @@ class Lines {
   result(): Retrieved {
     const picked = [...this.chosen.values()].sort((a, b) => a.row.seq - b.row.seq);
     if (!picked.length) return NOTHING_RETRIEVED;
-    return { text: picked.map((p) => p.line).join('\n'), tokens: this.used, messages: picked.map((p) => ({ seq: p.row.seq, role: p.row.role, tokens: p.tokens })) };
+    const messages = picked.map((p) => ({ seq: p.row.seq, role: p.row.role, tokens: p.tokens, content: lineContent(headOf(p.row), p.line) }));
+    return { text: picked.map((p) => p.line).join('\n'), tokens: this.used, messages };
   }
 }
 
@@ -190,4 +195,9 @@ function headTokens(tok: TokenEstimator, row: MessageRow, head: string): number 
 /** A recalled message's line as the model reads it starts with its number, who said it, and when it was written (to the minute). */
 function headOf(m: MessageRow): string {
   return `#${m.seq} ${m.role} (${m.createdAt.slice(0, 16).replace('T', ' ')}): `;
+}
+
+/** The message's text as `line` carries it; a line cut inside its head carries none. */
+function lineContent(head: string, line: string): string {
+  return line.startsWith(head) ? line.slice(head.length) : '';
 }

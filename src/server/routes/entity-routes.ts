@@ -4,7 +4,7 @@ import type { KeyIdentity } from '../../core/backend.js';
 import { type Context, Hono } from 'hono';
 import { BadRequestError, MgptError } from '../../core/errors.js';
 import type { Engine } from '../../engine/engine.js';
-import { type Env, type RouteDeps, checkFields, header, noteReply, notingReply, queryInt, replayHeader } from '../route-deps.js';
+import { type Env, type RouteDeps, checkFields, header, noteReply, notingReply, queryFlag, queryInt, replayHeader } from '../route-deps.js';
 import { sseReply } from '../sse.js';
 import { prepend } from '../../core/primed.js';
 
@@ -41,6 +41,8 @@ export function entityRoutes(engine: Engine, { auth, limit, body }: RouteDeps): 
     const at = c.req.query('at');
     const { accountId } = c.get('principal');
     if (at !== undefined) return c.json(await engine.entities.windowAt(c.req.param('id'), at, accountId));
+    // An extension: ?prompt=true adds every part of the next turn's request, and its messages.
+    if (queryFlag(c.req.query('prompt'), 'prompt')) return c.json(await engine.entities.windowPrompt(c.req.param('id'), accountId));
     return c.json(await engine.entities.window(c.req.param('id'), accountId));
   });
   // Extensions (issue 33): the entity's rotation history, and steering it (one unit of work under the entity's lease;

@@ -55,6 +55,50 @@ export function encodeTail(messages: ChatMessage[], sources: Map<number, Message
   });
 }
 
+/** A run of recalled lines in a prompt's text: where it starts and ends, and each line's seq and characters of its message. */
+export interface RecallSpan {
+  start: number;
+  end: number;
+  lines: Array<{ row: MessageRow; chars: number }>;
+}
+
+/**
+ * Every recall in `text`, wherever in it (a message of its own, or a part of another): a preamble
+ * mgpt has written, then the lines that follow it as recall writes them, each checked against its
+ * transcript message in `sources` (so where one ends is known, whatever follows it).
+ */
+export function recallSpans(text: string, sources: Map<number, MessageRow>): RecallSpan[] {
+  const spans: RecallSpan[] = [];
+  for (const preamble of PREAMBLES) {
+    for (let start = text.indexOf(preamble); start >= 0; start = text.indexOf(preamble, start + 1)) {
+      let pos = start + preamble.length;
+      const lines: RecallSpan['lines'] = [];
+      for (;;) {
+        const row = sources.get(Number(/^\n#(\d+) /.exec(text.slice(pos, pos + 24))?.[1]));
+        if (!row || !text.startsWith(lineHead(row), pos)) break;
+        pos += lineHead(row).length;
+        let n = 0;
+        while (n < row.content.length && text[pos + n] === row.content[n]) n++;
+        lines.push({ row, chars: n });
+        pos += n;
+      }
+      if (lines.length) spans.push({ start, end: pos, lines });
+    }
+  }
+  return spans.sort((a, b) => a.start - b.start);
+}
+
+/** One recalled line as the prompt carries it: its head, then the first `chars` characters of its message. */
+export function recalledLine(row: MessageRow, chars: number): string {
+  return lineHead(row).slice(1) + row.content.slice(0, chars);
+}
+
+/** The seqs the lines after a recall preamble in `text` name (their messages are read to check them). */
+export function recallSeqs(text: string): number[] {
+  if (!PREAMBLES.some((p) => text.includes(p))) return [];
+  return [...text.matchAll(/\n#(\d+) (?:user|assistant) \(/g)].map((m) => Number(m[1]));
+}
+
 /** The text as a preamble and recalled lines, when it reads as one. */
 function recallForm(text: string, sources: Map<number, MessageRow>): Pick<RecallMessage, 'q'> | undefined {
   const k = PREAMBLES.findIndex((p) => text.startsWith(p));

@@ -160,6 +160,9 @@ function doesNotFit(turn: WindowTurn, fit: RouteFit, messageTokens: number): Con
   );
 }
 
+/** What the request is made from: the window it is answered from, and the new message. */
+export type PromptWindow = Pick<PreparedWindow, 'head' | 'recall'> & { userBlock: Pick<BlockRow, 'content'> };
+
 /**
  * The provider messages of an entity turn, up to its user message (docs/entities-and-memory.md#the-request-mgpt-sends):
  * one system message (the instructions, then the pinned memory, then the window's summaries), then
@@ -167,7 +170,7 @@ function doesNotFit(turn: WindowTurn, fit: RouteFit, messageTokens: number): Con
  * what this turn recalls. Between rotations a turn's request is the previous one, its reply and
  * the new message: a prompt cache serves everything before.
  */
-export function promptMessages(instructions: string, prepared: PreparedWindow, memory?: PinnedMemory): ChatMessage[] {
+export function promptMessages(instructions: string, prepared: PromptWindow, memory?: PinnedMemory): ChatMessage[] {
   const { content } = prepared.userBlock;
   const messages = prepared.head.prompt(instructions, prepared.recall ? withRecall(content, prepared.recall.text) : content);
   if (memory) messages.splice(instructions ? 1 : 0, 0, { role: 'system', content: memory.text });

@@ -1,0 +1,67 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { BadRequestError } from '../../src/core/errors.js';
+import { loadTokenEstimator } from '../../src/core/text/tokens.js';
+import { recallInView } from '../../src/engine/entities/window/recall-in-view.js';
+import { bytes, collect, makeEngine, sqliteOf } from '../helpers/engine.js';
+import { tempDir } from '../helpers/temp.js';
+
+// The entity's recall bound through export and import, and what a request carries of recalled lines.
+const engine = makeEngine(tempDir(), { windowBudget: 300 });
+afterAll(() => engine.close());
+
+const FACT = 'My sister Margaret moved to Lisbon in 2019 to teach chemistry at the university by the river Tagus, and she still lives there.';
+
+describe('recall_tokens in an archive', () => {
+  it('an export carries the bound it was given, and an import restores it; an archive without one takes the importing engine\'s default', async () => {
+    const e = await engine.entities.create({ model: 'mgpt-1-27b', name: 'bound', recall: 'auto', recall_tokens: 70 }, 'local');
+    await collect(engine.entities.send(e.id, { content: 'hello there' }, 'local'));
+    const json = JSON.parse((await bytes(await engine.entities.export(e.id, 'json', 'local'))).toString());
+    expect(json.manifest.entity.recall_tokens).toBe(70);
+    const tar = await bytes(await engine.entities.export(e.id, 'tar', 'local'));
+    expect((await engine.entities.import(tar, 'tar', {}, 'local')).recall_tokens).toBe(70);
+    expect((await engine.entities.import(Buffer.from(JSON.stringify(json)), 'json', {}, 'local')).recall_tokens).toBe(70);
+    // An archive from before the bound: the default, the smaller of engine.recallTokens (1,000) and half the budget.
+    delete json.manifest.entity.recall_tokens;
+    const old = await engine.entities.import(Buffer.from(JSON.stringify(json)), 'json', {}, 'local');
+    expect(old.recall_tokens).toBe(150);
+    // Exported again, it still has no bound of its own: the default follows the engine and the budget.
+    const again = JSON.parse((await bytes(await engine.entities.export(old.id, 'json', 'local'))).toString());
+    expect(again.manifest.entity.recall_tokens).toBeUndefined();
+  });
+
+  it('an archive with a bound the rules refuse is a 400 naming it, and imports nothing', async () => {
+    const e = await engine.entities.create({ model: 'mgpt-1-27b', recall: 'auto', recall_tokens: 20 }, 'local');
+    const json = JSON.parse((await bytes(await engine.entities.export(e.id, 'json', 'local'))).toString());
+    const count = () => sqliteOf(engine).db.prepare('SELECT count(*) AS n FROM entities').get();
+    const before = count();
+    for (const bad of [0, 151, 'many']) {
+      json.manifest.entity.recall_tokens = bad;
+      const err = await engine.entities.import(Buffer.from(JSON.stringify(json)), 'json', {}, 'local').catch((x) => x);
+      expect(err).toBeInstanceOf(BadRequestError);
+      expect(err.message).toBe(`import: manifest entity.recall_tokens must be an integer from 1 to 150 (half of budget_tokens 300), got ${typeof bad === 'number' ? bad : '"many"'}`);
+    }
+    expect(count()).toEqual(before);
+  });
+});
+
+describe('recalled lines in a request', () => {
+  it('are read from the messages as sent: the turn that recalled shows its lines, seqs, tokens and text, as its completion listed them', async () => {
+    const e = await engine.entities.create({ model: 'mgpt-1-27b', recall: 'auto' }, 'local');
+    await collect(engine.entities.send(e.id, { content: FACT }, 'local'));
+    for (let i = 0; i < 20; i++) await collect(engine.entities.send(e.id, { content: `the weather was grey and we walked, day ${i}` }, 'local'));
+    const events = await collect(engine.entities.send(e.id, { content: 'Where does my sister Margaret teach chemistry?' }, 'local'));
+    const done = events.find((x) => x.type === 'done') as Extract<(typeof events)[number], { type: 'done' }>;
+    const recalled = done.completion.recalled!;
+    expect(recalled.map((m) => m.seq)).toEqual([1, 2]);
+    const at = await engine.entities.windowAt(e.id, '43', 'local');
+    const seen = await recallInView(engine.deps, e.id, at.prompt);
+    expect(seen.lines).toEqual(recalled);
+    const tok = await loadTokenEstimator();
+    const message = at.prompt.find((m) => typeof m.content === 'string' && m.content.includes('#1 user ('))!;
+    expect(seen.tokens).toBe(tok.count(message.content as string));
+    // A line of another message's text (a user quoting the form) is not recall unless a preamble leads it.
+    expect((await recallInView(engine.deps, e.id, [{ role: 'user', content: `#1 user (2026-11-27 10:00): ${FACT}` }])).lines).toEqual([]);
+    // The next request carries none of it: a turn's recall is sent with that turn.
+    expect((await engine.entities.windowPrompt(e.id, 'local')).parts.recalled).toEqual({ tokens: 0, blocks: 0, lines: [] });
+  });
+});
