@@ -88,6 +88,8 @@ describe.each(factories)('store contract: $name', (factory) => {
       windowTokens: 0,
       windowBlocks: 0,
       recall: 0,
+      // No recall bound of its own (the engine's default applies): the column reads back null.
+      recallTokens: null,
       createdAt: T0,
       updatedAt: T0,
       ...over,
@@ -240,6 +242,13 @@ describe.each(factories)('store contract: $name', (factory) => {
       });
       expect(more).toStrictEqual({ ...e, name: 'renamed', instructions: 'new', instructionsTokens: 1, budgetTokens: 99, updatedAt: at(21) });
       expect(await s.entities.get(a.id, e.id)).toStrictEqual(more);
+      // The recall bound: set alone, then kept by an update that does not name it.
+      const bounded = await s.entities.updateHead(a.id, e.id, { recall: 2, recallTokens: 45, updatedAt: at(21) });
+      expect(bounded).toStrictEqual({ ...more, recall: 2, recallTokens: 45 });
+      expect(await s.entities.updateHead(a.id, e.id, { name: 'renamed', updatedAt: at(21) })).toStrictEqual(bounded);
+      const own = entity(a.id, { recall: 2, recallTokens: 120 });
+      await s.entities.insert(own);
+      expect(await s.entities.get(a.id, own.id)).toStrictEqual(own);
       expect(await s.entities.updateHead((await account()).id, e.id, { name: 'x', updatedAt: at(22) })).toBeUndefined();
       expect(await s.entities.updateHead(a.id, hexId(), { name: 'x', updatedAt: at(22) })).toBeUndefined();
     });

@@ -78,10 +78,7 @@ export async function importEntity(
     transcriptTokens: sumTokens(messages),
     windowTokens: sumTokens(blocks),
     windowBlocks: blocks.length,
-    // The archive's recall mode (issue 32): an archive from before modes has none, and true is the tool.
-    recall: recallCode(manifest.entity.recall === undefined ? 'off' : checkRecall(manifest.entity.recall)),
-    // An archive from before the bound (or without one set) takes this engine's default.
-    recallTokens: manifest.entity.recall_tokens ?? null,
+    ...archivedRecall(manifest),
     createdAt: manifest.entity.created_at,
     updatedAt: manifest.entity.updated_at,
   };
@@ -106,6 +103,17 @@ export async function importEntity(
   if (taken) idTaken(taken);
   const entity = toEntity(row, true, deps.limits.recallTokens);
   return name === manifest.entity.name || opts.name !== undefined ? entity : { ...entity, renamedFrom: manifest.entity.name };
+}
+
+/**
+ * The archive's recall mode (issue 32; an archive from before modes has none, and true is the
+ * tool) and bound (an archive from before it, or without one set, takes this engine's default).
+ */
+function archivedRecall(manifest: ExportManifest): Pick<EntityRow, 'recall' | 'recallTokens'> {
+  return {
+    recall: recallCode(manifest.entity.recall === undefined ? 'off' : checkRecall(manifest.entity.recall)),
+    recallTokens: manifest.entity.recall_tokens ?? null,
+  };
 }
 
 /**
