@@ -460,8 +460,8 @@ export function contractSuite(name: string, make: (dir: string, fake: FakeOpenAI
           'BadRequestError: instructions must be a string',
           'BadRequestError: model cannot change: an entity keeps its model for life; create a new entity for another model',
           'BadRequestError: model cannot change: an entity keeps its model for life; create a new entity for another model',
-          'BadRequestError: unknown fields: colour; an update takes name, instructions, budget_tokens, cap_tokens, recall',
-          'BadRequestError: nothing to update: give at least one of name, instructions, budget_tokens, cap_tokens, recall',
+          'BadRequestError: unknown fields: colour; an update takes name, instructions, budget_tokens, cap_tokens, recall, recall_tokens',
+          'BadRequestError: nothing to update: give at least one of name, instructions, budget_tokens, cap_tokens, recall, recall_tokens',
           'BadRequestError: the update must be a JSON object',
           'NotFoundError: no entity 00000000-0000-4000-8000-000000000000 on this account',
         ]);

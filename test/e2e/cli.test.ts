@@ -167,8 +167,10 @@ describe('entities, send, history, window', () => {
     const w = json((await mgpt(['window', id, '--json'], env)).stdout);
     expect(w).toMatchObject({ entity_id: id, object: 'entity.window', budget_tokens: 32000 });
     expect(w.blocks).toHaveLength(10);
+    // Every part of the next request: the instructions first, then the blocks.
     const wt = (await mgpt(['window', id], env)).stdout.split('\n');
-    expect(wt[0]).toMatch(/^message\t1\t\d+\tuser\tI am Bob$/);
+    expect(wt[0]).toMatch(/^instructions\t-\t\d+\tsystem\tYou are Ada\.$/);
+    expect(wt[1]).toMatch(/^message\t1\t\d+\tuser\tI am Bob$/);
   });
 
   it('exports tar and JSON, imports them back', async () => {
