@@ -103,13 +103,19 @@ describe.skipIf(!chromiumPath)('the console in Chromium', () => {
     await shots(page, dir, '03-entity-rotated');
   }, 180_000);
 
-  it("draws the window's split, adding up to the window's tokens", async () => {
-    const win = await api<{ tokens: number; blocks: WindowBlock[] }>(`/v1/entities/${entityId}/window`);
+  it("draws every part of the next request, as GET /window?prompt=true counts them, adding up to its tokens", async () => {
+    const win = await api<{ tokens: number; blocks: WindowBlock[]; prompt_tokens: number; parts: Record<string, { tokens: number }> }>(`/v1/entities/${entityId}/window?prompt=true`);
     const parts = await page.locator('.bar .seg').evaluateAll((els) => Object.fromEntries(els.map((e) => [e.getAttribute('data-part'), Number(e.getAttribute('data-tokens'))])));
     expect(parts.summaries + parts.live).toBe(win.tokens);
     expect(parts.summaries).toBe(win.blocks.filter((b) => b.kind === 'summary').reduce((n, b) => n + b.tokens, 0));
+    // The instructions counted by the engine (not estimated from their length), with the pinned memory.
+    expect(parts.head).toBe(win.parts.instructions.tokens + win.parts.memory.tokens);
     expect(parts.head).toBeGreaterThan(0);
-    expect(await page.locator('[data-window-tokens]').getAttribute('data-window-tokens')).toBe(String(win.tokens));
+    expect(parts.recalled).toBe(win.parts.recalled.tokens);
+    expect(parts.head + parts.summaries + parts.live + parts.recalled).toBe(win.prompt_tokens);
+    expect(await page.locator('[data-prompt-tokens]').getAttribute('data-prompt-tokens')).toBe(String(win.prompt_tokens));
+    expect(await page.locator('figcaption').first().textContent()).toMatch(/^next request [\d,]+ tokens before the new message; window/);
+    expect(await page.locator('[data-window-tokens]').first().getAttribute('data-window-tokens')).toBe(String(win.tokens));
     expect(await page.locator('button.block').count()).toBe(win.blocks.length);
   });
 
@@ -161,10 +167,13 @@ describe.skipIf(!chromiumPath)('the console in Chromium', () => {
     expect(block.tokens).toBeGreaterThan(0);
     await page.reload();
     await page.locator('dl.pinned').waitFor();
-    expect(Number(await page.locator('.seg.head').getAttribute('data-tokens'))).toBe(before + block.tokens);
+    // The head grows by the memory message as the request carries it: the heading and label with the block's text.
+    const counted = await api<{ parts: { memory: { tokens: number } } }>(`/v1/entities/${entityId}/window?prompt=true`);
+    expect(counted.parts.memory.tokens).toBeGreaterThan(block.tokens);
+    expect(Number(await page.locator('.seg.head').getAttribute('data-tokens'))).toBe(before + counted.parts.memory.tokens);
     expect(await page.locator('dl.pinned dt').allTextContents()).toEqual([`student · ${block.tokens} tok`]);
     expect(await page.locator('dl.pinned dd').allTextContents()).toEqual(['The student is called Grace and is learning arithmetic.']);
-    expect(await page.locator('.legend').textContent()).toContain(`pinned memory ${block.tokens}`);
+    expect(await page.locator('.legend').textContent()).toContain(`pinned memory ${counted.parts.memory.tokens}`);
     await expectAccessible(page, 'entity with pinned memory');
     await shots(page, dir, '04b-pinned-memory');
   });
@@ -176,6 +185,10 @@ describe.skipIf(!chromiumPath)('the console in Chromium', () => {
     const win = await api<{ blocks: WindowBlock[] }>(`/v1/entities/${entityId}/window`);
     const firstLive = win.blocks.find((b) => b.kind === 'message')!.covers[0];
     for (const seq of seqs) expect(seq).toBeLessThan(firstLive);
+    // Each recalled line with its text, as the turn's prompt carried it.
+    const lines = await page.locator('ol.recalled-lines li').allTextContents();
+    expect(lines.length).toBe(seqs.length);
+    expect(lines.find((l) => l.startsWith('#1 user: '))).toContain('My code word is zanzibar42');
     await shots(page, dir, '05-recalled');
     await page.setViewportSize({ width: 1280, height: 800 });
     const docShot = await page.screenshot({ path: `${dir}/entity-page.png` });

@@ -101,10 +101,12 @@ describe.skipIf(!chromiumPath)('the memory views in Chromium', () => {
     expect(await page.locator('ol.timeline pre').allTextContents()).toEqual(newestFirst.map((r) => r.summary.text));
     expect(rotations[0].summary.text).toContain('<b>not bold</b>');
     expect(await page.locator('ol.timeline b').count()).toBe(0);
-    // Pinned memory: listed, and counted in the bar's head with the instructions' estimate.
+    // Pinned memory: listed, and counted in the bar's head with the instructions, both as the engine counts the request's messages.
     const memory = await api<{ tokens: number }>(`/v1/entities/${id}/memory`);
+    const { parts } = await api<{ parts: { instructions: { tokens: number }; memory: { tokens: number } } }>(`/v1/entities/${id}/window?prompt=true`);
     expect(await page.locator('dl.pinned').textContent()).toContain('The user is called Sam.');
-    expect(Number(await page.locator('.seg.head').getAttribute('data-tokens'))).toBe(Math.ceil('Be brief.'.length / 4) + memory.tokens);
+    expect(parts.memory.tokens).toBeGreaterThan(memory.tokens);
+    expect(Number(await page.locator('.seg.head').getAttribute('data-tokens'))).toBe(parts.instructions.tokens + parts.memory.tokens);
     expect(await page.locator('[role=alert]').count()).toBe(0);
     await expectAccessible(page, 'entity with its memory views');
     await shots(page, dir, '01-timeline');

@@ -3,6 +3,8 @@ import { LocalBackend } from '../../src/backends/local.js';
 import type { ChatStatus } from '../../src/ui/chat-controller.js';
 import { loadStatus } from '../../src/ui/chat-status.js';
 import { statusLine } from '../../src/ui/status-line.js';
+import { windowText } from '../../src/ui/chat-commands.js';
+import { recallNotice } from '../../src/ui/finish-notice.js';
 import { collect, makeEngine } from '../helpers/engine.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -33,5 +35,36 @@ describe('the gauge split', () => {
     );
     // The compact form leaves it out.
     expect(statusLine(s, false, 99).text).not.toContain('summaries');
+  });
+});
+
+describe('/window and the recall notice in the REPL', () => {
+  it('/window lists every part of the next request with its tokens, summing to the request', async () => {
+    const e = await engine.entities.create({ model: 'mgpt-1-27b', instructions: 'You are Ada.' }, 'local');
+    await engine.entities.update(e.id, { budget_tokens: 200 }, 'local');
+    for (let i = 0; i < 12; i++) await collect(engine.entities.send(e.id, { content: `a message about the river and the mill, number ${i}` }, 'local'));
+    await engine.memory.set(e.id, 'user', 'Ada lives in Porto', 'local');
+    const backend = new LocalBackend(engine);
+    const w = await backend.getWindowPrompt(e.id);
+    const text = await windowText({ backend }, { kind: 'entity', id: e.id });
+    const p = w.parts;
+    expect(text.split('\n')[1]).toBe(
+      `next request: ${w.prompt_tokens} tokens = instructions ${p.instructions.tokens} + pinned memory ${p.memory.tokens} + summaries ${p.summaries.tokens} + live messages ${p.messages.tokens} + recalled 0`,
+    );
+    expect(p.instructions.tokens + p.memory.tokens + p.summaries.tokens + p.messages.tokens).toBe(w.prompt_tokens);
+    expect(text).toMatch(/^#1–\d+ +summary /m);
+  });
+
+  it('the recall notice gives each recalled line\'s text on a line of its own, made safe for the terminal', () => {
+    const notice = recallNotice([
+      { seq: 1, role: 'user', tokens: 14, content: 'My sister moved to Lisbon.\nShe teaches \x1b[31mchemistry' },
+      { seq: 2, role: 'assistant', tokens: 6, content: 'reply: noted' },
+    ]);
+    expect(notice).toBe('recalled 2 messages (#1, #2), 20 tokens\n  #1 user: My sister moved to Lisbon. ⏎ She teaches chemistry\n  #2 assistant: reply: noted');
+    // The gauge's split names the recalled lines the next request carries, when it carries any.
+    const status: ChatStatus = { kind: 'entity', id: 'x', label: 'x', backend: 'local', split: { head: 1, memory: 0, summaries: 2, live: 3, recalled: 4 } };
+    expect(statusLine(status, false, 300).text).toContain('head 1 + summaries 2 + live 3 + recalled 4');
+    // From a server that sends seqs only: the first line, as before.
+    expect(recallNotice([{ seq: 5, role: 'user', tokens: 9 }])).toBe('recalled 1 message (#5), 9 tokens');
   });
 });
