@@ -87,7 +87,7 @@ describe.each(['local', 'remote'])('on the %s backend', (backend) => {
   it('window: every part of the next request with its tokens; --json carries them; --prompt is the next request, message for message', async () => {
     const rows = (await mgpt(['window', 'margaret'], env())).stdout.trimEnd().split('\n').map((l) => l.split('\t'));
     expect(rows[0]).toEqual(['instructions', '-', expect.stringMatching(/^\d+$/), 'system', INSTRUCTIONS]);
-    expect(rows[1]).toEqual(['memory', '-', expect.stringMatching(/^\d+$/), 'system', '1 pinned blocks (mgpt memory list)']);
+    expect(rows[1]).toEqual(['memory', '-', expect.stringMatching(/^\d+$/), 'system', '1 pinned block (mgpt memory list)']);
     expect(rows[2][0]).toBe('summary');
     expect(rows.slice(3).every((r) => r[0] === 'message')).toBe(true);
     const w = json((await mgpt(['window', 'margaret', '--json'], env())).stdout);

@@ -70,12 +70,16 @@ interface PartRow {
 function partRows(w: EntityWindowPrompt, instructions: string): PartRow[] {
   const rows: PartRow[] = [];
   if (w.parts.instructions.blocks) rows.push({ kind: 'instructions', covers: '-', tokens: w.parts.instructions.tokens, role: 'system', content: instructions });
-  if (w.parts.memory.blocks) rows.push({ kind: 'memory', covers: '-', tokens: w.parts.memory.tokens, role: 'system', content: `${w.parts.memory.blocks} pinned blocks (mgpt memory list)` });
+  if (w.parts.memory.blocks) rows.push({ kind: 'memory', covers: '-', tokens: w.parts.memory.tokens, role: 'system', content: pinnedLine(w.parts.memory.blocks) });
   for (const b of w.blocks) {
     rows.push({ kind: b.kind, covers: b.covers[0] === b.covers[1] ? `${b.covers[0]}` : `${b.covers[0]}-${b.covers[1]}`, tokens: b.tokens, role: b.role, content: b.content });
   }
   for (const l of w.parts.recalled.lines) rows.push({ kind: 'recalled', covers: `${l.seq}`, tokens: l.tokens, role: l.role, content: l.content ?? '' });
   return rows;
+}
+
+function pinnedLine(blocks: number): string {
+  return `${blocks} pinned block${blocks === 1 ? '' : 's'} (mgpt memory list)`;
 }
 
 function printParts(ctx: CliContext, w: EntityWindowPrompt, instructions: string): void {
