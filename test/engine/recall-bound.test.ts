@@ -64,4 +64,22 @@ describe('recalled lines in a request', () => {
     // The next request carries none of it: a turn's recall is sent with that turn.
     expect((await engine.entities.windowPrompt(e.id, 'local')).parts.recalled).toEqual({ tokens: 0, blocks: 0, lines: [] });
   });
+
+  it('are found wherever a message holds them, a line cut in a character included, and end where the transcript says they end', async () => {
+    const e = await engine.entities.create({ model: 'mgpt-1-27b', recall: 'off' }, 'local');
+    await collect(engine.entities.send(e.id, { content: FACT }, 'local'));
+    const [user, reply] = (await engine.entities.messages(e.id, {}, 'local')).data;
+    const head = (m: typeof user) => `#${m.seq} ${m.role} (${m.created_at.slice(0, 16).replace('T', ' ')}): `;
+    const cut = FACT.slice(0, 30);
+    // Recall inside a user message, before its own text, with delimiters around it; the first line cut mid-character.
+    const text = `<recalled>\nEarlier in this conversation (recalled from the transcript; no longer in view):\n${head(user)}${cut}\uFFFD\n${head(reply)}${reply.content}\n</recalled>\n\nWhere is she now?`;
+    const seen = await recallInView(engine.deps, e.id, [{ role: 'system', content: 'Be kind.' }, { role: 'user', content: text }]);
+    const tok = await loadTokenEstimator();
+    expect(seen.lines).toEqual([
+      { seq: 1, role: 'user', tokens: tok.count(head(user) + cut) + 1, content: cut },
+      { seq: 2, role: 'assistant', tokens: tok.count(head(reply) + reply.content) + 1, content: reply.content },
+    ]);
+    const span = text.slice(text.indexOf('Earlier'), text.indexOf('\n</recalled>'));
+    expect(seen.tokens).toBe(tok.count(span));
+  });
 });

@@ -81,6 +81,9 @@ export function recallSpans(text: string, sources: Map<number, MessageRow>): Rec
         while (n < row.content.length && text[pos + n] === row.content[n]) n++;
         lines.push({ row, chars: n });
         pos += n;
+        // A line cut by the budget may end in a character cut in two (decoded as U+FFFD): it is the line's too.
+        const next = text.indexOf('\n', pos);
+        if (n < row.content.length && next > pos && next - pos <= CUT_TAIL_CHARS) pos = next;
       }
       if (lines.length) spans.push({ start, end: pos, lines });
     }
@@ -92,6 +95,9 @@ export function recallSpans(text: string, sources: Map<number, MessageRow>): Rec
 export function recalledLine(row: MessageRow, chars: number): string {
   return lineHead(row).slice(1) + row.content.slice(0, chars);
 }
+
+/** The most characters a cut line's end can hold past its message's text (a character cut in two). */
+const CUT_TAIL_CHARS = 4;
 
 /** The seqs the lines after a recall preamble in `text` name (their messages are read to check them). */
 export function recallSeqs(text: string): number[] {
