@@ -49,11 +49,13 @@ export async function windowText(src: ChatSources, target: ChatTarget, lastUsage
     const kind = b.kind === 'summary' ? 'summary' : b.role;
     return `${span.padEnd(12)} ${kind.padEnd(9)} ${String(b.tokens).padStart(6)} tok  ${preview(b.content)}`;
   });
-  const recalled = w.parts.recalled.lines.map((l) => `${`#${l.seq}`.padEnd(12)} ${'recalled'.padEnd(9)} ${String(l.tokens).padStart(6)} tok  ${preview(l.content ?? '')}`);
+  // A server from before the parts were reported answers with the window alone.
+  const recalled = (w.parts?.recalled.lines ?? []).map((l) => `${`#${l.seq}`.padEnd(12)} ${'recalled'.padEnd(9)} ${String(l.tokens).padStart(6)} tok  ${preview(l.content ?? '')}`);
   const limit = windowLimit(w);
   const bound = limit.byModel ? ` (the model's context binds; budget ${w.budget_tokens})` : '';
   const last = lastUsage ? [`last turn: ${usageText(lastUsage)}`] : [];
-  return [`window: ${w.tokens} / ${limit.tokens} tokens in ${w.blocks.length} blocks${bound}`, partsLine(w), ...last, ...lines, ...recalled].join('\n');
+  const parts = w.parts ? [partsLine(w)] : [];
+  return [`window: ${w.tokens} / ${limit.tokens} tokens in ${w.blocks.length} blocks${bound}`, ...parts, ...last, ...lines, ...recalled].join('\n');
 }
 
 /** The next request before its new message, part by part. */
