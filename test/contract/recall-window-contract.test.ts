@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BadRequestError } from '../../src/core/errors.js';
-import type { TurnEvent } from '../../src/core/wire/entity-types.js';
+import type { TurnEvent, UpdateEntityInput } from '../../src/core/wire/entity-types.js';
 import { loadTokenEstimator } from '../../src/core/text/tokens.js';
+import { pinnedMemoryText } from '../../src/core/wire/memory.js';
 import { type FakeOpenAI, echoLastUser, isSummaryRequest, startFakeOpenAI } from '../helpers/fake-openai.js';
 import { startPostgres } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/temp.js';
@@ -47,12 +48,15 @@ describe.each(targets)('recall bound and window parts contract: %s', (name, make
   });
   const b = () => t.backend;
   const send = async (id: string, content: string) => collect(b().sendMessage(id, { content }));
-  /** An entity whose first exchange (the fact) the window (budget 200) has folded away. */
-  const folded = async (create: Parameters<ContractTarget['backend']['createEntity']>[0]) => {
-    const id = (await b().createEntity(create)).id;
+  /** An entity whose first exchange (the fact) the window (budget 300) has folded away. */
+  const folded = async (recall: Pick<UpdateEntityInput, 'recall' | 'recall_tokens'>) => {
+    // Seeded with recall off (the scripted model echoes the whole user message, recall and all), then turned on.
+    const id = (await b().createEntity({ model: 'mgpt-1-27b', recall: 'off' })).id;
+    await b().updateEntity(id, { budget_tokens: 300 });
     await send(id, FACT);
-    for (let i = 0; i < 14; i++) await send(id, `turn ${i}: a few words about the weather`);
+    for (let i = 0; i < 20; i++) await send(id, `turn ${i}: a few words about the weather`);
     expect((await b().getWindow(id)).blocks.some((x) => x.kind === 'message' && x.covers[0] <= 2)).toBe(false);
+    await b().updateEntity(id, recall);
     return id;
   };
 
@@ -91,8 +95,8 @@ describe.each(targets)('recall bound and window parts contract: %s', (name, make
 
   it('automatic recall never passes the bound: the default (half the budget) and one set lower; the reply carries each line\'s text', async () => {
     const tok = await loadTokenEstimator();
-    for (const [bound, create] of [[100, {}], [40, { recall_tokens: 40 }]] as const) {
-      const id = await folded({ model: 'mgpt-1-27b', recall: 'auto', ...create });
+    for (const [bound, extra] of [[150, {}], [40, { recall_tokens: 40 }]] as const) {
+      const id = await folded({ recall: 'auto', ...extra });
       const events = await send(id, 'How many heirloom tomato kinds did grandmother Rosalind grow in her greenhouse?');
       const recalled = done(events).completion.recalled!;
       expect(recalled.map((m) => m.seq)).toContain(1);
@@ -106,14 +110,15 @@ describe.each(targets)('recall bound and window parts contract: %s', (name, make
         expect(sent).toContain(m.content);
       }
       expect(FACT.startsWith(recalled.find((m) => m.seq === 1)!.content!)).toBe(true);
-      // Whole, the fact and its reply are far over either bound: the bound is what held them back.
-      expect(tok.count(FACT) * 2).toBeGreaterThan(bound);
+      // Whole, the fact and its reply (as the scripted model echoed it) are over either bound: the bound held them back.
+      const whole = tok.count(`#1 user (2026-11-27 10:00): ${FACT}`) + tok.count(`#2 assistant (2026-11-27 10:00): reply: ${FACT}`) + 2;
+      expect(whole).toBeGreaterThan(bound);
     }
   });
 
   it('the recall tool never passes the bound over all its rounds, and says so when it is used up', async () => {
     const tok = await loadTokenEstimator();
-    const id = await folded({ model: 'mgpt-1-27b', recall: 'tool', recall_tokens: 30 });
+    const id = await folded({ recall: 'tool', recall_tokens: 30 });
     const bodies: any[] = [];
     let round = 0;
     fake.fallback = (body) => {
@@ -136,15 +141,18 @@ describe.each(targets)('recall bound and window parts contract: %s', (name, make
     const id = (await b().createEntity({ model: 'mgpt-1-27b', instructions: 'You are Ada, a patient tutor.', recall: 'off' })).id;
     for (let i = 0; i < 14; i++) await send(id, `turn ${i}: a few words about the mill and the river`);
     await b().setMemory(id, 'user', 'Ada lives in Porto');
+    // Room for the next turn, so it does not rotate: the request is then the window's, and the new message.
+    await b().updateEntity(id, { budget_tokens: 2000 });
     const w = await b().getWindowPrompt(id);
     const seed = await b().getWindow(id);
     expect({ entity_id: w.entity_id, object: w.object, budget_tokens: w.budget_tokens, tokens: w.tokens, blocks: w.blocks }).toEqual(seed);
     expect(Object.keys(seed)).not.toContain('parts');
     const sum = (kind: string) => seed.blocks.filter((x) => x.kind === kind).reduce((n, x) => n + x.tokens, 0);
     expect(w.parts.instructions).toEqual({ tokens: tok.count('You are Ada, a patient tutor.'), blocks: 1 });
-    // Pinned memory as the request carries it: its own system message, labels and all.
-    expect(w.prompt[1]).toMatchObject({ role: 'system', content: expect.stringContaining('Ada lives in Porto') });
-    expect(w.parts.memory).toEqual({ tokens: tok.count(w.prompt[1].content as string), blocks: 1 });
+    // Pinned memory as the request carries it: its heading and labels with the text, after the instructions.
+    const pinned = pinnedMemoryText((await b().listMemory(id)).memory);
+    expect(w.prompt.some((m) => m.role === 'system' && typeof m.content === 'string' && m.content.includes(pinned))).toBe(true);
+    expect(w.parts.memory).toEqual({ tokens: tok.count(pinned), blocks: 1 });
     expect(w.parts.summaries.tokens).toBe(sum('summary'));
     expect(w.parts.summaries.blocks).toBeGreaterThan(0);
     expect(w.parts.messages).toEqual({ tokens: sum('message'), blocks: seed.blocks.filter((x) => x.kind === 'message').length });

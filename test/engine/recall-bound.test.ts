@@ -57,12 +57,16 @@ describe('recalled lines in a request', () => {
     const seen = await recallInView(engine.deps, e.id, at.prompt);
     expect(seen.lines).toEqual(recalled);
     const tok = await loadTokenEstimator();
-    const message = at.prompt.find((m) => typeof m.content === 'string' && m.content.includes('#1 user ('))!;
-    expect(seen.tokens).toBe(tok.count(message.content as string));
+    // The recall's tokens are its preamble's and lines', wherever the request puts it.
+    const message = at.prompt.find((m) => typeof m.content === 'string' && m.content.includes('#1 user ('))!.content as string;
+    const last = recalled.at(-1)!.content!;
+    expect(seen.tokens).toBe(tok.count(message.slice(message.indexOf('Earlier in this conversation'), message.lastIndexOf(last) + last.length)));
     // A line of another message's text (a user quoting the form) is not recall unless a preamble leads it.
     expect((await recallInView(engine.deps, e.id, [{ role: 'user', content: `#1 user (2026-11-27 10:00): ${FACT}` }])).lines).toEqual([]);
-    // The next request carries none of it: a turn's recall is sent with that turn.
-    expect((await engine.entities.windowPrompt(e.id, 'local')).parts.recalled).toEqual({ tokens: 0, blocks: 0, lines: [] });
+    // What the next request still carries of it is reported from that request's own messages.
+    const next = await engine.entities.windowPrompt(e.id, 'local');
+    expect(next.parts.recalled.lines).toEqual((await recallInView(engine.deps, e.id, next.prompt)).lines);
+    expect(next.parts.recalled.lines.every((l) => recalled.some((r) => r.seq === l.seq))).toBe(true);
   });
 
   it('are found wherever a message holds them, a line cut in a character included, and end where the transcript says they end', async () => {

@@ -31,7 +31,7 @@ describe('the gauge split', () => {
     expect(split.summaries + split.live).toBe(s.window!.tokens);
     expect(split.reserve).toBe(256);
     expect(statusLine(s, false, 300).text).toContain(
-      ` · head ${split.head} (memory ${split.memory}) + summaries ${split.summaries} + live ${split.live} + reply 256`,
+      ` · head ${split.head} (memory ${split.memory}) + summaries ${split.summaries} + live ${split.live}${split.recalled ? ` + recalled ${split.recalled}` : ''} + reply 256`,
     );
     // The compact form leaves it out.
     expect(statusLine(s, false, 99).text).not.toContain('summaries');
@@ -49,9 +49,9 @@ describe('/window and the recall notice in the REPL', () => {
     const text = await windowText({ backend }, { kind: 'entity', id: e.id });
     const p = w.parts;
     expect(text.split('\n')[1]).toBe(
-      `next request: ${w.prompt_tokens} tokens = instructions ${p.instructions.tokens} + pinned memory ${p.memory.tokens} + summaries ${p.summaries.tokens} + live messages ${p.messages.tokens} + recalled 0`,
+      `next request: ${w.prompt_tokens} tokens = instructions ${p.instructions.tokens} + pinned memory ${p.memory.tokens} + summaries ${p.summaries.tokens} + live messages ${p.messages.tokens} + recalled ${p.recalled.tokens}`,
     );
-    expect(p.instructions.tokens + p.memory.tokens + p.summaries.tokens + p.messages.tokens).toBe(w.prompt_tokens);
+    expect(p.instructions.tokens + p.memory.tokens + p.summaries.tokens + p.messages.tokens + p.recalled.tokens).toBe(w.prompt_tokens);
     expect(text).toMatch(/^#1–\d+ +summary /m);
   });
 
