@@ -103,6 +103,9 @@ describe.each(targets)('recall and exchange contract: %s', (name, make) => {
     expect(r.text).toMatch(/^#1 user \(.*\): My sister teaches violin in Zanzibar\.$/m);
     expect(r.tokens).toBeLessThanOrEqual(60);
     expect((await loadTokenEstimator()).count(r.text)).toBeLessThanOrEqual(60);
+    // Which messages, not their text a second time (the text is in `text`, within max_tokens).
+    expect(r.messages.length).toBeGreaterThan(0);
+    for (const m of r.messages) expect(Object.keys(m).sort()).toEqual(['role', 'seq', 'tokens']);
     expect((await b().recall(id, { q: 'quantum chromodynamics' })).text).toBe('');
     for (const bad of [{ q: '' }, { q: 'x', max_tokens: 0 }, { q: 'x', max_tokens: 20_001 }, { q: 'x'.repeat(1001) }]) {
       await expect(b().recall(id, bad)).rejects.toBeInstanceOf(BadRequestError);

@@ -90,5 +90,7 @@ export async function recallFor(deps: EngineDeps, entity: EntityRow, input: Reca
     throw new BadRequestError(`max_tokens must be an integer from 1 to ${RECALL_MAX_TOKENS_MAX}`);
   }
   const found = await retrieve(deps, entity, q, { budgetTokens: budget });
-  return { object: 'entity.recall', entity_id: entity.id, text: found.text, tokens: found.tokens, messages: found.messages };
+  // Which messages, without their text a second time: `text` holds it, within max_tokens.
+  const messages = found.messages.map(({ seq, role, tokens }) => ({ seq, role, tokens }));
+  return { object: 'entity.recall', entity_id: entity.id, text: found.text, tokens: found.tokens, messages };
 }
