@@ -25,8 +25,10 @@ export async function recallInView(deps: Pick<EngineDeps, 'store'>, entityId: st
     for (const span of recallSpans(text, sources)) {
       out.tokens += tok.count(text.slice(span.start, span.end));
       for (const { row, chars } of span.lines) {
-        // Counted as recall counts a line: its text with its head, and the line break before it.
-        out.lines.push({ seq: row.seq, role: row.role, tokens: tok.count(recalledLine(row, chars)) + 1, content: row.content.slice(0, chars) });
+        // Counted as recall counts a line (retrieve.ts): a whole one as its head and its message's stored count, a cut one whole; and the line break before it.
+        const whole = chars === row.content.length;
+        const tokens = (whole ? tok.count(recalledLine(row, 0)) + row.tokens : tok.count(recalledLine(row, chars))) + 1;
+        out.lines.push({ seq: row.seq, role: row.role, tokens, content: row.content.slice(0, chars) });
       }
     }
   }
