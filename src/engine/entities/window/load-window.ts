@@ -1,4 +1,4 @@
-import type { EntityRow } from '../../../store/types.js';
+import type { BlockRow, EntityRow } from '../../../store/types.js';
 import type { EngineDeps } from '../../deps.js';
 import type { MessageRow } from '../../../store/types.js';
 import { type InViewRecall, type RecallTail, isRecallTail } from './recall-block.js';
@@ -13,8 +13,12 @@ const RECORDS_TRIED = 8;
  * latest turn record that lists it: the same prompt the last turn's process would build next.
  */
 export async function loadWindow(deps: EngineDeps, entity: EntityRow): Promise<WindowState> {
-  const blocks = await deps.store.entities.window(entity.id);
-  return WindowState.of(blocks, await liveRecalls(deps, entity.id, blocks.filter((b) => b.kind === 'message' && b.role === 'user').map((b) => b.coversFrom)));
+  return windowOf(deps, entity.id, await deps.store.entities.window(entity.id));
+}
+
+/** `blocks` (taken over) with what their live user messages recalled, read as loadWindow reads it. */
+export async function windowOf(deps: EngineDeps, entityId: string, blocks: BlockRow[]): Promise<WindowState> {
+  return WindowState.of(blocks, await liveRecalls(deps, entityId, blocks.filter((b) => b.kind === 'message' && b.role === 'user').map((b) => b.coversFrom)));
 }
 
 async function liveRecalls(deps: EngineDeps, entityId: string, userSeqs: number[]): Promise<Map<number, InViewRecall> | undefined> {

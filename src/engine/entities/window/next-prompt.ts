@@ -5,7 +5,7 @@ import type { EngineDeps } from '../../deps.js';
 import { pinnedMemory } from '../memory.js';
 import { recallInView } from './recall-in-view.js';
 import { promptMessages } from './turn-window.js';
-import { WindowState } from './window-state.js';
+import { windowOf } from './load-window.js';
 
 /**
  * The request the entity's next turn sends before its new message, built by the function every
@@ -15,7 +15,8 @@ import { WindowState } from './window-state.js';
 export async function nextPrompt(deps: EngineDeps, entity: EntityRow, blocks: BlockRow[]): Promise<Pick<EntityWindowPrompt, 'prompt_tokens' | 'parts' | 'prompt'>> {
   const memory = await pinnedMemory(deps, entity.id);
   // The new message is not known yet: the request is built with an empty one, which is then left out.
-  const prompt = promptMessages(entity.instructions, { head: WindowState.of(blocks.slice()), userBlock: { content: '' } }, undefined, memory).slice(0, -1);
+  const head = await windowOf(deps, entity.id, blocks.slice());
+  const prompt = promptMessages(entity.instructions, { head, userBlock: { content: '' } }, memory).slice(0, -1);
   const recalled = await recallInView(deps, entity.id, prompt);
   const parts: EntityWindowPrompt['parts'] = {
     instructions: { tokens: entity.instructions ? entity.instructionsTokens : 0, blocks: entity.instructions ? 1 : 0 },
