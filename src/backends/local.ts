@@ -1,3 +1,4 @@
+import type { UsageQuery, UsageReport } from '../core/wire/usage.js';
 import type { ChatImportOptions, ChatImportProgressHandler, ChatImportResult } from '../core/wire/chat-import.js';
 import type { Backend, ChatCompletion, CompleteInput, CompleteOptions, EntityPage, LocalAdmin, NamePolicy, RespondOptions } from '../core/backend.js';
 import { MgptError } from '../core/errors.js';
@@ -155,6 +156,9 @@ export class LocalBackend implements Backend {
   }
   generateImage(input: ImageRequest, opts?: { signal?: AbortSignal }): Promise<ImageResponse> {
     return this.engine.generateImage(input, opts);
+  }
+  async usage(query: UsageQuery): Promise<UsageReport> {
+    return this.engine.usage.report(query, this.accountId);
   }
   async listLogs(query: LogQuery): Promise<LogList> {
     return this.engine.logs.list(query);

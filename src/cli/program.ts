@@ -29,6 +29,7 @@ const COMMANDS: Array<[string[], () => Promise<Register>]> = [
   [['respond'], () => import('./commands/respond.js').then((m) => m.registerRespond)],
   [['image'], () => import('./commands/image.js').then((m) => m.registerImage)],
   [['logs'], () => import('./commands/logs.js').then((m) => m.registerLogs)],
+  [['usage'], () => import('./commands/usage.js').then((m) => m.registerUsage)],
   [['prompts'], () => import('./commands/prompts.js').then((m) => m.registerPrompts)],
   [['serve'], () => import('./commands/serve.js').then((m) => m.registerServe)],
   [['console'], () => import('./commands/console.js').then((m) => m.registerConsole)],

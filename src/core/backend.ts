@@ -1,4 +1,5 @@
 import { NotSupportedError } from './errors.js';
+import type { UsageQuery, UsageReport } from './wire/usage.js';
 import type { RateLimits } from './rate-limits.js';
 import type { EntityWindowAt, EntityWindowPrompt, RotateInput, RotateResult, RotationList } from './wire/rotation-types.js';
 import type { MemoryBlock, MemoryHistory, MemoryList } from './wire/memory.js';
@@ -177,6 +178,8 @@ export interface Backend {
   generateImage(input: ImageRequest, opts?: { signal?: AbortSignal }): Promise<ImageResponse>;
   listLogs(query: LogQuery): Promise<LogList>;
   getLog(id: string): Promise<LogDetail>;
+  /** The account's billing ledger summed by day, model or entity (an extension: GET /v1/usage). */
+  usage(query: UsageQuery): Promise<UsageReport>;
   close(): Promise<void>;
 }
 

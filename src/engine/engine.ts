@@ -26,6 +26,7 @@ import { generateImage } from './universes/images.js';
 import { KeyService } from './platform/keys.js';
 import { RateLimitService } from './platform/rate-limits.js';
 import { LogService } from './platform/logs.js';
+import { UsageService } from './platform/usage.js';
 import { ChatService } from './openai/chat-service.js';
 import { ResponsesService } from './openai/responses/responses-service.js';
 import { ConversationsService } from './openai/responses/conversations-service.js';
@@ -82,6 +83,7 @@ export class Engine {
   readonly accounts: AccountService;
   readonly universes: UniverseService;
   readonly logs: LogService;
+  readonly usage: UsageService;
   readonly keys: KeyService;
   /** Requests and tokens per minute of API keys (mgpt serve admits each model request through it). */
   readonly rateLimits: RateLimitService;
@@ -129,6 +131,7 @@ export class Engine {
     this.accounts = new AccountService(this.deps);
     this.universes = new UniverseService(this.deps);
     this.logs = new LogService(this.deps);
+    this.usage = new UsageService(this.deps);
     this.keys = new KeyService(this.deps, this.accounts);
     this.rateLimits = new RateLimitService(this.deps);
     this.prompts = this.deps.prompts;

@@ -24,6 +24,22 @@ export interface LedgerRow {
   createdAt: string;
 }
 
+/** The ledger's sums for one group (a UTC day, a model, an entity). */
+export interface LedgerSum {
+  group: string | null;
+  charges: number;
+  inputTokens: number;
+  outputTokens: number;
+  costUsd: number;
+}
+
+/** What the ledger is summed by, and from when (an ISO time, compared as text). */
+export interface LedgerSumQuery {
+  accountId: string;
+  by: 'day' | 'model' | 'entity';
+  since?: string;
+}
+
 /**
  * A stored prompt, shared by every process on the database (docs/design.md#stored-prompts). A
  * removed prompt keeps its row with `text` null, so a file of that name in a prompts directory is

@@ -6,11 +6,13 @@
  * other turns' statements land inside it on SQLite's single connection.
  */
 
-import type { AccountRow, BlockRow, CalibrationRow, EntityRow, IdempotencyRow, KeyRow, LeaseRow, MemoryHistoryRow, MemoryRow, MemoryWrite, MemoryWriteResult, RateGate, RateState, LeaseSubject, LedgerRow, LogFilter, LogHit, LogRow, LogSearch, MessageHit, PromptRow, MessageRow, MessageSearch, RankedSearch, RecallModeCode, TermMatch, TermMatchQuery, RequestRow, UniverseMessageHit, UniverseSearch, UniverseMessageRow, UniverseRow } from './rows.js';
+import type { AccountRow, BlockRow, CalibrationRow, EntityRow, IdempotencyRow, KeyRow, LeaseRow, MemoryHistoryRow, MemoryRow, MemoryWrite, MemoryWriteResult, RateGate, RateState, LeaseSubject, LedgerRow, LedgerSum, LedgerSumQuery, LogFilter, LogHit, LogRow, LogSearch, MessageHit, PromptRow, MessageRow, MessageSearch, RankedSearch, RecallModeCode, TermMatch, TermMatchQuery, RequestRow, UniverseMessageHit, UniverseSearch, UniverseMessageRow, UniverseRow } from './rows.js';
 
 export type {
   AccountRow,
   LedgerRow,
+  LedgerSum,
+  LedgerSumQuery,
   CalibrationRow,
   PromptRow,
   BlockRow,
@@ -287,6 +289,8 @@ export interface AccountStore {
    */
   chargeWithLog(row: LedgerRow, log: LogRow, key?: CompletionKey): Promise<boolean>;
   ledger(accountId: string): Promise<LedgerRow[]>;
+  /** The ledger summed by day, model or entity, largest cost first (days newest first). */
+  ledgerSums(q: LedgerSumQuery): Promise<LedgerSum[]>;
 }
 
 export interface KeyStore {

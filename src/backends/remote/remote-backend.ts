@@ -1,3 +1,4 @@
+import type { UsageQuery, UsageReport } from '../../core/wire/usage.js';
 import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { type ChatImportOptions, type ChatImportResult, importQuery } from '../../core/wire/chat-import.js';
@@ -290,6 +291,12 @@ export class RemoteBackend implements Backend {
     await this.http.json('POST', this.api('/responses'), { json: {} }).catch((err) => {
       if (!(err instanceof BadRequestError)) throw err;
     });
+  }
+  /** GET /v1/usage on the entity API (an extension of mgpt serve). */
+  usage(query: UsageQuery): Promise<UsageReport> {
+    const q = new URLSearchParams();
+    for (const [k, v] of Object.entries(query)) if (v !== undefined) q.set(k, v);
+    return this.http.json('GET', this.ent(`/usage${q.size ? `?${q}` : ''}`));
   }
   async listLogs(query: LogQuery): Promise<LogList> {
     const q = await this.logQuery();

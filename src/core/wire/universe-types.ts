@@ -168,6 +168,10 @@ export interface LogRecord {
   kind: 'text' | 'image';
   /** An extension: what the OpenAI facade made of the request (stateless, side, regenerated); absent on the seed's own records. */
   facade?: string;
+  /** An extension: the entity whose turn this was (entity turns only). */
+  entityId?: string;
+  /** An extension: the route that answered an entity turn (provider, base URL, model). */
+  route?: string;
   ownerUserId: string;
   userId: string;
   gameId: string | null;

@@ -1,12 +1,11 @@
 import { contentWords } from '../../core/text/recall-query.js';
-import { type Retrieved, retrieve } from './retrieve.js';
+import { retrieve } from './retrieve.js';
 import { SEARCH_QUERY_MAX_CHARS } from '../../core/text/search-query.js';
 import { loadTokenEstimator } from '../../core/text/tokens.js';
 import type { ChatMessage, ToolDefinition } from '../../providers/spec.js';
-import type { BlockRow, EntityRow, LogRow } from '../../store/types.js';
+import type { BlockRow, EntityRow } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';
 import type { ReplyToolCall } from '../generation/reply.js';
-import { logRow } from '../platform/logs.js';
 import type { Remembered } from './memory.js';
 import { recallTokensOf } from './entity-rules.js';
 
@@ -168,32 +167,4 @@ function queryOf(args: string): string {
   } catch {
     return '';
   }
-}
-
-/**
- * The turn's log record when it used recall or ended in tool calls (a reply that is returned, not
- * stored): what was searched and which messages came back (never their text), and how many calls
- * the reply made.
- */
-export async function recallLog(
-  deps: RecallDeps,
-  entity: EntityRow,
-  state: RecallState,
-  out: { model: string; inputTokens: number; outputTokens: number; costUsd: number; totalMs: number; toolCalls?: number; recalled?: Retrieved },
-): Promise<LogRow | undefined> {
-  const toolCalls = out.toolCalls ?? 0;
-  // Which messages and their tokens, never their text (the transcript holds it).
-  const recalled = (out.recalled?.messages ?? []).map(({ seq, role, tokens }) => ({ seq, role, tokens }));
-  if (!state.rounds && !toolCalls && !recalled.length) return undefined;
-  const account = await deps.store.accounts.get(entity.accountId);
-  const userId = account?.userId ?? entity.accountId;
-  const searched = state.rounds ? { rounds: state.rounds, recall: state.searches } : {};
-  // What the model pinned (remember.ts), with the text before and after.
-  const memory = state.remembered.length ? { memory: state.remembered.map(({ label, before, after }) => ({ label, before, after })) } : {};
-  return logRow(deps, {
-    kind: 'text', userId, gameId: null, universeId: null, requestId: null, model: entity.model, providerModel: out.model, status: 'ok', error: null,
-    inputTokens: out.inputTokens, outputTokens: out.outputTokens, costUsd: out.costUsd, totalMs: out.totalMs, providerMs: out.totalMs,
-    request: { facade: toolCalls ? 'tool_calls' : 'recall', entityId: entity.id, ...searched, ...memory, ...(recalled.length ? { recalled } : {}) },
-    response: toolCalls ? { toolCalls } : {},
-  });
 }

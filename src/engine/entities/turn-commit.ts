@@ -2,16 +2,16 @@ import type { EntityCompletion, TurnEvent } from '../../core/wire/entity-types.j
 import { costUsd } from '../../core/models.js';
 import { loadTokenEstimator } from '../../core/text/tokens.js';
 import type { ProviderUsage } from '../../providers/spec.js';
-import type { BlockRow, EntityImport, EntityTurnWrite, LogRow } from '../../store/types.js';
+import type { BlockRow, EntityImport, EntityTurnWrite } from '../../store/types.js';
 import { type CompletionHead, settledUsage } from '../generation/completion.js';
 import { reportCompleted } from '../generation/model-call.js';
 import { type Reply, replyMessage } from '../generation/reply.js';
 import type { HeldLease } from '../lease.js';
 import { windowVersion } from '../versioned-cache.js';
 import { toCompletion } from './entity-wire.js';
-import { recallLog } from './recall.js';
 import { storeRemembered } from './remember.js';
 import { turnHistory } from './rotations.js';
+import { turnLog } from './turn-log.js';
 import { announce } from './turn-reply.js';
 import { type TurnInput, type TurnState, leaseTakenOver } from './turn-state.js';
 import type { PreparedWindow } from './window/turn-window.js';
@@ -23,20 +23,15 @@ import type { PreparedWindow } from './window/turn-window.js';
 export async function commit(turn: TurnState, prepared: PreparedWindow, reply: Reply, lease: HeldLease, input: TurnInput): Promise<{ completion: EntityCompletion; usage: ProviderUsage; billed: number; seq: number }> {
   const settled = await settle(turn, prepared, reply);
   const base = turnWrite(turn, prepared, settled, input);
-  const write = { ...base, log: await turnLog(turn, settled, base.charge.costUsd), ...(await turnHistory(turn, prepared, settled.userBlock.coversFrom)) };
+  const u = settled.usage;
+  const log = turnLog(turn, { inputTokens: u.inputTokens, outputTokens: u.outputTokens, cachedTokens: u.cachedTokens, costUsd: base.charge.costUsd });
+  const write = { ...base, log, ...(await turnHistory(turn, prepared, settled.userBlock.coversFrom)) };
   // A created entity's history may be thousands of rows: the store writes those without holding the thread.
   await lease.write((claim) => turn.deps.store.entities.commitTurn({ ...write, lease: claim }), () => leaseTakenOver(turn.entity.id), true);
   // Only now, committed, do the two blocks join the kept window (in place: no copy of the window).
   turn.deps.windows.set(turn.entity.id, windowVersion(write.counters), prepared.head.append([settled.userBlock, settled.replyBlock], prepared.recall));
   const seq = settled.replyBlock.coversFrom;
   return { completion: settled.completion, usage: settled.usage, billed: base.charge.inputTokens + base.charge.outputTokens, seq };
-}
-
-/** The turn's log record, when its model used recall: the rounds, and what the final request cost. */
-function turnLog(turn: TurnState, s: SettledTurn, costUsd: number): Promise<LogRow | undefined> {
-  const u = s.usage;
-  const out = { model: turn.model.modelId, inputTokens: u.inputTokens, outputTokens: u.outputTokens, costUsd, totalMs: turn.deps.clock.now() - turn.t0, recalled: turn.recalled };
-  return recallLog(turn.deps, turn.entity, turn.recall, out);
 }
 
 /** Tells the engine's observer what the committed turn did: its time, its rotation, its prompt tokens, what it recalled. */
@@ -153,8 +148,7 @@ async function chargeToolRound(turn: TurnState, u: ProviderUsage, replyTokens: n
   const inputTokens = await turn.count.exact();
   const outputTokens = replyTokens + turn.recall.callTokens;
   const cost = costUsd(deps.prices[entity.model], inputTokens, outputTokens);
-  const out = { model: turn.model.modelId, inputTokens: u.inputTokens, outputTokens: u.outputTokens, costUsd: cost, totalMs: deps.clock.now() - turn.t0, toolCalls, recalled: turn.recalled };
-  const log = (await recallLog(deps, entity, turn.recall, out))!;
+  const log = turnLog(turn, { inputTokens: u.inputTokens, outputTokens: u.outputTokens, cachedTokens: u.cachedTokens, costUsd: cost, toolCalls });
   const charge = { accountId: entity.accountId, entityId: entity.id, model: entity.model, inputTokens, outputTokens, costUsd: cost, createdAt: deps.clock.iso() };
   await deps.store.accounts.chargeWithLog(charge, log);
   return inputTokens + outputTokens;

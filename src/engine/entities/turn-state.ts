@@ -73,6 +73,8 @@ export interface TurnState extends WindowTurn {
   recall: RecallState;
   /** When the turn started (the clock's ms), for its log record. */
   t0: number;
+  /** The user id of the entity's account: whose log record the turn writes. */
+  ownerUserId: string;
   /** The reply so far, when a shared context cut it and it is being continued. */
   prefill?: string;
   /** When the caller saw the turn start (the clock's ms), for the first-token metric. */

@@ -65,8 +65,8 @@ async function* leasedTurn(
     const now = await current(deps, ref);
     const stored = await replayable(deps, now.entity.id, input);
     if (stored) return yield* replay(stored);
-    await checkBudget(deps, now.entity, count);
-    const turn = await openTurn(deps, now, count, signal, input.extras);
+    const ownerUserId = await checkBudget(deps, now.entity, count);
+    const turn = await openTurn(deps, { ...now, ownerUserId }, count, signal, input.extras);
     turn.extras.sampling = await reserveReply(turn.extras.allowance, count.bound, turn.extras.sampling);
     const { prepared, reply } = yield* rotateAndGenerate(turn);
     if (signal.aborted || (stopped(turn) && !turn.started)) throw cancelled(callerSignal(input));
@@ -141,15 +141,19 @@ function leaseRefused(id: string, input: TurnInput, held: LeaseRow): Error {
   return new ConflictError(`entity ${id} is answering another message`, { hint: 'retry after that reply finishes' });
 }
 
-/** Under the lease: still writable, and a metered account (a balance, not null) covers the message at its exact count. */
-async function checkBudget(deps: EngineDeps, entity: EntityRow, count: MessageCount): Promise<void> {
+/**
+ * Under the lease: still writable, and a metered account (a balance, not null) covers the message
+ * at its exact count. Answers the account's user id, whose log record the turn writes.
+ */
+async function checkBudget(deps: EngineDeps, entity: EntityRow, count: MessageCount): Promise<string> {
   if (entity.transcriptTokens >= entity.capTokens) throw readOnly(entity);
   const account = await deps.store.accounts.get(entity.accountId);
   // Counted exactly only for a metered account: the count may wait for the tokenizer.
   if (isMetered(account)) requireFunds(account, costUsd(deps.prices[entity.model], await count.exact(), 0), 'this message');
+  return account?.userId ?? entity.accountId;
 }
 
-async function openTurn(deps: EngineDeps, current: Current, count: MessageCount, signal: AbortSignal, extras: TurnExtras = {}): Promise<TurnState> {
+async function openTurn(deps: EngineDeps, current: Current & { ownerUserId: string }, count: MessageCount, signal: AbortSignal, extras: TurnExtras = {}): Promise<TurnState> {
   const { create } = current;
   const entity = extras.system ? await withSystem(current.entity, extras.system) : current.entity;
   const model = await deps.chatModel(entity.model);
@@ -162,7 +166,7 @@ async function openTurn(deps: EngineDeps, current: Current, count: MessageCount,
   const memory = await pinnedMemory(deps, entity.id);
   return {
     deps, entity, create, model, window, memory, content: count.content, count, signal: generation, extras,
-    replyId: `chatcmpl-${deps.newId()}`, created: Math.floor(t0 / 1000), started: false, recall: emptyRecall(), t0,
+    replyId: `chatcmpl-${deps.newId()}`, created: Math.floor(t0 / 1000), started: false, recall: emptyRecall(), t0, ownerUserId: current.ownerUserId,
   };
 }
 

@@ -70,8 +70,13 @@ export class LogService {
 
 function toRecord({ requestSummary, responseSummary, ...record }: LogRow): LogRecord {
   const facade = summaryField(requestSummary, 'facade', 'string');
+  const entityId = summaryField(requestSummary, 'entityId', 'string');
+  const route = summaryField(requestSummary, 'route', 'string');
   const cached = summaryField(responseSummary, 'cachedInputTokens', 'number');
-  return { ...record, ...(facade === undefined ? {} : { facade }), ...(cached === undefined ? {} : { cachedInputTokens: cached }) };
+  return {
+    ...record, ...(facade === undefined ? {} : { facade }), ...(entityId === undefined ? {} : { entityId }), ...(route === undefined ? {} : { route }),
+    ...(cached === undefined ? {} : { cachedInputTokens: cached }),
+  };
 }
 
 /** What the provider's prompt cache served, for a response summary (only when the provider said). */

@@ -1,5 +1,6 @@
 import type { Pool } from 'pg';
-import type { AccountRow, AccountStore, CompletionKey, LedgerRow, LogRow } from '../types.js';
+import type { AccountRow, AccountStore, CompletionKey, LedgerRow, LedgerSum, LedgerSumQuery, LogRow } from '../types.js';
+import { ledgerGroupColumn, ledgerGroupOrder } from '../ledger-sql.js';
 import { inTransaction } from './pg-db.js';
 import { charge } from './pg-entity-store.js';
 import { insertLog } from './pg-log-store.js';
@@ -72,6 +73,17 @@ export class PgAccountStore implements AccountStore {
          output_tokens AS "outputTokens", cost_usd AS "costUsd", created_at AS "createdAt"
        FROM ledger WHERE account_id = $1 ORDER BY id`,
       [accountId],
+    );
+    return rows;
+  }
+
+  async ledgerSums(q: LedgerSumQuery): Promise<LedgerSum[]> {
+    const { rows } = await this.pool.query<LedgerSum>(
+      `SELECT ${ledgerGroupColumn(q.by)} AS "group", count(*)::int AS charges, sum(input_tokens)::float8 AS "inputTokens",
+         sum(output_tokens)::float8 AS "outputTokens", sum(cost_usd)::float8 AS "costUsd"
+       FROM ledger WHERE account_id = $1 AND ($2::text IS NULL OR created_at >= $2)
+       GROUP BY 1 ORDER BY ${ledgerGroupOrder(q.by)}`,
+      [q.accountId, q.since ?? null],
     );
     return rows;
   }

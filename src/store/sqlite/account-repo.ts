@@ -1,5 +1,6 @@
 import { type Db, Statements } from './db.js';
-import type { AccountRow, LedgerRow } from '../rows.js';
+import type { AccountRow, LedgerRow, LedgerSum, LedgerSumQuery } from '../rows.js';
+import { ledgerGroupColumn, ledgerGroupOrder } from '../ledger-sql.js';
 import { limitAssignments } from '../rate-sql.js';
 
 const ACCOUNT_COLS = `id, name, balance_usd AS balanceUsd, user_id AS userId, created_at AS createdAt, rpm, tpm`;
@@ -57,5 +58,16 @@ export class AccountRepo {
          FROM ledger WHERE account_id = ? ORDER BY id`,
       )
       .all(accountId) as LedgerRow[];
+  }
+
+  /** The ledger summed by day, model or entity (see AccountStore.ledgerSums). */
+  ledgerSums(q: LedgerSumQuery): LedgerSum[] {
+    return this.s.get(
+        `SELECT ${ledgerGroupColumn(q.by)} AS "group", count(*) AS charges, sum(input_tokens) AS inputTokens,
+           sum(output_tokens) AS outputTokens, sum(cost_usd) AS costUsd
+         FROM ledger WHERE account_id = @accountId AND (@since IS NULL OR created_at >= @since)
+         GROUP BY 1 ORDER BY ${ledgerGroupOrder(q.by)}`,
+      )
+      .all({ accountId: q.accountId, since: q.since ?? null }) as LedgerSum[];
   }
 }

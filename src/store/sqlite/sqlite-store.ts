@@ -265,6 +265,7 @@ function accountStore(r: SqliteRepos): AccountStore {
         return true;
       }),
     ledger: async (accountId) => a.ledger(accountId),
+    ledgerSums: async (q) => a.ledgerSums(q),
   };
 }
 
