@@ -1,4 +1,5 @@
 import { CommanderError } from 'commander';
+import { formatUsd } from '../core/text/numbers.js';
 import { type ExitCode, MgptError, PaymentRequiredError, exitCodeOf, fromOtherBundle, fromSystemError } from '../core/errors.js';
 import { type CliContext, createContext, type ContextOptions } from './context.js';
 import { colorWanted, colors, loadColors, sanitizeForTerminal } from './output.js';
@@ -34,7 +35,7 @@ function report(ctx: CliContext, thrown: unknown): ExitCode {
   // mgpt's 402 says the balance, the cost and what is missing in its message; another server's gets them here.
   if (err instanceof PaymentRequiredError && !err.detailed) {
     const d = err.details;
-    ctx.io.stderr.write(`balance $${d.balanceUsd.toFixed(6)}, this request $${d.billedUsd.toFixed(6)}, missing $${d.missingUsd.toFixed(6)}\n`);
+    ctx.io.stderr.write(`balance ${formatUsd(d.balanceUsd)}, this request ${formatUsd(d.billedUsd)}, missing ${formatUsd(d.missingUsd)}\n`);
   }
   if (err instanceof MgptError && err.hint) ctx.io.stderr.write(c.dim(`hint: ${sanitizeForTerminal(err.hint)}`) + '\n');
   if (ctx.flags.verbose && err instanceof Error && !(err instanceof MgptError) && err.stack) {

@@ -1,4 +1,5 @@
 import { needAdmin } from './chat-errors.js';
+import { plural } from '../core/text/numbers.js';
 import type { ChatSources, ChatTarget } from './chat-types.js';
 import type { SwitchTarget } from './completion.js';
 
@@ -12,8 +13,8 @@ export async function switchTargets(src: ChatSources, current: ChatTarget): Prom
 export async function targetList(src: ChatSources, current: ChatTarget): Promise<string> {
   const rows =
     current.kind === 'entity'
-      ? (await src.backend.listEntities()).data.map((e) => `${e.id}  ${(e.name || '-').padEnd(20)} ${e.transcript.messages} messages`)
-      : (await needAdmin(src, 'universes list').listUniverses()).map((u) => `${u.id}  ${(u.displayName || u.storedPrompt).padEnd(20)} ${u.messages} messages`);
+      ? (await src.backend.listEntities()).data.map((e) => `${e.id}  ${(e.name || '-').padEnd(20)} ${plural(e.transcript.messages, 'message')}`)
+      : (await needAdmin(src, 'universes list').listUniverses()).map((u) => `${u.id}  ${(u.displayName || u.storedPrompt).padEnd(20)} ${plural(u.messages, 'message')}`);
   return [...rows, 'switch with /switch ID (or an entity name)'].join('\n');
 }
 

@@ -1,3 +1,4 @@
+import { formatCount, plural } from '../core/text/numbers.js';
 import type { EntityCompletion, TurnEvent, Usage } from '../core/wire/entity-types.js';
 import { sanitizeForTerminal } from '../core/text/terminal-text.js';
 
@@ -33,14 +34,18 @@ export function cutNotice(c: Omit<EntityCompletion, 'entity_id'>, limit?: CutLim
 
 /** A turn's or a summary's token counts: `812 prompt (790 from the provider's cache) + 48 completion tokens`. */
 export function usageText(u: Usage): string {
-  const cached = u.prompt_tokens_details ? ` (${u.prompt_tokens_details.cached_tokens} from the provider's cache)` : '';
-  return `${u.prompt_tokens} prompt${cached} + ${u.completion_tokens} completion tokens`;
+  // A provider that reports no usage (and a summary made before counts were kept) says 0 + 0, which is not what it cost.
+  if (!u.prompt_tokens && !u.completion_tokens) return 'no token counts (the provider reported none)';
+  const cached = u.prompt_tokens_details ? ` (${formatCount(u.prompt_tokens_details.cached_tokens)} from the provider's cache)` : '';
+  return `${formatCount(u.prompt_tokens)} prompt${cached} + ${formatCount(u.completion_tokens)} completion tokens`;
 }
 
 /** What a rotation did, and with `verbose` what its summary requests cost. */
 export function rotationNotice(ev: Extract<TurnEvent, { type: 'rotation' }>, verbose: boolean): string {
-  const text = `window rotated: messages ${ev.covers[0]}–${ev.covers[1]} were folded into a ${ev.summaryTokens}-token summary (window now ${ev.windowTokens} tokens)`;
-  return verbose && ev.summaryUsage ? `${text}; the summary took ${usageText(ev.summaryUsage)}` : text;
+  const text = `window rotated: messages ${ev.covers[0]}–${ev.covers[1]} were folded into a ${formatCount(ev.summaryTokens)}-token summary (window now ${formatCount(ev.windowTokens)} tokens)`;
+  if (!verbose || !ev.summaryUsage) return text;
+  const u = ev.summaryUsage;
+  return u.prompt_tokens || u.completion_tokens ? `${text}; the summary took ${usageText(u)}` : `${text}; the provider reported no token counts for the summary`;
 }
 
 /**
@@ -51,7 +56,7 @@ export function recallNotice(recalled: EntityCompletion['recalled']): string | u
   if (!recalled?.length) return undefined;
   const tokens = recalled.reduce((sum, m) => sum + m.tokens, 0);
   const seqs = recalled.map((m) => `#${m.seq}`).join(', ');
-  const head = `recalled ${recalled.length} message${recalled.length === 1 ? '' : 's'} (${seqs}), ${tokens} tokens`;
+  const head = `recalled ${plural(recalled.length, 'message')} (${seqs}), ${plural(tokens, 'token')}`;
   // A server from before the text was carried sends seqs only.
   const lines = recalled.filter((m) => m.content !== undefined).map((m) => `  #${m.seq} ${m.role}: ${oneLine(m.content ?? '')}`);
   return [head, ...lines].join('\n');

@@ -1,4 +1,5 @@
 import type { ChatStatus } from './chat-controller.js';
+import { formatUsd } from '../core/text/numbers.js';
 
 /** Below this many columns the status line takes its compact form. */
 export const WIDE_COLUMNS = 100;
@@ -36,7 +37,7 @@ export function statusLine(s: ChatStatus, busy: boolean, columns: number): Statu
     parts.push(wide ? `transcript ${s.transcript.messages} msgs${tokens}` : `${s.transcript.messages} msgs`);
   }
   if (s.readOnly) parts.push('read-only');
-  if (typeof s.balanceUsd === 'number') parts.push(`$${s.balanceUsd.toFixed(2)}`);
+  if (typeof s.balanceUsd === 'number') parts.push(formatUsd(s.balanceUsd));
   // Last: on a line too narrow for all of it, the split is what gives way.
   if (s.split && wide) parts.push(splitText(s.split));
   const text = parts.join(' · ');

@@ -28,7 +28,7 @@ describe('mgpt import FILE (a chat export)', () => {
     const r = await mgpt(['import', '-', '--dry-run'], env, readFileSync(join(FIXTURES, 'openwebui-chat-export.json'), 'utf8'));
     expect(r.code).toBe(0);
     expect(r.stdout.split('\n')[0].split('\t')).toEqual(['planned', 'Time zones', '4', expect.stringMatching(/^\d+$/), '1', 'Time zones', '']);
-    expect(r.stderr).toMatch(/^would import 2 of 3 conversations from openwebui: 8 messages, \d+ tokens; 1 skipped; 1 messages on other branches left out; nothing was written \(--dry-run\)\n$/);
+    expect(r.stderr).toMatch(/^would import 2 of 3 conversations from openwebui: 8 messages, \d+ tokens; 1 skipped; 1 message on other branches left out; nothing was written \(--dry-run\)\n$/);
   });
 
   it('a truncated export: exit 2, the byte where it ends, nothing made', async () => {

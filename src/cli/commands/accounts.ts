@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { formatUsd } from '../../core/text/numbers.js';
 import type { AccountInfo } from '../../core/backend.js';
 import { BadRequestError } from '../../core/errors.js';
 import type { CliContext } from '../context.js';
@@ -45,7 +46,7 @@ function show(ctx: CliContext, rows: AccountInfo[]): void {
     [
       { header: 'ID', value: (a) => a.id },
       { header: 'NAME', value: (a) => a.name },
-      { header: 'BALANCE', value: (a) => (a.balanceUsd === null ? 'unmetered' : `$${a.balanceUsd.toFixed(6)}`), right: true },
+      { header: 'BALANCE', value: (a) => (a.balanceUsd === null ? 'unmetered' : formatUsd(a.balanceUsd)), right: true },
       { header: 'CREATED', value: (a) => a.createdAt, time: true },
       { header: 'RPM', value: (a) => limitText(a.rpm, 'none'), right: true },
       { header: 'TPM', value: (a) => limitText(a.tpm, 'none'), right: true },

@@ -1,4 +1,5 @@
 import { createWriteStream } from 'node:fs';
+import { plural } from '../../core/text/numbers.js';
 import { mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -49,7 +50,7 @@ export async function runChatImport(ctx: CliContext, path: string, opts: ChatImp
   const res = await backend.importChats(path, opts, (p) => {
     if (!tty || performance.now() - shown < 100) return;
     shown = performance.now();
-    ctx.io.stderr.write(`\r\x1b[2Kimporting: ${formatInt(p.conversations)} conversations, ${formatInt(p.messages)} messages`);
+    ctx.io.stderr.write(`\r\x1b[2Kimporting: ${plural(p.conversations, 'conversation')}, ${plural(p.messages, 'message')}`);
   }, ctx.signal);
   if (tty && shown) ctx.io.stderr.write('\r\x1b[2K');
   if (json) return printJson(ctx.io, res);
@@ -77,10 +78,10 @@ function summary(res: ChatImportResult): string {
   const t = res.totals;
   const verb = res.dry_run ? 'would import' : 'imported';
   const parts = [
-    `${verb} ${formatInt(t.imported)} of ${formatInt(t.conversations)} conversations from ${res.source}: ${formatInt(t.messages)} messages, ${formatInt(t.tokens)} tokens`,
+    `${verb} ${formatInt(t.imported)} of ${plural(t.conversations, 'conversation')} from ${res.source}: ${plural(t.messages, 'message')}, ${plural(t.tokens, 'token')}`,
     t.skipped ? `${formatInt(t.skipped)} skipped` : '',
     t.refused ? `${formatInt(t.refused)} refused for a message over 1 MiB (outcome refused)` : '',
-    t.branches_left_out ? `${formatInt(t.branches_left_out)} messages on other branches left out` : '',
+    t.branches_left_out ? `${plural(t.branches_left_out, 'message')} on other branches left out` : '',
     res.dry_run ? 'nothing was written (--dry-run)' : '',
   ];
   return safe(parts.filter(Boolean).join('; '));

@@ -1,4 +1,5 @@
 import { createReadStream } from 'node:fs';
+import { plural } from '../../core/text/numbers.js';
 import type { Command } from 'commander';
 import { IMPORT_MAX_BYTES, importTooLarge } from '../../core/wire/entity-types.js';
 import type { ChatImportOptions } from '../../core/wire/chat-import.js';
@@ -98,6 +99,6 @@ export async function runImport(ctx: CliContext, file: string, o: ImportOptions)
   if (o.json) return printJson(ctx.io, entity);
   ctx.io.stdout.write(entity.id + '\n');
   if (ctx.io.stderrIsTTY) {
-    ctx.io.stderr.write(`imported ${entity.name ? JSON.stringify(safe(entity.name)) + ' ' : ''}as ${entity.id} (${entity.transcript.messages} messages)\n`);
+    ctx.io.stderr.write(`imported ${entity.name ? JSON.stringify(safe(entity.name)) + ' ' : ''}as ${entity.id} (${plural(entity.transcript.messages, 'message')})\n`);
   }
 }

@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import { formatCount, formatUsd } from '../../core/text/money.js';
+import { formatCount, formatUsd } from '../../core/text/numbers.js';
 import { USAGE_GROUPS, type UsageLine, type UsageReport } from '../../core/wire/usage.js';
 import type { CliContext } from '../context.js';
 import { examples } from '../help.js';

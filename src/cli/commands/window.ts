@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { ChatMessage } from '../../core/chat.js';
 import type { EntityWindowPrompt } from '../../core/wire/rotation-types.js';
 import { loadTokenEstimator } from '../../core/text/tokens.js';
+import { plural } from '../../core/text/numbers.js';
 import type { CliContext } from '../context.js';
 import { resolveEntity } from '../entity-ref.js';
 import { examples } from '../help.js';
@@ -101,7 +102,7 @@ async function windowAt(ctx: CliContext, id: string, at: string, o: WindowOption
   const w = await (await ctx.backend()).getWindowAt(id, at);
   if (o.prompt) return o.json ? printJson(ctx.io, w.prompt) : printMessages(ctx, w.prompt);
   if (o.json) return printJson(ctx.io, w);
-  const head = `window at seq ${w.seq}: ${w.blocks.length} blocks, ${formatInt(w.tokens)} tokens; the prompt was ${w.prompt.length} messages (--prompt shows them)`;
+  const head = `window at seq ${w.seq}: ${plural(w.blocks.length, 'block')}, ${plural(w.tokens, 'token')}; the prompt was ${plural(w.prompt.length, 'message')} (--prompt shows them)`;
   if (ctx.io.stdoutIsTTY) ctx.io.stdout.write(colors(ctx).bold(head) + '\n\n');
   printTable(
     ctx,

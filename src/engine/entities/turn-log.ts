@@ -31,7 +31,7 @@ export function turnLog(turn: TurnState, out: TurnOutcome): LogRow {
     kind: 'text', userId: turn.ownerUserId, gameId: null, universeId: null, requestId: null, model: entity.model, providerModel: turn.model.modelId,
     status: 'ok', error: null, inputTokens: out.inputTokens, outputTokens: out.outputTokens, costUsd: out.costUsd, totalMs, providerMs: totalMs,
     request: {
-      facade: toolCalls ? 'tool_calls' : state.rounds ? 'recall' : 'entity', entityId: entity.id, route: turn.model.routeKey, ...searched, ...memory,
+      facade: toolCalls ? 'tool_calls' : state.rounds || recalled.length ? 'recall' : 'entity', entityId: entity.id, route: turn.model.routeKey, ...searched, ...memory,
       ...(recalled.length ? { recalled, recalledSeqs: recalled.map((m) => m.seq) } : {}),
     },
     response: { ...cachedOf(out.cachedTokens), ...(toolCalls ? { toolCalls } : {}) },

@@ -1,5 +1,6 @@
 import { PaymentRequiredError } from '../../core/errors.js';
 import { roundUsd } from '../../core/models.js';
+import { formatUsd } from '../../core/text/numbers.js';
 import type { AccountRow } from '../../store/types.js';
 
 /** Whether the account has a balance to check (a metered account); null means unmetered. */
@@ -16,7 +17,7 @@ export function requireFunds(account: AccountRow & { balanceUsd: number }, bille
   if (balance > 0 && balance >= billedUsd) return;
   const missing = roundUsd(Math.max(billedUsd - balance, 0));
   throw new PaymentRequiredError(
-    `insufficient balance: $${balance.toFixed(6)} left, ${what} costs $${billedUsd.toFixed(6)}, $${missing.toFixed(6)} missing`,
+    `insufficient balance: ${formatUsd(balance)} left, ${what} costs ${formatUsd(billedUsd)}, ${formatUsd(missing)} missing`,
     { balanceUsd: balance, billedUsd, missingUsd: missing },
     { hint: `add funds: mgpt accounts topup ${account.name} 5`, detailed: true },
   );

@@ -1,4 +1,5 @@
 import { createInterface } from 'node:readline/promises';
+import { plural } from '../../../core/text/numbers.js';
 import type { Command } from 'commander';
 import { BadRequestError, CancelledError } from '../../../core/errors.js';
 import type { Entity } from '../../../core/wire/entity-types.js';
@@ -37,7 +38,7 @@ async function confirm(ctx: CliContext, entity: Entity): Promise<void> {
   }
   const rl = createInterface({ input: ctx.io.stdin, output: ctx.io.stderr as NodeJS.WritableStream });
   const answer = await rl.question(
-    `Delete entity ${entity.name ? JSON.stringify(safe(entity.name)) + ' ' : ''}${entity.id} and its ${entity.transcript.messages} messages? This cannot be undone. [y/N] `,
+    `Delete entity ${entity.name ? JSON.stringify(safe(entity.name)) + ' ' : ''}${entity.id} and its ${plural(entity.transcript.messages, 'message')}? This cannot be undone. [y/N] `,
   );
   rl.close();
   if (!/^y(es)?$/i.test(answer.trim())) throw new CancelledError('not deleted');

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { plural } from '../../../core/text/numbers.js';
 import type { Entity } from '../../../core/wire/entity-types.js';
 import type { CliContext } from '../../context.js';
 import { resolveEntity } from '../../entity-ref.js';
@@ -37,7 +38,7 @@ export async function runShow(ctx: CliContext, ref: string, o: { json?: boolean 
     ['model', `${e.model} (state: ${safe(e.state)})`],
     ['route', routeLine(ctx, e.model)],
     ['status', e.read_only ? c.yellow('read-only: transcript at the cap') : 'active'],
-    ['transcript', `${formatInt(e.transcript.messages)} messages, ${formatInt(e.transcript.tokens)} / ${formatInt(e.transcript.cap_tokens)} tokens`],
+    ['transcript', `${plural(e.transcript.messages, 'message')}, ${formatInt(e.transcript.tokens)} / ${formatInt(e.transcript.cap_tokens)} tokens`],
     ['window', windowLine(w.tokens ?? 0, w, 12) + `, ${w.blocks ?? 0} blocks${limitNote(w)}`],
     ['recall', RECALL_LINES[e.recall ?? 'off'] + (e.recall && e.recall_tokens ? `; at most ${formatInt(e.recall_tokens)} tokens a turn` : '')],
     ['created', safe(e.created_at)],
