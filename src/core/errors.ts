@@ -54,6 +54,8 @@ export interface ErrorOptions {
   cause?: unknown;
   /** Overrides the class's default code (a ConflictError is `busy` unless it says otherwise). */
   code?: ErrorCode;
+  /** The entity the error is about, for machine output (`entity_id` in an HTTP error body); the message names it as its user does. */
+  entityId?: string;
 }
 
 export class MgptError extends Error {
@@ -64,11 +66,14 @@ export class MgptError extends Error {
   readonly code: ErrorCode;
   /** An optional next step shown to a person after the error line. */
   hint?: string;
+  /** The entity the error is about (see ErrorOptions.entityId). */
+  readonly entityId?: string;
   constructor(message: string, opts: ErrorOptions = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = new.target.name;
     this.code = opts.code ?? (new.target as typeof MgptError).defaultCode;
     this.hint = opts.hint;
+    if (opts.entityId !== undefined) this.entityId = opts.entityId;
   }
 }
 

@@ -24,3 +24,12 @@ export function pickByRef<T extends { id: string; name?: string | null }>(what: 
     hint: `use a longer id prefix or the full id:\n  ${shown.join('\n  ')}`,
   });
 }
+
+/**
+ * How a message names an entity: by the name its user gave it (quoted when it has spaces or
+ * quotes), else by its id. The id goes with the error as `entityId` for machine output.
+ */
+export function entityLabel(e: { id: string; name?: string | null }): string {
+  if (!e.name) return e.id;
+  return /^[\p{L}\p{N}_.-]+$/u.test(e.name) ? e.name : JSON.stringify(e.name);
+}

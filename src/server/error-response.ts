@@ -24,6 +24,8 @@ export function errorResponse(c: Context<Env>, err: unknown): Response {
     if (err instanceof BadRequestError && err.errors?.length) payload.errors = err.errors;
     if (err instanceof PaymentRequiredError) Object.assign(payload, err.details);
   }
+  // An extension on both contracts: the entity an error is about, by id (its message names it by name).
+  if (known && err.entityId) payload.entity_id = err.entityId;
   // An extension on both contracts: a 503 (the database is unavailable) and a 413 (an import over
   // the server's conversation limit: split it, or ask for a higher one) say what to do.
   if (known && (status === 503 || status === 413) && err.hint) payload.hint = err.hint;

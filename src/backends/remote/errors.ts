@@ -25,9 +25,12 @@ export function errorFromResponse(status: number, body: unknown, requestId?: str
   const hint = requestId ? `request id ${requestId}` : undefined;
   // mgpt serve names each error's code in a header (ERROR_CODE_HEADER); another server's errors take their class's.
   const code = isErrorCode(errorCode) ? errorCode : undefined;
+  // mgpt serve names the entity an error is about by id beside the message, which names it by name.
+  const entityId = typeof b.entity_id === 'string' ? b.entity_id : undefined;
+  const known = { hint, code, entityId };
   switch (status) {
     case 400:
-      return new BadRequestError(message, { errors: Array.isArray(b.errors) ? (b.errors as FieldError[]) : undefined, hint, code });
+      return new BadRequestError(message, { errors: Array.isArray(b.errors) ? (b.errors as FieldError[]) : undefined, ...known });
     case 401:
       return new AuthError(message, { hint: 'check the API key: mgpt login', code });
     case 402:
@@ -37,13 +40,13 @@ export function errorFromResponse(status: number, body: unknown, requestId?: str
         missingUsd: Number(b.missingUsd ?? 0),
       }, { code, detailed: code === 'payment_required' });
     case 403:
-      return new ForbiddenError(message, { hint, code });
+      return new ForbiddenError(message, known);
     case 404:
-      return new NotFoundError(message, { hint, code });
+      return new NotFoundError(message, known);
     case 409:
-      return new ConflictError(message, { hint, code });
+      return new ConflictError(message, known);
     case 413:
-      return new PayloadTooLargeError(message, { hint: (typeof b.hint === 'string' && b.hint) || hint, code });
+      return new PayloadTooLargeError(message, { ...known, hint: (typeof b.hint === 'string' && b.hint) || hint });
     case 408:
       return new ProviderError(`the server timed out waiting for the request: ${message}`, { status, upstreamStatus: status, retryable: true, hint });
     case 429:

@@ -1,4 +1,4 @@
-import { BadRequestError, ConflictError } from '../../core/errors.js';
+import { BadRequestError } from '../../core/errors.js';
 import { type ExchangeInput, type ExchangeResult, RECALL_MAX_TOKENS_DEFAULT, RECALL_MAX_TOKENS_MAX, type RecallInput, type RecallResult } from '../../core/wire/exchange.js';
 import { SEARCH_QUERY_MAX_CHARS } from '../../core/text/search-query.js';
 import { loadTokenEstimator } from '../../core/text/tokens.js';
@@ -7,7 +7,7 @@ import type { EngineDeps } from '../deps.js';
 import { entitySubject, takeLease } from '../lease.js';
 import { toMessage } from './entity-wire.js';
 import { retrieve } from './retrieve.js';
-import { leaseTakenOver, readOnly } from './turn-state.js';
+import { answering, leaseTakenOver, readOnly } from './turn-state.js';
 
 /**
  * Records one exchange without a model call (docs/mcp.md#append): the user message and its reply
@@ -25,14 +25,14 @@ export async function appendExchange(deps: EngineDeps, entity: EntityRow, input:
   }
   const lease = await takeLease(deps, {
     subject: entitySubject(entity.id),
-    refused: () => new ConflictError(`entity ${entity.id} is answering a message`, { hint: 'retry after that reply finishes' }),
+    refused: () => answering(entity),
   });
   try {
     // Read under the lease: no turn adds messages meanwhile.
     const now = (await deps.store.entities.get(entity.accountId, entity.id)) ?? entity;
     if (now.transcriptTokens >= now.capTokens) throw readOnly(now);
     const write = exchangeWrite(deps, now, await deps.store.entities.window(now.id), [content, reply], tokens);
-    await lease.write((claim) => deps.store.entities.commitTurn({ ...write, lease: claim }), () => leaseTakenOver(now.id), true);
+    await lease.write((claim) => deps.store.entities.commitTurn({ ...write, lease: claim }), () => leaseTakenOver(now), true);
     deps.windows.delete(now.id);
     return { object: 'list', entity_id: now.id, data: write.messages.map(toMessage) };
   } finally {

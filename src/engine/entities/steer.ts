@@ -1,3 +1,5 @@
+import { entityLabel } from '../../core/ref.js';
+import { answering } from './turn-state.js';
 import { routeOf } from '../generation/model-call.js';
 import type { WindowBlock } from '../../core/wire/entity-types.js';
 import { BadRequestError, CancelledError, ConflictError, ROTATION_CANCELLED } from '../../core/errors.js';
@@ -62,7 +64,7 @@ export async function steerRotation(deps: EngineDeps, entity: EntityRow, input: 
 async function steerLeased(deps: EngineDeps, entity: EntityRow, input: RotateInput, signal: AbortSignal | undefined): Promise<RotateResult> {
   const lease = await takeLease(deps, {
     subject: entitySubject(entity.id),
-    refused: () => new ConflictError(`entity ${entity.id} is answering a message`, { hint: 'retry after that reply finishes' }),
+    refused: () => answering(entity),
   });
   try {
     // Read under the lease: no turn changes the window meanwhile.
@@ -74,7 +76,7 @@ async function steerLeased(deps: EngineDeps, entity: EntityRow, input: RotateInp
       input.action === 'rotate' ? await foldNow(deps, entity, window, rows, stop)
         : input.action === 'undo' ? await undoLast(deps, entity, window, rows)
           : await resummarize(deps, entity, window, rows, input.model, stop);
-    const conflict = () => new ConflictError(`entity ${entity.id}: the lease was lost before the rotation could be stored`, { hint: 'retry' });
+    const conflict = () => new ConflictError(`entity ${entityLabel(entity)}: the lease was lost before the rotation could be stored`, { hint: 'retry', entityId: entity.id });
     if (signal?.aborted) throw rotationCancelled();
     await lease.write((claim) => deps.store.history.steer({ ...step.write, lease: claim }), conflict, true);
     deps.windows.delete(entity.id);
@@ -92,7 +94,7 @@ async function foldNow(deps: EngineDeps, entity: EntityRow, window: BlockRow[], 
   const take = foldCount(deps, entity, window);
   const folded = window.slice(0, take);
   if (!folded.some((b) => b.kind === 'message')) {
-    throw new BadRequestError(`entity ${entity.id} has no messages in its window to fold`, { hint: 'send a message first' });
+    throw new BadRequestError(`entity ${entityLabel(entity)} has no messages in its window to fold`, { hint: 'send a message first', entityId: entity.id });
   }
   const model = await deps.chatModel(entity.model);
   const text = await summaryOf(deps, entity, model, folded, signal);
@@ -122,11 +124,11 @@ function foldCount(deps: EngineDeps, entity: EntityRow, window: BlockRow[]): num
 /** `--undo`: the window from before the last rotation not undone comes back, with what was added since; the record stays, marked undone. */
 async function undoLast(deps: EngineDeps, entity: EntityRow, window: BlockRow[], rows: RotationRow[]): Promise<Step> {
   const last = [...rows].reverse().find((r) => !r.undone);
-  if (!last) throw new BadRequestError(`entity ${entity.id} has no rotation to undo`, { hint: `see its rotations: mgpt rotations ${entity.id}` });
+  if (!last) throw new BadRequestError(`entity ${entityLabel(entity)} has no rotation to undo`, { hint: `see its rotations: mgpt rotations ${entityLabel(entity)}`, entityId: entity.id });
   const [before, after] = await resolveBlocks(deps, entity.id, [refs(last.blocksBefore), refs(last.blocksAfter)], rows);
   const live = window.map(toBlock);
   const same = after.every((b, i) => live[i]?.id === b.id && live[i].content === b.content);
-  if (!same) throw new ConflictError(`the window of entity ${entity.id} changed since rotation ${last.n}; it cannot be undone`);
+  if (!same) throw new ConflictError(`the window of entity ${entityLabel(entity)} changed since rotation ${last.n}; it cannot be undone`, { entityId: entity.id });
   const restored = [...before, ...live.slice(after.length)];
   return { write: written(deps, entity, restored, { undo: last.n }), record: { ...last, undone: true } };
 }
@@ -137,8 +139,8 @@ async function resummarize(deps: EngineDeps, entity: EntityRow, window: BlockRow
   const source = current?.kind === 'summary'
     ? [...rows].reverse().find((r) => !r.undone && r.trigger !== 'resummarize' && r.summaryId === current.id)
     : undefined;
-  if (!current || current.kind !== 'summary') throw new BadRequestError(`entity ${entity.id} has no summary in its window`, { hint: `fold first: mgpt rotate ${entity.id}` });
-  if (!source) throw new BadRequestError(`the summary of entity ${entity.id} was written before mgpt kept rotation history; its span is not known`, { hint: `fold again: mgpt rotate ${entity.id}` });
+  if (!current || current.kind !== 'summary') throw new BadRequestError(`entity ${entityLabel(entity)} has no summary in its window`, { hint: `fold first: mgpt rotate ${entityLabel(entity)}`, entityId: entity.id });
+  if (!source) throw new BadRequestError(`the summary of entity ${entityLabel(entity)} was written before mgpt kept rotation history; its span is not known`, { hint: `fold again: mgpt rotate ${entityLabel(entity)}`, entityId: entity.id });
   const [before, after] = await resolveBlocks(deps, entity.id, [refs(source.blocksBefore), refs(source.blocksAfter)], rows);
   const folded = blockRows(before.slice(0, before.length - after.length + 1));
   const model = await deps.chatModel(entity.model, modelName);

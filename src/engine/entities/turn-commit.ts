@@ -27,7 +27,7 @@ export async function commit(turn: TurnState, prepared: PreparedWindow, reply: R
   const log = turnLog(turn, { inputTokens: u.inputTokens, outputTokens: u.outputTokens, cachedTokens: u.cachedTokens, costUsd: base.charge.costUsd });
   const write = { ...base, log, ...(await turnHistory(turn, prepared, settled.userBlock.coversFrom)) };
   // A created entity's history may be thousands of rows: the store writes those without holding the thread.
-  await lease.write((claim) => turn.deps.store.entities.commitTurn({ ...write, lease: claim }), () => leaseTakenOver(turn.entity.id), true);
+  await lease.write((claim) => turn.deps.store.entities.commitTurn({ ...write, lease: claim }), () => leaseTakenOver(turn.entity), true);
   // Only now, committed, do the two blocks join the kept window (in place: no copy of the window).
   turn.deps.windows.set(turn.entity.id, windowVersion(write.counters), prepared.head.append([settled.userBlock, settled.replyBlock], prepared.recall));
   const seq = settled.replyBlock.coversFrom;

@@ -1,3 +1,4 @@
+import { entityLabel } from '../../core/ref.js';
 import { CancelledError, ConflictError, ContextOverflowError, NotFoundError, TURN_CANCELLED } from '../../core/errors.js';
 import type { TokenAllowance } from '../../core/rate-limits.js';
 import type { ChatMessage, Sampling, ToolChoice, ToolDefinition } from '../../providers/spec.js';
@@ -113,14 +114,19 @@ export function deleted(id: string): NotFoundError {
 
 export function readOnly(entity: EntityRow): ConflictError {
   return new ConflictError(
-    `entity ${entity.id} is read-only: its transcript reached the cap of ${entity.capTokens} tokens`,
-    { hint: 'export it (mgpt export) and start a new entity', code: 'read_only' },
+    `entity ${entityLabel(entity)} is read-only: its transcript reached the cap of ${entity.capTokens.toLocaleString('en-US')} tokens`,
+    { hint: 'export it (mgpt export) and start a new entity', code: 'read_only', entityId: entity.id },
   );
 }
 
-export function leaseTakenOver(id: string): ConflictError {
-  return new ConflictError(`entity ${id}: another turn took over the lease before this one could be stored`, {
-    hint: 'retry; with an idempotency key the retry is safe',
+/** The refusal of a write while another turn holds the entity's lease. */
+export function answering(entity: EntityRow, what = 'a message'): ConflictError {
+  return new ConflictError(`entity ${entityLabel(entity)} is answering ${what}`, { hint: 'retry after that reply finishes', entityId: entity.id });
+}
+
+export function leaseTakenOver(entity: EntityRow): ConflictError {
+  return new ConflictError(`entity ${entityLabel(entity)}: another turn took over the lease before this one could be stored`, {
+    hint: 'retry; with an idempotency key the retry is safe', entityId: entity.id,
   });
 }
 

@@ -24,6 +24,7 @@ import {
   cancelled,
   deleted,
   entityNotFound,
+  answering,
   readOnly,
   stopped,
 } from './turn-state.js';
@@ -46,7 +47,7 @@ export async function* runTurn(deps: EngineDeps, ref: EntityRef, input: TurnInpu
   if (stored) return yield* replay(stored);
   const count = new MessageCount(input.content);
   await checkMessage(entity, count);
-  yield* withLease(deps, turnLease(deps, entity.id, input), input.signal, (lease, signal) =>
+  yield* withLease(deps, turnLease(deps, entity, input), input.signal, (lease, signal) =>
     leasedTurn(deps, ref, input, count, lease, signal),
   );
 }
@@ -118,27 +119,27 @@ async function checkMessage(entity: EntityRow, count: MessageCount): Promise<voi
   }
 }
 
-function turnLease(deps: EngineDeps, entityId: string, input: TurnInput): LeaseRequest {
+function turnLease(deps: EngineDeps, entity: EntityRow, input: TurnInput): LeaseRequest {
   return {
-    subject: entitySubject(entityId),
+    subject: entitySubject(entity.id),
     key: input.key,
     contentSha256: input.contentSha256,
     refused: (held) => {
       deps.events.leaseConflict();
-      return leaseRefused(entityId, input, held);
+      return leaseRefused(entity, input, held);
     },
   };
 }
 
 /** Another turn holds the entity: the same key still being answered, a reused key, or another message. */
-function leaseRefused(id: string, input: TurnInput, held: LeaseRow): Error {
+function leaseRefused(entity: EntityRow, input: TurnInput, held: LeaseRow): Error {
   if (input.key !== undefined && held.idempotencyKey === input.key) {
-    if (held.contentSha256 !== input.contentSha256) return keyReused({ kind: 'entity', entityId: id }, input.key);
+    if (held.contentSha256 !== input.contentSha256) return keyReused({ kind: 'entity', entityId: entity.id }, input.key);
     return new ConflictError(`the message with idempotency key ${JSON.stringify(input.key)} is still being answered`, {
       hint: 'retry with the same key after it finishes to get its reply',
     });
   }
-  return new ConflictError(`entity ${id} is answering another message`, { hint: 'retry after that reply finishes' });
+  return answering(entity, 'another message');
 }
 
 /**

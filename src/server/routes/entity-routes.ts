@@ -23,7 +23,7 @@ export function entityRoutes(engine: Engine, { auth, limit, body }: RouteDeps): 
     const p = c.get('principal');
     return c.json({ object: 'api_key', id: p.keyId, account: p.accountId, user: p.userId, scopes: p.scopes } satisfies KeyIdentity);
   });
-  // An extension (docs/serving-and-api.md#usage): the key's account's billing ledger, summed.
+  // An extension (docs/operating.md#usage-and-generation-logs): the key's account's billing ledger, summed.
   app.get('/v1/usage', ent, async (c) => c.json(await engine.usage.report({ by: c.req.query('by'), since: c.req.query('since') }, c.get('principal').accountId)));
   app.get('/v1/entities/:id', ent, async (c) => c.json(await engine.entities.get(c.req.param('id'), c.get('principal').accountId)));
   // An extension (docs/design.md#extensions-beyond-the-wire-contracts): the engine checks the body (fields, model, types) itself.
