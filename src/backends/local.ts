@@ -1,6 +1,6 @@
 import type { UsageQuery, UsageReport } from '../core/wire/usage.js';
 import type { ChatImportOptions, ChatImportProgressHandler, ChatImportResult } from '../core/wire/chat-import.js';
-import type { Backend, ChatCompletion, CompleteInput, CompleteOptions, EntityPage, LocalAdmin, NamePolicy, RespondOptions } from '../core/backend.js';
+import type { Backend, ChatCompletion, ImportOptions, ImportedEntity, CompleteInput, CompleteOptions, EntityPage, LocalAdmin, NamePolicy, RespondOptions } from '../core/backend.js';
 import { MgptError } from '../core/errors.js';
 import type { MemoryBlock, MemoryHistory, MemoryList } from '../core/wire/memory.js';
 import type { ExchangeInput, ExchangeResult, RecallInput, RecallResult } from '../core/wire/exchange.js';
@@ -156,6 +156,9 @@ export class LocalBackend implements Backend {
   }
   generateImage(input: ImageRequest, opts?: { signal?: AbortSignal }): Promise<ImageResponse> {
     return this.engine.generateImage(input, opts);
+  }
+  async importArchive(bytes: Uint8Array, format: ExportFormat, opts: ImportOptions = {}): Promise<ImportedEntity> {
+    return this.engine.entities.import(bytes, format, { ...this.names, ...opts }, this.accountId);
   }
   async usage(query: UsageQuery): Promise<UsageReport> {
     return this.engine.usage.report(query, this.accountId);

@@ -163,6 +163,12 @@ export interface Backend {
    * Aborting `signal` stops it after the conversation in progress, which then writes nothing.
    */
   importChats(file: string, opts: ChatImportOptions, onProgress?: ChatImportProgressHandler, signal?: AbortSignal): Promise<ChatImportResult>;
+  /**
+   * Recreates an entity from mgpt's own archive (tar or JSON, as `mgpt export` writes it); the
+   * engine checks it (sha256 values, limits) the same way on both backends. Remotely:
+   * `POST /v1/imports?from=mgpt` (an extension of mgpt serve).
+   */
+  importArchive(bytes: Uint8Array, format: ExportFormat, opts?: ImportOptions): Promise<ImportedEntity>;
   createUniverse(input: CreateUniverseInput): Promise<CreatedUniverse>;
   /** A UNIVERSE argument: an id, a unique id prefix of 4+ characters, or a display name (remotely: the id only). */
   resolveUniverse(ref: string): Promise<string>;
@@ -229,11 +235,6 @@ export interface LearnedLimits {
 
 /** The error for a local-administration command (`what`: e.g. "keys list", "import") run against a remote server. */
 export function notOnRemote(what: string): NotSupportedError {
-  if (what === 'import') {
-    return new NotSupportedError('import works on the local backend only: the wire contract has no import', {
-      hint: 'run it where the server keeps its database: mgpt --backend local import FILE',
-    });
-  }
   return new NotSupportedError(`${what} is not part of the remote API`, { hint: `run it on the server host: mgpt --backend local ${what}` });
 }
 

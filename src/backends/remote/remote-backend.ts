@@ -1,11 +1,12 @@
 import type { UsageQuery, UsageReport } from '../../core/wire/usage.js';
 import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
+import { Readable } from 'node:stream';
 import { type ChatImportOptions, type ChatImportResult, importQuery } from '../../core/wire/chat-import.js';
 
 /** An import of a large export answers when it is done: minutes, not the client's usual two. */
 const IMPORT_TIMEOUT_MS = 60 * 60 * 1000;
-import type { Backend, ChatCompletion, CompleteInput, CompleteOptions, KeyIdentity, RespondOptions } from '../../core/backend.js';
+import type { Backend, ChatCompletion, CompleteInput, CompleteOptions, ImportOptions, ImportedEntity, KeyIdentity, RespondOptions } from '../../core/backend.js';
 import { completionBody } from '../../core/wire/openai.js';
 import type {
   CompletionChunk,
@@ -266,6 +267,15 @@ export class RemoteBackend implements Backend {
     });
   }
 
+  /** The archive as the body of `POST /v1/imports?from=mgpt`; a taken name is numbered when names are unique here (the CLI's rule). */
+  importArchive(bytes: Uint8Array, format: ExportFormat, opts: ImportOptions = {}): Promise<ImportedEntity> {
+    const q = new URLSearchParams({ from: 'mgpt', format });
+    if (opts.keepId) q.set('keep_id', 'true');
+    if (opts.name !== undefined) q.set('name', opts.name);
+    if (this.opts.uniqueNames) q.set('unique_name', 'true');
+    const type = format === 'tar' ? 'application/x-svc-entity' : 'application/json';
+    return this.http.json('POST', this.ent(`/imports?${q}`), { raw: { open: () => Readable.from([Buffer.from(bytes)]), type }, timeoutMs: IMPORT_TIMEOUT_MS });
+  }
   createUniverse(input: CreateUniverseInput): Promise<CreatedUniverse> {
     return this.http.json('POST', this.api('/universes'), { json: input });
   }

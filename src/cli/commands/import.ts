@@ -31,7 +31,7 @@ export function registerImport(program: Command, ctx: CliContext): void {
     program
       .command('import')
       .description(
-        "recreate an exported entity (mgpt's own archive, sha256 values verified, local engine only), or turn a " +
+        "recreate an exported entity (mgpt's own archive, sha256 values verified), or turn a " +
           'ChatGPT, Claude or Open WebUI export into entities (see docs/importing.md)',
       )
       .argument('<file>', 'mgpt export (FILE.tar, FILE.json), or conversations.json / the ChatGPT .zip / chat-export-*.json; - reads stdin')
@@ -91,7 +91,7 @@ export async function runImport(ctx: CliContext, file: string, o: ImportOptions)
   }
   const format =
     o.format !== undefined || /\.(tar|json)$/i.test(file) ? formatFor(file, o.format) : bytes[0] === 0x7b ? 'json' : 'tar';
-  const { renamedFrom, ...entity } = await (await ctx.admin('import')).importEntity(bytes, format, { keepId: o.keepId, name: o.name });
+  const { renamedFrom, ...entity } = await (await ctx.backend()).importArchive(bytes, format, { keepId: o.keepId, name: o.name });
   // Names are unique: a copy beside its original is numbered, and says so whatever the output.
   if (renamedFrom !== undefined) {
     ctx.io.stderr.write(`an entity named ${JSON.stringify(safe(renamedFrom))} exists: imported as ${JSON.stringify(safe(entity.name))} (--name sets another)\n`);

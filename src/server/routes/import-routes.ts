@@ -8,6 +8,8 @@ import { IMPORT_FIELDS, IMPORT_NDJSON, type ChatImportOptions, type ChatImportPr
 import { ndjsonLines } from './import-ndjson.js';
 import { BadRequestError, CancelledError, MgptError, PayloadTooLargeError } from '../../core/errors.js';
 import type { Engine } from '../../engine/engine.js';
+import type { ImportedEntity } from '../../core/backend.js';
+import { type ExportFormat, IMPORT_MAX_BYTES, importTooLarge } from '../../core/wire/entity-types.js';
 import { makeSpool } from '../../engine/spool-folder.js';
 import type { Env, RouteDeps } from '../route-deps.js';
 
@@ -27,6 +29,7 @@ export function importRoutes(engine: Engine, { auth, limit, onUnexpectedError }:
   const app = new Hono<Env>();
   // Counted in the key's requests per minute, as a search is (--summarize may call the model).
   app.post('/v1/imports', auth('mgpt.responses:create'), limit, async (c) => {
+    if (c.req.query('from') === 'mgpt') return c.json(await importArchive(engine, c), 201);
     // In the engine's spool folder: what a killed server leaves there, its next start removes.
     const dir = await makeSpool(engine.deps.spoolDir);
     const cleanup = () => rm(dir, { recursive: true, force: true });
@@ -49,6 +52,36 @@ export function importRoutes(engine: Engine, { auth, limit, onUnexpectedError }:
 
 function wantsNdjson(c: Context<Env>): boolean {
   return (c.req.header('accept') ?? '').toLowerCase().includes(IMPORT_NDJSON);
+}
+
+/** The query of an mgpt archive's import: what `mgpt import FILE` takes for one. */
+const ARCHIVE_FIELDS = ['from', 'format', 'keep_id', 'name', 'unique_name'];
+
+/**
+ * mgpt's own archive (`?from=mgpt`, tar or JSON as `mgpt export` writes it), which the engine checks
+ * as it does a local import: read whole, up to the size an export can be.
+ */
+async function importArchive(engine: Engine, c: Context<Env>): Promise<ImportedEntity> {
+  for (const name of Object.keys(c.req.queries())) {
+    if (!ARCHIVE_FIELDS.includes(name)) throw new BadRequestError(`unknown import option ${JSON.stringify(name)} for an mgpt archive`, { hint: `the options are ${ARCHIVE_FIELDS.join(', ')}` });
+  }
+  if (Number(c.req.header('content-length') ?? 0) > IMPORT_MAX_BYTES) throw importTooLarge();
+  const bytes = new Uint8Array(await c.req.arrayBuffer());
+  if (bytes.length > IMPORT_MAX_BYTES) throw importTooLarge();
+  if (bytes.length === 0) throw new BadRequestError('the request body is empty: send the archive as the body', { hint: 'curl --data-binary @ada.tar' });
+  const format = archiveFormat(c.req.query('format'), c.req.header('content-type'), bytes);
+  const flag = (n: string) => ['true', '1', ''].includes(c.req.query(n) ?? 'false');
+  const opts = { keepId: flag('keep_id'), uniqueName: flag('unique_name'), ...(c.req.query('name') === undefined ? {} : { name: c.req.query('name') }) };
+  return engine.entities.import(bytes, format, opts, c.get('principal').accountId);
+}
+
+/** `format`, else the Content-Type (mgpt's archive type, JSON), else the first byte (`{` is JSON). */
+function archiveFormat(format: string | undefined, type: string | undefined, bytes: Uint8Array): ExportFormat {
+  if (format === 'tar' || format === 'json') return format;
+  if (format !== undefined) throw new BadRequestError(`format must be tar or json, got ${JSON.stringify(format)}`);
+  if (/application\/x-svc-entity/i.test(type ?? '')) return 'tar';
+  if (/json/i.test(type ?? '')) return 'json';
+  return bytes[0] === 0x7b ? 'json' : 'tar';
 }
 
 function queryOptions(c: Context<Env>, extra: Record<string, string[]> = {}): ChatImportOptions {
