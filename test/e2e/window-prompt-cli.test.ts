@@ -74,14 +74,18 @@ describe.each(['local', 'remote'])('on the %s backend', (backend) => {
   });
 
   it('send --verbose and --json show the recalled lines\' text, within the bound', async () => {
-    const asked = json((await mgpt(['send', 'margaret', 'Which city is my sister Margaret living in these days?', '--json'], env())).stdout);
-    const recalled = asked.recalled as Array<{ seq: number; role: string; tokens: number; content: string }>;
-    expect(recalled.find((m) => m.seq === 1)).toMatchObject({ role: 'user', content: FACT });
+    const first = await mgpt(['--verbose', 'send', 'margaret', 'Which city is my sister Margaret living in these days?'], env());
+    expect(first.code).toBe(0);
+    expect(first.stderr).toMatch(/^recalled \d+ messages? \(#1(, #\d+)*\), \d+ tokens$/m);
+    expect(first.stderr).toContain(`\n  #1 user: ${FACT}\n`);
+    // The fact is in view now (in the message that recalled it), so the next turn does not recall it
+    // again; what it does recall comes with its text, as the transcript holds it (a cut line, its start).
+    const asked = json((await mgpt(['send', 'margaret', 'Does Margaret still teach chemistry in Lisbon?', '--json'], env())).stdout);
+    const recalled = (asked.recalled ?? []) as Array<{ seq: number; role: string; tokens: number; content: string }>;
+    expect(recalled.some((m) => m.seq === 1)).toBe(false);
     expect(recalled.reduce((n, m) => n + m.tokens, 0)).toBeLessThanOrEqual(60);
-    const told = await mgpt(['--verbose', 'send', 'margaret', 'Does Margaret still teach chemistry in Lisbon?'], env());
-    expect(told.code).toBe(0);
-    expect(told.stderr).toMatch(/^recalled \d+ messages? \(#1(, #\d+)*\), \d+ tokens$/m);
-    expect(told.stderr).toContain(`\n  #1 user: ${FACT}\n`);
+    const transcript = new Map((json((await mgpt(['history', 'margaret', '--all', '--json'], env())).stdout).data as Array<{ seq: number; content: string }>).map((m) => [m.seq, m.content]));
+    for (const m of recalled) expect(transcript.get(m.seq)!.startsWith(m.content)).toBe(true);
   });
 
   it('window: every part of the next request with its tokens; --json carries them; --prompt is the next request, message for message', async () => {
@@ -102,6 +106,8 @@ describe.each(['local', 'remote'])('on the %s backend', (backend) => {
     expect(rows.filter((r) => r[0] !== 'recalled').map((r) => Number(r[2])).reduce((a, b) => a + b, 0) + w.parts.recalled.tokens).toBe(w.prompt_tokens);
     expect(rows.filter((r) => r[0] === 'recalled').map((r) => Number(r[1]))).toEqual(w.parts.recalled.lines.map((l: { seq: number }) => l.seq));
 
+    // Room for the next message, so its turn does not rotate (a rotation would change the request).
+    expect((await mgpt(['entities', 'update', 'margaret', '--budget', '4000'], env())).code).toBe(0);
     const prompt = json((await mgpt(['window', 'margaret', '--prompt', '--json'], env())).stdout);
     const readable = (await mgpt(['window', 'margaret', '--prompt'], env())).stdout;
     expect(readable).toMatch(/^\[1\] system \(\d+ tokens\)\nYou are Ada, a patient tutor\.\n/);
@@ -121,7 +127,7 @@ describe.each(['local', 'remote'])('on the %s backend', (backend) => {
     expect(printed).toEqual(at.prompt);
     expect(printed.at(-1)).toMatchObject({ role: 'user', content: expect.stringMatching(/Which city is my sister Margaret living in these days\?$/) });
     const readable = (await mgpt(['window', 'margaret', '--at', '63', '--prompt'], env())).stdout;
-    expect(readable).toContain('Earlier in this conversation (recalled from the transcript; no longer in view):');
+    expect(readable).toContain('<recalled>\nRecalled from earlier in this conversation:');
     expect(readable).toContain(FACT);
   });
 });

@@ -2,6 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { BadRequestError } from '../../src/core/errors.js';
 import { loadTokenEstimator } from '../../src/core/text/tokens.js';
 import { recallInView } from '../../src/engine/entities/window/recall-in-view.js';
+import { RECALL_PREAMBLE } from '../../src/engine/entities/window/recall-block.js';
 import { bytes, collect, makeEngine, sqliteOf } from '../helpers/engine.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -52,21 +53,25 @@ describe('recalled lines in a request', () => {
     const events = await collect(engine.entities.send(e.id, { content: 'Where does my sister Margaret teach chemistry?' }, 'local'));
     const done = events.find((x) => x.type === 'done') as Extract<(typeof events)[number], { type: 'done' }>;
     const recalled = done.completion.recalled!;
-    expect(recalled.map((m) => m.seq)).toContain(1);
     const at = await engine.entities.windowAt(e.id, '43', 'local');
     const seen = await recallInView(engine.deps, e.id, at.prompt);
-    expect(seen.lines).toEqual(recalled);
+    // What this turn recalled is among the recall the request carries (earlier turns' still in view
+    // included), and the fact is there (its message or the echoed reply, whole or cut to the budget).
+    expect(seen.lines).toEqual(expect.arrayContaining(recalled));
+    expect(seen.lines.some((l) => l.seq <= 2 && l.content !== undefined && FACT.startsWith(l.content) && l.content.includes('Lisbon'))).toBe(true);
     const tok = await loadTokenEstimator();
-    // The recall's tokens are its preamble's and lines', wherever the request puts it.
-    const message = at.prompt.find((m) => typeof m.content === 'string' && m.content.includes('#1 user ('))!.content as string;
-    const last = recalled.at(-1)!.content!;
-    expect(seen.tokens).toBe(tok.count(message.slice(message.indexOf('Earlier in this conversation'), message.lastIndexOf(last) + last.length)));
+    // The recall's tokens are its preambles' and lines', wherever the request puts them.
+    const spans = at.prompt
+      .map((m) => (typeof m.content === 'string' ? m.content : ''))
+      .filter((t) => t.includes(RECALL_PREAMBLE))
+      .map((t) => t.slice(t.indexOf(RECALL_PREAMBLE), t.indexOf('\n</recalled>')));
+    expect(seen.tokens).toBe(spans.reduce((n, t) => n + tok.count(t), 0));
     // A line of another message's text (a user quoting the form) is not recall unless a preamble leads it.
     expect((await recallInView(engine.deps, e.id, [{ role: 'user', content: `#1 user (2026-11-27 10:00): ${FACT}` }])).lines).toEqual([]);
     // What the next request still carries of it is reported from that request's own messages.
     const next = await engine.entities.windowPrompt(e.id, 'local');
     expect(next.parts.recalled.lines).toEqual((await recallInView(engine.deps, e.id, next.prompt)).lines);
-    expect(next.parts.recalled.lines.every((l) => recalled.some((r) => r.seq === l.seq))).toBe(true);
+    expect(next.parts.recalled.lines.every((l) => seen.lines.some((r) => r.seq === l.seq) || l.seq > 42)).toBe(true);
   });
 
   it('are found wherever a message holds them, a line cut in a character included, and end where the transcript says they end', async () => {

@@ -111,9 +111,11 @@ describe('mgpt chat (ink)', () => {
 
   it('says what automatic recall put in the prompt, as a notice under the reply; a reply without recall has none', async () => {
     const c = await chat();
-    await backend.updateEntity(c.e.id, { recall: 'auto' });
+    // Recalled lines stay in the window (counted in its budget) until folded: the suite's 60-token
+    // window has no room for one, so this entity has a budget that does.
+    await backend.updateEntity(c.e.id, { recall: 'auto', budget_tokens: 150 });
     await collect(engine.entities.send(c.e.id, { content: 'My sister Margaret moved to Lisbon in 2019 to teach chemistry.' }, 'local'));
-    for (let i = 0; i < 8; i++) await collect(engine.entities.send(c.e.id, { content: `the weather was grey on day ${i}` }, 'local'));
+    for (let i = 0; i < 16; i++) await collect(engine.entities.send(c.e.id, { content: `the weather was grey on day ${i}` }, 'local'));
     await c.type('Do you enjoy astronomy, telescopes and comets?\r');
     await c.idle();
     expect(c.frame()).not.toContain('recalled');
