@@ -41,17 +41,25 @@ function lastUserMessage(blocks: readonly BlockRow[]): BlockRow | undefined {
  * The entity's recall bound (its own, else engine.recallTokens; at most half its budget), never more than a fifth of the model's context when it is known, nor more
  * than the room the window leaves under its budget and the model's limit (lines past it would force
  * a rotation, a summary call and a prompt the cache no longer holds, a turn early), and all the
- * recall in view together never more than RECALL_SHARE of the window's limit, though a turn may always
- * recall RECALL_FLOOR for itself (the room under the budget and the limit still bounds it).
+ * recall in view together never more than RECALL_SHARE of the window's limit (on a window too small
+ * for that share to hold an exchange, RECALL_FLOOR a turn; the room under the budget and the limit still bounds it).
  */
 async function recallBudget(turn: WindowTurn, prepared: PreparedWindow): Promise<number> {
   const { deps, count, entity } = turn;
   const { fit, head } = prepared;
   const fifth = fit.contextTokens ? Math.floor(fit.contextTokens / fit.factor / 5) : Infinity;
-  // What earlier turns recalled and is still in view comes off the share, but a turn keeps the floor
-  // for itself: filler an earlier turn recalled must not stop the line a question is about.
-  const share = Math.max(RECALL_FLOOR, Math.floor(Math.min(entity.budgetTokens, fit.limit?.cap ?? Infinity) * RECALL_SHARE) - head.recallTokens);
+  const share = inViewShare(Math.floor(Math.min(entity.budgetTokens, fit.limit?.cap ?? Infinity) * RECALL_SHARE), head.recallTokens);
   return Math.min(recallTokensOf(entity, deps.limits.recallTokens), fifth, share, recallRoom(turn, prepared, await count.exact()));
+}
+
+/**
+ * What this turn may recall under the share: the share less what earlier turns' recall still holds
+ * in view. A window whose share is under RECALL_FLOOR (a few hundred tokens) could hold no recalled
+ * exchange at all that way, and the filler earlier turns recalled would keep out the line a
+ * question is about: there each turn may recall RECALL_FLOOR for itself.
+ */
+function inViewShare(tenth: number, inView: number): number {
+  return tenth <= RECALL_FLOOR ? RECALL_FLOOR : tenth - inView;
 }
 
 /**
@@ -61,7 +69,7 @@ async function recallBudget(turn: WindowTurn, prepared: PreparedWindow): Promise
  * against 13 without recall (docs/performance.md#rotation-and-the-prompt-cache). A fold frees it.
  */
 const RECALL_SHARE = 0.1;
-/** What a turn may recall whatever earlier turns hold in view, so a small window can still recall an exchange (the room under the limit still bounds it). */
+/** The least share: on a smaller one, what a turn may recall whatever earlier turns hold in view, so a small window can still recall an exchange. */
 const RECALL_FLOOR = 64;
 
 /** Less room than this recalls nothing: not even one short line would fit. */
