@@ -52,7 +52,7 @@ const HELP_GROUPS: Record<string, string> = {
   ask: 'Talking:', send: 'Talking:', chat: 'Talking:', batch: 'Talking:',
   entities: 'Entities:', history: 'Entities:', window: 'Entities:', rotations: 'Entities:', rotate: 'Entities:', memory: 'Entities:', search: 'Entities:', export: 'Entities:', import: 'Entities:',
   universes: 'Universes:', respond: 'Universes:', image: 'Universes:', logs: 'Universes:', prompts: 'Universes:',
-  serve: 'Server:', console: 'Server:', mcp: 'Server:', keys: 'Server:', accounts: 'Server:',
+  serve: 'Server:', console: 'Server:', mcp: 'Server:', keys: 'Server:', accounts: 'Server:', usage: 'Server:',
   config: 'Setup:', login: 'Setup:', logout: 'Setup:', auth: 'Setup:', models: 'Setup:', completion: 'Setup:',
 };
 

@@ -359,8 +359,10 @@ describe.skipIf(!gguf)('recall on the llama provider (real model, offline)', () 
       const lines = recall.content.slice(recall.content.indexOf('\n') + 1);
       const counted = c.recalled!.reduce((t, m) => t + m.tokens, 0);
       for (const m of c.recalled!) expect(lines).toContain(`#${m.seq} ${m.role} (`);
-      // Each line's count plus one for its line break (a reply may hold breaks of its own).
-      expect(Math.abs(counted - tok.count(lines) - c.recalled!.length)).toBeLessThanOrEqual(c.recalled!.length);
+      // Each line's count plus one for its line break. A whole line counts as its head plus its
+      // message's stored count, so a token merged across the head and the text (or a reply's own
+      // breaks) may differ by one more a line.
+      expect(Math.abs(counted - tok.count(lines) - c.recalled!.length)).toBeLessThanOrEqual(2 * c.recalled!.length);
       const llama = await (await import('node-llama-cpp')).getLlama({ gpu: llamaGpu(), build: 'never', maxThreads: 1 });
       const tokenizer = await llama.loadModel({ modelPath: gguf! });
       expect(c.usage.prompt_tokens).toBeGreaterThan(tokenizer.tokenize(recall.content).length + tokenizer.tokenize(question).length);

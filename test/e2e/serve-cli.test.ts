@@ -167,8 +167,12 @@ describe('mgpt login, logout and the remote backend from the CLI', () => {
     const history = JSON.parse((await mgpt(['history', id, '--json'], client)).stdout);
     expect(history.data.map((m: any) => m.content)).toEqual(['over the wire', 'over the wire']);
     expect((await mgpt(['export', id, '-o', `${dir}/far.tar`], client)).code).toBe(0);
-    const imp = await mgpt(['import', `${dir}/far.tar`], client);
-    expect([imp.code, imp.stderr]).toEqual([2, expect.stringMatching(/^error: import works on the local backend only/m)]);
+    // An mgpt archive imports over the wire too (POST /v1/imports?from=mgpt), as a new entity.
+    const imp = await mgpt(['import', `${dir}/far.tar`, '--json'], client);
+    expect(imp.code, imp.stderr).toBe(0);
+    const copy = JSON.parse(imp.stdout).entity_id ?? JSON.parse(imp.stdout).id;
+    expect(copy).not.toBe(id);
+    expect(JSON.parse((await mgpt(['history', copy, '--json'], client)).stdout).data.map((m: any) => m.content)).toEqual(['over the wire', 'over the wire']);
     const missing = await mgpt(['entities', 'show', '00000000-0000-4000-8000-000000000000'], client);
     expect(missing.code).toBe(4);
     expect((await mgpt(['logout'], client)).code).toBe(0);

@@ -54,7 +54,9 @@ describe('signals free what a command holds', () => {
     expect(r.code).toBe(143);
     expect(r.stderr).not.toMatch(/\n\s+at /);
     const next = await mgpt(['respond', u, 'right after'], env);
-    expect([next.code, next.stdout]).toEqual([0, 'reply: right after\n']);
+    // The interrupted turn's message stays (a universe stores it at once, as its seed says), so the
+    // next request holds two user messages in a row, joined into one as every chat template needs.
+    expect([next.code, next.stdout]).toEqual([0, 'reply: interrupted\n\nright after\n']);
   });
 
   it('mgpt serve on SIGTERM stops accepting, lets a streamed turn in flight finish, then exits 0', async () => {

@@ -88,7 +88,8 @@ describe('GET /metrics', () => {
     expect(value(m, 'mgpt_turns_total', { kind: 'universe' })).toBe(ok.filter((l) => l.universeId === universe).length);
     expect(value(m, 'mgpt_turns_total', { kind: 'facade' })).toBe(ok.filter((l) => l.facade === 'stateless').length);
     expect(logs.filter((l) => l.status === 'error')).toHaveLength(value(m, 'mgpt_provider_errors_total', { class: 'http_5xx' }));
-    const prompted = ok.reduce((n, l) => n + l.inputTokens, 0);
+    // What the universe turns and the completion were billed (entity turns log their billed message now too).
+    const prompted = ok.filter((l) => l.universeId === universe || l.facade === 'stateless').reduce((n, l) => n + l.inputTokens, 0);
     const entityPrompts = value(m, 'mgpt_prompt_tokens_total', { cached: 'false' }) + value(m, 'mgpt_prompt_tokens_total', { cached: 'true' });
     expect(entityPrompts).toBeGreaterThan(prompted);
   });

@@ -61,7 +61,9 @@ describe('OpenAI-compatible facade: /v1/models', () => {
   it('lists platform ids, aliases and each entity once (by its unique name, else by id), owned by the account', async () => {
     const e = await engine.entities.create({ model: 'mgpt-1-27b', name: 'listed' }, 'local');
     await engine.entities.create({ model: 'mgpt-1-27b', name: 'twin' }, 'local');
-    const twin2 = await engine.entities.create({ model: 'mgpt-1-27b', name: 'twin' }, 'local');
+    // A create refuses a taken name; a rename still makes two of one name (docs/guide.md).
+    const twin2 = await engine.entities.create({ model: 'mgpt-1-27b', name: 'twin-2' }, 'local');
+    await engine.entities.update(twin2.id, { name: 'twin' }, 'local');
     const ids: string[] = [];
     const owners = new Map<string, string>();
     const account = (await engine.accounts.find('local')).id;

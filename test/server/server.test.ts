@@ -151,8 +151,9 @@ describe('mgpt serve: entities', () => {
     await new Promise((r) => setTimeout(r, 150));
     const second = await call('POST', `/v1/entities/${id}/messages`, { body: { content: 'b' } });
     expect(second.status).toBe(409);
-    expect(second.json).toEqual({ error: expect.any(String) });
-    // The body stays the seed's; the error's code rides in a header the remote backend reads.
+    // The seed's { error }, plus the entity it is about by id (an extension: the message names it by name);
+    // the error's code rides in a header the remote backend reads.
+    expect(second.json).toEqual({ error: expect.any(String), entity_id: id });
     expect(second.headers.get('mgpt-error-code')).toBe('busy');
     await first;
     const acme = await engine.accounts.find('acme');

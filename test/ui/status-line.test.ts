@@ -20,7 +20,7 @@ describe('status line', () => {
   it('is the full form on a wide terminal, with the model', () => {
     const l = statusLine(status, false, 200);
     expect(l.text).toBe(
-      'a-rather-long-entity-name · mgpt-1-27b · remote · window [██████████] 31812/32000 tok, 142 blocks · transcript 12345 msgs, 4567.9k tok · read-only · $1234.50',
+      'a-rather-long-entity-name · mgpt-1-27b · remote · window [██████████] 31812/32000 tok, 142 blocks · transcript 12345 msgs, 4567.9k tok · read-only · $1,234.50',
     );
     expect(statusLine(status, true, 200).busy).toBe('  replying… (Ctrl-C cancels)');
   });
@@ -41,7 +41,7 @@ describe('status line', () => {
       }
     }
     expect(statusLine({ ...status, label: 'ada', window: undefined, readOnly: false }, true, 70)).toEqual({
-      text: 'ada · mgpt-1-27b · remote · 12345 msgs · $1234.50',
+      text: 'ada · mgpt-1-27b · remote · 12345 msgs · $1,234.50',
       busy: ' · replying…',
     });
   });

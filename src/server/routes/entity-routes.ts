@@ -62,13 +62,18 @@ export function entityRoutes(engine: Engine, { auth, limit, body }: RouteDeps): 
     return c.body(streamOf(pieces), 200, { 'Content-Type': tar ? 'application/x-svc-entity' : 'application/json' });
   });
   app.post('/v1/entities/:id/messages', ent, limit, async (c) => sendMessage(engine, c, await body(c)));
-  // Extensions for MCP clients (docs/mcp.md): the ranked retriever in a budget, and an exchange stored without a model call.
+  memoryClientRoutes(app, engine, { auth, limit, body });
+  return app;
+}
+
+/** Extensions for MCP clients (docs/mcp.md): the ranked retriever in a budget, and an exchange stored without a model call. */
+function memoryClientRoutes(app: Hono<Env>, engine: Engine, { auth, limit, body }: Pick<RouteDeps, 'auth' | 'limit' | 'body'>): void {
+  const ent = auth('mgpt.responses:create');
   app.get('/v1/entities/:id/recall', ent, limit, async (c) => {
     const input = { q: c.req.query('q') ?? '', max_tokens: queryInt(c.req.query('max_tokens'), 'max_tokens') };
     return c.json(await engine.entities.recall(c.req.param('id'), input, c.get('principal').accountId));
   });
   app.post('/v1/entities/:id/exchanges', ent, limit, async (c) => c.json(await engine.entities.appendExchange(c.req.param('id'), await body(c), c.get('principal').accountId), 201));
-  return app;
 }
 
 function streamOf(pieces: AsyncGenerator<Uint8Array>): ReadableStream<Uint8Array> {
