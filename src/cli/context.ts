@@ -103,7 +103,7 @@ export function createContext(opts: ContextOptions): CliContext {
         const { RemoteBackend } = await import('../backends/remote/remote-backend.js');
         // A request the server rate limits is retried after the wait it asks for; the person sees the wait.
         const onRateLimitWait = (text: string) => ctx.notice(text);
-        // Names are unique from the CLI (issue 37), on either backend; the HTTP API keeps the seed's rule.
+        // Names are unique on every backend: the engine refuses a taken one on create.
         return { backend: new RemoteBackend({ baseUrl: s.baseUrl, entitiesUrl: s.entitiesUrl, apiKey: s.apiKey, dev: s.dev, userId: s.userId, onRateLimitWait, uniqueNames: true }) };
       }
       // Loaded here, not at startup: the engine pulls in SQLite and the providers.

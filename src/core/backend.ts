@@ -128,7 +128,7 @@ export interface Backend {
   sendMessage(id: string, input: SendInput): AsyncIterable<TurnEvent>;
   listMessages(id: string, input?: ListMessagesInput): Promise<MessageList>;
   getWindow(id: string): Promise<EntityWindow>;
-  /** The window the model saw when it answered the message at `at` (a seq or a date): GET /v1/entities/{id}/window?at= (issue 33). */
+  /** The window the model saw when it answered the message at `at` (a seq or a date): GET /v1/entities/{id}/window?at=. */
   getWindowAt(id: string, at: string): Promise<EntityWindowAt>;
   /** The window and every part of the next turn's request with its tokens, and its messages: GET /v1/entities/{id}/window?prompt=true. */
   getWindowPrompt(id: string): Promise<EntityWindowPrompt>;
@@ -139,7 +139,7 @@ export interface Backend {
    * (409 while a turn runs). Aborting `signal` cancels it (CancelledError) and writes nothing.
    */
   rotate(id: string, input: RotateInput, opts?: { signal?: AbortSignal }): Promise<RotateResult>;
-  /** The entity's pinned memory blocks, their tokens and the limits (issue 33: GET /v1/entities/{id}/memory). */
+  /** The entity's pinned memory blocks, their tokens and the limits (GET /v1/entities/{id}/memory). */
   listMemory(id: string): Promise<MemoryList>;
   /** Every change of the pinned memory, oldest first (GET .../memory?history=true). */
   memoryHistory(id: string): Promise<MemoryHistory>;
@@ -158,7 +158,7 @@ export interface Backend {
   /** The export body, streamed in pieces; memory does not grow with the transcript. */
   exportEntity(id: string, format: ExportFormat): AsyncIterable<Uint8Array>;
   /**
-   * Imports another tool's chat export, the file at `file` (issue 35): the local engine reads it in
+   * Imports another tool's chat export, the file at `file`: the local engine reads it in
    * place; the remote backend streams it to `POST /v1/imports` (an extension of mgpt serve).
    * Aborting `signal` stops it after the conversation in progress, which then writes nothing.
    */

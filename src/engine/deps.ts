@@ -20,7 +20,7 @@ export interface EngineLimits {
   rotation: RotationShares;
   /** The most automatic recall adds to a turn's prompt, in estimated tokens (a fifth of a known model context at most). */
   recallTokens: number;
-  /** Pinned memory (issue 33): the most blocks an entity may have, and the most tokens they may hold together. */
+  /** Pinned memory: the most blocks an entity may have, and the most tokens they may hold together. */
   memory: { blocks: number; tokens: number };
   /** The most conversations one chat import may hold (a larger export is a 413 before anything is read). */
   importMaxConversations: number;

@@ -78,7 +78,7 @@ export interface EngineOptions {
 export class Engine {
   readonly store: Store;
   readonly entities: EntityService;
-  /** Pinned memory of entities (issue 33). */
+  /** Pinned memory of entities. */
   readonly memory: MemoryService;
   readonly accounts: AccountService;
   readonly universes: UniverseService;
@@ -164,7 +164,7 @@ export class Engine {
     return search(this.deps, input, accountId);
   }
 
-  /** Imports another tool's chat export (the file at `path`) into the account's entities (issue 35, docs/importing.md). */
+  /** Imports another tool's chat export (the file at `path`) into the account's entities (docs/importing.md). */
   importChats(path: string, opts: ChatImportOptions, accountId: string, onProgress?: ChatImportProgressHandler, signal?: AbortSignal): Promise<ChatImportResult> {
     return importChats(this.deps, path, opts, accountId, onProgress, signal);
   }

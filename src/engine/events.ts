@@ -19,7 +19,7 @@ export interface EngineEvents {
   promptTokens(total: number, cached: number | undefined): void;
   /** A request refused by its key's requests or tokens per minute (429). */
   rateLimited(limit: 'requests' | 'tokens'): void;
-  /** A committed turn that automatic recall (issue 32) added earlier messages to: how many, and their tokens. */
+  /** A committed turn that automatic recall added earlier messages to: how many, and their tokens. */
   recalled(messages: number, tokens: number): void;
 }
 

@@ -1,5 +1,5 @@
 /**
- * The rows of an entity's window history (issue 33): its rotations, and what each turn's prompt
+ * The rows of an entity's window history: its rotations, and what each turn's prompt
  * was made of. Blocks lists are stored compactly (see engine/entities/window/block-refs.ts): a
  * summary as the number of the rotation that wrote it, messages as seq ranges, so the history
  * holds no second copy of the transcript.

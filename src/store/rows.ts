@@ -93,7 +93,7 @@ export interface EntityRow {
   transcriptTokens: number;
   windowTokens: number;
   windowBlocks: number;
-  /** The recall mode: 0 off, 1 the model is offered the `recall` tool (issue 22), 2 automatic recall before each turn (issue 32); a row written without it has 0. */
+  /** The recall mode: 0 off, 1 the model is offered the `recall` tool, 2 automatic recall before each turn; a row written without it has 0. */
   recall?: RecallModeCode;
   /** The most recalled lines a turn adds to the prompt, in tokens, when set; absent or null: the default (engine/entities/entity-rules.ts). */
   recallTokens?: number | null;
@@ -298,7 +298,7 @@ export interface UniverseRow {
   updatedAt: string;
 }
 
-/** One pinned memory block of an entity (issue 33): a labelled text in the entity's head. */
+/** One pinned memory block of an entity: a labelled text in the entity's head. */
 export interface MemoryRow {
   label: string;
   text: string;

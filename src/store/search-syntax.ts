@@ -10,7 +10,7 @@ export function ftsMatch(terms: SearchTerms): string {
 /**
  * Clauses an SQLite hit is ranked by. bm25's work on a row is its matches times the query's
  * phrases (FTS5 merges every phrase's positions, looking at all phrases for each match): 250
- * prefixes over six 0.4 MB messages took 0.3 s on the event loop (issue 31). A longer query still
+ * prefixes over six 0.4 MB messages took 0.3 s on the event loop. A longer query still
  * needs all its clauses; it is ranked by its first ones.
  */
 export const FTS_RANKED_CLAUSES = 16;

@@ -87,7 +87,7 @@ export interface EntityTurnWrite {
   rotation?: RotationRow;
   /** What the turn's prompt was made of (`mgpt window --at`). */
   turnWindow?: TurnWindowWrite;
-  /** Pinned memory the model set with `remember` (issue 33), each with its history row. */
+  /** Pinned memory the model set with `remember`, each with its history row. */
   memory?: MemoryWrite[];
 }
 
@@ -106,40 +106,8 @@ export interface UniverseWrite {
   request?: RequestRow;
 }
 
-/** An imported entity, written whole or not at all. */
-export interface EntityImport {
-  entity: EntityRow;
-  messages: MessageRow[];
-  blocks: BlockRow[];
-  /** `--keep-id`: the ids must be free; checked inside the write. */
-  keepIds: boolean;
-  /** The window history an archive carried (version 2). */
-  history?: EntityHistory;
-  /** Pinned memory (an archive of version 2): its blocks and their history, written as they are. */
-  memory?: { blocks: MemoryRow[]; history: MemoryHistoryRow[] };
-}
-
-/** Why an import with kept ids could not be written: the first id already taken. */
-export type ImportConflict = { taken: 'entity' | 'block'; id: string } | null;
-
-/**
- * Where an imported conversation went, per target: a re-run into the same target skips
- * it, `--update` appends after its last message.
- */
-export interface ImportSourceRow {
-  accountId: string;
-  /** The tool: chatgpt, claude, openwebui. */
-  source: string;
-  sourceId: string;
-  /** `''`: the conversation's own entity; else the id of the `--into` entity it was gathered into. */
-  target: string;
-  entityId: string;
-  /** The tool's id of the last message imported. */
-  lastMessageId: string;
-  /** Messages of the tool's conversation imported so far. */
-  sourceMessages: number;
-  importedAt: string;
-}
+import type { EntityImport, ImportConflict, ImportSourceRow } from './import-types.js';
+export type { EntityImport, ImportConflict, ImportSourceRow } from './import-types.js';
 
 /** One imported conversation, in one transaction: a new entity, or messages appended to one under its lease. */
 export interface ChatImportWrite {
@@ -167,7 +135,7 @@ export interface EntitySnapshot {
   entity: EntityRow;
   window: BlockRow[];
   history: EntityHistory;
-  /** Pinned memory (issue 33): the blocks by label and every change, oldest first. */
+  /** Pinned memory: the blocks by label and every change, oldest first. */
   memory: { blocks: MemoryRow[]; history: MemoryHistoryRow[] };
 }
 
@@ -220,7 +188,7 @@ export interface EntityStore {
   messagesAt(entityId: string, seqs: number[]): Promise<MessageRow[]>;
 }
 
-/** An entity's window history: rotations and what each turn's prompt was made of (issue 33). */
+/** An entity's window history: rotations and what each turn's prompt was made of. */
 export interface HistoryStore {
   /** The entity's rotations, oldest first. */
   rotations(entityId: string): Promise<RotationRow[]>;
@@ -242,7 +210,7 @@ export interface HistoryStore {
   steer(w: SteerWrite): Promise<boolean>;
 }
 
-/** Pinned memory (issue 33): an entity's labelled blocks and every change to them. */
+/** Pinned memory: an entity's labelled blocks and every change to them. */
 export interface MemoryStore {
   /** The entity's blocks, by label. */
   list(entityId: string): Promise<MemoryRow[]>;

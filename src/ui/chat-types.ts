@@ -29,7 +29,7 @@ export interface ChatStatus {
   /** `budget` is the limit that binds: the window's budget, or the model's context (`byModel`) when smaller. */
   window?: { tokens: number; budget: number; byModel?: boolean; blocks: number };
   /**
-   * What the next prompt is made of (issue 33), in estimated tokens: the head (instructions and
+   * What the next prompt is made of, in estimated tokens: the head (instructions and
    * pinned memory, `memory` of it), the summaries and the live messages of the window, and what
    * is kept for the reply when the route's maxTokens is known here (the local backend).
    */
@@ -69,7 +69,7 @@ export interface ChatOptions extends ChatSources {
   balance?: () => Promise<number | null>;
   /** Instructions for entities made with `/new`. */
   instructions?: string;
-  /** Entity turns offer the model `remember` (`--memory-tool`; issue 33). */
+  /** Entity turns offer the model `remember` (`--memory-tool`). */
   memoryTool?: boolean;
   /** On a terminal: `/history` says when each message was written ("3 min ago"). */
   humanTimes?: boolean;

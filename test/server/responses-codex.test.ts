@@ -28,6 +28,8 @@ function codexHome(dir: string): string {
   return home;
 }
 
+// Skipped only where Codex is not installed (it is a 424 MB test tool kept out of package.json): the banner
+// above says so, and CI (MGPT_TEST_REQUIRE_CLIENTS=1) fails instead of skipping.
 describe.skipIf(CODEX === null)('Codex CLI on mgpt serve', () => {
   it('codex exec runs a task through exec_command and its output to a final answer', async () => {
     await s.api('POST', '/v1/entities', { model: 'mgpt-1-27b', name: 'codex', instructions: 'You are a careful coding agent.' });

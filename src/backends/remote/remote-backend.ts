@@ -1,4 +1,5 @@
 import type { UsageQuery, UsageReport } from '../../core/wire/usage.js';
+import { brokenStream, turnEvents } from './turn-stream.js';
 import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
@@ -9,13 +10,10 @@ const IMPORT_TIMEOUT_MS = 60 * 60 * 1000;
 import type { Backend, ChatCompletion, CompleteInput, CompleteOptions, ImportOptions, ImportedEntity, KeyIdentity, RespondOptions } from '../../core/backend.js';
 import { completionBody } from '../../core/wire/openai.js';
 import type {
-  CompletionChunk,
-  FinishReason,
   CreateEntityInput,
   CreatedEntity,
   DeletedEntity,
   Entity,
-  EntityCompletion,
   EntityList,
   EntityWindow,
   ExportFormat,
@@ -26,11 +24,9 @@ import type {
   SendInput,
   TurnEvent,
   UpdateEntityInput,
-  Usage,
 } from '../../core/wire/entity-types.js';
 import type { EntityWindowAt, EntityWindowPrompt, RotateInput, RotateResult, RotationList } from '../../core/wire/rotation-types.js';
-import { BadRequestError, CancelledError, ConfigError, MgptError, NotSupportedError, ProviderError, ROTATION_CANCELLED, TURN_CANCELLED, isAbortError } from '../../core/errors.js';
-import { SseDecoder } from '../../core/wire/sse.js';
+import { BadRequestError, CancelledError, ConfigError, MgptError, NotSupportedError, ROTATION_CANCELLED, TURN_CANCELLED, isAbortError } from '../../core/errors.js';
 import type {
   CreateUniverseInput,
   CreatedUniverse,
@@ -45,8 +41,6 @@ import type {
 import { HttpClient, type HttpOptions } from './http.js';
 import type { MemoryBlock, MemoryHistory, MemoryList } from '../../core/wire/memory.js';
 import type { ExchangeInput, ExchangeResult, RecallInput, RecallResult } from '../../core/wire/exchange.js';
-import { errorFromResponse } from './errors.js';
-import type { StreamErrorFrame } from '../../core/wire/completion-stream.js';
 import { pickByRef } from '../../core/ref.js';
 import { UUID } from '../../core/ids.js';
 import { LIST_ENTITIES_MAX, nameTaken } from '../../core/wire/entity-types.js';
@@ -175,7 +169,7 @@ export class RemoteBackend implements Backend {
   appendExchange(id: string, input: ExchangeInput): Promise<ExchangeResult> {
     return this.http.json('POST', this.ent(`/entities/${encodeURIComponent(id)}/exchanges`), { json: input });
   }
-  /** Pinned memory (issue 33): extensions of mgpt serve, not in the seed. */
+  /** Pinned memory: extensions of mgpt serve, not in the seed. */
   listMemory(id: string): Promise<MemoryList> {
     return this.http.json('GET', this.memoryUrl(id));
   }
@@ -334,73 +328,6 @@ export class RemoteBackend implements Backend {
   async close(): Promise<void> {}
 }
 
-/** A streamed turn as it arrives: the first chunk, the text so far, the usage and the finish reason. */
-interface StreamedTurn {
-  head?: CompletionChunk;
-  text: string;
-  usage?: Usage;
-  recalled?: EntityCompletion['recalled'];
-  finish: FinishReason;
-}
-
-/** Decodes one turn's SSE stream into the events the local backend yields; a stream that ends before [DONE] throws. */
-async function* turnEvents(body: AsyncIterable<unknown>, id: string, replayed: boolean): AsyncGenerator<TurnEvent> {
-  const decoder = new SseDecoder();
-  const utf8 = new TextDecoder();
-  const turn: StreamedTurn = { text: '', finish: 'stop' };
-  for await (const piece of body) {
-    for (const data of decoder.push(utf8.decode(piece as Buffer, { stream: true }))) {
-      if (data === '[DONE]') {
-        yield { type: 'done', completion: completionOf(turn, id), replayed };
-        return;
-      }
-      yield* chunkEvents(turn, JSON.parse(data) as CompletionChunk | StreamErrorFrame, id, replayed);
-    }
-  }
-  throw brokenStream();
-}
-
-function* chunkEvents(turn: StreamedTurn, chunk: CompletionChunk | StreamErrorFrame, id: string, replayed: boolean): Generator<TurnEvent> {
-  if ('error' in chunk) throw errorFromResponse(chunk.error.code, { error: chunk.error.message });
-  if (!turn.head) {
-    turn.head = chunk;
-    yield { type: 'start', id: chunk.id, model: chunk.model, created: chunk.created, entityId: id, replayed };
-  }
-  const reason = chunk.choices[0]?.finish_reason;
-  if (reason) turn.finish = reason;
-  const content = chunk.choices[0]?.delta?.content;
-  if (content) {
-    turn.text += content;
-    yield { type: 'delta', text: content };
-  }
-  if (chunk.usage) turn.usage = chunk.usage;
-  if (chunk.recalled) turn.recalled = chunk.recalled;
-  if (chunk.rotation) yield { type: 'rotation', ...chunk.rotation };
-}
-
-function completionOf(turn: StreamedTurn, id: string): EntityCompletion {
-  const head = turn.head;
-  if (!head) throw new ProviderError('the stream ended without a reply');
-  return {
-    id: head.id,
-    object: 'chat.completion',
-    created: head.created,
-    model: head.model,
-    choices: [{ index: 0, message: { role: 'assistant', content: turn.text }, finish_reason: turn.finish }],
-    usage: turn.usage ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
-    entity_id: id,
-    ...(turn.recalled ? { recalled: turn.recalled } : {}),
-  };
-}
-
 function cancelledTurn(err: unknown, signal?: AbortSignal): CancelledError | undefined {
   return signal?.aborted || isAbortError(err) ? new CancelledError(TURN_CANCELLED) : undefined;
-}
-
-function brokenStream(cause?: unknown): ProviderError {
-  const why = cause instanceof Error ? ` (${cause.message})` : '';
-  return new ProviderError(`the stream ended before [DONE]${why}: the turn did not complete`, {
-    cause,
-    hint: 'retry with the same --idempotency-key; nothing was stored',
-  });
 }

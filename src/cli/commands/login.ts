@@ -42,7 +42,7 @@ export async function runLogin(ctx: CliContext, o: LoginOptions): Promise<void> 
   const key = (o.key ?? (ctx.io.stdinIsTTY ? undefined : (await readStdin(ctx)).trim())) || undefined;
   if (!key) throw new BadRequestError('no API key given', { hint: 'pass --key KEY, or pipe it on stdin' });
   const settings = ctx.settings();
-  // The URLs given are the server; a URL left from an earlier login is not mixed in (issue 37).
+  // The URLs given are the server; a URL left from an earlier login is not mixed in.
   const given = o.baseUrl !== undefined || o.entitiesUrl !== undefined;
   const urls = { baseUrl: given ? o.baseUrl : settings.baseUrl, entitiesUrl: given ? o.entitiesUrl : settings.entitiesUrl };
   if (!urls.baseUrl && !urls.entitiesUrl) throw new BadRequestError('no server URL', { hint: 'pass --base-url and/or --entities-url' });

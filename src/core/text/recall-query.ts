@@ -1,7 +1,7 @@
 import { wordsOf } from './search-query.js';
 
 /**
- * Ranked recall (issue 32): what of a question is worth searching an entity's transcript for. No
+ * Ranked recall: what of a question is worth searching an entity's transcript for. No
  * storage here: the stores stem the words (FTS5 porter, PostgreSQL's english configuration) and rank.
  */
 

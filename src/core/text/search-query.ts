@@ -67,7 +67,7 @@ const SNIPPET_CHARS = 160;
 /**
  * Cuts snippets for one query: its terms are compiled once, then each hit's text is read at most
  * once, natively, up to its first match, and only ~160 characters around it are worked on. A
- * message of megabytes costs about what a short one does (issue 31: the whole text used to be
+ * message of megabytes costs about what a short one does (the whole text used to be
  * tokenized and compared with every term, on the event loop).
  */
 export function snippetMaker(terms: SearchTerms): (text: string) => Snippet {

@@ -1,5 +1,5 @@
 /**
- * Importing other tools' chat exports (issue 35): the options and the answer, shared by the CLI,
+ * Importing other tools' chat exports: the options and the answer, shared by the CLI,
  * both backends and `POST /v1/imports`. See docs/importing.md.
  */
 

@@ -54,8 +54,8 @@ export interface Entity {
   /** `tokens` and `blocks` are present on retrieve only, absent on list. */
   window: { budget_tokens: number; tokens?: number; blocks?: number; model_limit_tokens?: number };
   /**
-   * An extension, present when on: `tool`, the model may search its own transcript (issue 22);
-   * `auto`, what it no longer sees is recalled before each turn (issue 32).
+   * An extension, present when on: `tool`, the model may search its own transcript;
+   * `auto`, what it no longer sees is recalled before each turn.
    */
   recall?: 'tool' | 'auto';
   /**
@@ -155,7 +155,7 @@ export interface EntityCompletion {
   }>;
   usage: Usage;
   entity_id: string;
-  /** An extension (issue 32), present when automatic recall put earlier messages in the prompt: which, and their tokens. */
+  /** An extension, present when automatic recall put earlier messages in the prompt: which, and their tokens. */
   recalled?: RecalledLine[];
 }
 
@@ -182,16 +182,16 @@ export interface CompletionChunk {
     finish_reason: FinishReason | null;
   }>;
   usage?: Usage;
-  /** On the usage chunk, as on the completion (an extension, issue 32): what automatic recall put in the prompt. */
+  /** On the usage chunk, as on the completion (an extension): what automatic recall put in the prompt. */
   recalled?: EntityCompletion['recalled'];
-  /** On the usage chunk (an extension, issue 37): the rotation the turn made, so a remote client says so as a local one does. */
+  /** On the usage chunk (an extension): the rotation the turn made, so a remote client says so as a local one does. */
   rotation?: Omit<Extract<TurnEvent, { type: 'rotation' }>, 'type'>;
 }
 
 /** What a send yields, in order: start, rotation?, delta*, done. */
 export type TurnEvent =
   /** `stores: false`: the reply is known to call tools when it starts, so the turn will not be stored. */
-  /** `recalledMessages`: how many earlier messages automatic recall put in the prompt (issue 32), when any; known before the reply. */
+  /** `recalledMessages`: how many earlier messages automatic recall put in the prompt, when any; known before the reply. */
   | { type: 'start'; id: string; model: string; created: number; entityId: string; replayed: boolean; stores?: false; recalledMessages?: number }
   | { type: 'rotation'; covers: [number, number]; summaryTokens: number; windowTokens: number; summaryUsage?: Usage }
   | { type: 'delta'; text: string }
@@ -203,7 +203,7 @@ export interface CreateEntityInput {
   model: string;
   name?: string;
   instructions?: string;
-  /** An extension: "tool" offers the model the recall tool (issue 22), "auto" recalls before each turn (issue 32); true is "tool", false "off". */
+  /** An extension: "tool" offers the model the recall tool, "auto" recalls before each turn; true is "tool", false "off". */
   recall?: boolean | RecallMode;
   /** An extension: the most recalled lines a turn adds to the prompt, in tokens (1 to half the budget). */
   recall_tokens?: number;
@@ -231,7 +231,7 @@ export interface SendInput {
   sampling?: Record<string, unknown>;
   /** The caller waits for the whole reply: the provider may answer in one piece (it costs a server less). */
   buffered?: boolean;
-  /** Offer the model `remember`, which sets a pinned memory block (issue 33; the wire's `memory_tool`). */
+  /** Offer the model `remember`, which sets a pinned memory block (the wire's `memory_tool`). */
   memoryTool?: boolean;
 }
 
@@ -291,7 +291,7 @@ export interface SearchList {
 /** Export manifest (docs/design.md#export-and-import). */
 export interface ExportManifest {
   format: 'mgpt-entity';
-  /** 2 since issue 33: the archive's further parts (the window history, the pinned memory) are named in `parts`. */
+  /** 2: the archive's further parts (the window history, the pinned memory) are named in `parts`. */
   version: 1 | 2;
   entity: {
     id: string;
@@ -299,7 +299,7 @@ export interface ExportManifest {
     instructions: string;
     model: string;
     state: string;
-    /** The recall mode when on (issue 32); an archive without it (or from before modes) imports with recall off. */
+    /** The recall mode when on; an archive without it (or from before modes) imports with recall off. */
     recall?: 'tool' | 'auto';
     /** The recall bound when it was set (not the default, which follows the importing engine and budget). */
     recall_tokens?: number;

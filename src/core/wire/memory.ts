@@ -1,5 +1,5 @@
 /**
- * Pinned memory (issue 33): named text blocks of an entity's head, in the wire's shapes, with the
+ * Pinned memory: named text blocks of an entity's head, in the wire's shapes, with the
  * rules every backend applies alike (labels, limits) and how the model is shown them.
  */
 

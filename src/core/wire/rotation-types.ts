@@ -1,4 +1,4 @@
-/** The wire shapes of an entity's window history (issue 33): rotations, steering, the window at a turn. */
+/** The wire shapes of an entity's window history: rotations, steering, the window at a turn. */
 import type { EntityWindow, RecalledLine, WindowBlock } from './entity-types.js';
 import type { ChatMessage } from '../chat.js';
 

@@ -8,7 +8,7 @@ import { type PreparedWindow, type WindowTurn, recallRoom } from './window/turn-
 const AUTO = 2;
 
 /**
- * Automatic recall (issue 32): an `auto` entity's turn asks the retriever about the new message
+ * Automatic recall: an `auto` entity's turn asks the retriever about the new message
  * over what the window no longer shows (the messages before its first live one), once the turn's
  * rotation is done, so a turn that folds can recall what it just folded. Lines still in view (a
  * live message, or an earlier turn's recall that is not folded yet) are not recalled again. What

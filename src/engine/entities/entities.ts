@@ -227,7 +227,7 @@ export class EntityService {
   private async modelLimit(row: EntityRow): Promise<number | undefined> {
     let fit: RouteFit;
     try {
-      // The head as a turn fits it: the instructions and the pinned memory (issue 33).
+      // The head as a turn fits it: the instructions and the pinned memory.
       const memory = await pinnedMemory(this.deps, row.id);
       fit = await this.deps.calibration.fit(await this.deps.chatModel(row.model), row.instructionsTokens + (memory?.tokens ?? 0), (row.instructions ? 1 : 0) + (memory ? 1 : 0));
     } catch {

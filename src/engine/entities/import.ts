@@ -106,7 +106,7 @@ export async function importEntity(
 }
 
 /**
- * The archive's recall mode (issue 32; an archive from before modes has none, and true is the
+ * The archive's recall mode (an archive from before modes has none, and true is the
  * tool) and bound (an archive from before it, or without one set, takes this engine's default).
  */
 function archivedRecall(manifest: ExportManifest): Pick<EntityRow, 'recall' | 'recallTokens'> {

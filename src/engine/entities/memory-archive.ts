@@ -4,7 +4,7 @@ import type { TokenEstimator } from '../../core/text/tokens.js';
 import type { MemoryHistoryRow, MemoryRow } from '../../store/types.js';
 
 /**
- * The pinned memory part of an entity archive (version 2, issue 33): `memory.json` in the tar, the
+ * The pinned memory part of an entity archive (version 2): `memory.json` in the tar, the
  * `memory` member of the JSON export, `{"blocks": [...], "history": [...]}`, each item's keys in a
  * fixed order so an export is the same bytes every time. The manifest's `parts` names it with its
  * sha256, as it does the window history.

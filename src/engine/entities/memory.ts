@@ -5,7 +5,7 @@ import type { MemoryRow, MemoryWrite, MemoryWriteResult } from '../../store/type
 import type { EngineDeps } from '../deps.js';
 
 /**
- * Pinned memory (issue 33): named text blocks in an entity's head. The model sees them in one
+ * Pinned memory: named text blocks in an entity's head. The model sees them in one
  * system message right after the instructions (core/wire/memory.ts says how); they are never rotated,
  * are not window blocks, and count in the fit against the model's context like the instructions.
  * Every change is kept with its text before and after and who made it. The rules live here, so

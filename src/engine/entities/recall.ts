@@ -13,7 +13,7 @@ import { recallTokensOf } from './entity-rules.js';
 type RecallDeps = Pick<EngineDeps, 'store' | 'clock' | 'newId' | 'limits'>;
 
 /**
- * Recall (issue 22): an entity with `recall` on is offered one tool, `recall`, that searches its
+ * Recall: an entity with `recall` on is offered one tool, `recall`, that searches its
  * own transcript for what the window no longer holds. The engine runs it inside the turn; the
  * model then answers with what it found. Only the user message and the final reply are stored;
  * the rounds go to the turn's log record.

@@ -9,7 +9,7 @@ import { type PinnedMemory, checkLabel, checkText, memoryWrite, overLimits } fro
 import { RECALL_CALLS_MAX, RECALL_ROUNDS_MAX, RECALL_TOOL, type RecallState, recallCalls, runRecallRound } from './recall.js';
 
 /**
- * The memory tool (issue 33, opt-in with `--memory-tool`): the model is offered `remember`, which
+ * The memory tool (opt-in with `--memory-tool`): the model is offered `remember`, which
  * sets one pinned memory block. The engine runs it inside the turn, as it runs recall: the model
  * is told what changed and answers; the change is written by the turn's commit (nothing of a
  * failed or cancelled turn stays), goes to the turn's log record with its text before and after,

@@ -39,7 +39,7 @@ export interface TurnExtras {
   facade?: boolean;
   /** The request's share of its key's tokens per minute: the turn reserves its message and its reply's bound before the model is called. */
   allowance?: TokenAllowance;
-  /** The model is offered `remember`, which sets a pinned memory block (issue 33; remember.ts). */
+  /** The model is offered `remember`, which sets a pinned memory block (remember.ts). */
   memoryTool?: boolean;
 }
 

@@ -6,7 +6,7 @@ import { PER_MESSAGE_TOKENS, messageText, promptEstimateOf } from '../generation
 
 /**
  * A stateless answer in an entity's voice (an edited chat, a side request) fitted to the model as
- * an entity turn is (issue 37, item 13): the system messages and the tool round stay, then the
+ * an entity turn is: the system messages and the tool round stay, then the
  * newest messages that fit; the older ones are dropped, and the caller says how many. Without a
  * known context nothing is dropped; a refusal teaches the route its context (learnOverflow) and
  * the answer is fitted again.

@@ -5,7 +5,7 @@ import type { Engine } from '../../engine/engine.js';
 import { type Env, type RouteDeps, checkFields } from '../route-deps.js';
 
 /**
- * Keys and limits over HTTP (an extension, issue 36: the console's keys page), for a key with the
+ * Keys and limits over HTTP (an extension: the console's keys page), for a key with the
  * scope `mgpt.admin`: what `mgpt keys` and `mgpt accounts` do on the server's machine. A new key's
  * secret is in the create answer only; the list never has it. The engine checks every value.
  */

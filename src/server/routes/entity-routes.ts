@@ -18,7 +18,7 @@ export function entityRoutes(engine: Engine, { auth, limit, body }: RouteDeps): 
     return c.json(created, 201);
   });
   app.get('/v1/entities', ent, async (c) => c.json(await engine.entities.list(c.get('principal').accountId)));
-  // An extension (issue 37): whose key this is, for `mgpt auth status`; any valid key may ask.
+  // An extension: whose key this is, for `mgpt auth status`; any valid key may ask.
   app.get('/v1/whoami', auth(null), (c) => {
     const p = c.get('principal');
     return c.json({ object: 'api_key', id: p.keyId, account: p.accountId, user: p.userId, scopes: p.scopes } satisfies KeyIdentity);
@@ -39,7 +39,7 @@ export function entityRoutes(engine: Engine, { auth, limit, body }: RouteDeps): 
     return c.json(await engine.search(input, c.get('principal').accountId));
   });
   app.get('/v1/entities/:id/window', ent, async (c) => {
-    // An extension (issue 33): ?at=SEQ|DATE is the window a past turn saw; without it, the seed's route as it is.
+    // An extension: ?at=SEQ|DATE is the window a past turn saw; without it, the seed's route as it is.
     const at = c.req.query('at');
     const { accountId } = c.get('principal');
     if (at !== undefined) return c.json(await engine.entities.windowAt(c.req.param('id'), at, accountId));
@@ -47,7 +47,7 @@ export function entityRoutes(engine: Engine, { auth, limit, body }: RouteDeps): 
     if (queryFlag(c.req.query('prompt'), 'prompt')) return c.json(await engine.entities.windowPrompt(c.req.param('id'), accountId));
     return c.json(await engine.entities.window(c.req.param('id'), accountId));
   });
-  // Extensions (issue 33): the entity's rotation history, and steering it (one unit of work under the entity's lease;
+  // Extensions: the entity's rotation history, and steering it (one unit of work under the entity's lease;
   // counted in the rpm, as folding calls the model).
   app.get('/v1/entities/:id/rotations', ent, async (c) => c.json(await engine.entities.rotations(c.req.param('id'), c.get('principal').accountId)));
   app.post('/v1/entities/:id/rotations', ent, limit, async (c) => c.json(await engine.entities.rotate(c.req.param('id'), await body(c), c.get('principal').accountId, c.get('signal'))));

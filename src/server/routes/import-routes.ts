@@ -19,7 +19,7 @@ export const IMPORT_BODY_MAX = 8 * 1024 * 1024 * 1024;
 export const IMPORT_FORM_MAX = 64 * 1024 * 1024;
 
 /**
- * `POST /v1/imports` (an extension, issue 35): another tool's chat export becomes entities of the
+ * `POST /v1/imports` (an extension): another tool's chat export becomes entities of the
  * key's account. The export is the raw body (any type but multipart; streamed to a file in the spool folder)
  * or the `file` field of a multipart form; the options are query parameters or form fields. The
  * answer is the report (the totals and the first conversations), or with `Accept:

@@ -4,7 +4,7 @@ import type { Engine } from '../../engine/engine.js';
 import { type Env, type RouteDeps, checkFields } from '../route-deps.js';
 
 /**
- * Pinned memory (issue 33), an extension of the entity contract: GET /v1/entities/{id}/memory
+ * Pinned memory, an extension of the entity contract: GET /v1/entities/{id}/memory
  * (with `?history=true`, every change), and GET|PUT|DELETE /v1/entities/{id}/memory/{label}.
  * The engine checks labels, text and limits.
  */

@@ -60,7 +60,7 @@ export function openAICompatRoutes(engine: Engine, deps: RouteDeps, policy: Chat
   return app;
 }
 
-/** How many earlier messages automatic recall (issue 32) put in an entity turn's prompt; absent when none. */
+/** How many earlier messages automatic recall put in an entity turn's prompt; absent when none. */
 const RECALLED_HEADER = 'Mgpt-Recalled';
 
 function replyHeaders(reply: ChatReply): Record<string, string> {

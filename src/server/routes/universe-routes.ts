@@ -15,7 +15,7 @@ export function universeRoutes(engine: Engine, { auth, limit, body }: RouteDeps)
       const created = await engine.universes.create(parseCreateUniverse(await body(c)), c.get('principal').userId);
       return c.json(created, 201);
     });
-    // Extensions (issue 36, for the console): the user's universes, and one's conversation (never its prompt text).
+    // Extensions (for the console): the user's universes, and one's conversation (never its prompt text).
     app.get(`${prefix}/universes`, auth('mgpt.responses:create'), async (c) => c.json({ data: await engine.universes.list(c.get('principal').userId) }));
     app.get(`${prefix}/universes/:id`, auth('mgpt.responses:create'), async (c) => {
       const id = c.req.param('id');

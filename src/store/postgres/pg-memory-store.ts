@@ -6,7 +6,7 @@ import { inTransaction, type Queryable } from './pg-db.js';
 const BLOCK_COLS = `label, text, tokens, updated_at AS "updatedAt"`;
 const HISTORY_COLS = `label, text_before AS "before", text_after AS "after", source, created_at AS "createdAt"`;
 
-/** Pinned memory (issue 33), shared by every replica; each write locks its entity's row. */
+/** Pinned memory, shared by every replica; each write locks its entity's row. */
 export class PgMemoryStore implements MemoryStore {
   constructor(private readonly pool: Pool) {}
 

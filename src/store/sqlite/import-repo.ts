@@ -1,7 +1,7 @@
 import { type Db, Statements } from './db.js';
 import type { ImportSourceRow } from '../types.js';
 
-/** Where imported conversations went (issue 35); see EntityStore.importSources. */
+/** Where imported conversations went; see EntityStore.importSources. */
 export class ImportRepo {
   private readonly s: Statements;
   constructor(db: Db) {

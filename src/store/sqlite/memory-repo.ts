@@ -5,7 +5,7 @@ import { memoryOutcome } from '../memory-outcome.js';
 const BLOCK_COLS = `label, text, tokens, updated_at AS updatedAt`;
 const HISTORY_COLS = `label, text_before AS "before", text_after AS "after", source, created_at AS createdAt`;
 
-/** Pinned memory (issue 33): an entity's blocks and their history. */
+/** Pinned memory: an entity's blocks and their history. */
 export class MemoryRepo {
   private readonly stmts: Statements;
   constructor(db: Db) {

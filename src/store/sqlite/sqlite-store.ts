@@ -287,7 +287,7 @@ function universeStore(r: SqliteRepos): UniverseStore {
 /**
  * A search's statement runs on the event loop and may take tens of milliseconds (ranking many
  * large matches): searches run one at a time in the process's lane, each in a turn of its own, so
- * ten at once never hold other requests (/healthz) for ten statements in a row (issue 31).
+ * ten at once never hold other requests (/healthz) for ten statements in a row.
  */
 function inTurn<T>(query: () => T): Promise<T> {
   return largeWork.run(async () => query());

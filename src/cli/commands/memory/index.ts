@@ -5,7 +5,7 @@ import { runHistory, runList } from './list.js';
 import { runEdit, runRm, runSet } from './set.js';
 
 /**
- * `mgpt memory`: an entity's pinned memory (issue 33). `mgpt memory ENTITY` lists the blocks
+ * `mgpt memory`: an entity's pinned memory. `mgpt memory ENTITY` lists the blocks
  * (`--history`: every change); `set`, `edit` and `rm` change one. A `--json` after a verb is taken by
  * `memory` itself (commander parses a parent's options anywhere), so the verbs read it there too, as
  * `logs show` reads `logs --json`.

@@ -20,7 +20,7 @@ interface ProbeTurn {
  * Whether the route's server has another context than the one learned from it (a restart with
  * another `-c`), asked when a rotation would rest on that learned value. A server that reports its
  * context (llama-server's `/props`) is believed, and no prompt is sent. Otherwise the context is
- * probed with a prompt past it, at most once per backoff that doubles with each refusal (issue 37:
+ * probed with a prompt past it, at most once per backoff that doubles with each refusal (
  * a probe at every rotation cost a refused prompt each, 24 in 200 turns).
  */
 export async function contextChanged(turn: ProbeTurn, fit: RouteFit, newTokens: number): Promise<boolean> {

@@ -64,7 +64,7 @@ export async function summarizeSpan(
   return { text: summary, usage };
 }
 
-/** What the conversation sends before its blocks: the instructions, and the pinned memory message (issue 33) when it has one. */
+/** What the conversation sends before its blocks: the instructions, and the pinned memory message when it has one. */
 export interface Head {
   text: string;
   tokens: number;

@@ -26,7 +26,7 @@ export interface WindowTurn {
   signal: AbortSignal;
   /** What automatic recall found for this turn (it goes in the new message: PreparedWindow.recall). */
   recalled?: Retrieved;
-  /** The entity's pinned memory (issue 33): one message right after the instructions, fitted like them. */
+  /** The entity's pinned memory: one message right after the instructions, fitted like them. */
   memory?: PinnedMemory;
 }
 
