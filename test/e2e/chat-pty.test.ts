@@ -9,6 +9,17 @@ import { BIN, cliEnv, mgpt } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 import { hasTool } from '../helpers/tool.js';
 
+/**
+ * The exit code the shell in the pane wrote to `file`, once written (within 10 s; '' if never). The
+ * shell creates the file before it writes the code into it: wait for the code, not the file.
+ */
+async function exitCodeIn(file: string): Promise<string> {
+  const read = () => (existsSync(file) ? readFileSync(file, 'utf8').trim() : '');
+  const end = Date.now() + 10_000;
+  while (read() === '' && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+  return read();
+}
+
 const run = promisify(execFile);
 const dir = tempDir('mgpt-chat-pty-');
 // Its own tmux server, so nothing else on the machine is touched.
@@ -85,9 +96,7 @@ describe.skipIf(!withTmux)('mgpt chat in a real pseudo-terminal (tmux)', () => {
     expect(JSON.parse(history.stdout).data.map((m: { content: string }) => m.content)).toEqual(['hello pty', 'streamed reply arrives in pieces']);
 
     await tmux('send-keys', '-t', 'chat', 'C-d');
-    const end = Date.now() + 10_000;
-    while (!existsSync(exitFile) && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
-    expect(readFileSync(exitFile, 'utf8').trim()).toBe('0');
+    expect(await exitCodeIn(exitFile)).toBe('0');
 
     // Inputs are kept (privately) for the next session, where Up recalls them.
     const kept = join(dir, 'data', 'mgpt', 'chat-history.jsonl');
@@ -100,9 +109,7 @@ describe.skipIf(!withTmux)('mgpt chat in a real pseudo-terminal (tmux)', () => {
     await until('the recalled input', (s) => /› cancel this one\s*$/m.test(s), 15_000, 'again');
     await tmux('send-keys', '-t', 'again', 'C-c');
     await tmux('send-keys', '-t', 'again', 'C-d');
-    const end2 = Date.now() + 10_000;
-    while (!existsSync(exitFile) && Date.now() < end2) await new Promise((r) => setTimeout(r, 50));
-    expect(readFileSync(exitFile, 'utf8').trim()).toBe('0');
+    expect(await exitCodeIn(exitFile)).toBe('0');
   });
 
   it('fits the status line to an 80-column terminal while streaming, and to 60 after a resize, with no ghost line', async () => {
@@ -166,9 +173,7 @@ describe.skipIf(!withTmux)('mgpt chat in a real pseudo-terminal (tmux)', () => {
     await tmux('send-keys', '-t', 'term', 'doomed', 'Enter');
     await until('the reply to start', (s) => s.includes('cut'), 15_000, 'term');
     process.kill(Number(readFileSync(pidFile, 'utf8').trim()), 'SIGTERM');
-    const end = Date.now() + 10_000;
-    while (!existsSync(exitFile) && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
-    expect(readFileSync(exitFile, 'utf8').trim()).toBe('143');
+    expect(await exitCodeIn(exitFile)).toBe('143');
     const next = await mgpt(['send', id, 'right after'], env);
     expect([next.code, next.stderr]).toEqual([0, '']);
     const history = await mgpt(['history', id, '--json'], env);
