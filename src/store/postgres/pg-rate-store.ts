@@ -35,14 +35,21 @@ export class PgRateStore implements RateStore {
     return rows[0] ? { ...rows[0], admitted: true } : { ...(await this.state(keyId)), admitted: false };
   }
 
+  /**
+   * One statement: the row is locked and the clock read once (after any wait for the lock), so a
+   * refusal reports the state it was refused on, not one read a moment later.
+   */
   async reserve(keyId: string, tokenMs: number, periodMs: number): Promise<RateState & { admitted: boolean }> {
-    const { rows } = await this.pool.query<RateState>(
-      `UPDATE rate_state SET token_tat = greatest(token_tat, ${NOW_MS}) + $2::double precision
-       WHERE key_id = $1 AND token_tat - ${NOW_MS} < $3::double precision
-       RETURNING ${STATE}`,
+    const { rows } = await this.pool.query<RateState & { admitted: boolean }>(
+      `WITH cur AS (SELECT key_id, request_tat, token_tat, ${NOW_MS} AS now FROM rate_state WHERE key_id = $1 FOR UPDATE),
+       upd AS (UPDATE rate_state r SET token_tat = greatest(cur.token_tat, cur.now) + $2::double precision
+               FROM cur WHERE r.key_id = cur.key_id AND cur.token_tat - cur.now < $3::double precision
+               RETURNING r.token_tat)
+       SELECT cur.now, cur.request_tat AS "requestTat", coalesce(upd.token_tat, cur.token_tat) AS "tokenTat", upd.token_tat IS NOT NULL AS admitted
+       FROM cur LEFT JOIN upd ON true`,
       [keyId, tokenMs, periodMs],
     );
-    return rows[0] ? { ...rows[0], admitted: true } : { ...(await this.state(keyId)), admitted: false };
+    return rows[0] ?? { ...(await this.state(keyId)), admitted: false };
   }
 
   async spend(keyId: string, tokenMs: number): Promise<void> {
