@@ -1,15 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BadRequestError, MgptError } from '../../src/core/errors.js';
 import { entityLabel } from '../../src/core/ref.js';
-import { type FakeOpenAI, startFakeOpenAI } from '../helpers/fake-openai.js';
-import { tempDir } from '../helpers/temp.js';
-import { type ContractTarget, localTarget, remoteTarget } from './harness.js';
+import { localTarget, remoteTarget } from './harness.js';
+import { type MakeTarget, useContractTarget } from './targets.js';
 
 // An error about an entity names it as its user does (its name), and carries its id for machine
 // output: `entityId` on the error, `entity_id` in mgpt serve's error body, read back by the remote backend.
 
-type Make = (dir: string, fake: FakeOpenAI) => Promise<ContractTarget>;
-const targets: Array<[string, Make]> = [['local', localTarget], ['remote', remoteTarget]];
+const targets: Array<[string, MakeTarget]> = [['local', localTarget], ['remote', remoteTarget]];
 
 async function refusal(p: Promise<unknown>): Promise<MgptError> {
   const err = await p.then(() => undefined, (e: unknown) => e);
@@ -27,33 +25,23 @@ describe('entityLabel', () => {
 });
 
 describe.each(targets)('errors name the entity: %s', (name, make) => {
-  const dir = tempDir(`mgpt-entity-errors-${name}-`);
-  let fake: FakeOpenAI;
-  let t: ContractTarget;
-  beforeAll(async () => {
-    fake = await startFakeOpenAI();
-    t = await make(dir, fake);
-  });
-  afterAll(async () => {
-    await t?.close();
-    await fake?.close();
-  });
+  const ctx = useContractTarget('mgpt-entity-errors', name, make);
 
   it('an undo with nothing to undo, and a fold of an empty window, say "entity ada", with the id beside', async () => {
-    const ada = await t.backend.createEntity({ model: 'mgpt-1-27b', name: 'ada', recall: 'off' });
-    const undo = await refusal(t.backend.rotate(ada.id, { action: 'undo' }));
+    const ada = await ctx.t.backend.createEntity({ model: 'mgpt-1-27b', name: 'ada', recall: 'off' });
+    const undo = await refusal(ctx.t.backend.rotate(ada.id, { action: 'undo' }));
     expect(undo).toBeInstanceOf(BadRequestError);
     expect(undo.message).toBe('entity ada has no rotation to undo');
     expect(undo.message).not.toContain(ada.id);
     expect(undo.entityId).toBe(ada.id);
-    const fold = await refusal(t.backend.rotate(ada.id, { action: 'rotate' }));
+    const fold = await refusal(ctx.t.backend.rotate(ada.id, { action: 'rotate' }));
     expect(fold.message).toBe('entity ada has no messages in its window to fold');
     expect(fold.entityId).toBe(ada.id);
   });
 
   it('an entity with no name is named by its id', async () => {
-    const anon = await t.backend.createEntity({ model: 'mgpt-1-27b', recall: 'off' });
-    const undo = await refusal(t.backend.rotate(anon.id, { action: 'undo' }));
+    const anon = await ctx.t.backend.createEntity({ model: 'mgpt-1-27b', recall: 'off' });
+    const undo = await refusal(ctx.t.backend.rotate(anon.id, { action: 'undo' }));
     expect(undo.message).toBe(`entity ${anon.id} has no rotation to undo`);
     expect(undo.entityId).toBe(anon.id);
   });

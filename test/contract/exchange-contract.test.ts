@@ -1,44 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BadRequestError, ConflictError, NotFoundError } from '../../src/core/errors.js';
 import { checkWindowInvariant } from '../../src/core/window-plan.js';
 import { loadTokenEstimator } from '../../src/core/text/tokens.js';
-import { type FakeOpenAI, isSummaryRequest, startFakeOpenAI } from '../helpers/fake-openai.js';
-import { startPostgres } from '../helpers/postgres.js';
-import { tempDir } from '../helpers/temp.js';
-import { type ContractTarget, localTarget, remoteTarget, replicasTarget } from './harness.js';
+import { isSummaryRequest } from '../helpers/fake-openai.js';
+import { collect, contractTargets, useContractTarget } from './targets.js';
 
 // What an MCP client asks of an entity beyond the seed (recall in a budget, an exchange recorded
 // without a model call), through the Backend interface on all three configurations.
 
-type Make = (dir: string, fake: FakeOpenAI) => Promise<ContractTarget>;
-const targets: Array<[string, Make]> = [['local', localTarget], ['remote', remoteTarget]];
-const cluster = await startPostgres('the recall and exchange contract on two serve replicas over PostgreSQL');
-if (cluster) {
-  afterAll(() => cluster.stop());
-  targets.push(['two replicas on PostgreSQL', (dir, fake) => replicasTarget(dir, fake, cluster.url)]);
-} else {
-  it.skip('recall and exchanges on two serve replicas: PostgreSQL could not be started here (see the banner)', () => {});
-}
-
-async function drain<T>(it: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const x of it) out.push(x);
-  return out;
-}
+const targets = await contractTargets('the recall and exchange contract');
 
 describe.each(targets)('recall and exchange contract: %s', (name, make) => {
-  const dir = tempDir(`mgpt-exchange-${name.replace(/\W+/g, '-')}-`);
-  let fake: FakeOpenAI;
-  let t: ContractTarget;
-  beforeAll(async () => {
-    fake = await startFakeOpenAI();
-    t = await make(dir, fake);
-  });
-  afterAll(async () => {
-    await t?.close();
-    await fake?.close();
-  });
-  const b = () => t.backend;
+  const ctx = useContractTarget('mgpt-exchange', name, make);
+  const b = () => ctx.t.backend;
   const entity = async () => (await b().createEntity({ model: 'mgpt-1-27b', recall: 'off' })).id;
 
   it('stores an exchange as a turn would (transcript, window, alternation), bills nothing, and the next turn sees it', async () => {
@@ -50,9 +24,9 @@ describe.each(targets)('recall and exchange contract: %s', (name, make) => {
     expect(w.tokens).toBe(stored.data[0]!.tokens + stored.data[1]!.tokens);
     const e = await b().getEntity(id);
     expect(e.transcript).toMatchObject({ messages: 2, tokens: w.tokens });
-    const asked = fake.requests.length;
-    await drain(b().sendMessage(id, { content: 'what is my cat called?' }));
-    const sent = fake.requests.slice(asked).find((r) => !isSummaryRequest(r.body))!.body.messages as Array<{ role: string; content: string }>;
+    const asked = ctx.fake.requests.length;
+    await collect(b().sendMessage(id, { content: 'what is my cat called?' }));
+    const sent = ctx.fake.requests.slice(asked).find((r) => !isSummaryRequest(r.body))!.body.messages as Array<{ role: string; content: string }>;
     expect(sent.filter((m) => m.role !== 'system')).toEqual([
       { role: 'user', content: 'The cat is named Pixel.' }, { role: 'assistant', content: 'Noted.' }, { role: 'user', content: 'what is my cat called?' },
     ]);
@@ -71,10 +45,10 @@ describe.each(targets)('recall and exchange contract: %s', (name, make) => {
 
   it('waits for no turn: 409 while one holds the lease, and the turn commits whole', async () => {
     const id = await entity();
-    fake.script({ text: ['slow', ' reply'], chunkDelayMs: 300 });
-    const asked = fake.requests.length;
-    const turn = drain(b().sendMessage(id, { content: 'take your time' }));
-    while (fake.requests.length === asked) await new Promise((r) => setTimeout(r, 10));
+    ctx.fake.script({ text: ['slow', ' reply'], chunkDelayMs: 300 });
+    const asked = ctx.fake.requests.length;
+    const turn = collect(b().sendMessage(id, { content: 'take your time' }));
+    while (ctx.fake.requests.length === asked) await new Promise((r) => setTimeout(r, 10));
     await expect(b().appendExchange(id, { content: 'meanwhile', reply: 'ok' })).rejects.toBeInstanceOf(ConflictError);
     await turn;
     expect((await b().listMessages(id)).data.map((m) => m.content)).toEqual(['take your time', 'slow reply']);
@@ -84,7 +58,7 @@ describe.each(targets)('recall and exchange contract: %s', (name, make) => {
     const id = await entity();
     for (let i = 0; i < 4; i++) await b().appendExchange(id, { content: `fact ${i}: ${'lorem ipsum '.repeat(30)}`, reply: 'Noted.' });
     expect((await b().getWindow(id)).tokens).toBeGreaterThan(200);
-    await drain(b().sendMessage(id, { content: 'go on' }));
+    await collect(b().sendMessage(id, { content: 'go on' }));
     const w = await b().getWindow(id);
     expect(w.blocks[0]!.kind).toBe('summary');
     expect(w.tokens).toBeLessThanOrEqual(200);

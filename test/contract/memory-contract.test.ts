@@ -1,45 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BadRequestError, NotFoundError } from '../../src/core/errors.js';
 import type { TurnEvent } from '../../src/core/wire/entity-types.js';
-import { type FakeOpenAI, echoLastUser, isSummaryRequest, startFakeOpenAI } from '../helpers/fake-openai.js';
-import { startPostgres } from '../helpers/postgres.js';
-import { tempDir } from '../helpers/temp.js';
-import { type ContractTarget, localTarget, remoteTarget, replicasTarget } from './harness.js';
+import { echoLastUser, isSummaryRequest } from '../helpers/fake-openai.js';
+import { collect, contractTargets, useContractTarget } from './targets.js';
 
 // Pinned memory (issue 33) through the Backend interface, on all three configurations: the local
 // backend, the remote one against mgpt serve, and two serve replicas on one PostgreSQL database.
 
-async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const x of it) out.push(x);
-  return out;
-}
-
-type Make = (dir: string, fake: FakeOpenAI) => Promise<ContractTarget>;
-const targets: Array<[string, Make]> = [['local', localTarget], ['remote', remoteTarget]];
-const cluster = await startPostgres('the pinned memory contract on two serve replicas over PostgreSQL');
-if (cluster) {
-  afterAll(() => cluster.stop());
-  targets.push(['two replicas on PostgreSQL', (dir, fake) => replicasTarget(dir, fake, cluster.url)]);
-} else {
-  it.skip('pinned memory on two serve replicas: PostgreSQL could not be started here (see the banner)', () => {});
-}
+const targets = await contractTargets('the pinned memory contract');
 
 describe.each(targets)('pinned memory contract: %s', (name, make) => {
-  const dir = tempDir(`mgpt-memory-${name.replace(/\W+/g, '-')}-`);
-  let fake: FakeOpenAI;
-  let t: ContractTarget;
-  beforeAll(async () => {
-    fake = await startFakeOpenAI();
-    t = await make(dir, fake);
-  });
-  afterAll(async () => {
-    await t?.close();
-    await fake?.close();
-  });
-  const b = () => t.backend;
+  const ctx = useContractTarget('mgpt-memory', name, make);
+  const b = () => ctx.t.backend;
   const entity = async () => (await b().createEntity({ model: 'mgpt-1-27b', instructions: 'You are Ada.', recall: 'off' })).id;
-  const chat = (from: number) => fake.requests.slice(from).filter((r) => !isSummaryRequest(r.body)).map((r) => r.body.messages);
+  const chat = (from: number) => ctx.fake.requests.slice(from).filter((r) => !isSummaryRequest(r.body)).map((r) => r.body.messages);
 
   it('sets, lists, gets, replaces and removes blocks, with every change in the history', async () => {
     const id = await entity();
@@ -79,7 +53,7 @@ describe.each(targets)('pinned memory contract: %s', (name, make) => {
   it('a block pinned at turn 1 is in every prompt of 30 turns with rotations; an edit applies from the next turn on', async () => {
     const id = await entity();
     await b().setMemory(id, 'user', 'Ada lives in Porto');
-    const from = fake.requests.length;
+    const from = ctx.fake.requests.length;
     let rotations = 0;
     for (let i = 0; i < 30; i++) {
       if (i === 20) await b().setMemory(id, 'user', 'Ada lives in Braga');
@@ -100,7 +74,7 @@ describe.each(targets)('pinned memory contract: %s', (name, make) => {
 
   it("with memory_tool the model's remember call sets the block and the turn stores two messages", async () => {
     const id = await entity();
-    fake.fallback = (body) => {
+    ctx.fake.fallback = (body) => {
       if (isSummaryRequest(body) || !body.tools) return echoLastUser(body);
       if (body.messages.at(-1).role === 'tool') return { text: 'Noted.' };
       return { toolCalls: [{ id: 'c1', name: 'remember', arguments: JSON.stringify({ label: 'city', text: 'Porto' }) }] };
@@ -108,7 +82,7 @@ describe.each(targets)('pinned memory contract: %s', (name, make) => {
     try {
       await collect(b().sendMessage(id, { content: 'I moved to Porto', memoryTool: true }));
     } finally {
-      fake.fallback = echoLastUser;
+      ctx.fake.fallback = echoLastUser;
     }
     expect((await b().listMessages(id)).data.map((m) => m.content)).toEqual(['I moved to Porto', 'Noted.']);
     expect((await b().getMemory(id, 'city')).text).toBe('Porto');

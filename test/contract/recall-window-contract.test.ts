@@ -1,32 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BadRequestError } from '../../src/core/errors.js';
 import type { TurnEvent, UpdateEntityInput } from '../../src/core/wire/entity-types.js';
 import { loadTokenEstimator } from '../../src/core/text/tokens.js';
 import { pinnedMemoryText } from '../../src/core/wire/memory.js';
-import { type FakeOpenAI, echoLastUser, isSummaryRequest, startFakeOpenAI } from '../helpers/fake-openai.js';
-import { startPostgres } from '../helpers/postgres.js';
-import { tempDir } from '../helpers/temp.js';
-import { type ContractTarget, localTarget, remoteTarget, replicasTarget } from './harness.js';
+import { echoLastUser, isSummaryRequest } from '../helpers/fake-openai.js';
+import { collect, contractTargets, useContractTarget } from './targets.js';
 
 // Recall's bound per entity and what the next request is made of, through the Backend interface:
 // the local backend, the remote one against mgpt serve, and two serve replicas on PostgreSQL.
 
-async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const x of it) out.push(x);
-  return out;
-}
 const done = (events: TurnEvent[]) => events.find((e) => e.type === 'done') as Extract<TurnEvent, { type: 'done' }>;
 
-type Make = (dir: string, fake: FakeOpenAI) => Promise<ContractTarget>;
-const targets: Array<[string, Make]> = [['local', localTarget], ['remote', remoteTarget]];
-const cluster = await startPostgres('the recall bound and window parts contract on two serve replicas over PostgreSQL');
-if (cluster) {
-  afterAll(() => cluster.stop());
-  targets.push(['two replicas on PostgreSQL', (dir, fake) => replicasTarget(dir, fake, cluster.url)]);
-} else {
-  it.skip('the recall bound on two serve replicas: PostgreSQL could not be started here (see the banner)', () => {});
-}
+const targets = await contractTargets('the recall bound and window parts contract');
 
 /** A fact long enough (about 90 tokens) that recalling it whole, with its reply, takes more than the bounds below. */
 const FACT =
@@ -35,18 +20,8 @@ const FACT =
   'and she kept a notebook of every seed she saved, sorted by the colour of the fruit and the year she first planted it.';
 
 describe.each(targets)('recall bound and window parts contract: %s', (name, make) => {
-  const dir = tempDir(`mgpt-recall-window-${name.replace(/\W+/g, '-')}-`);
-  let fake: FakeOpenAI;
-  let t: ContractTarget;
-  beforeAll(async () => {
-    fake = await startFakeOpenAI();
-    t = await make(dir, fake);
-  });
-  afterAll(async () => {
-    await t?.close();
-    await fake?.close();
-  });
-  const b = () => t.backend;
+  const ctx = useContractTarget('mgpt-recall-window', name, make);
+  const b = () => ctx.t.backend;
   const send = async (id: string, content: string) => collect(b().sendMessage(id, { content }));
   /** An entity whose first exchange (the fact) the window (budget 300) has folded away. */
   const folded = async (recall: Pick<UpdateEntityInput, 'recall' | 'recall_tokens'>) => {
@@ -102,7 +77,7 @@ describe.each(targets)('recall bound and window parts contract: %s', (name, make
       expect(recalled.map((m) => m.seq)).toContain(1);
       expect(recalled.reduce((n, m) => n + m.tokens, 0)).toBeLessThanOrEqual(bound);
       // The text as the prompt carried it: a prefix of the message (cut by the bound), and in the request.
-      const prompt = fake.requests.at(-1)!.body.messages as Array<{ content: string }>;
+      const prompt = ctx.fake.requests.at(-1)!.body.messages as Array<{ content: string }>;
       const sent = prompt.map((m) => m.content).join('\n');
       for (const m of recalled) {
         expect(m.content!.length).toBeGreaterThan(0);
@@ -121,13 +96,13 @@ describe.each(targets)('recall bound and window parts contract: %s', (name, make
     const id = await folded({ recall: 'tool', recall_tokens: 30 });
     const bodies: any[] = [];
     let round = 0;
-    fake.fallback = (body) => {
+    ctx.fake.fallback = (body) => {
       if (isSummaryRequest(body)) return echoLastUser(body);
       bodies.push(body);
       round++;
       return round <= 3 ? { toolCalls: [{ id: `r${round}`, name: 'recall', arguments: '{"query":"heirloom tomatoes greenhouse Rosalind"}' }] } : { text: 'Seventeen.' };
     };
-    await send(id, 'What did grandmother grow?').finally(() => (fake.fallback = echoLastUser));
+    await send(id, 'What did grandmother grow?').finally(() => (ctx.fake.fallback = echoLastUser));
     const tools = (bodies.at(-1).messages as Array<{ role: string; content: string }>).filter((m) => m.role === 'tool');
     expect(tools).toHaveLength(3);
     expect(tools[0].content).toMatch(/^#1 user \(/);
@@ -159,9 +134,9 @@ describe.each(targets)('recall bound and window parts contract: %s', (name, make
     expect(w.parts.recalled).toEqual({ tokens: 0, blocks: 0, lines: [] });
     expect(w.prompt_tokens).toBe(w.parts.instructions.tokens + w.parts.memory.tokens + w.parts.summaries.tokens + w.parts.messages.tokens);
     // The next turn sends exactly these messages, then its own (no rotation: one short message).
-    const before = fake.requests.length;
+    const before = ctx.fake.requests.length;
     await send(id, 'and one more');
-    const sent = fake.requests.slice(before).filter((r) => !isSummaryRequest(r.body));
+    const sent = ctx.fake.requests.slice(before).filter((r) => !isSummaryRequest(r.body));
     expect(sent).toHaveLength(1);
     expect(sent[0].body.messages).toEqual([...w.prompt, { role: 'user', content: 'and one more' }]);
   });

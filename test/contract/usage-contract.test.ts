@@ -1,48 +1,21 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BadRequestError } from '../../src/core/errors.js';
-import { type FakeOpenAI, startFakeOpenAI } from '../helpers/fake-openai.js';
-import { startPostgres } from '../helpers/postgres.js';
-import { tempDir } from '../helpers/temp.js';
-import { type ContractTarget, localTarget, remoteTarget, replicasTarget } from './harness.js';
+import { collect, contractTargets, useContractTarget } from './targets.js';
 
 // Every entity turn writes its generation record (in the turn's own commit), and GET /v1/usage
 // sums the billing ledger, on the local backend, over HTTP, and on two replicas over PostgreSQL.
 
-type Make = (dir: string, fake: FakeOpenAI) => Promise<ContractTarget>;
-const targets: Array<[string, Make]> = [['local', localTarget], ['remote', remoteTarget]];
-const cluster = await startPostgres('the usage contract on two serve replicas over PostgreSQL');
-if (cluster) {
-  afterAll(() => cluster.stop());
-  targets.push(['two replicas on PostgreSQL', (dir, fake) => replicasTarget(dir, fake, cluster.url)]);
-} else {
-  it.skip('usage on two serve replicas: PostgreSQL could not be started here (see the banner)', () => {});
-}
-
-async function drain<T>(it: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const x of it) out.push(x);
-  return out;
-}
+const targets = await contractTargets('the usage contract');
 
 describe.each(targets)('turn logs and usage contract: %s', (name, make) => {
-  const dir = tempDir(`mgpt-usage-${name.replace(/\W+/g, '-')}-`);
-  let fake: FakeOpenAI;
-  let t: ContractTarget;
-  beforeAll(async () => {
-    fake = await startFakeOpenAI();
-    t = await make(dir, fake);
-  });
-  afterAll(async () => {
-    await t?.close();
-    await fake?.close();
-  });
-  const b = () => t.backend;
+  const ctx = useContractTarget('mgpt-usage', name, make);
+  const b = () => ctx.t.backend;
 
   it('every ordinary entity turn has a log record naming its entity and route, with tokens, cost and time', async () => {
     const before = (await b().listLogs({ pageSize: 100 })).total;
     const a = await b().createEntity({ model: 'mgpt-1-27b', name: 'usage-a', recall: 'off' });
     const turns = 5;
-    for (let i = 0; i < turns; i++) await drain(b().sendMessage(a.id, { content: `plain turn ${i}` }));
+    for (let i = 0; i < turns; i++) await collect(b().sendMessage(a.id, { content: `plain turn ${i}` }));
     const logs = await b().listLogs({ pageSize: 100 });
     expect(logs.total - before).toBe(turns);
     const mine = logs.data.filter((l) => l.entityId === a.id);
@@ -63,7 +36,7 @@ describe.each(targets)('turn logs and usage contract: %s', (name, make) => {
     const a = await b().createEntity({ model: 'mgpt-1-27b', name: 'usage-b', recall: 'off' });
     const c = await b().createEntity({ model: 'mgpt-1-27b', name: 'usage-c', recall: 'off' });
     for (const [id, n] of [[a.id, 3], [c.id, 2]] as const) {
-      for (let i = 0; i < n; i++) await drain(b().sendMessage(id, { content: `count me ${i}` }));
+      for (let i = 0; i < n; i++) await collect(b().sendMessage(id, { content: `count me ${i}` }));
     }
     const byEntity = await b().usage({ by: 'entity' });
     expect(byEntity.by).toBe('entity');
