@@ -53,7 +53,7 @@ export const PG_MIGRATIONS: readonly string[] = [
   CREATE INDEX generation_logs_search ON generation_logs USING GIN (search) WITH (fastupdate = off);
   `,
   `
-  -- Rate limits (issue 23): requests and tokens per minute of a key, or an account's default for
+  -- Rate limits: requests and tokens per minute of a key, or an account's default for
   -- its keys; NULL is none. A key's state is one row of theoretical arrival times (a generic cell
   -- rate algorithm) in epoch milliseconds on the database's clock, so every replica shares one;
   -- admitted or refused by one conditional upsert, which locks the row it updates.
@@ -68,7 +68,7 @@ export const PG_MIGRATIONS: readonly string[] = [
   );
   `,
   `
-  -- Ranked recall (issue 32): each message's words again, stemmed and without stop words (the
+  -- Ranked recall: each message's words again, stemmed and without stop words (the
   -- english configuration), so any word of a question finds the messages that share its stem,
   -- ranked by ts_rank_cd (recall, mgpt search --any). An entity's recall mode: 0 off, 1 the recall
   -- tool, 2 automatic.
@@ -78,7 +78,7 @@ export const PG_MIGRATIONS: readonly string[] = [
   UPDATE entities SET recall_mode = recall;
   `,
   `
-  -- Window history (issue 33): every rotation with its span, summary, route, usage and the window
+  -- Window history: every rotation with its span, summary, route, usage and the window
   -- before and after (blocks by reference), and for each turn what its prompt was made of (a head
   -- stored once per entity by its hash, which keys the turn's record; the window's block refs,
   -- what came after the window).
@@ -123,7 +123,7 @@ export const PG_MIGRATIONS: readonly string[] = [
   );
   `,
   `
-  -- Pinned memory (issue 33): an entity's labelled text blocks, shown to its model right after the
+  -- Pinned memory: an entity's labelled text blocks, shown to its model right after the
   -- instructions and never rotated, and every change to them with its text before and after and
   -- who made it (the user, or the model through its remember tool).
   CREATE TABLE memory_blocks (
@@ -146,7 +146,7 @@ export const PG_MIGRATIONS: readonly string[] = [
   CREATE INDEX memory_history_by_entity ON memory_history (entity_id, id);
   `,
   `
-  -- Imports from other tools (issue 35): where each imported conversation went, by the tool and
+  -- Imports from other tools: where each imported conversation went, by the tool and
   -- its id, so a re-run skips it and --update appends after its last message. Gone with its entity.
   CREATE TABLE import_sources (
     account_id      TEXT COLLATE "C" NOT NULL REFERENCES accounts(id),
@@ -161,7 +161,7 @@ export const PG_MIGRATIONS: readonly string[] = [
   CREATE INDEX import_sources_by_entity ON import_sources (entity_id);
   `,
   `
-  -- Stored prompts in the database (issue 34): every process and replica on it creates universes
+  -- Stored prompts in the database: every process and replica on it creates universes
   -- from one set. A removed prompt keeps its row with no text, so a prompts directory's file of
   -- that name is not imported again.
   CREATE TABLE stored_prompts (

@@ -90,7 +90,7 @@ export const MIGRATIONS: readonly string[] = [
     END;
   `,
   `
-  -- Rate limits (issue 23): requests and tokens per minute of a key, or an account's default for
+  -- Rate limits: requests and tokens per minute of a key, or an account's default for
   -- its keys; NULL is none. A key's state is one row of theoretical arrival times (a generic cell
   -- rate algorithm) in epoch milliseconds, admitted or refused by one conditional upsert.
   ALTER TABLE accounts ADD COLUMN rpm INTEGER CHECK (rpm > 0);
@@ -104,7 +104,7 @@ export const MIGRATIONS: readonly string[] = [
   ) WITHOUT ROWID;
   `,
   `
-  -- Ranked recall (issue 32): the transcript indexed again with stemming (porter), so any word of a
+  -- Ranked recall: the transcript indexed again with stemming (porter), so any word of a
   -- question finds the messages that share its stem, ranked by bm25 (recall, mgpt search --any); the
   -- every-word index stays as it is. An entity's recall mode: 0 off, 1 the recall tool, 2 automatic.
   CREATE VIRTUAL TABLE messages_ranked USING fts5(content, content='messages', content_rowid='id', tokenize='porter unicode61 remove_diacritics 2');
@@ -122,7 +122,7 @@ export const MIGRATIONS: readonly string[] = [
   UPDATE entities SET recall_mode = recall;
   `,
   `
-  -- Window history (issue 33): every rotation with its span, summary, route, usage and the window
+  -- Window history: every rotation with its span, summary, route, usage and the window
   -- before and after (blocks by reference: summaries by the rotation that wrote them, messages as
   -- seq ranges); and for each turn what its prompt was made of: a head stored once per entity by
   -- its hash (a turn's record is keyed by its head, which names the entity: no entity id a turn),
@@ -168,7 +168,7 @@ export const MIGRATIONS: readonly string[] = [
   ) WITHOUT ROWID;
   `,
   `
-  -- Pinned memory (issue 33): an entity's labelled text blocks, shown to its model right after the
+  -- Pinned memory: an entity's labelled text blocks, shown to its model right after the
   -- instructions and never rotated, and every change to them with its text before and after and
   -- who made it (the user, or the model through its remember tool).
   CREATE TABLE memory_blocks (
@@ -191,7 +191,7 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX memory_history_by_entity ON memory_history (entity_id, id);
   `,
   `
-  -- Imports from other tools (issue 35): where each imported conversation went, by the tool and
+  -- Imports from other tools: where each imported conversation went, by the tool and
   -- its id, so a re-run skips it and --update appends after its last message. Gone with its entity.
   CREATE TABLE import_sources (
     account_id      TEXT NOT NULL REFERENCES accounts(id),
@@ -206,7 +206,7 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX import_sources_by_entity ON import_sources (entity_id);
   `,
   `
-  -- Stored prompts in the database (issue 34): every process and replica on it creates universes
+  -- Stored prompts in the database: every process and replica on it creates universes
   -- from one set. A removed prompt keeps its row with no text, so a prompts directory's file of
   -- that name is not imported again.
   CREATE TABLE stored_prompts (
