@@ -46,3 +46,29 @@ describe.each(targets)('errors name the entity: %s', (name, make) => {
     expect(undo.entityId).toBe(anon.id);
   });
 });
+
+describe.each(targets)('memory errors name the entity: %s', (name, make) => {
+  const dir = tempDir(`mgpt-memory-errors-${name}-`);
+  let fake: FakeOpenAI;
+  let t: ContractTarget;
+  beforeAll(async () => {
+    fake = await startFakeOpenAI();
+    t = await make(dir, fake);
+  });
+  afterAll(async () => {
+    await t?.close();
+    await fake?.close();
+  });
+
+  it('a block the entity does not have: "entity ada has no pinned memory block", the id beside', async () => {
+    const ada = await t.backend.createEntity({ model: 'mgpt-1-27b', name: 'ada', recall: 'off' });
+    for (const call of [() => t.backend.getMemory(ada.id, 'missing'), () => t.backend.deleteMemory(ada.id, 'missing')]) {
+      const err = await refusal(call());
+      expect(err.code).toBe('no_memory_block');
+      expect(err.message).toBe('entity ada has no pinned memory block "missing"');
+      // The remote backend's hint is the request id the server answered with.
+      if (name === 'local') expect(err.hint).toBe('list its blocks with: mgpt memory ada');
+      expect(err.entityId).toBe(ada.id);
+    }
+  });
+});

@@ -1,7 +1,8 @@
 import { BadRequestError, NotFoundError } from '../../core/errors.js';
 import { MEMORY_LABEL, type MemoryBlock, type MemoryHistory, type MemoryList, pinnedMemoryText } from '../../core/wire/memory.js';
 import { loadTokenEstimator, tokenUpperBound } from '../../core/text/tokens.js';
-import type { MemoryRow, MemoryWrite, MemoryWriteResult } from '../../store/types.js';
+import type { EntityRow, MemoryRow, MemoryWrite, MemoryWriteResult } from '../../store/types.js';
+import { entityLabel } from '../../core/ref.js';
 import type { EngineDeps } from '../deps.js';
 
 /**
@@ -16,44 +17,46 @@ export class MemoryService {
 
   /** The blocks by label, their tokens and the limits. */
   async list(entityId: string, accountId: string): Promise<MemoryList> {
-    const rows = await this.deps.store.memory.list(await this.owned(entityId, accountId));
+    const rows = await this.deps.store.memory.list((await this.owned(entityId, accountId)).id);
     return { memory: rows.map(toBlock), tokens: rows.reduce((n, r) => n + r.tokens, 0), limits: { ...this.deps.limits.memory } };
   }
 
   /** Every change, oldest first. */
   async history(entityId: string, accountId: string): Promise<MemoryHistory> {
-    const rows = await this.deps.store.memory.history(await this.owned(entityId, accountId));
+    const rows = await this.deps.store.memory.history((await this.owned(entityId, accountId)).id);
     return { history: rows.map((h) => ({ label: h.label, before: h.before, after: h.after, source: h.source, created_at: h.createdAt })) };
   }
 
   async get(entityId: string, label: unknown, accountId: string): Promise<MemoryBlock> {
     const l = checkLabel(label);
-    const row = (await this.deps.store.memory.list(await this.owned(entityId, accountId))).find((r) => r.label === l);
-    if (!row) throw noBlock(entityId, l);
+    const entity = await this.owned(entityId, accountId);
+    const row = (await this.deps.store.memory.list(entity.id)).find((r) => r.label === l);
+    if (!row) throw noBlock(entity, l);
     return toBlock(row);
   }
 
   /** Sets one block (the user's change, with its history row); a refusal changes nothing. */
   async set(entityId: string, label: unknown, text: unknown, accountId: string): Promise<MemoryBlock> {
     const [l, t] = [checkLabel(label), checkText(text)];
-    const write = await memoryWrite(this.deps, await this.owned(entityId, accountId), l, t, 'user');
+    const write = await memoryWrite(this.deps, (await this.owned(entityId, accountId)).id, l, t, 'user');
     const result = await this.deps.store.memory.write(write);
     return toBlock(settled(entityId, write, result) ?? { label: l, text: t, tokens: write.tokens, updatedAt: write.at });
   }
 
   /** Removes one block (with its history row); 404 when there is none. */
   async remove(entityId: string, label: unknown, accountId: string): Promise<void> {
-    const write = await memoryWrite(this.deps, await this.owned(entityId, accountId), checkLabel(label), null, 'user');
+    const entity = await this.owned(entityId, accountId);
+    const write = await memoryWrite(this.deps, entity.id, checkLabel(label), null, 'user');
     const result = await this.deps.store.memory.write(write);
-    if (result.kind === 'same') throw noBlock(entityId, write.label);
+    if (result.kind === 'same') throw noBlock(entity, write.label);
     settled(entityId, write, result);
   }
 
-  /** The entity's id when it is the account's; another account's entity is a 404 like a missing one. */
-  private async owned(entityId: string, accountId: string): Promise<string> {
+  /** The entity when it is the account's; another account's entity is a 404 like a missing one. */
+  private async owned(entityId: string, accountId: string): Promise<EntityRow> {
     const row = typeof entityId === 'string' ? await this.deps.store.entities.get(accountId, entityId) : undefined;
     if (!row) throw notFound(entityId);
-    return row.id;
+    return row;
   }
 }
 
@@ -130,8 +133,12 @@ function notFound(id: string): NotFoundError {
   return new NotFoundError(`no entity ${id} on this account`, { hint: 'list entities with: mgpt entities list' });
 }
 
-function noBlock(entityId: string, label: string): NotFoundError {
-  return new NotFoundError(`entity ${entityId} has no pinned memory block ${JSON.stringify(label)}`, { hint: `list its blocks with: mgpt memory ${entityId}`, code: 'no_memory_block' });
+/** Named as its user names the entity (the id goes with the error, for machine output). */
+function noBlock(entity: EntityRow, label: string): NotFoundError {
+  const name = entityLabel(entity);
+  return new NotFoundError(`entity ${name} has no pinned memory block ${JSON.stringify(label)}`, {
+    hint: `list its blocks with: mgpt memory ${name}`, code: 'no_memory_block', entityId: entity.id,
+  });
 }
 
 function toBlock(r: MemoryRow): MemoryBlock {

@@ -1,6 +1,7 @@
 import { type ChatSource, IMPORT_REPORT_ROWS, type ImportedConversation } from '../../core/wire/chat-import.js';
 import { ENTITY_MODEL, ENTITY_NAME_MAX } from '../../core/wire/entity-types.js';
 import { CancelledError, ConflictError, NotFoundError } from '../../core/errors.js';
+import { entityLabel } from '../../core/ref.js';
 import { DEFAULT_RECALL_MODE } from '../../core/text/recall-query.js';
 import { type TokenEstimator, countEach } from '../../core/text/tokens.js';
 import type { EntityRow, ImportSourceRow, MessageRow } from '../../store/types.js';
@@ -54,7 +55,7 @@ export class ImportTarget {
   async openInto(ref: string): Promise<void> {
     const row = await resolveInto(this.deps, ref, this.accountId);
     this.into = { row: row ?? null, name: ref };
-    if (row && !this.plan.dryRun) this.into.lease = await this.lease(row.id);
+    if (row && !this.plan.dryRun) this.into.lease = await this.lease(row);
   }
 
   /** One conversation, in one transaction; an error names it. */
@@ -93,7 +94,7 @@ export class ImportTarget {
     if (!w) return;
     const counters = { transcriptMessages: row.transcriptMessages, transcriptTokens: row.transcriptTokens, windowTokens: w.tokens, windowBlocks: w.blocks, updatedAt: this.deps.clock.iso() };
     const append = { entityId: row.id, messages: [], deleteBlockIds: w.deleteBlockIds, insertBlocks: w.insertBlocks, counters };
-    await lease.write((claim) => store.entities.importChat({ append: { ...append, lease: claim }, rotation: w.rotation }), leaseTaken(row.id), false);
+    await lease.write((claim) => store.entities.importChat({ append: { ...append, lease: claim }, rotation: w.rotation }), leaseTaken(row), false);
     this.keep({ ...row, ...counters });
   }
 
@@ -210,7 +211,7 @@ export class ImportTarget {
     const done = { ...base, outcome: 'created' as const, entity_id: id, messages: msgs.length, tokens: total, seqs: [1, msgs.length] as [number, number] };
     if (this.plan.dryRun) return this.planned(done, row);
     await deps.store.entities.importChat({ create: { entity: row, messages: msgs, blocks: window.insertBlocks, keepIds: false }, source: this.sourceRow(r, id), rotation: window.rotation });
-    if (this.into) this.into = { row, name: this.into.name, lease: await this.lease(id) };
+    if (this.into) this.into = { row, name: this.into.name, lease: await this.lease(row) };
     this.keep(row);
     return done;
   }
@@ -218,10 +219,10 @@ export class ImportTarget {
   private async append(base: Base, entityId: string, r: Ready, outcome: 'appended' | 'updated'): Promise<ImportedConversation> {
     const { store } = this.deps;
     const own = this.into?.row?.id === entityId ? this.into.lease : undefined;
-    const lease = own ?? (this.plan.dryRun ? undefined : await this.lease(entityId));
+    const lease = own ?? (this.plan.dryRun ? undefined : await this.lease(await this.named(entityId)));
     try {
       const row = this.rows.get(entityId) ?? (await store.entities.get(this.accountId, entityId));
-      if (!row) throw new NotFoundError(`entity ${entityId} is gone`);
+      if (!row) throw gone(entityId);
       if (row.transcriptTokens >= row.capTokens) return skipped(base, `entity ${JSON.stringify(row.name)} is read-only: its transcript reached the cap`, entityId);
       const msgs = rowsOf(r, row.transcriptMessages + 1);
       const total = sum(r.tokens);
@@ -245,7 +246,7 @@ export class ImportTarget {
     const w = await windowAfterImport(this.deps, this.tok, { ...this.windowBase(row.id, row.model, row.budgetTokens, head), memory, existing, added: msgs, timeOf });
     const counters = { transcriptMessages: next.transcriptMessages, transcriptTokens: next.transcriptTokens, windowTokens: w.tokens, windowBlocks: w.blocks, updatedAt: next.updatedAt };
     const append = { entityId: row.id, messages: msgs, deleteBlockIds: w.deleteBlockIds, insertBlocks: w.insertBlocks, counters };
-    await lease.write((claim) => store.entities.importChat({ append: { ...append, lease: claim }, source: this.sourceRow(r, row.id), rotation: w.rotation }), leaseTaken(row.id), false);
+    await lease.write((claim) => store.entities.importChat({ append: { ...append, lease: claim }, source: this.sourceRow(r, row.id), rotation: w.rotation }), leaseTaken(row), false);
     this.keep({ ...next, ...counters });
   }
 
@@ -281,16 +282,28 @@ export class ImportTarget {
     else this.omitted++;
   }
 
-  private lease(entityId: string): Promise<HeldLease> {
+  /** The entity a conversation goes to, as this run last saw it, for its lease's errors to name it. */
+  private async named(entityId: string): Promise<Pick<EntityRow, 'id' | 'name'>> {
+    const row = this.rows.get(entityId) ?? (await this.deps.store.entities.get(this.accountId, entityId));
+    if (!row) throw gone(entityId);
+    return row;
+  }
+
+  private lease(entity: Pick<EntityRow, 'id' | 'name'>): Promise<HeldLease> {
     return takeLease(this.deps, {
-      subject: entitySubject(entityId),
-      refused: () => new ConflictError(`entity ${entityId} is busy: a turn or another import is writing it`, { hint: 'run the import again when it is done' }),
+      subject: entitySubject(entity.id),
+      refused: () => new ConflictError(`entity ${entityLabel(entity)} is busy: a turn or another import is writing it`, { hint: 'run the import again when it is done', entityId: entity.id }),
     });
   }
 }
 
-function leaseTaken(entityId: string): () => ConflictError {
-  return () => new ConflictError(`entity ${entityId}: another writer took its lease during the import`, { hint: 'run the import again: what was written is skipped' });
+function leaseTaken(entity: Pick<EntityRow, 'id' | 'name'>): () => ConflictError {
+  return () => new ConflictError(`entity ${entityLabel(entity)}: another writer took its lease during the import`, { hint: 'run the import again: what was written is skipped', entityId: entity.id });
+}
+
+/** An entity deleted under a running import: the user never named it by this id, but nothing else is left of it. */
+function gone(entityId: string): NotFoundError {
+  return new NotFoundError(`entity ${entityId} was deleted during the import`, { entityId });
 }
 
 function baseOf(conv: SourceConversation): Base {

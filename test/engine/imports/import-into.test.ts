@@ -1,6 +1,8 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LocalBackend } from '../../../src/backends/local.js';
+import { ConflictError } from '../../../src/core/errors.js';
+import { entitySubject, takeLease } from '../../../src/engine/lease.js';
 import { importNoteText } from '../../../src/engine/imports/plan.js';
 import { writeChatgptExport } from '../../helpers/chatgpt-export.js';
 import { bytes, collect, makeEngine } from '../../helpers/engine.js';
@@ -151,5 +153,22 @@ describe('importNoteText: whole sentences or nothing', () => {
     expect(importNoteText(facts, earlier, 1000, words)).toBe(`${earlier}\n\n${full}`);
     expect(importNoteText(facts, earlier, words(earlier) + words(short), words)).toBe(`${earlier}\n\n${short}`);
     expect(importNoteText(facts, earlier, words(earlier), words)).toBe(earlier);
+  });
+});
+
+describe('an --into entity another writer holds', () => {
+  it('is refused as busy by its name, with its id on the error', async () => {
+    const engine = makeEngine(dir);
+    const backend = new LocalBackend(engine);
+    const file = await three('three-busy.json');
+    const ada = await backend.createEntity({ model: 'mgpt-1-27b', name: 'ada' } as never);
+    const held = await takeLease(engine.deps, { subject: entitySubject(ada.id), refused: () => new Error('taken') });
+    const err = (await backend.importChats(file, { into: 'ada' }).catch((x: unknown) => x)) as ConflictError;
+    expect(err).toBeInstanceOf(ConflictError);
+    expect(err.message).toBe('entity ada is busy: a turn or another import is writing it');
+    expect(err.entityId).toBe(ada.id);
+    await held.release();
+    expect((await backend.importChats(file, { into: 'ada' })).totals.imported).toBe(3);
+    await engine.close();
   });
 });
