@@ -4,6 +4,9 @@
  * `href` here only ever holds the console's own `#/...` routes (markdown.ts alone makes http(s) and
  * mailto links, from a reply's Markdown).
  */
+
+import { formatUsd } from '../core/text/numbers.js';
+
 export type Child = Node | string | number | null | undefined | false | Child[];
 export type Attrs = Record<string, string | number | boolean | null | undefined | ((ev: Event) => void)>;
 
@@ -57,7 +60,8 @@ export function highlighted(snippet: string, highlights: Array<[number, number]>
 }
 
 export const fmt = (n: number) => n.toLocaleString('en-US');
-export const usd = (n: number) => `$${n.toFixed(n < 0.01 && n > 0 ? 6 : 4)}`;
+/** Dollars as every command prints them (one format: docs/operating.md#how-money-is-printed). */
+export const usd = formatUsd;
 
 /** A status line that assistive technology reads out. */
 export function notice(text: string, kind: 'info' | 'error' = 'info'): HTMLElement {

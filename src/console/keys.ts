@@ -1,6 +1,6 @@
 import { api, whoami } from './api.js';
 import type { KeyInfo } from '../core/backend.js';
-import { field, fill, h, notice, scroller } from './dom.js';
+import { field, fill, h, notice, scroller, usd } from './dom.js';
 
 /** A key as GET /v1/keys lists it: the server's own type. */
 type Key = KeyInfo;
@@ -52,7 +52,7 @@ export async function keysPage(root: HTMLElement): Promise<void> {
     createKey(accounts.data, root),
     h('h2', {}, 'Accounts'),
     h('table', {}, h('thead', {}, h('tr', {}, ['Account', 'Balance', 'Default RPM', 'Default TPM'].map((c) => h('th', { scope: 'col' }, c)))),
-      h('tbody', {}, accounts.data.map((a) => h('tr', {}, h('td', {}, a.name), h('td', { class: 'num' }, a.balanceUsd === null ? 'unmetered' : `$${a.balanceUsd.toFixed(4)}`), h('td', { class: 'num' }, limit(a.rpm, 'none')), h('td', { class: 'num' }, limit(a.tpm, 'none')))))));
+      h('tbody', {}, accounts.data.map((a) => h('tr', {}, h('td', {}, a.name), h('td', { class: 'num' }, a.balanceUsd === null ? 'unmetered' : usd(a.balanceUsd)), h('td', { class: 'num' }, limit(a.rpm, 'none')), h('td', { class: 'num' }, limit(a.tpm, 'none')))))));
 }
 
 function createKey(accounts: Account[], root: HTMLElement): HTMLElement {

@@ -2,10 +2,9 @@ import { ApiError, api, whoami } from './api.js';
 import { field, fill, fmt, h, notice, scroller, svg, usd } from './dom.js';
 import { logDetail } from './universes.js';
 import type { LogList } from '../core/wire/universe-types.js';
+import type { UsageLine, UsageReport, UsageTotals } from '../core/wire/usage.js';
 
 const FILTERS = ['kind', 'requestId', 'game', 'user'] as const;
-/** The chart reads at most this many records (10 pages of 100). */
-const CHART_RECORDS = 1000;
 
 /** Generation logs: a filtered, paged table, one record's detail (`?id=`), and tokens and cost per day. */
 export async function logsPage(root: HTMLElement, params: URLSearchParams): Promise<void> {
@@ -21,14 +20,14 @@ export async function logsPage(root: HTMLElement, params: URLSearchParams): Prom
     throw err;
   }
   const detail = h('section', { class: 'log-record', 'aria-live': 'polite' });
-  const chart = h('section', { class: 'usage', 'aria-labelledby': 'usage-h' }, h('h2', { id: 'usage-h' }, 'Tokens and cost per day'));
+  const chart = h('section', { class: 'usage', 'aria-labelledby': 'usage-h' }, h('h2', { id: 'usage-h' }, 'Billed tokens and cost per day'));
   fill(root, h('h1', {}, 'Logs and usage'), filterForm(params), detail, logTable(list, params), pager(list, params), chart);
   const id = params.get('id');
   if (id) {
     const rec = await api<Record<string, unknown>>(`${base}&identifier=${encodeURIComponent(id)}`);
     fill(detail, h('h2', {}, 'Log record'), logDetail(rec));
   }
-  await usageChart(chart, base + query);
+  await usageChart(chart);
 }
 
 function filterForm(params: URLSearchParams): HTMLElement {
@@ -72,47 +71,28 @@ function pager(list: LogList, params: URLSearchParams): HTMLElement {
   return h('nav', { 'aria-label': 'Pages', class: 'pager' }, list.page > 1 ? h('a', { href: to(list.page - 1) }, 'Newer') : null, ` page ${list.page} `, list.hasMore ? h('a', { href: to(list.page + 1) }, 'Older') : null);
 }
 
-interface Day {
-  day: string;
-  fresh: number;
-  cached: number;
-  output: number;
-  cost: number;
-}
-
-/** Per day (UTC): input not cached, input from the provider's cache, output; and cost. From the newest records the filters keep. */
-async function usageChart(root: HTMLElement, path: string): Promise<void> {
-  const days = new Map<string, Day>();
-  let read = 0;
-  for (let page = 1; read < CHART_RECORDS; page++) {
-    const list = await api<LogList>(`${path}&page=${page}&pageSize=100`);
-    for (const r of list.data) {
-      const day = r.createdAt.slice(0, 10);
-      const d = days.get(day) ?? { day, fresh: 0, cached: 0, output: 0, cost: 0 };
-      const cached = r.cachedInputTokens ?? 0;
-      Object.assign(d, { fresh: d.fresh + r.inputTokens - cached, cached: d.cached + cached, output: d.output + r.outputTokens, cost: d.cost + r.costUsd });
-      days.set(day, d);
-    }
-    read += list.data.length;
-    if (!list.hasMore) break;
-  }
-  const rows = [...days.values()].sort((a, b) => a.day.localeCompare(b.day));
-  if (!rows.length) return void root.append(h('p', { class: 'meta' }, 'No records yet.'));
-  const max = Math.max(...rows.map((d) => d.fresh + d.cached + d.output), 1);
+/** Per day (UTC): the billed input and output tokens and what they cost, summed from the account's ledger (GET /v1/usage). */
+async function usageChart(root: HTMLElement): Promise<void> {
+  const report = await api<UsageReport>('/v1/usage?by=day');
+  const rows = report.data.filter((d): d is UsageLine & { key: string } => d.key !== null).sort((a, b) => a.key.localeCompare(b.key));
+  if (!rows.length) return void root.append(h('p', { class: 'meta' }, 'No charges yet.'));
+  const max = Math.max(...rows.map((d) => d.input_tokens + d.output_tokens), 1);
   const W = 40;
   const H = 160;
   const bars = rows.flatMap((d, i) => {
     let y = H;
-    return (['fresh', 'cached', 'output'] as const).map((k) => {
-      const hgt = (H * d[k]) / max;
+    return ([['input', d.input_tokens], ['output', d.output_tokens]] as const).map(([k, n]) => {
+      const hgt = (H * n) / max;
       y -= hgt;
-      return svg('rect', { x: i * W + 6, y, width: W - 12, height: hgt, class: k }, svg('title', {}, `${d.day} ${k}: ${d[k]}`));
+      return svg('rect', { x: i * W + 6, y, width: W - 12, height: hgt, class: k }, svg('title', {}, `${d.key} ${k}: ${fmt(n)} tokens`));
     });
   });
+  const cells = (d: UsageTotals) => [fmt(d.charges), fmt(d.input_tokens), fmt(d.output_tokens), usd(d.cost_usd)].map((v) => h('td', { class: 'num' }, v));
   root.append(
-    svg('svg', { viewBox: `0 0 ${Math.max(rows.length * W, 200)} ${H}`, class: 'chart', role: 'img', 'aria-label': 'Tokens per day: input, cached input and output' }, ...bars) as unknown as Node,
-    h('table', { class: 'usage-table' }, h('thead', {}, h('tr', {}, ['Day', 'Input (not cached)', 'Cached input', 'Output', 'Cost'].map((c) => h('th', { scope: 'col' }, c)))),
-      h('tbody', {}, rows.map((d) => h('tr', {}, h('td', {}, d.day), h('td', { class: 'num' }, fmt(d.fresh)), h('td', { class: 'num' }, fmt(d.cached)), h('td', { class: 'num' }, fmt(d.output)), h('td', { class: 'num' }, usd(d.cost)))))),
-    h('p', { class: 'meta' }, `From the ${fmt(read)} newest records${read >= CHART_RECORDS ? ' (older ones are not counted)' : ''}. Entity turns have a record only when recall brought earlier messages in or the model called tools; the ledger of every turn is not on the API.`),
+    svg('svg', { viewBox: `0 0 ${Math.max(rows.length * W, 200)} ${H}`, class: 'chart', role: 'img', 'aria-label': 'Billed tokens per day: input and output' }, ...bars) as unknown as Node,
+    h('table', { class: 'usage-table' }, h('thead', {}, h('tr', {}, ['Day', 'Charges', 'Input', 'Output', 'Cost'].map((c) => h('th', { scope: 'col' }, c)))),
+      h('tbody', {}, rows.map((d) => h('tr', {}, h('td', {}, d.key), ...cells(d)))),
+      h('tfoot', {}, h('tr', {}, h('th', { scope: 'row' }, 'Total'), ...cells(report)))),
+    h('p', { class: 'meta' }, 'Summed from the billing ledger: every charge of every entity turn and completion, whatever the filters above keep (mgpt usage prints the same sums).'),
   );
 }

@@ -2,6 +2,7 @@ import { copyFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatUsd } from '../../src/core/text/numbers.js';
 import { SCOPES } from '../../src/engine/platform/keys.js';
 import { expectAccessible, findChromium, launch, outputDir, shots, signIn } from '../helpers/browser.js';
 import { servedFake } from '../helpers/served.js';
@@ -232,7 +233,15 @@ describe.skipIf(!chromiumPath)('the console in Chromium', () => {
     await page.locator('table.logs tbody tr').first().waitFor();
     expect(await page.locator('table.logs tbody tr').count()).toBeGreaterThanOrEqual(2);
     await page.locator('svg.chart rect').first().waitFor();
-    expect(await page.locator('table.usage-table th').allTextContents()).toContain('Cached input');
+    // The chart is the billing ledger's sums (GET /v1/usage), in the CLI's money format; it used to
+    // add up the log records, which missed every entity turn that wrote none.
+    expect(requests.some((u) => new URL(u).pathname === '/v1/usage')).toBe(true);
+    const usage = await api<{ data: Array<{ key: string; charges: number; input_tokens: number; output_tokens: number; cost_usd: number }>; charges: number; input_tokens: number; output_tokens: number; cost_usd: number }>('/v1/usage?by=day');
+    const cells = (u: { charges: number; input_tokens: number; output_tokens: number; cost_usd: number }) => [u.charges, u.input_tokens, u.output_tokens].map((n) => n.toLocaleString('en-US')).concat(formatUsd(u.cost_usd));
+    expect(usage.charges).toBeGreaterThan(30);
+    expect(await page.locator('table.usage-table tfoot td').allTextContents()).toEqual(cells(usage));
+    const day = usage.data[0]!;
+    expect(await page.locator('table.usage-table tbody tr', { hasText: day.key }).locator('td.num').allTextContents()).toEqual(cells(day));
     await expectAccessible(page, 'logs');
     await shots(page, dir, '07-logs');
     await page.goto(s.server.url + '/#/keys');
