@@ -1,5 +1,6 @@
 import type { Context } from 'hono';
 import type { SendInput, TurnEvent } from '../core/wire/entity-types.js';
+import type { ExchangeInput, ExchangeResult } from '../core/wire/exchange.js';
 import { LocalBackend } from '../backends/local.js';
 import type { Engine } from '../engine/engine.js';
 import type { Env } from './env.js';
@@ -25,11 +26,16 @@ export class ServedBackend extends LocalBackend {
     const gone = c.get('signal');
     const signal = input.signal && gone ? AbortSignal.any([input.signal, gone]) : (input.signal ?? gone);
     return (async function* () {
-      for await (const ev of engine.entities.send(id, { ...input, signal, extras: { allowance: c.get('allowance') } }, accountId)) {
+      for await (const ev of engine.entities.send(id, { ...input, signal, extras: { allowance: c.get('allowance'), keyId: c.get('principal').keyId } }, accountId)) {
         if (ev.type === 'done') await noteReply(c, ev);
         yield ev;
       }
     })();
+  }
+
+  /** Recorded on the ledger as the key's, as POST .../exchanges is. */
+  override appendExchange(id: string, input: ExchangeInput): Promise<ExchangeResult> {
+    return this.engine.entities.appendExchange(id, input, this.c.get('principal').accountId, this.c.get('principal').keyId);
   }
 
   override async close(): Promise<void> {}

@@ -17,6 +17,8 @@ export interface AccountRow {
 export interface LedgerRow {
   accountId: string;
   entityId: string | null;
+  /** The API key the request came with; null (or absent) for the local backend's own use, which has none. */
+  keyId?: string | null;
   model: string;
   inputTokens: number;
   outputTokens: number;
@@ -24,7 +26,7 @@ export interface LedgerRow {
   createdAt: string;
 }
 
-/** The ledger's sums for one group (a UTC day, a model, an entity). */
+/** The ledger's sums for one group (a UTC day, a model, an entity, an API key). */
 export interface LedgerSum {
   group: string | null;
   charges: number;
@@ -36,7 +38,7 @@ export interface LedgerSum {
 /** What the ledger is summed by, and from when (an ISO time, compared as text). */
 export interface LedgerSumQuery {
   accountId: string;
-  by: 'day' | 'model' | 'entity';
+  by: 'day' | 'model' | 'entity' | 'key';
   since?: string;
 }
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { RemoteBackend } from '../../src/backends/remote/remote-backend.js';
 import { BadRequestError } from '../../src/core/errors.js';
 import { collect, contractTargets, useContractTarget } from './targets.js';
 
@@ -62,8 +63,21 @@ describe.each(targets)('turn logs and usage contract: %s', (name, make) => {
     expect((await b().usage({ since: '2999-01-01' })).data).toEqual([]);
   });
 
+  it("usage by key: a served request's charges are its API key's; the local backend's own have none (null)", async () => {
+    const e = await b().createEntity({ model: 'mgpt-1-27b', name: 'usage-key', recall: 'off' });
+    await collect(b().sendMessage(e.id, { content: 'whose key am I' }));
+    await b().appendExchange(e.id, { content: 'recorded', reply: 'without a model' });
+    const byKey = await b().usage({ by: 'key' });
+    expect(byKey.by).toBe('key');
+    const keyId = name === 'local' ? null : (await (b() as unknown as RemoteBackend).whoami()).id;
+    // Every charge of this account came through one door: one line, holding all of them.
+    expect(byKey.data.map((l) => l.key)).toEqual([keyId]);
+    expect(byKey.data[0]!.charges).toBe(byKey.charges);
+    expect(byKey.charges).toBe((await b().usage({ by: 'entity' })).charges);
+  });
+
   it('refuses an unknown grouping or a since that is not a date, the same on every backend', async () => {
-    await expect(b().usage({ by: 'week' })).rejects.toThrow(/by must be day, model, entity/);
+    await expect(b().usage({ by: 'week' })).rejects.toThrow(/by must be day, model, entity, key/);
     await expect(b().usage({ by: 'week' })).rejects.toBeInstanceOf(BadRequestError);
     await expect(b().usage({ since: 'yesterday-ish' })).rejects.toThrow(/since must be a date/);
   });

@@ -34,10 +34,15 @@ describe('mgpt usage', () => {
     expect(JSON.parse((await mgpt(['usage', '--since', '2999-01-01', '--json'], env)).stdout)).toMatchObject({ data: [], charges: 0, cost_usd: 0 });
   });
 
+  it("--by key: the local backend's own charges have no API key and read 'local' (null in --json)", async () => {
+    expect((await mgpt(['usage', '--by', 'key'], env)).stdout).toMatch(/^local\t4\t/);
+    expect(JSON.parse((await mgpt(['usage', '--by', 'key', '--json'], env)).stdout)).toMatchObject({ by: 'key', data: [{ key: null, charges: 4 }] });
+  });
+
   it('refuses a grouping it does not know and a since that is not a date', async () => {
     const week = await mgpt(['usage', '--by', 'week'], env);
     expect(week.code).toBe(2);
-    expect(week.stderr).toMatch(/day, model, entity/);
+    expect(week.stderr).toMatch(/day, model, entity, key/);
     const since = await mgpt(['usage', '--since', 'soon'], env);
     expect(since.code).toBe(2);
     expect(since.stderr).toMatch(/since must be a date or an ISO 8601 time/);

@@ -16,12 +16,15 @@ export function registerUsage(program: Command, ctx: CliContext): void {
     program
       .command('usage')
       .description("what the account was billed, summed from its ledger (every turn, completion and universe reply)")
-      .addOption(new Option('--by <group>', 'sum by day (UTC), model or entity').choices([...USAGE_GROUPS]).default('day'))
+      .addOption(new Option('--by <group>', 'sum by day (UTC), model, entity or API key (local: charges made without a key, by the local backend)').choices([...USAGE_GROUPS]).default('day'))
       .option('--since <date>', 'count charges from this date or ISO 8601 time on (default: all)')
       .option('--json', 'JSON output ({ by, since, data: [{ key, name?, charges, input_tokens, output_tokens, cost_usd }], charges, input_tokens, output_tokens, cost_usd })'),
-    ['mgpt usage', 'mgpt usage --by entity --since 2026-11-01', 'mgpt usage --by model --json'],
+    ['mgpt usage', 'mgpt usage --by entity --since 2026-11-01', 'mgpt usage --by model --json', 'mgpt usage --by key'],
   ).action((o: UsageOptions) => runUsage(ctx, o));
 }
+
+/** What a by-key line reads for the charges no API key made: the local backend's own use. */
+const LOCAL = 'local';
 
 export async function runUsage(ctx: CliContext, o: UsageOptions): Promise<void> {
   const report = await (await ctx.backend()).usage({ by: o.by, since: o.since });
@@ -33,7 +36,7 @@ export async function runUsage(ctx: CliContext, o: UsageOptions): Promise<void> 
 function columns(report: UsageReport): Parameters<typeof printTable<UsageLine>>[1] {
   const head = report.by === 'entity'
     ? [{ header: 'ENTITY', value: (l: UsageLine) => l.key ?? '-', id: true }, { header: 'NAME', value: (l: UsageLine) => l.name ?? '-' }]
-    : [{ header: report.by.toUpperCase(), value: (l: UsageLine) => l.key ?? '-' }];
+    : [{ header: report.by.toUpperCase(), value: (l: UsageLine) => l.key ?? (report.by === 'key' ? LOCAL : '-') }];
   return [
     ...head,
     { header: 'CHARGES', value: (l) => formatCount(l.charges), right: true },

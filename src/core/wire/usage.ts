@@ -1,5 +1,5 @@
 /** What `GET /v1/usage` (an extension) sums the account's billing ledger by. */
-export const USAGE_GROUPS = ['day', 'model', 'entity'] as const;
+export const USAGE_GROUPS = ['day', 'model', 'entity', 'key'] as const;
 export type UsageGroup = (typeof USAGE_GROUPS)[number];
 
 /** The query: the grouping (default day) and the first time counted (ISO 8601; default all). */
@@ -17,7 +17,10 @@ export interface UsageTotals {
 }
 
 export interface UsageLine extends UsageTotals {
-  /** The day (YYYY-MM-DD, UTC), the model, or the entity id; null for charges with no entity. */
+  /**
+   * The day (YYYY-MM-DD, UTC), the model, the entity id or the API key id; null for charges with
+   * no entity, or by key for charges no key made (the local backend's own use).
+   */
   key: string | null;
   /** The entity's name, when grouped by entity and it has one (a deleted entity's charges keep only its id). */
   name?: string | null;

@@ -284,8 +284,8 @@ export class EntityService {
   }
 
   /** One exchange recorded without a model call, under the lease (exchange.ts). */
-  async appendExchange(id: string, input: unknown, accountId: string): Promise<ExchangeResult> {
-    return appendExchange(this.deps, await this.row(id, accountId), input);
+  async appendExchange(id: string, input: unknown, accountId: string, keyId?: string): Promise<ExchangeResult> {
+    return appendExchange(this.deps, await this.row(id, accountId), input, keyId);
   }
 
   /** What the ranked retriever finds in the whole transcript, within a token budget (exchange.ts). */

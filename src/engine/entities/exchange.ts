@@ -15,7 +15,7 @@ import { answering, leaseTakenOver, readOnly } from './turn-state.js';
  * runs), in one unit of work. Nothing is billed (no model was called; the ledger gets a zero row
  * with the tokens, as the record of the write), and the next turn rotates if the window is over.
  */
-export async function appendExchange(deps: EngineDeps, entity: EntityRow, input: unknown): Promise<ExchangeResult> {
+export async function appendExchange(deps: EngineDeps, entity: EntityRow, input: unknown, keyId?: string): Promise<ExchangeResult> {
   const { content, reply } = checkExchange(input);
   if (entity.transcriptTokens >= entity.capTokens) throw readOnly(entity);
   const tok = await loadTokenEstimator();
@@ -31,7 +31,7 @@ export async function appendExchange(deps: EngineDeps, entity: EntityRow, input:
     // Read under the lease: no turn adds messages meanwhile.
     const now = (await deps.store.entities.get(entity.accountId, entity.id)) ?? entity;
     if (now.transcriptTokens >= now.capTokens) throw readOnly(now);
-    const write = exchangeWrite(deps, now, await deps.store.entities.window(now.id), [content, reply], tokens);
+    const write = exchangeWrite(deps, now, await deps.store.entities.window(now.id), [content, reply], tokens, keyId);
     await lease.write((claim) => deps.store.entities.commitTurn({ ...write, lease: claim }), () => leaseTakenOver(now), true);
     deps.windows.delete(now.id);
     return { object: 'list', entity_id: now.id, data: write.messages.map(toMessage) };
@@ -41,7 +41,7 @@ export async function appendExchange(deps: EngineDeps, entity: EntityRow, input:
 }
 
 /** The exchange's unit of work, but for its lease: two messages, two message blocks, the counters and a zero charge. */
-function exchangeWrite(deps: EngineDeps, entity: EntityRow, window: BlockRow[], texts: readonly [string, string], tokens: readonly [number, number]): Omit<EntityTurnWrite, 'lease'> {
+function exchangeWrite(deps: EngineDeps, entity: EntityRow, window: BlockRow[], texts: readonly [string, string], tokens: readonly [number, number], keyId?: string): Omit<EntityTurnWrite, 'lease'> {
   const at = deps.clock.iso();
   const seq = entity.transcriptMessages + 1;
   const position = (window[window.length - 1]?.position ?? -1) + 1;
@@ -57,7 +57,7 @@ function exchangeWrite(deps: EngineDeps, entity: EntityRow, window: BlockRow[], 
     deleteBlockIds: [],
     insertBlocks: blocks,
     counters: { transcriptMessages: seq + 1, transcriptTokens: entity.transcriptTokens + added, windowTokens: entity.windowTokens + added, windowBlocks: entity.windowBlocks + 2, updatedAt: at },
-    charge: { accountId: entity.accountId, entityId: entity.id, model: entity.model, inputTokens: 0, outputTokens: 0, costUsd: 0, createdAt: at },
+    charge: { accountId: entity.accountId, entityId: entity.id, keyId: keyId ?? null, model: entity.model, inputTokens: 0, outputTokens: 0, costUsd: 0, createdAt: at },
   };
 }
 

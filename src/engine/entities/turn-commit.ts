@@ -104,7 +104,7 @@ function turnWrite(turn: TurnState, prepared: PreparedWindow, s: SettledTurn, in
     },
     // Billed: the new message and the reply (with the calls of its recall rounds); never the window, history or rotation summaries.
     charge: {
-      accountId: entity.accountId, entityId: entity.id, model: entity.model, inputTokens: messageTokens, outputTokens: replyTokens + turn.recall.callTokens,
+      accountId: entity.accountId, entityId: entity.id, keyId: turn.extras.keyId ?? null, model: entity.model, inputTokens: messageTokens, outputTokens: replyTokens + turn.recall.callTokens,
       costUsd: costUsd(deps.prices[entity.model], messageTokens, replyTokens + turn.recall.callTokens), createdAt: clock.iso(),
     },
     ...(turn.recall.remembered.length ? { memory: turn.recall.remembered.map((r) => r.write) } : {}),
@@ -149,7 +149,7 @@ async function chargeToolRound(turn: TurnState, u: ProviderUsage, replyTokens: n
   const outputTokens = replyTokens + turn.recall.callTokens;
   const cost = costUsd(deps.prices[entity.model], inputTokens, outputTokens);
   const log = turnLog(turn, { inputTokens: u.inputTokens, outputTokens: u.outputTokens, cachedTokens: u.cachedTokens, costUsd: cost, toolCalls });
-  const charge = { accountId: entity.accountId, entityId: entity.id, model: entity.model, inputTokens, outputTokens, costUsd: cost, createdAt: deps.clock.iso() };
+  const charge = { accountId: entity.accountId, entityId: entity.id, keyId: turn.extras.keyId ?? null, model: entity.model, inputTokens, outputTokens, costUsd: cost, createdAt: deps.clock.iso() };
   await deps.store.accounts.chargeWithLog(charge, log);
   return inputTokens + outputTokens;
 }

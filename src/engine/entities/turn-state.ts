@@ -39,6 +39,8 @@ export interface TurnExtras {
   facade?: boolean;
   /** The request's share of its key's tokens per minute: the turn reserves its message and its reply's bound before the model is called. */
   allowance?: TokenAllowance;
+  /** The API key the request came with, recorded on its charge (none: the local backend's own use). */
+  keyId?: string;
   /** The model is offered `remember`, which sets a pinned memory block (remember.ts). */
   memoryTool?: boolean;
 }

@@ -38,6 +38,8 @@ export interface StatelessInput {
   streamed?: boolean;
   /** The request's share of its key's tokens per minute: the prompt and the reply's bound are reserved before the model is called. */
   allowance?: TokenAllowance;
+  /** The API key the request came with, recorded on its charge (none: the local backend's own use). */
+  keyId?: string;
 }
 
 /** What a stateless completion reads of the engine's shared parts. */
@@ -104,7 +106,7 @@ async function commitCompletion(deps: StatelessDeps, input: StatelessInput, f: F
   const completion = chatCompletion(f.head, out, usage);
   const key = input.key === undefined ? undefined : { key: input.key, row: { contentSha256: f.requestSha, completion: JSON.stringify(completion) }, createdAt: clock.iso() };
   const written = await deps.store.accounts.chargeWithLog(
-    { accountId: input.accountId, entityId: null, model: input.model, inputTokens, outputTokens, costUsd: cost, createdAt: clock.iso() },
+    { accountId: input.accountId, entityId: null, keyId: input.keyId ?? null, model: input.model, inputTokens, outputTokens, costUsd: cost, createdAt: clock.iso() },
     logRow(deps, logEntry(deps, input, f.providerModel, t0, { status: 'ok', error: null, inputTokens, outputTokens, cachedTokens, costUsd: cost, chars: out.text.length })),
     key,
   );

@@ -67,7 +67,7 @@ export class ChatService {
     if (target.kind === 'platform') {
       const events = completeStateless(this.deps, {
         model: target.id, messages: messages.map(chatMessage), ...options,
-        accountId: req.accountId, userId: req.userId, key: req.idempotencyKey, signal: req.signal, allowance: req.allowance,
+        accountId: req.accountId, userId: req.userId, key: req.idempotencyKey, signal: req.signal, allowance: req.allowance, keyId: req.keyId,
       });
       return { turn: 'stateless', events: await primed(events) };
     }

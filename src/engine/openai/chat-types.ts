@@ -56,6 +56,8 @@ export interface ChatCall {
   signal?: AbortSignal;
   /** The request's share of its key's tokens per minute (see TokenAllowance). */
   allowance?: TokenAllowance;
+  /** The API key the request came with, recorded on its charge (none: the local backend's own use). */
+  keyId?: string;
 }
 
 export interface ChatPolicyOptions {

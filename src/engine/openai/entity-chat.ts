@@ -84,9 +84,9 @@ export class EntityChat {
    * far as it went, as the client keeps it; a reply that does not stream is cancelled instead.
    */
   private turnInput(r: Read) {
-    const { idempotencyKey, signal, allowance } = this.req;
-    if (!this.options.streamed) return { content: r.content, idempotencyKey, signal, extras: { ...r.extras, buffered: true, facade: true, allowance } };
-    return { content: r.content, idempotencyKey, extras: { ...r.extras, stop: signal, facade: true, allowance } };
+    const { idempotencyKey, signal, allowance, keyId } = this.req;
+    if (!this.options.streamed) return { content: r.content, idempotencyKey, signal, extras: { ...r.extras, buffered: true, facade: true, allowance, keyId } };
+    return { content: r.content, idempotencyKey, extras: { ...r.extras, stop: signal, facade: true, allowance, keyId } };
   }
 
   /**
@@ -116,6 +116,7 @@ export class EntityChat {
       mode: turn === 'side' || turn === 'regenerated' ? turn : 'stateless', entityId: entity.id,
       accountId: this.req.accountId, userId: this.req.userId, key: this.req.idempotencyKey, signal: this.req.signal, streamed: this.options.streamed,
       allowance: this.req.allowance,
+      keyId: this.req.keyId,
     });
     return { entityId: entity.id, turn, events: await primed(events), ...(fitted.dropped ? { dropped: fitted.dropped } : {}) };
   }

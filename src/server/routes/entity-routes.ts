@@ -73,7 +73,7 @@ function memoryClientRoutes(app: Hono<Env>, engine: Engine, { auth, limit, body 
     const input = { q: c.req.query('q') ?? '', max_tokens: queryInt(c.req.query('max_tokens'), 'max_tokens') };
     return c.json(await engine.entities.recall(c.req.param('id'), input, c.get('principal').accountId));
   });
-  app.post('/v1/entities/:id/exchanges', ent, limit, async (c) => c.json(await engine.entities.appendExchange(c.req.param('id'), await body(c), c.get('principal').accountId), 201));
+  app.post('/v1/entities/:id/exchanges', ent, limit, async (c) => c.json(await engine.entities.appendExchange(c.req.param('id'), await body(c), c.get('principal').accountId, c.get('principal').keyId), 201));
 }
 
 function streamOf(pieces: AsyncGenerator<Uint8Array>): ReadableStream<Uint8Array> {
@@ -121,7 +121,7 @@ async function sendMessage(engine: Engine, c: Context<Env>, b: unknown): Promise
     {
       content: m.content as string, idempotencyKey: key, signal: c.get('signal'), sampling: samplingFieldsOf(b as Record<string, unknown>), buffered: m.stream === false,
       memoryTool: m.memory_tool as boolean | undefined,
-      extras: { allowance: c.get('allowance') },
+      extras: { allowance: c.get('allowance'), keyId: c.get('principal').keyId },
     },
     c.get('principal').accountId,
   );

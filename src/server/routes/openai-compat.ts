@@ -41,6 +41,7 @@ export function openAICompatRoutes(engine: Engine, deps: RouteDeps, policy: Chat
       userId: principal.userId,
       signal: c.get('signal'),
       allowance: c.get('allowance'),
+      keyId: principal.keyId,
     });
     const headers = replyHeaders(reply);
     if (req.stream !== true) {

@@ -35,7 +35,7 @@ export function responsesRoutes(engine: Engine, deps: RouteDeps): Hono<Env> {
     const principal = c.get('principal');
     const reply = await engine.responses.create(body, {
       responseId: engine.responses.newId(), idempotencyKey: header(c, 'idempotency-key'),
-      accountId: principal.accountId, userId: principal.userId, signal: c.get('signal'), allowance: c.get('allowance'),
+      accountId: principal.accountId, userId: principal.userId, signal: c.get('signal'), allowance: c.get('allowance'), keyId: principal.keyId,
     });
     return answer(c, reply, body.stream === true);
   });

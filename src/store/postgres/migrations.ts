@@ -235,4 +235,9 @@ export const PG_MIGRATIONS: readonly string[] = [
   -- the default (the smaller of engine.recallTokens and half the budget).
   ALTER TABLE entities ADD COLUMN recall_tokens INTEGER CHECK (recall_tokens IS NULL OR recall_tokens > 0);
   `,
+  `
+  -- Which API key made a charge, so usage sums by key: NULL for the local backend's own use,
+  -- which has no key, and for charges made before keys were recorded.
+  ALTER TABLE ledger ADD COLUMN key_id TEXT COLLATE "C";
+  `,
 ];

@@ -69,7 +69,7 @@ export class PgAccountStore implements AccountStore {
 
   async ledger(accountId: string): Promise<LedgerRow[]> {
     const { rows } = await this.pool.query<LedgerRow>(
-      `SELECT account_id AS "accountId", entity_id AS "entityId", model, input_tokens AS "inputTokens",
+      `SELECT account_id AS "accountId", entity_id AS "entityId", key_id AS "keyId", model, input_tokens AS "inputTokens",
          output_tokens AS "outputTokens", cost_usd AS "costUsd", created_at AS "createdAt"
        FROM ledger WHERE account_id = $1 ORDER BY id`,
       [accountId],

@@ -337,9 +337,9 @@ export async function releaseLease(q: Queryable, l: LeaseClaim): Promise<void> {
 /** Records a charge; the balance moves only when the account is metered (as SQLite's round(x, 8)). */
 export async function charge(q: Queryable, row: LedgerRow): Promise<void> {
   await q.query(
-    `INSERT INTO ledger (account_id, entity_id, model, input_tokens, output_tokens, cost_usd, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-    [row.accountId, row.entityId, row.model, row.inputTokens, row.outputTokens, row.costUsd, row.createdAt],
+    `INSERT INTO ledger (account_id, entity_id, key_id, model, input_tokens, output_tokens, cost_usd, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+    [row.accountId, row.entityId, row.keyId ?? null, row.model, row.inputTokens, row.outputTokens, row.costUsd, row.createdAt],
   );
   await q.query(
     `UPDATE accounts SET balance_usd = round((balance_usd - $1::double precision)::numeric, 8)::double precision

@@ -43,17 +43,17 @@ export class AccountRepo {
   /** Records a charge; the balance moves only when the account is metered. */
   charge(row: LedgerRow): void {
     this.s.get(
-        `INSERT INTO ledger (account_id, entity_id, model, input_tokens, output_tokens, cost_usd, created_at)
-         VALUES (@accountId, @entityId, @model, @inputTokens, @outputTokens, @costUsd, @createdAt)`,
+        `INSERT INTO ledger (account_id, entity_id, key_id, model, input_tokens, output_tokens, cost_usd, created_at)
+         VALUES (@accountId, @entityId, @keyId, @model, @inputTokens, @outputTokens, @costUsd, @createdAt)`,
       )
-      .run(row);
+      .run({ ...row, keyId: row.keyId ?? null });
     this.s.get(`UPDATE accounts SET balance_usd = round(balance_usd - ?, 8) WHERE id = ? AND balance_usd IS NOT NULL`)
       .run(row.costUsd, row.accountId);
   }
 
   ledger(accountId: string): LedgerRow[] {
     return this.s.get(
-        `SELECT account_id AS accountId, entity_id AS entityId, model, input_tokens AS inputTokens,
+        `SELECT account_id AS accountId, entity_id AS entityId, key_id AS keyId, model, input_tokens AS inputTokens,
            output_tokens AS outputTokens, cost_usd AS costUsd, created_at AS createdAt
          FROM ledger WHERE account_id = ? ORDER BY id`,
       )

@@ -92,9 +92,9 @@ export class ResponseTurn {
   }
 
   private turnInput(p: TurnPrompt) {
-    const { idempotencyKey, signal, allowance } = this.call;
+    const { idempotencyKey, signal, allowance, keyId } = this.call;
     const { sampling, tools, toolChoice, streamed } = this.req.options;
-    const extras = { system: p.system, sampling, tools, toolChoice, round: p.round, facade: true, allowance };
+    const extras = { system: p.system, sampling, tools, toolChoice, round: p.round, facade: true, allowance, keyId };
     // A streamed reply the client stops is kept as far as it went, as the chat facade keeps it.
     if (!streamed) return { content: p.content, idempotencyKey, signal, extras: { ...extras, buffered: true } };
     return { content: p.content, idempotencyKey, extras: { ...extras, stop: signal } };
@@ -160,7 +160,7 @@ export class ResponseTurn {
     const { sampling, tools, toolChoice, streamed } = this.req.options;
     const events = completeStateless(this.deps, {
       model, shownModel: this.req.model, messages, sampling, tools, toolChoice, mode: entityId ? 'unstored' : 'stateless', entityId,
-      accountId: this.call.accountId, userId: this.call.userId, key: this.call.idempotencyKey, signal: this.call.signal, streamed, allowance: this.call.allowance,
+      accountId: this.call.accountId, userId: this.call.userId, key: this.call.idempotencyKey, signal: this.call.signal, streamed, allowance: this.call.allowance, keyId: this.call.keyId,
     });
     return { turn: 'stateless', ...(entityId ? { entityId } : {}), ...(dropped ? { dropped } : {}), events: await primed(events), rowFor: () => null };
   }

@@ -15,4 +15,6 @@ export interface ResponsesCall {
   signal?: AbortSignal;
   /** The request's share of its key's tokens per minute (see TokenAllowance). */
   allowance?: TokenAllowance;
+  /** The API key the request came with, recorded on its charge (none: the local backend's own use). */
+  keyId?: string;
 }
