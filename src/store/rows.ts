@@ -99,6 +99,8 @@ export interface EntityRow {
   recall?: RecallModeCode;
   /** The most recalled lines a turn adds to the prompt, in tokens, when set; absent or null: the default (engine/entities/entity-rules.ts). */
   recallTokens?: number | null;
+  /** 1: every turn offers the model `remember` (a send may still say otherwise); 0 or absent: only when a send asks. */
+  memoryTool?: 0 | 1;
   createdAt: string;
   updatedAt: string;
 }

@@ -57,7 +57,7 @@ export type EntityCounters = Pick<
   'transcriptMessages' | 'transcriptTokens' | 'windowTokens' | 'windowBlocks' | 'updatedAt'
 >;
 
-export type EntityHeadUpdate = Partial<Pick<EntityRow, 'name' | 'instructions' | 'instructionsTokens' | 'budgetTokens' | 'capTokens' | 'recall' | 'recallTokens'>> &
+export type EntityHeadUpdate = Partial<Pick<EntityRow, 'name' | 'instructions' | 'instructionsTokens' | 'budgetTokens' | 'capTokens' | 'recall' | 'recallTokens' | 'memoryTool'>> &
   Pick<EntityRow, 'updatedAt'>;
 
 /** The lease a unit of work runs under: it writes nothing unless the row is still this owner's. */

@@ -166,7 +166,7 @@ export class ChatController extends ChatStore {
     let recalled: string | undefined;
     const shown = new StreamThrottle((text) => this.set({ streaming: text }));
     try {
-      for await (const ev of this.opts.backend.sendMessage(this.target.id, { content, signal: abort.signal, ...(this.opts.memoryTool ? { memoryTool: true } : {}) })) {
+      for await (const ev of this.opts.backend.sendMessage(this.target.id, { content, signal: abort.signal, ...(this.opts.memoryTool !== undefined ? { memoryTool: this.opts.memoryTool } : {}) })) {
         if (abort.signal.aborted) break;
         if (ev.type === 'rotation') {
           this.push({ kind: 'notice', text: rotationNotice(ev, true) });

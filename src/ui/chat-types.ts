@@ -69,7 +69,7 @@ export interface ChatOptions extends ChatSources {
   balance?: () => Promise<number | null>;
   /** Instructions for entities made with `/new`. */
   instructions?: string;
-  /** Entity turns offer the model `remember` (`--memory-tool`). */
+  /** Entity turns offer the model `remember` (`--memory-tool`) or do not (`--no-memory-tool`); absent: the entity's own setting. */
   memoryTool?: boolean;
   /** On a terminal: `/history` says when each message was written ("3 min ago"). */
   humanTimes?: boolean;

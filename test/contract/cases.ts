@@ -98,7 +98,7 @@ export function contractSuite(name: string, make: (dir: string, fake: FakeOpenAI
         const count = (await b().listEntities()).data.length;
         const err = await b().createEntity({ model: 'mgpt-1-27b', name: 'x', colour: 'red' } as never).catch((e) => e);
         expect(err).toBeInstanceOf(BadRequestError);
-        expect(err.message).toBe('unknown fields: colour');
+        expect(err.message).toBe('unknown fields: colour; a create takes model, name, instructions, budget_tokens, cap_tokens, recall, recall_tokens, memory_tool');
         expect((await b().listEntities()).data.length).toBe(count);
       });
 
@@ -452,8 +452,8 @@ export function contractSuite(name: string, make: (dir: string, fake: FakeOpenAI
           'BadRequestError: instructions must be a string',
           'BadRequestError: model cannot change: an entity keeps its model for life; create a new entity for another model',
           'BadRequestError: model cannot change: an entity keeps its model for life; create a new entity for another model',
-          'BadRequestError: unknown fields: colour; an update takes name, instructions, budget_tokens, cap_tokens, recall, recall_tokens',
-          'BadRequestError: nothing to update: give at least one of name, instructions, budget_tokens, cap_tokens, recall, recall_tokens',
+          'BadRequestError: unknown fields: colour; an update takes name, instructions, budget_tokens, cap_tokens, recall, recall_tokens, memory_tool',
+          'BadRequestError: nothing to update: give at least one of name, instructions, budget_tokens, cap_tokens, recall, recall_tokens, memory_tool',
           'BadRequestError: the update must be a JSON object',
           'NotFoundError: no entity 00000000-0000-4000-8000-000000000000 on this account',
         ]);

@@ -186,7 +186,7 @@ describe('mgpt serve: PATCH /v1/entities/{id} (an extension)', () => {
       ...['[]', 'null', '"x"', '42', 'true'].map((raw) => ({ raw, error: /the update must be a JSON object/ })),
       { raw: '{"name":"x"}', headers: { 'content-type': 'text/plain' }, error: /Content-Type must be application\/json/ },
       { body: {}, error: /nothing to update/ },
-      { body: { colour: 'red' }, error: /^unknown fields: colour; an update takes name, instructions, budget_tokens, cap_tokens, recall, recall_tokens$/ },
+      { body: { colour: 'red' }, error: /^unknown fields: colour; an update takes name, instructions, budget_tokens, cap_tokens, recall, recall_tokens, memory_tool$/ },
       { body: { name: 'x', id: 'other', object: 'entity' }, error: /^unknown fields: id, object;/ },
       { body: { model: 'mgpt-1-27b' }, error: /^model cannot change/ },
       { body: { model: 'gpt-4o', budget_tokens: 500 }, error: /^model cannot change/ },

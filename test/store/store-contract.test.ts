@@ -90,6 +90,8 @@ describe.each(factories)('store contract: $name', (factory) => {
       recall: 0,
       // No recall bound of its own (the engine's default applies): the column reads back null.
       recallTokens: null,
+      // The memory tool off, as a create without it stores it.
+      memoryTool: 0,
       createdAt: T0,
       updatedAt: T0,
       ...over,
@@ -139,7 +141,7 @@ describe.each(factories)('store contract: $name', (factory) => {
       deleteBlockIds: [],
       insertBlocks: [block(1, { role: 'user' }), block(2, { role: 'assistant' })],
       counters: { transcriptMessages: 2, transcriptTokens: 5, windowTokens: 23, windowBlocks: 2, updatedAt: at(10) },
-      charge: { accountId: acct.id, entityId: e.id, model: 'echo', inputTokens: 2, outputTokens: 3, costUsd: 0.25, createdAt: at(10) },
+      charge: { accountId: acct.id, entityId: e.id, keyId: 'key-of-the-turn', model: 'echo', inputTokens: 2, outputTokens: 3, costUsd: 0.25, createdAt: at(10) },
       idempotency: { key: 'idem-1', row: { contentSha256: 'abc', completion: '{"id":"c1"}' }, createdAt: at(10) },
     };
     return { e, turn };
@@ -345,7 +347,7 @@ describe.each(factories)('store contract: $name', (factory) => {
         deleteBlockIds: [],
         insertBlocks: [block(3, { role: 'user', coversFrom: 3, coversTo: 3 }), block(4, { role: 'assistant', coversFrom: 4, coversTo: 4 })],
         counters: { transcriptMessages: 4, transcriptTokens: 12, windowTokens: 50, windowBlocks: 4, updatedAt: at(20) },
-        charge: { accountId: a.id, entityId: e.id, model: 'echo', inputTokens: 4, outputTokens: 5, costUsd: 0.5, createdAt: at(20) },
+        charge: { accountId: a.id, entityId: e.id, keyId: null, model: 'echo', inputTokens: 4, outputTokens: 5, costUsd: 0.5, createdAt: at(20) },
         idempotency: { key: 'fork', row: { contentSha256: 'abc', completion: '{"id":"c1"}' }, createdAt: at(20) },
       };
       // No lease: nothing at all, not even the entity.
@@ -939,7 +941,7 @@ describe.each(factories)('store contract: $name', (factory) => {
     it('charges with a log record together, or neither when one fails', async () => {
       const metered = await account(1);
       const owner = randomUUID();
-      const c = { accountId: metered.id, entityId: null, model: 'echo', inputTokens: 3, outputTokens: 4, costUsd: 0.25, createdAt: at(1) };
+      const c = { accountId: metered.id, entityId: null, keyId: null, model: 'echo', inputTokens: 3, outputTokens: 4, costUsd: 0.25, createdAt: at(1) };
       const l = log(owner, { createdAt: at(1) });
       await s.accounts.chargeWithLog(c, l);
       expect(await s.accounts.ledger(metered.id)).toStrictEqual([c]);
@@ -955,7 +957,7 @@ describe.each(factories)('store contract: $name', (factory) => {
       const a = await account(1);
       const other = await account(1);
       const owner = randomUUID();
-      const c = { accountId: a.id, entityId: null, model: 'echo', inputTokens: 3, outputTokens: 4, costUsd: 0.25, createdAt: at(1) };
+      const c = { accountId: a.id, entityId: null, keyId: null, model: 'echo', inputTokens: 3, outputTokens: 4, costUsd: 0.25, createdAt: at(1) };
       const key = { key: 'retry-1', row: { contentSha256: 'abc', completion: '{"id":"c1"}' }, createdAt: at(1) };
       expect(await s.accounts.chargeWithLog(c, log(owner, { createdAt: at(1) }), key)).toBe(true);
       expect(await s2.idempotency.completion(a.id, 'retry-1')).toStrictEqual(key.row);
@@ -1009,7 +1011,7 @@ describe.each(factories)('store contract: $name', (factory) => {
       expect(list.map(key)).toEqual(list.map(key).sort());
 
       // Charging an unmetered account records the charge; its balance stays unmetered.
-      const c1 = { accountId: unmetered.id, entityId: null, model: 'echo', inputTokens: 1, outputTokens: 2, costUsd: 0.1, createdAt: at(1) };
+      const c1 = { accountId: unmetered.id, entityId: null, keyId: null, model: 'echo', inputTokens: 1, outputTokens: 2, costUsd: 0.1, createdAt: at(1) };
       await s.accounts.charge(c1);
       expect((await s.accounts.get(unmetered.id))?.balanceUsd).toBeNull();
       // A top-up meters it from zero.
@@ -1017,13 +1019,18 @@ describe.each(factories)('store contract: $name', (factory) => {
       expect((await s.accounts.get(unmetered.id))?.balanceUsd).toBe(0.3);
 
       const c2 = { ...c1, accountId: metered.id, entityId: hexId(), costUsd: 0.1, createdAt: at(2) };
-      const c3 = { ...c2, costUsd: 0.2, createdAt: at(3) };
+      // A charge a served request made names its API key; one without (the local backend's own) has none.
+      const c3 = { ...c2, keyId: 'key-1', costUsd: 0.2, createdAt: at(3) };
       await s.accounts.charge(c2);
       await s.accounts.charge(c3);
       await s.accounts.topup(metered.id, 0.1);
       expect((await s.accounts.get(metered.id))?.balanceUsd).toBe(1.8);
       expect(await s.accounts.ledger(metered.id)).toStrictEqual([c2, c3]);
       expect(await s.accounts.ledger(unmetered.id)).toStrictEqual([c1]);
+      expect(await s.accounts.ledgerSums({ accountId: metered.id, by: 'key' })).toStrictEqual([
+        { group: 'key-1', charges: 1, inputTokens: 1, outputTokens: 2, costUsd: 0.2 },
+        { group: null, charges: 1, inputTokens: 1, outputTokens: 2, costUsd: 0.1 },
+      ]);
     });
   });
 

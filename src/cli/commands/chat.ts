@@ -43,7 +43,8 @@ export function registerChat(program: Command, ctx: CliContext): void {
       .option('--universe <universe>', 'chat with a universe instead of an entity (id, id prefix or display name)')
       .option('--tools <file>', 'universe: JSON array of tool definitions')
       .option('--tool-exec <cmd>', 'universe: run each tool call (JSON in on stdin, JSON out); without it you are asked')
-      .option('--memory-tool', 'entity: offer the model remember({label, text}), which sets a pinned memory block (see mgpt memory)'),
+      .option('--memory-tool', "entity: every turn of this chat offers the model remember({label, text}), which sets a pinned memory block (see mgpt memory); default: the entity's setting")
+      .option('--no-memory-tool', "entity: no turn of this chat offers remember, whatever the entity's setting"),
     [
       'mgpt chat',
       'mgpt chat ada',
@@ -57,7 +58,7 @@ export function registerChat(program: Command, ctx: CliContext): void {
 
 export async function runChat(ctx: CliContext, ref: string | undefined, o: ChatCommandOptions): Promise<void> {
   if (o.universe && (ref || o.new)) throw new BadRequestError('--universe chats with a universe: give no entity and no --new');
-  if (o.memoryTool && o.universe) throw new BadRequestError('--memory-tool applies to entity chats, not --universe');
+  if (o.memoryTool !== undefined && o.universe) throw new BadRequestError('--memory-tool applies to entity chats, not --universe');
   if ((o.tools || o.toolExec) && !o.universe) throw new BadRequestError('--tools and --tool-exec apply to --universe chats');
   if (ref !== undefined && o.new) throw new BadRequestError('give an entity to resume or --new to start one, not both');
   if (!o.new && (o.name !== undefined || o.instructions !== undefined || o.file !== undefined)) {

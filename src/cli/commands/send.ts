@@ -30,7 +30,8 @@ export function registerSend(program: Command, ctx: CliContext): void {
       .option('-f, --file <file>', 'read the message from a file')
       .option('--no-stream', 'wait for the whole reply, then print it')
       .option('--idempotency-key <key>', 'a retry with the same key returns the same reply and appends nothing')
-      .option('--memory-tool', 'offer the model remember({label, text}), which sets a pinned memory block (see mgpt memory)')
+      .option('--memory-tool', "this turn offers the model remember({label, text}), which sets a pinned memory block (see mgpt memory); default: the entity's setting (entities update --memory-tool)")
+      .option('--no-memory-tool', "this turn does not offer remember, whatever the entity's setting")
       .option('--json', 'print the chat.completion object (implies --no-stream)'),
     ),
     [
@@ -93,7 +94,7 @@ async function streamTurn(
   let completion: EntityCompletion | undefined;
   let printed = '';
   try {
-    for await (const ev of backend.sendMessage(entityId, { content, idempotencyKey: o.idempotencyKey, signal: ctx.signal, sampling: o.sampling, buffered: !o.streaming, ...(o.memoryTool ? { memoryTool: true } : {}) })) {
+    for await (const ev of backend.sendMessage(entityId, { content, idempotencyKey: o.idempotencyKey, signal: ctx.signal, sampling: o.sampling, buffered: !o.streaming, ...(o.memoryTool !== undefined ? { memoryTool: o.memoryTool } : {}) })) {
       if (ev.type === 'delta' && o.streaming) {
         // A model's text, not the terminal's: no escape sequence of it reaches the screen.
         const text = sanitizeForTerminal(ev.text);

@@ -63,6 +63,8 @@ export interface Entity {
    * lines one turn may add to the prompt, in tokens (what auto recall and the recall tool stay within).
    */
   recall_tokens?: number;
+  /** An extension, present when on: every turn offers the model `remember`, which sets a pinned memory block (a send may turn it off for itself). */
+  memory_tool?: true;
   created_at: string;
   updated_at: string;
 }
@@ -207,6 +209,12 @@ export interface CreateEntityInput {
   recall?: boolean | RecallMode;
   /** An extension: the most recalled lines a turn adds to the prompt, in tokens (1 to half the budget). */
   recall_tokens?: number;
+  /** An extension: the window budget in tokens (default: the engine's, engine.windowBudget). */
+  budget_tokens?: number;
+  /** An extension: the transcript's cap, up to the server's highest (default: engine.transcriptCap). */
+  cap_tokens?: number;
+  /** An extension: every turn offers the model `remember` (default false). */
+  memory_tool?: boolean;
 }
 
 /**
@@ -221,6 +229,7 @@ export interface UpdateEntityInput {
   cap_tokens?: number;
   recall?: boolean | RecallMode;
   recall_tokens?: number;
+  memory_tool?: boolean;
 }
 
 export interface SendInput {
@@ -231,7 +240,7 @@ export interface SendInput {
   sampling?: Record<string, unknown>;
   /** The caller waits for the whole reply: the provider may answer in one piece (it costs a server less). */
   buffered?: boolean;
-  /** Offer the model `remember`, which sets a pinned memory block (the wire's `memory_tool`). */
+  /** Offer the model `remember`, which sets a pinned memory block (the wire's `memory_tool`), for this turn; absent: the entity's own setting. */
   memoryTool?: boolean;
 }
 
@@ -303,6 +312,8 @@ export interface ExportManifest {
     recall?: 'tool' | 'auto';
     /** The recall bound when it was set (not the default, which follows the importing engine and budget). */
     recall_tokens?: number;
+    /** Present when every turn offers the model the memory tool. */
+    memory_tool?: true;
     created_at: string;
     updated_at: string;
   };

@@ -25,7 +25,7 @@ import { BadRequestError, NotFoundError } from '../../core/errors.js';
 import { loadTokenEstimator } from '../../core/text/tokens.js';
 import type { BlockRow, EntityImport, EntityRow } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';
-import { checkCap, checkCreateFields, checkInstructions, checkName, checkRecall, checkRecallTokens, checkUpdate, recallCode } from './entity-rules.js';
+import { checkBudget, checkCap, checkCapField, checkCreateFields, checkInstructions, checkMemoryTool, checkName, checkRecall, checkRecallTokens, checkUpdate, recallCode } from './entity-rules.js';
 import { DEFAULT_RECALL_MODE } from '../../core/text/recall-query.js';
 import { toBlock, toEntity, toMessage } from './entity-wire.js';
 import { checkKey } from '../generation/idempotency.js';
@@ -65,9 +65,8 @@ export class EntityService {
     // Absent means empty; null or any other type is a malformed request.
     const name = checkName(input.name === undefined ? '' : input.name);
     const instructions = checkInstructions(input.instructions === undefined ? '' : input.instructions);
-    const recall = input.recall === undefined ? DEFAULT_RECALL_MODE : checkRecall(input.recall);
+    const { recall, recallTokens, budgetTokens, capTokens, memoryTool } = this.settingsOf(input);
     if (recall === 'tool') await this.checkCanRecall(model);
-    const recallTokens = input.recall_tokens === undefined ? null : checkRecallTokens(input.recall_tokens, this.deps.limits.windowBudget);
     await refuseTakenName(this.deps.store, accountId, name);
     const tok = await loadTokenEstimator();
     const now = this.deps.clock.iso();
@@ -79,19 +78,33 @@ export class EntityService {
       instructionsTokens: tok.count(instructions),
       model,
       state: 'none',
-      budgetTokens: this.deps.limits.windowBudget,
-      capTokens: this.deps.limits.transcriptCap,
+      budgetTokens,
+      capTokens,
       transcriptMessages: 0,
       transcriptTokens: 0,
       windowTokens: 0,
       windowBlocks: 0,
       recall: recallCode(recall),
       recallTokens,
+      memoryTool: memoryTool ? 1 : 0,
       createdAt: now,
       updatedAt: now,
     };
     await this.deps.store.entities.insert(row);
     return { ...toEntity(row, true, this.deps.limits.recallTokens), entity_id: row.id };
+  }
+
+  /** A new entity's settings, each as update checks it, the engine's defaults for those not given. */
+  private settingsOf(input: CreateEntityInput) {
+    const budgetTokens = input.budget_tokens === undefined ? this.deps.limits.windowBudget : checkBudget(input.budget_tokens);
+    const capTokens = input.cap_tokens === undefined ? this.deps.limits.transcriptCap : checkCap(checkCapField(input.cap_tokens), 0, this.deps.limits.maxTranscriptCap);
+    return {
+      budgetTokens,
+      capTokens,
+      recall: input.recall === undefined ? DEFAULT_RECALL_MODE : checkRecall(input.recall),
+      recallTokens: input.recall_tokens === undefined ? null : checkRecallTokens(input.recall_tokens, budgetTokens),
+      memoryTool: input.memory_tool === undefined ? false : checkMemoryTool(input.memory_tool),
+    };
   }
 
   /** Most recently active first: the wire's 200 by default; locally any page (`limit`, `offset`). */
@@ -145,6 +158,7 @@ export class EntityService {
       capTokens,
       recall: recall === undefined ? undefined : recallCode(recall),
       recallTokens,
+      memoryTool: update.memory_tool === undefined ? undefined : update.memory_tool ? 1 : 0,
       updatedAt: this.deps.clock.iso(),
     });
     // Deleted while the tokenizer loaded.
@@ -279,7 +293,8 @@ export class EntityService {
     let extras = input.sampling ? { ...input.extras, sampling: parseSampling(input.sampling) } : input.extras;
     if (input.buffered) extras = { ...extras, buffered: true };
     if (input.memoryTool !== undefined && typeof input.memoryTool !== 'boolean') throw new BadRequestError('memory_tool must be a boolean');
-    if (input.memoryTool) extras = { ...extras, memoryTool: true };
+    // Absent: the entity's own setting (remember.ts); either way, this turn only.
+    if (input.memoryTool !== undefined) extras = { ...extras, memoryTool: input.memoryTool };
     return runTurn(this.deps, ref, { content, key, contentSha256: sha256(content), signal: input.signal, extras });
   }
 

@@ -78,9 +78,9 @@ export function recallTokensOf(entity: Pick<EntityRow, 'recallTokens' | 'budgetT
   return Math.min(entity.recallTokens ?? engineRecallTokens, Math.floor(entity.budgetTokens / 2));
 }
 
-const CREATABLE = ['model', 'name', 'instructions', 'recall', 'recall_tokens'];
+const CREATABLE = ['model', 'name', 'instructions', 'budget_tokens', 'cap_tokens', 'recall', 'recall_tokens', 'memory_tool'];
 
-/** A create body is an object with no fields beyond model, name and instructions. */
+/** A create body is an object with no fields beyond the head's: what an update changes, and the model. */
 export function checkCreateFields(input: unknown): void {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     throw new BadRequestError('the request body must be a JSON object');
@@ -88,10 +88,22 @@ export function checkCreateFields(input: unknown): void {
   const fields = input as Record<string, unknown>;
   // An undefined member is an absent one, as it is once sent as JSON.
   const extra = Object.keys(fields).filter((k) => fields[k] !== undefined && !CREATABLE.includes(k));
-  if (extra.length) throw new BadRequestError(`unknown fields: ${extra.join(', ')}`);
+  if (extra.length) throw new BadRequestError(`unknown fields: ${extra.join(', ')}; a create takes ${CREATABLE.join(', ')}`);
 }
 
-const UPDATABLE = ['name', 'instructions', 'budget_tokens', 'cap_tokens', 'recall', 'recall_tokens'] as const;
+/** Whether every turn offers the memory tool: a boolean. */
+export function checkMemoryTool(value: unknown): boolean {
+  if (typeof value !== 'boolean') throw new BadRequestError(`memory_tool must be true or false, got ${JSON.stringify(value)}`);
+  return value;
+}
+
+/** A transcript cap as a field: a positive integer (what it must be above is the service's to say). */
+export function checkCapField(cap: unknown): number {
+  if (typeof cap !== 'number' || !Number.isSafeInteger(cap) || cap < 1) throw new BadRequestError(`cap_tokens must be a positive integer, got ${typeof cap === 'number' ? cap : JSON.stringify(cap)}`);
+  return cap;
+}
+
+const UPDATABLE = ['name', 'instructions', 'budget_tokens', 'cap_tokens', 'recall', 'recall_tokens', 'memory_tool'] as const;
 
 /** A PATCH body: an object with at least one updatable field, each valid, and nothing else. */
 export function checkUpdate(input: unknown): UpdateEntityInput {
@@ -112,11 +124,8 @@ export function checkUpdate(input: unknown): UpdateEntityInput {
   if (fields.instructions !== undefined) update.instructions = checkInstructions(fields.instructions);
   if (fields.budget_tokens !== undefined) update.budget_tokens = checkBudget(fields.budget_tokens);
   if (fields.recall !== undefined) update.recall = checkRecall(fields.recall);
-  if (fields.cap_tokens !== undefined) {
-    const cap = fields.cap_tokens;
-    if (typeof cap !== 'number' || !Number.isSafeInteger(cap) || cap < 1) throw new BadRequestError(`cap_tokens must be a positive integer, got ${typeof cap === 'number' ? cap : JSON.stringify(cap)}`);
-    update.cap_tokens = cap;
-  }
+  if (fields.cap_tokens !== undefined) update.cap_tokens = checkCapField(fields.cap_tokens);
+  if (fields.memory_tool !== undefined) update.memory_tool = checkMemoryTool(fields.memory_tool);
   // Its range depends on the budget (this update's or the stored one): checked by the service.
   if (fields.recall_tokens !== undefined) update.recall_tokens = fields.recall_tokens as number;
   return update;

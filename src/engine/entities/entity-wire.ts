@@ -24,6 +24,7 @@ export function toEntity(row: EntityRow, withWindowCounts: boolean, engineRecall
       : { budget_tokens: row.budgetTokens },
     ...(row.recall ? { recall: recallModeOf(row.recall) as 'tool' | 'auto' } : {}),
     ...(row.recall || row.recallTokens ? { recall_tokens: recallTokensOf(row, engineRecallTokens) } : {}),
+    ...(row.memoryTool ? { memory_tool: true as const } : {}),
     created_at: row.createdAt,
     updated_at: row.updatedAt,
   };

@@ -98,6 +98,7 @@ function manifestOf(deps: ExportDeps, entity: EntityRow, transcriptSha256: strin
       state: entity.state,
       ...(entity.recall ? { recall: recallModeOf(entity.recall) as 'tool' | 'auto' } : {}),
       ...(entity.recallTokens ? { recall_tokens: entity.recallTokens } : {}),
+      ...(entity.memoryTool ? { memory_tool: true as const } : {}),
       created_at: entity.createdAt,
       updated_at: entity.updatedAt,
     },

@@ -16,7 +16,7 @@ import type { EngineDeps } from '../deps.js';
 import { sha256 } from '../../core/hash.js';
 import type { ImportOptions, ImportedEntity } from '../../core/backend.js';
 import { freeName, refuseTakenName } from './entity-names.js';
-import { checkBudget, checkName, checkRecall, checkRecallTokens, recallCode } from './entity-rules.js';
+import { checkBudget, checkMemoryTool, checkName, checkRecall, checkRecallTokens, recallCode } from './entity-rules.js';
 import { toEntity, windowDocument } from './entity-wire.js';
 import { ARCHIVE_PARTS, EXPORT_FILES, partMember } from './export.js';
 import { HISTORY_FILE, historyOf } from './archive-history.js';
@@ -109,10 +109,11 @@ export async function importEntity(
  * The archive's recall mode (an archive from before modes has none, and true is the
  * tool) and bound (an archive from before it, or without one set, takes this engine's default).
  */
-function archivedRecall(manifest: ExportManifest): Pick<EntityRow, 'recall' | 'recallTokens'> {
+function archivedRecall(manifest: ExportManifest): Pick<EntityRow, 'recall' | 'recallTokens' | 'memoryTool'> {
   return {
     recall: recallCode(manifest.entity.recall === undefined ? 'off' : checkRecall(manifest.entity.recall)),
     recallTokens: manifest.entity.recall_tokens ?? null,
+    memoryTool: manifest.entity.memory_tool === true ? 1 : 0,
   };
 }
 
@@ -239,6 +240,7 @@ function checkManifest(m: unknown): ExportManifest {
   if (e.recall_tokens !== undefined) sameRule(() => checkRecallTokens(e.recall_tokens, isObject(mw) && isCount(mw.budget_tokens) ? mw.budget_tokens : 0), 'manifest entity.');
   for (const f of ['state', 'created_at', 'updated_at']) if (typeof e[f] !== 'string') fail(`manifest entity.${f} is missing`);
   if (e.recall !== undefined) sameRule(() => checkRecall(e.recall), 'manifest entity.');
+  if (e.memory_tool !== undefined) sameRule(() => checkMemoryTool(e.memory_tool), 'manifest entity.');
   const t = m.transcript;
   const w = m.window;
   if (!isObject(t) || !isCount(t.messages) || !isCount(t.tokens) || !isCount(t.cap_tokens) || typeof t.sha256 !== 'string') {

@@ -42,12 +42,17 @@ export interface ToolTurn {
 
 /** The tools the engine itself answers for this turn's entity: recall, remember, both or none. */
 export function engineTools(turn: ToolTurn): ToolDefinition[] {
-  return [...(turn.entity.recall === 1 ? [RECALL_TOOL] : []), ...(turn.extras.memoryTool ? [REMEMBER_TOOL] : [])];
+  return [...(turn.entity.recall === 1 ? [RECALL_TOOL] : []), ...(offersMemoryTool(turn) ? [REMEMBER_TOOL] : [])];
+}
+
+/** The send's own say (on or off, for this turn), else the entity's setting. */
+export function offersMemoryTool(turn: Pick<ToolTurn, 'entity' | 'extras'>): boolean {
+  return turn.extras.memoryTool ?? turn.entity.memoryTool === 1;
 }
 
 /** The reply's calls when the engine answers every one of them (recall, remember) and the turn may take another round. */
 export function engineCalls(turn: ToolTurn, calls: readonly ReplyToolCall[]): ReplyToolCall[] | undefined {
-  if (!turn.extras.memoryTool || !calls.length) return recallCalls(turn.entity, calls, turn.recall);
+  if (!offersMemoryTool(turn) || !calls.length) return recallCalls(turn.entity, calls, turn.recall);
   if (turn.recall.rounds >= RECALL_ROUNDS_MAX) return undefined;
   const ours = (c: ReplyToolCall) => c.name === REMEMBER_TOOL.name || (c.name === RECALL_TOOL.name && turn.entity.recall === 1);
   return calls.every(ours) ? [...calls] : undefined;

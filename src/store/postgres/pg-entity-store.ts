@@ -32,7 +32,7 @@ const ENTITY_COLS = `id, account_id AS "accountId", name, instructions, instruct
   budget_tokens AS "budgetTokens", cap_tokens AS "capTokens",
   transcript_messages AS "transcriptMessages", transcript_tokens AS "transcriptTokens",
   window_tokens AS "windowTokens", window_blocks AS "windowBlocks", recall_mode AS recall, recall_tokens AS "recallTokens",
-  created_at AS "createdAt", updated_at AS "updatedAt"`;
+  memory_tool AS "memoryTool", created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 const BLOCK_COLS = `id, position, kind, role, content, tokens, covers_from AS "coversFrom", covers_to AS "coversTo"`;
 const MESSAGE_COLS = `seq, role, content, tokens, created_at AS "createdAt"`;
@@ -160,9 +160,10 @@ export class PgEntityStore implements EntityStore {
     const { rows } = await this.pool.query<EntityRow>(
       `UPDATE entities SET name = COALESCE($3, name), instructions = COALESCE($4, instructions),
          instructions_tokens = COALESCE($5, instructions_tokens), budget_tokens = COALESCE($6, budget_tokens),
-         recall_mode = COALESCE($8, recall_mode), cap_tokens = COALESCE($9, cap_tokens), recall_tokens = COALESCE($10, recall_tokens), updated_at = $7
+         recall_mode = COALESCE($8, recall_mode), cap_tokens = COALESCE($9, cap_tokens), recall_tokens = COALESCE($10, recall_tokens),
+         memory_tool = COALESCE($11, memory_tool), updated_at = $7
        WHERE id = $1 AND account_id = $2 RETURNING ${ENTITY_COLS}`,
-      [id, accountId, h.name ?? null, h.instructions ?? null, h.instructionsTokens ?? null, h.budgetTokens ?? null, h.updatedAt, h.recall ?? null, h.capTokens ?? null, h.recallTokens ?? null],
+      [id, accountId, h.name ?? null, h.instructions ?? null, h.instructionsTokens ?? null, h.budgetTokens ?? null, h.updatedAt, h.recall ?? null, h.capTokens ?? null, h.recallTokens ?? null, h.memoryTool ?? null],
     );
     return rows[0];
   }
@@ -302,11 +303,11 @@ export async function replaceWindow(q: Queryable, entityId: string, blocks: read
 async function insertEntity(q: Queryable, row: EntityRow): Promise<void> {
   await q.query(
     `INSERT INTO entities (id, account_id, name, instructions, instructions_tokens, model, state, budget_tokens, cap_tokens,
-       transcript_messages, transcript_tokens, window_tokens, window_blocks, created_at, updated_at, recall_mode, recall_tokens)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+       transcript_messages, transcript_tokens, window_tokens, window_blocks, created_at, updated_at, recall_mode, recall_tokens, memory_tool)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
     [row.id, row.accountId, row.name, row.instructions, row.instructionsTokens, row.model, row.state, row.budgetTokens,
       row.capTokens, row.transcriptMessages, row.transcriptTokens, row.windowTokens, row.windowBlocks, row.createdAt,
-      row.updatedAt, row.recall ?? 0, row.recallTokens ?? null],
+      row.updatedAt, row.recall ?? 0, row.recallTokens ?? null, row.memoryTool ?? 0],
   );
 }
 

@@ -7,7 +7,7 @@ const ENTITY_COLS = `id, account_id AS accountId, name, instructions, instructio
   budget_tokens AS budgetTokens, cap_tokens AS capTokens,
   transcript_messages AS transcriptMessages, transcript_tokens AS transcriptTokens,
   window_tokens AS windowTokens, window_blocks AS windowBlocks, recall_mode AS recall, recall_tokens AS recallTokens,
-  created_at AS createdAt, updated_at AS updatedAt`;
+  memory_tool AS memoryTool, created_at AS createdAt, updated_at AS updatedAt`;
 
 const BLOCK_COLS = `id, position, kind, role, content, tokens, covers_from AS coversFrom, covers_to AS coversTo`;
 
@@ -25,10 +25,10 @@ export class EntityRepo {
   insert(row: EntityRow): void {
     this.s(
       `INSERT INTO entities (id, account_id, name, instructions, instructions_tokens, model, state, budget_tokens, cap_tokens,
-         transcript_messages, transcript_tokens, window_tokens, window_blocks, recall_mode, recall_tokens, created_at, updated_at)
+         transcript_messages, transcript_tokens, window_tokens, window_blocks, recall_mode, recall_tokens, memory_tool, created_at, updated_at)
        VALUES (@id, @accountId, @name, @instructions, @instructionsTokens, @model, @state, @budgetTokens, @capTokens,
-         @transcriptMessages, @transcriptTokens, @windowTokens, @windowBlocks, @recall, @recallTokens, @createdAt, @updatedAt)`,
-    ).run({ ...row, recall: row.recall ?? 0, recallTokens: row.recallTokens ?? null });
+         @transcriptMessages, @transcriptTokens, @windowTokens, @windowBlocks, @recall, @recallTokens, @memoryTool, @createdAt, @updatedAt)`,
+    ).run({ ...row, recall: row.recall ?? 0, recallTokens: row.recallTokens ?? null, memoryTool: row.memoryTool ?? 0 });
   }
 
   get(accountId: string, id: string): EntityRow | undefined {
@@ -181,14 +181,14 @@ export class EntityRepo {
   updateHead(
     accountId: string,
     id: string,
-    h: Partial<Pick<EntityRow, 'name' | 'instructions' | 'instructionsTokens' | 'budgetTokens' | 'capTokens' | 'recall' | 'recallTokens'>> & Pick<EntityRow, 'updatedAt'>,
+    h: Partial<Pick<EntityRow, 'name' | 'instructions' | 'instructionsTokens' | 'budgetTokens' | 'capTokens' | 'recall' | 'recallTokens' | 'memoryTool'>> & Pick<EntityRow, 'updatedAt'>,
   ): boolean {
     return (
       this.s(
         `UPDATE entities SET name = COALESCE(@name, name), instructions = COALESCE(@instructions, instructions),
            instructions_tokens = COALESCE(@instructionsTokens, instructions_tokens),
            budget_tokens = COALESCE(@budgetTokens, budget_tokens), cap_tokens = COALESCE(@capTokens, cap_tokens), recall_mode = COALESCE(@recall, recall_mode),
-           recall_tokens = COALESCE(@recallTokens, recall_tokens), updated_at = @updatedAt
+           recall_tokens = COALESCE(@recallTokens, recall_tokens), memory_tool = COALESCE(@memoryTool, memory_tool), updated_at = @updatedAt
          WHERE id = @id AND account_id = @accountId`,
       ).run({
         id,
@@ -200,6 +200,7 @@ export class EntityRepo {
         capTokens: h.capTokens ?? null,
         recall: h.recall ?? null,
         recallTokens: h.recallTokens ?? null,
+        memoryTool: h.memoryTool ?? null,
         updatedAt: h.updatedAt,
       }).changes > 0
     );

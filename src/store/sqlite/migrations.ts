@@ -325,4 +325,9 @@ export const MIGRATIONS: readonly string[] = [
   -- which has no key, and for charges made before keys were recorded.
   ALTER TABLE ledger ADD COLUMN key_id TEXT;
   `,
+  `
+  -- Whether every turn of an entity offers the model the memory tool (remember), an entity
+  -- setting like recall; a send can still turn it on or off for itself.
+  ALTER TABLE entities ADD COLUMN memory_tool INTEGER NOT NULL DEFAULT 0 CHECK (memory_tool IN (0, 1));
+  `,
 ];

@@ -5,6 +5,7 @@ import type { CliContext } from '../../context.js';
 import { resolveEntity } from '../../entity-ref.js';
 import { localRouteText } from '../../route-memory.js';
 import { examples } from '../../help.js';
+import { memoryLine } from '../memory/list.js';
 import { colors, formatInt, limitNote, printJson, sanitizeForTerminal as safe, windowLine } from '../../output.js';
 
 /** What each recall mode does, in a line. */
@@ -16,7 +17,7 @@ const RECALL_LINES: Record<NonNullable<Entity['recall']> | 'off', string> = {
 
 export function registerShow(entities: Command, ctx: CliContext): void {
   examples(
-    entities.command('show').description('show one entity (id or exact name)').argument('<entity>').option('--json', 'JSON output'),
+    entities.command('show').description('show one entity (id or exact name): its settings and its pinned memory').argument('<entity>').option('--json', 'JSON output (the entity, with its pinned memory as pinned_memory: { memory, tokens, limits })'),
     ['mgpt entities show ada', 'mgpt entities show 0b7c... --json'],
   ).action((ref: string, o: { json?: boolean }) => runShow(ctx, ref, o));
 }
@@ -29,7 +30,21 @@ function routeLine(ctx: CliContext, model: string): string {
 
 export async function runShow(ctx: CliContext, ref: string, o: { json?: boolean }): Promise<void> {
   const e = await resolveEntity(ctx, ref);
-  if (o.json) return printJson(ctx.io, e);
+  const memory = await (await ctx.backend()).listMemory(e.id);
+  if (o.json) return printJson(ctx.io, { ...e, pinned_memory: memory });
+  const c = colors(ctx);
+  for (const [k, v] of headRows(ctx, e)) ctx.io.stdout.write(`${c.bold(k.padEnd(12))}${v}\n`);
+  if (e.instructions) ctx.io.stdout.write(`${c.bold('instructions')}\n${safe(e.instructions)}\n`);
+  ctx.io.stdout.write(`${c.bold(memoryLine(memory))}\n`);
+  for (const b of memory.memory) ctx.io.stdout.write(`  ${c.bold(safe(b.label))} ${c.dim(`(${plural(b.tokens, 'token')})`)}\n${indent(safe(b.text))}\n`);
+}
+
+function indent(text: string): string {
+  return text.split('\n').map((l) => `    ${l}`).join('\n');
+}
+
+/** Every setting of the entity, one a line: what `entities create` and `update` set. */
+function headRows(ctx: CliContext, e: Entity): Array<[string, string]> {
   const c = colors(ctx);
   const w = e.window;
   const rows: Array<[string, string]> = [
@@ -41,9 +56,9 @@ export async function runShow(ctx: CliContext, ref: string, o: { json?: boolean 
     ['transcript', `${plural(e.transcript.messages, 'message')}, ${formatInt(e.transcript.tokens)} / ${formatInt(e.transcript.cap_tokens)} tokens`],
     ['window', windowLine(w.tokens ?? 0, w, 12) + `, ${w.blocks ?? 0} blocks${limitNote(w)}`],
     ['recall', RECALL_LINES[e.recall ?? 'off'] + (e.recall && e.recall_tokens ? `; at most ${formatInt(e.recall_tokens)} tokens a turn` : '')],
+    ['memory tool', e.memory_tool ? 'on: every turn offers the model remember' : 'off: a turn offers remember only when its send asks (--memory-tool)'],
     ['created', safe(e.created_at)],
     ['updated', safe(e.updated_at)],
   ];
-  for (const [k, v] of rows) ctx.io.stdout.write(`${c.bold(k.padEnd(11))}${v}\n`);
-  if (e.instructions) ctx.io.stdout.write(`${c.bold('instructions')}\n${safe(e.instructions)}\n`);
+  return rows;
 }

@@ -15,11 +15,12 @@ export interface UpdateOptions {
   cap?: string;
   recall?: string | boolean;
   recallTokens?: string;
+  memoryTool?: boolean;
   json?: boolean;
 }
 
 const LABELS: Record<keyof UpdateEntityInput, string> = {
-  name: 'name', instructions: 'instructions', budget_tokens: 'budget', cap_tokens: 'transcript cap', recall: 'recall', recall_tokens: 'recall tokens',
+  name: 'name', instructions: 'instructions', budget_tokens: 'budget', cap_tokens: 'transcript cap', recall: 'recall', recall_tokens: 'recall tokens', memory_tool: 'memory tool',
 };
 
 export function registerUpdate(entities: Command, ctx: CliContext): void {
@@ -27,7 +28,7 @@ export function registerUpdate(entities: Command, ctx: CliContext): void {
     entities
       .command('update')
       .alias('edit')
-      .description('change an entity\'s name, instructions, window budget, transcript cap or recall (the model stays); a smaller budget rotates the window on the next turn')
+      .description('change an entity\'s name, instructions, window budget, transcript cap, recall or memory tool (the model stays); a smaller budget rotates the window on the next turn')
       .argument('<entity>')
       .option('--name <name>', 'new display name, up to 200 characters ("" clears it)')
       .option('--instructions <text>', 'new standing system prompt (- for stdin)')
@@ -37,6 +38,8 @@ export function registerUpdate(entities: Command, ctx: CliContext): void {
       .option('--recall [mode]', 'recall mode: auto (recall before each turn), tool (a recall tool the model may call; a bare --recall) or off')
       .option('--no-recall', 'recall off')
       .option('--recall-tokens <tokens>', 'the most recalled lines one turn adds to the prompt, 1 to half the budget (default: the smaller of engine.recallTokens and half the budget)')
+      .option('--memory-tool', 'every turn offers the model remember({label, text}), which sets a pinned memory block')
+      .option('--no-memory-tool', 'turns offer remember only when a send asks (--memory-tool on send or chat)')
       .option('--json', 'print the updated entity as JSON'),
     [
       'mgpt entities update ada --name "Ada Lovelace"',
@@ -45,16 +48,17 @@ export function registerUpdate(entities: Command, ctx: CliContext): void {
       'mgpt entities update ada --recall auto',
       'mgpt entities update history --cap 3000000',
       'mgpt entities update ada --recall-tokens 300',
+      'mgpt entities update ada --memory-tool',
     ],
   ).action((ref: string, o: UpdateOptions) => runUpdate(ctx, ref, o));
 }
 
 export async function runUpdate(ctx: CliContext, ref: string, o: UpdateOptions): Promise<void> {
-  if (o.name === undefined && o.instructions === undefined && o.file === undefined && o.budget === undefined && o.cap === undefined && o.recall === undefined && o.recallTokens === undefined) {
-    throw new BadRequestError('nothing to update', { hint: 'give --name, --instructions (or -f FILE), --budget, --cap, --recall [auto|tool|off]/--no-recall or --recall-tokens N' });
+  if (o.name === undefined && o.instructions === undefined && o.file === undefined && o.budget === undefined && o.cap === undefined && o.recall === undefined && o.recallTokens === undefined && o.memoryTool === undefined) {
+    throw new BadRequestError('nothing to update', { hint: 'give --name, --instructions (or -f FILE), --budget, --cap, --recall [auto|tool|off]/--no-recall, --recall-tokens N or --memory-tool/--no-memory-tool' });
   }
   const update: UpdateEntityInput = {
-    name: o.name, budget_tokens: integerOption('--budget', o.budget), cap_tokens: integerOption('--cap', o.cap), recall: recallOption(o.recall), recall_tokens: integerOption('--recall-tokens', o.recallTokens),
+    name: o.name, budget_tokens: integerOption('--budget', o.budget), cap_tokens: integerOption('--cap', o.cap), recall: recallOption(o.recall), recall_tokens: integerOption('--recall-tokens', o.recallTokens), memory_tool: o.memoryTool,
   };
   if (o.instructions !== undefined || o.file !== undefined) {
     update.instructions = await readTextInput(ctx, 'instructions', o.instructions, o.file);
