@@ -51,7 +51,7 @@ describe('stored values with terminal escapes', () => {
     expect(row.split('\t')[1]).toBe('adaRED2Jend');
     const show = await mgpt(['entities', 'show', id], env);
     expect(show.stdout).not.toMatch(CONTROL);
-    expect(show.stdout).toMatch(/^name {7}adaRED2Jend$/m);
+    expect(show.stdout).toMatch(/^name {8}adaRED2Jend$/m);
     expect(show.stdout).toMatch(/^benice\nline two$/m);
     const history = await mgpt(['history', id], env);
     expect(history.stdout).not.toMatch(CONTROL);
@@ -308,6 +308,9 @@ describe('entities delete', () => {
       `error: not deleting ${id} without confirmation: this is not an interactive terminal\nhint: pass --yes to delete it: mgpt entities delete ${id} --yes\n`,
     );
     expect(r.code).toBe(2);
+    // By its name: the refusal names it so, not by the id the name resolved to.
+    const named = await mgpt(['entities', 'delete', 'keep-me'], env, 'y\n');
+    expect(named.stderr).toBe('error: not deleting keep-me without confirmation: this is not an interactive terminal\nhint: pass --yes to delete it: mgpt entities delete keep-me --yes\n');
     expect((await mgpt(['entities', 'show', id, '--json'], env)).code).toBe(0);
     const yes = await mgpt(['entities', 'delete', id, '--yes'], env);
     expect([yes.code, yes.stderr]).toEqual([0, `deleted entity ${id}\n`]);

@@ -89,7 +89,7 @@ describe('an entity deleted mid-turn', () => {
     'ends the turn saying it was deleted, %s, and stores nothing',
     async (_, leaseTtlMs) => {
       const engine = makeEngine(dir, { fake, leaseTtlMs });
-      const e = await engine.entities.create({ model: 'mgpt-1-27b' }, 'local');
+      const e = await engine.entities.create({ model: 'mgpt-1-27b', name: 'ada' }, 'local');
       let release!: () => void;
       const before = fake.requests.length;
       fake.script({ text: ['first ', 'second'], holdAfterFirst: new Promise<void>((r) => (release = r)) });
@@ -102,7 +102,9 @@ describe('an entity deleted mid-turn', () => {
       const err = await turn;
       expect(err).toBeInstanceOf(NotFoundError);
       expect(err.code).toBe('not_found');
-      expect(err.message).toBe(`entity ${e.id} was deleted while this turn ran; nothing was stored`);
+      // Named as its user names it, the id beside for machine output.
+      expect(err.message).toBe('entity ada was deleted while this turn ran; nothing was stored');
+      expect(err.entityId).toBe(e.id);
       expect(sqliteOf(engine).db.prepare(`SELECT COUNT(*) AS n FROM messages WHERE entity_id = ?`).get(e.id)).toEqual({ n: 0 });
       engine.close();
     },

@@ -108,8 +108,10 @@ export function entityNotFound(id: string): NotFoundError {
   return new NotFoundError(`no entity ${id} on this account`, { hint: 'list entities with: mgpt entities list' });
 }
 
-export function deleted(id: string): NotFoundError {
-  return new NotFoundError(`entity ${id} was deleted while this turn ran; nothing was stored`, {
+/** Named as the turn found it before the lease (the user who typed its name was told that name). */
+export function deleted(entity: Pick<EntityRow, 'id' | 'name'>): NotFoundError {
+  return new NotFoundError(`entity ${entityLabel(entity)} was deleted while this turn ran; nothing was stored`, {
+    entityId: entity.id,
     hint: 'list entities with: mgpt entities list',
   });
 }

@@ -48,14 +48,14 @@ export async function* runTurn(deps: EngineDeps, ref: EntityRef, input: TurnInpu
   const count = new MessageCount(input.content);
   await checkMessage(entity, count);
   yield* withLease(deps, turnLease(deps, entity, input), input.signal, (lease, signal) =>
-    leasedTurn(deps, ref, input, count, lease, signal),
+    leasedTurn(deps, { ...ref, seen: entity }, input, count, lease, signal),
   );
 }
 
 /** The turn while this process holds the entity's lease; `signal` aborts on cancel or a lost lease. */
 async function* leasedTurn(
   deps: EngineDeps,
-  ref: EntityRef,
+  ref: SeenRef,
   input: TurnInput,
   count: MessageCount,
   lease: HeldLease,
@@ -79,7 +79,7 @@ async function* leasedTurn(
   } catch (err) {
     const lost = isAbortError(err) || signal.aborted || err instanceof ConflictError;
     // A lease that vanished with its entity: say so, not that the process stalled or another turn won.
-    if (lost && !input.signal?.aborted && (await deletedMeanwhile(deps, ref))) throw deleted(ref.id);
+    if (lost && !input.signal?.aborted && (await deletedMeanwhile(deps, ref))) throw deleted(ref.seen);
     if (isAbortError(err) || signal.aborted) throw cancelled(callerSignal(input));
     throw err;
   }
@@ -91,11 +91,15 @@ async function deletedMeanwhile(deps: EngineDeps, ref: EntityRef): Promise<boole
   return (await deps.store.entities.get(ref.accountId, ref.id).catch(() => true)) === undefined;
 }
 
-async function current(deps: EngineDeps, ref: EntityRef): Promise<Current> {
+/** The entity a turn asks for, and the row it found before taking the lease (which names it in errors). */
+type SeenRef = EntityRef & { seen: EntityRow };
+
+/** The entity now; gone since the turn first read it, it was deleted meanwhile. */
+async function current(deps: EngineDeps, ref: EntityRef | SeenRef): Promise<Current> {
   const row = await deps.store.entities.get(ref.accountId, ref.id);
   if (row) return { entity: row };
   if (ref.create) return { entity: ref.create.entity, create: ref.create };
-  throw entityNotFound(ref.id);
+  throw 'seen' in ref ? deleted(ref.seen) : entityNotFound(ref.id);
 }
 
 /** The stored reply for this idempotency key, if the key was used; a reused key with other content is refused. */
