@@ -52,6 +52,7 @@ function settingsForm(ctx: Ctx): HTMLElement {
   const budget = h('input', { type: 'number', min: 16, max: 1_000_000, step: 1, value: e.window.budget_tokens, required: true });
   const recall = h('select', {}, ['auto', 'tool', 'off'].map((m) => h('option', { value: m, selected: (e.recall ?? 'off') === m }, m)));
   const recallTokens = e.recall_tokens === undefined ? null : h('input', { type: 'number', min: 0, step: 1, value: e.recall_tokens ?? '' });
+  const memoryTool = h('input', { type: 'checkbox', checked: e.memory_tool === true });
   const submit = async (ev: Event) => {
     ev.preventDefault();
     const patch: Record<string, unknown> = {};
@@ -59,6 +60,7 @@ function settingsForm(ctx: Ctx): HTMLElement {
     if (Number(budget.value) !== e.window.budget_tokens) patch.budget_tokens = Number(budget.value);
     if (recall.value !== (e.recall ?? 'off')) patch.recall = recall.value;
     if (recallTokens && recallTokens.value !== String(e.recall_tokens ?? '')) patch.recall_tokens = recallTokens.value === '' ? null : Number(recallTokens.value);
+    if (memoryTool.checked !== (e.memory_tool === true)) patch.memory_tool = memoryTool.checked;
     if (!Object.keys(patch).length) return fill(ctx.status, notice('Nothing to save: no setting changed.'));
     await act(ctx, `Saved: ${Object.keys(patch).join(', ')}.`, () => api(path(e), { method: 'PATCH', body: patch }));
   };
@@ -70,6 +72,7 @@ function settingsForm(ctx: Ctx): HTMLElement {
     field('Window budget (tokens)', budget),
     field('Recall', recall),
     recallTokens && field('Recall tokens (empty: the default)', recallTokens),
+    field('Memory tool (every turn offers the model remember)', memoryTool),
     h('button', { type: 'submit' }, 'Save settings'),
   );
 }

@@ -8,6 +8,8 @@ export interface Entity {
   recall?: string;
   /** Present once the entity route offers it: the tokens recall may bring into a turn (null: the default). */
   recall_tokens?: number | null;
+  /** Present when on: every turn offers the model `remember`. */
+  memory_tool?: true;
   transcript: { messages: number; tokens: number; cap_tokens: number };
   window: { budget_tokens: number; tokens?: number; blocks?: number; model_limit_tokens?: number };
   updated_at: string;

@@ -82,11 +82,14 @@ describe.skipIf(!chromiumPath)('managing an entity in the console', () => {
     await page.getByLabel('Instructions', { exact: true }).fill('Answer in French.');
     await page.getByLabel('Window budget (tokens)').fill('2500');
     await page.getByLabel('Recall', { exact: true }).selectOption('off');
+    await page.getByLabel('Memory tool (every turn offers the model remember)').check();
     await page.getByRole('button', { name: 'Save settings' }).click();
-    await page.getByText('Saved: instructions, budget_tokens, recall.').waitFor();
-    expect(patches.map((p) => JSON.parse(p))).toEqual([{ instructions: 'Answer in French.', budget_tokens: 2500, recall: 'off' }]);
-    const e = await api<EntityJson>(`/v1/entities/${id}`);
-    expect([e.instructions, e.window.budget_tokens, e.recall]).toEqual(['Answer in French.', 2500, undefined]);
+    await page.getByText('Saved: instructions, budget_tokens, recall, memory_tool.').waitFor();
+    expect(patches.map((p) => JSON.parse(p))).toEqual([{ instructions: 'Answer in French.', budget_tokens: 2500, recall: 'off', memory_tool: true }]);
+    const e = await api<EntityJson & { memory_tool?: boolean }>(`/v1/entities/${id}`);
+    expect([e.instructions, e.window.budget_tokens, e.recall, e.memory_tool]).toEqual(['Answer in French.', 2500, undefined, true]);
+    // The redrawn form shows the stored setting.
+    expect(await page.getByLabel('Memory tool (every turn offers the model remember)').isChecked()).toBe(true);
     // The page redrew from the server: the head's instructions and the bar's budget.
     await page.locator('.window figcaption', { hasText: 'budget 2,500' }).waitFor();
     expect(await page.locator('.memory details pre').textContent()).toBe('Answer in French.');
