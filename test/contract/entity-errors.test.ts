@@ -48,21 +48,12 @@ describe.each(targets)('errors name the entity: %s', (name, make) => {
 });
 
 describe.each(targets)('memory errors name the entity: %s', (name, make) => {
-  const dir = tempDir(`mgpt-memory-errors-${name}-`);
-  let fake: FakeOpenAI;
-  let t: ContractTarget;
-  beforeAll(async () => {
-    fake = await startFakeOpenAI();
-    t = await make(dir, fake);
-  });
-  afterAll(async () => {
-    await t?.close();
-    await fake?.close();
-  });
+  const ctx = useContractTarget('mgpt-memory-errors', name, make);
 
   it('a block the entity does not have: "entity ada has no pinned memory block", the id beside', async () => {
-    const ada = await t.backend.createEntity({ model: 'mgpt-1-27b', name: 'ada', recall: 'off' });
-    for (const call of [() => t.backend.getMemory(ada.id, 'missing'), () => t.backend.deleteMemory(ada.id, 'missing')]) {
+    const b = ctx.t.backend;
+    const ada = await b.createEntity({ model: 'mgpt-1-27b', name: 'ada', recall: 'off' });
+    for (const call of [() => b.getMemory(ada.id, 'missing'), () => b.deleteMemory(ada.id, 'missing')]) {
       const err = await refusal(call());
       expect(err.code).toBe('no_memory_block');
       expect(err.message).toBe('entity ada has no pinned memory block "missing"');

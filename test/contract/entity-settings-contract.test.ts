@@ -1,46 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BadRequestError } from '../../src/core/errors.js';
-import { type FakeOpenAI, isSummaryRequest, startFakeOpenAI } from '../helpers/fake-openai.js';
-import { startPostgres } from '../helpers/postgres.js';
-import { tempDir } from '../helpers/temp.js';
-import { type ContractTarget, localTarget, remoteTarget, replicasTarget } from './harness.js';
+import { isSummaryRequest } from '../helpers/fake-openai.js';
+import { collect, contractTargets, useContractTarget } from './targets.js';
 
 // Every entity setting an update takes, a create takes too (budget, cap, recall, recall tokens and
 // the memory tool), checked by the engine, so the local backend and mgpt serve (on SQLite and on
 // two replicas over PostgreSQL) store the same entity and refuse the same input.
 
-async function drain<T>(it: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const x of it) out.push(x);
-  return out;
-}
-
-type Make = (dir: string, fake: FakeOpenAI) => Promise<ContractTarget>;
-const targets: Array<[string, Make]> = [['local', localTarget], ['remote', remoteTarget]];
-const cluster = await startPostgres('the entity settings contract on two serve replicas over PostgreSQL');
-if (cluster) {
-  afterAll(() => cluster.stop());
-  targets.push(['two replicas on PostgreSQL', (dir, fake) => replicasTarget(dir, fake, cluster.url)]);
-} else {
-  it.skip('entity settings on two serve replicas: PostgreSQL could not be started here (see the banner)', () => {});
-}
+const targets = await contractTargets('the entity settings contract');
 
 describe.each(targets)('entity settings contract: %s', (name, make) => {
-  const dir = tempDir(`mgpt-entity-settings-${name.replace(/\W+/g, '-')}-`);
-  let fake: FakeOpenAI;
-  let t: ContractTarget;
-  beforeAll(async () => {
-    fake = await startFakeOpenAI();
-    t = await make(dir, fake);
-  });
-  afterAll(async () => {
-    await t?.close();
-    await fake?.close();
-  });
-  const b = () => t.backend;
+  const ctx = useContractTarget('mgpt-entity-settings', name, make);
+  const b = () => ctx.t.backend;
   /** Whether each model request since `from` offered `remember`. */
   const offered = (from: number) =>
-    fake.requests.slice(from).filter((r) => !isSummaryRequest(r.body)).map((r) => (r.body.tools ?? []).some((x: { function?: { name?: string } }) => x.function?.name === 'remember'));
+    ctx.fake.requests.slice(from).filter((r) => !isSummaryRequest(r.body)).map((r) => (r.body.tools ?? []).some((x: { function?: { name?: string } }) => x.function?.name === 'remember'));
 
   it('a create takes the budget, cap, recall, recall tokens and memory tool, and a retrieve shows them', async () => {
     const e = await b().createEntity({ model: 'mgpt-1-27b', name: 'set-all', budget_tokens: 180, cap_tokens: 1500, recall: 'auto', recall_tokens: 40, memory_tool: true });
@@ -75,15 +49,15 @@ describe.each(targets)('entity settings contract: %s', (name, make) => {
 
   it("the memory tool is the entity's: every turn offers remember; a send can turn it off (or on) for itself; update changes it", async () => {
     const e = await b().createEntity({ model: 'mgpt-1-27b', name: 'remembers', recall: 'off', memory_tool: true });
-    const from = fake.requests.length;
-    await drain(b().sendMessage(e.id, { content: 'first' }));
-    await drain(b().sendMessage(e.id, { content: 'second', memoryTool: false }));
+    const from = ctx.fake.requests.length;
+    await collect(b().sendMessage(e.id, { content: 'first' }));
+    await collect(b().sendMessage(e.id, { content: 'second', memoryTool: false }));
     expect(offered(from)).toEqual([true, false]);
     const off = await b().updateEntity(e.id, { memory_tool: false });
     expect(off.memory_tool).toBeUndefined();
-    const next = fake.requests.length;
-    await drain(b().sendMessage(e.id, { content: 'third' }));
-    await drain(b().sendMessage(e.id, { content: 'fourth', memoryTool: true }));
+    const next = ctx.fake.requests.length;
+    await collect(b().sendMessage(e.id, { content: 'third' }));
+    await collect(b().sendMessage(e.id, { content: 'fourth', memoryTool: true }));
     expect(offered(next)).toEqual([false, true]);
     expect((await b().updateEntity(e.id, { memory_tool: true })).memory_tool).toBe(true);
   });
