@@ -321,13 +321,13 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE entities ADD COLUMN recall_tokens INTEGER CHECK (recall_tokens IS NULL OR recall_tokens > 0);
   `,
   `
-  -- Which API key made a charge, so usage sums by key: NULL for the local backend's own use,
-  -- which has no key, and for charges made before keys were recorded.
+  -- The API key each charge was made with: usage sums by it. NULL for the local backend's own
+  -- use, which has no key, and for charges made before keys were recorded.
   ALTER TABLE ledger ADD COLUMN key_id TEXT;
   `,
   `
-  -- Whether every turn of an entity offers the model the memory tool (remember), an entity
-  -- setting like recall; a send can still turn it on or off for itself.
+  -- The memory tool as an entity setting: 1, every turn offers the model remember; a send can
+  -- still turn it on or off for itself.
   ALTER TABLE entities ADD COLUMN memory_tool INTEGER NOT NULL DEFAULT 0 CHECK (memory_tool IN (0, 1));
   `,
 ];
