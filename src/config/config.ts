@@ -144,12 +144,14 @@ function routeOf(env: Env, p: ProfileSettings): (modelId: string) => ModelRoute 
   const override = env.MGPT_PROVIDER;
   return (modelId) => {
     if (override) {
-      if (override === 'llama') return { provider: 'llama', gguf: env.MGPT_PROVIDER_MODEL };
+      const embeddings = env.MGPT_PROVIDER_EMBEDDINGS;
+      if (override === 'llama') return { provider: 'llama', gguf: env.MGPT_PROVIDER_MODEL, ...(embeddings && { embeddings: { gguf: embeddings } }) };
       return {
         provider: override,
         baseUrl: env.MGPT_PROVIDER_URL || env.OPENAI_BASE_URL,
         model: env.MGPT_PROVIDER_MODEL || modelId,
         apiKey: env.MGPT_PROVIDER_KEY || env.OPENAI_API_KEY,
+        ...(embeddings && { embeddings: { model: embeddings } }),
       };
     }
     // An id routed to a named entry (`use`) takes that entry's settings; one level, no chains.

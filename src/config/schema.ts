@@ -14,6 +14,7 @@ export interface ModelRouteSetting {
   contextSize?: number;
   temperature?: number;
   maxTokens?: number;
+  embeddings?: { model?: string; baseUrl?: string; gguf?: string; dimensions?: number };
 }
 
 export interface ProfileSettings {
@@ -81,6 +82,10 @@ export const KEYS: readonly KeySpec[] = [
   { pattern: new RegExp(`^models\\.${ID}\\.contextSize$`), kind: 'positiveInt', description: "the model's context in tokens (llama default 2048; openai/echo: unset = learned from the provider)" },
   { pattern: new RegExp(`^models\\.${ID}\\.temperature$`), kind: 'nonNegativeNumber', description: 'sampling temperature (llama default 0.8; openai: unset = not sent; 0 is deterministic)' },
   { pattern: new RegExp(`^models\\.${ID}\\.maxTokens$`), kind: 'positiveInt', description: 'longest reply in tokens (llama default 256; openai: unset = not sent)' },
+  { pattern: new RegExp(`^models\\.${ID}\\.embeddings\\.model$`), kind: 'providerModel', description: 'semantic recall (openai): the embedding model, sent to /v1/embeddings' },
+  { pattern: new RegExp(`^models\\.${ID}\\.embeddings\\.baseUrl$`), kind: 'url', description: "semantic recall (openai): the embeddings server, ending in /v1 (default: the route's baseUrl)" },
+  { pattern: new RegExp(`^models\\.${ID}\\.embeddings\\.gguf$`), kind: 'path', description: 'semantic recall (llama): the embedding GGUF file' },
+  { pattern: new RegExp(`^models\\.${ID}\\.embeddings\\.dimensions$`), kind: 'positiveInt', description: "semantic recall (openai): the vectors' length to ask for (models that can shorten theirs)" },
   { pattern: new RegExp(`^prices\\.${ID}\\.(input|output)$`), kind: 'nonNegativeNumber', description: 'USD per million tokens' },
 ];
 

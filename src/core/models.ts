@@ -80,6 +80,20 @@ export interface ModelRoute {
   contextSize?: number;
   temperature?: number;
   maxTokens?: number;
+  /** Semantic recall: the model that embeds this route's entities' messages (docs/entities-and-memory.md#embeddings). */
+  embeddings?: EmbeddingRoute;
+}
+
+/** Where a route's embeddings come from; unset fields take the route's own (its server, its key). */
+export interface EmbeddingRoute {
+  /** openai: the embedding model's name, sent as `model` to `/v1/embeddings`. */
+  model?: string;
+  /** openai: another server for embeddings (`llama-server --embeddings`), ending in /v1. */
+  baseUrl?: string;
+  /** llama: the GGUF file of the embedding model (default: the route's own). */
+  gguf?: string;
+  /** openai: asks for vectors this long (OpenAI's `dimensions`, for models that can shorten theirs). */
+  dimensions?: number;
 }
 
 /** What a request asked for, at most the route's configured value; the route's when it asked nothing. */

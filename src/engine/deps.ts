@@ -8,6 +8,7 @@ import type { PromptStore } from './universes/prompts.js';
 import type { Store, UniverseMessageRow } from '../store/types.js';
 import type { VersionedCache } from './versioned-cache.js';
 import type { WindowState } from './entities/window/window-state.js';
+import type { SemanticIndex } from './entities/semantic/semantic-index.js';
 
 export interface EngineLimits {
   windowBudget: number;
@@ -48,6 +49,8 @@ export interface EngineDeps {
   version: string;
   /** The folder imports keep their temporary files in (spool-folder.ts). */
   spoolDir: string;
+  /** Semantic recall's vectors, for entities whose route opted in to embeddings. */
+  semantic: SemanticIndex;
 }
 
 export { type Clock, systemClock } from './clock.js';

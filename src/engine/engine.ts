@@ -19,6 +19,8 @@ import type { SearchInput, SearchList } from '../core/wire/entity-types.js';
 import { type ChatImportOptions, type ChatImportProgressHandler, type ChatImportResult, DEFAULT_IMPORT_MAX_CONVERSATIONS } from '../core/wire/chat-import.js';
 import { importChats } from './imports/import-run.js';
 import { RouteCalibration } from './generation/calibration.js';
+import { SemanticIndex } from './entities/semantic/semantic-index.js';
+import { checkEmbeddingRoute } from './entities/semantic/embedding-route.js';
 import { type Clock, type EngineDeps, type EngineLimits, systemClock } from './deps.js';
 import { EntityService } from './entities/entities.js';
 import { checkBudget } from './entities/entity-rules.js';
@@ -106,6 +108,7 @@ export class Engine {
     const calibration = new RouteCalibration(this.store, clock);
     const gates = new SharedContextGates(calibration);
     this.events = new EventRelay(opts.events);
+    const route = (id: string): ModelRoute => opts.route?.(id) ?? { provider: 'echo' };
     this.deps = {
       store: this.store,
       windows: new VersionedCache(),
@@ -113,8 +116,10 @@ export class Engine {
       limits,
       prices: { ...DEFAULT_PRICES, ...opts.prices },
       chatModel: (id, modelOverride) => {
-        const route = opts.route?.(id) ?? { provider: 'echo' };
-        const model = createChatModel(id, modelOverride ? { ...route, model: modelOverride } : route);
+        const r = route(id);
+        // A malformed embeddings setting fails the route's every turn, as a malformed route does, not only its recalls.
+        checkEmbeddingRoute(id, r);
+        const model = createChatModel(id, modelOverride ? { ...r, model: modelOverride } : r);
         return model.then((m) => gates.wrap(m));
       },
       namedModels: new Set(opts.namedModels ?? []),
@@ -125,6 +130,7 @@ export class Engine {
       newId: opts.newId ?? randomUUID,
       version: opts.version ?? '0.0.0',
       spoolDir: opts.spoolDir ?? tmpdir(),
+      semantic: new SemanticIndex({ store: this.store, events: this.events, route }),
     };
     this.entities = new EntityService(this.deps);
     this.memory = new MemoryService(this.deps);
@@ -169,7 +175,9 @@ export class Engine {
     return importChats(this.deps, path, opts, accountId, onProgress, signal);
   }
 
-  close(): Promise<void> {
+  /** Closes the store once the messages being embedded in the background are stored. */
+  async close(): Promise<void> {
+    await this.deps.semantic.drain();
     return this.store.close();
   }
 }

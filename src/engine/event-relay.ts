@@ -44,6 +44,10 @@ export class EventRelay implements EngineEvents {
     for (const l of this.listeners) l.promptTokens(total, cached);
   }
 
+  embeddings(outcome: 'stored' | 'failed', messages: number): void {
+    for (const l of this.listeners) l.embeddings(outcome, messages);
+  }
+
   rateLimited(limit: 'requests' | 'tokens'): void {
     for (const l of this.listeners) l.rateLimited(limit);
   }

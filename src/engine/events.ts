@@ -21,6 +21,8 @@ export interface EngineEvents {
   rateLimited(limit: 'requests' | 'tokens'): void;
   /** A committed turn that automatic recall added earlier messages to: how many, and their tokens. */
   recalled(messages: number, tokens: number): void;
+  /** Messages (or questions) semantic recall embedded and stored, or failed to embed (recall then ranked by words). */
+  embeddings(outcome: 'stored' | 'failed', messages: number): void;
 }
 
 export type TurnKind = 'entity' | 'universe' | 'facade' | 'side';
@@ -35,6 +37,7 @@ export const NO_EVENTS: EngineEvents = {
   promptTokens() {},
   rateLimited() {},
   recalled() {},
+  embeddings() {},
 };
 
 /**

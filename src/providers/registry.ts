@@ -1,6 +1,6 @@
 import { ConfigError } from '../core/errors.js';
 import { EchoChatModel } from './echo/echo.js';
-import type { ChatModel, ModelRoute, RouteLimits } from './spec.js';
+import type { ChatModel, EmbeddingModel, ModelRoute, RouteLimits } from './spec.js';
 
 export const PROVIDERS = ['echo', 'openai', 'llama'] as const;
 
@@ -50,4 +50,25 @@ export async function createChatModel(platformId: string, route: ModelRoute): Pr
         hint: `known providers: ${PROVIDERS.join(', ')}`,
       });
   }
+}
+
+/**
+ * The embedding model a route opted in to (its `embeddings`), or undefined when it has none. The
+ * engine checks the route first (embedding-route.ts): here it is well formed.
+ */
+export async function createEmbeddingModel(route: ModelRoute): Promise<EmbeddingModel | undefined> {
+  const e = route.embeddings;
+  if (!e) return undefined;
+  const baseUrl = e.baseUrl ?? route.baseUrl;
+  if (route.provider === 'openai' && e.model && baseUrl) {
+    const { OpenAIEmbeddingModel } = await import('./openai/openai-embeddings.js');
+    return new OpenAIEmbeddingModel({ baseUrl, model: e.model, apiKey: route.apiKey, dimensions: e.dimensions, maxRetries: route.maxRetries });
+  }
+  const gguf = e.gguf ?? route.gguf;
+  if (route.provider === 'llama' && gguf) {
+    // node-llama-cpp is an optional install, imported only here.
+    const { LlamaEmbeddingModel } = await import('./llama/llama-embeddings.js');
+    return new LlamaEmbeddingModel({ gguf, threads: route.threads });
+  }
+  return undefined;
 }

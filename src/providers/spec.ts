@@ -82,3 +82,14 @@ export interface ChatModel {
   /** Image output, for providers that have it. */
   generateImage?(request: ImageGenerationRequest): Promise<{ images: GeneratedImage[]; usage?: ProviderUsage }>;
 }
+
+/** A model that turns texts into vectors (semantic recall): a route offers one when it opts in. */
+export interface EmbeddingModel {
+  /**
+   * Names the vectors' space (the model, and the length asked for): vectors stored under another
+   * name are from another model, are never compared with this one's, and are embedded again.
+   */
+  readonly name: string;
+  /** One vector per text, in the texts' order. */
+  embed(texts: string[], signal?: AbortSignal): Promise<Float32Array[]>;
+}

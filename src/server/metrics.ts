@@ -25,6 +25,7 @@ export class ServerMetrics {
   private readonly recallTurns = new Counter({ name: 'mgpt_recall_turns_total', help: 'Committed entity turns that automatic recall added earlier messages to', registers: [this.registry] });
   private readonly recalledMessages = new Counter({ name: 'mgpt_recalled_messages_total', help: 'Earlier messages automatic recall added to committed turns\' prompts', registers: [this.registry] });
   private readonly recalledTokens = new Counter({ name: 'mgpt_recalled_tokens_total', help: 'Estimated tokens automatic recall added to committed turns\' prompts', registers: [this.registry] });
+  private readonly embedded = new Counter({ name: 'mgpt_embeddings_total', help: 'Messages semantic recall embedded and stored, and messages or questions the provider failed to embed (recall then ranked by words alone), by outcome', labelNames: ['outcome'], registers: [this.registry] });
   private readonly streams = new Gauge({ name: 'mgpt_streams_in_flight', help: 'Streamed replies being sent now', registers: [this.registry] });
 
   /** What the engine tells, counted. */
@@ -48,6 +49,7 @@ export class ServerMetrics {
       this.recalledMessages.inc(messages);
       this.recalledTokens.inc(tokens);
     },
+    embeddings: (outcome, messages) => this.embedded.inc({ outcome }, messages),
   };
 
   constructor(engine: Engine) {

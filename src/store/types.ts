@@ -7,6 +7,8 @@
  */
 
 import type { AccountRow, BlockRow, CalibrationRow, EntityRow, IdempotencyRow, KeyRow, LeaseRow, MemoryHistoryRow, MemoryRow, MemoryWrite, MemoryWriteResult, RateGate, RateState, LeaseSubject, LedgerRow, LedgerSum, LedgerSumQuery, LogFilter, LogHit, LogRow, LogSearch, MessageHit, PromptRow, MessageRow, MessageSearch, RankedSearch, RecallModeCode, TermMatch, TermMatchQuery, RequestRow, UniverseMessageHit, UniverseSearch, UniverseMessageRow, UniverseRow } from './rows.js';
+import type { VectorStore } from './vector-types.js';
+export type { MessageVector, UnembeddedMessage, VectorStore } from './vector-types.js';
 
 export type {
   AccountRow,
@@ -369,6 +371,7 @@ export interface Store {
   readonly history: HistoryStore;
   readonly prompts: PromptRowStore;
   readonly responses: ResponseStore;
+  readonly vectors: VectorStore;
   /** After deletes: drop old page images (SQLite's WAL); a no-op where there are none. */
   checkpoint(): Promise<void>;
   /** "ok", or what the database's own check found. */

@@ -74,6 +74,8 @@ export interface FakeOpenAI {
   propsContext?: number;
   /** How often `/props` was asked. */
   propsAsked: number;
+  /** `POST /v1/embeddings`: each input's vector; unset, a 404 (a server without embeddings); one that throws, a 500. */
+  embed?: (input: string) => number[];
   close(): Promise<void>;
 }
 
@@ -123,6 +125,7 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
       body = Buffer.concat(chunks).toString('utf8');
     }
     fake.requests.push({ path: req.url ?? '', headers: req.headers, body });
+    if (req.url?.endsWith('/embeddings')) return answerEmbeddings(fake, body, res);
     const reply = queue.shift() ?? fake.fallback(body);
     if (Array.isArray(body?.modalities) && body.modalities.includes('image') && !reply.status && !reply.dropConnection) {
       res.writeHead(200, { 'content-type': 'application/json' });
@@ -146,6 +149,23 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
       server.close(() => r());
     });
   return fake;
+}
+
+/** `/v1/embeddings` as OpenAI answers it, from `fake.embed`. */
+function answerEmbeddings(fake: FakeOpenAI, body: any, res: ServerResponse): void {
+  const inputs: string[] = Array.isArray(body?.input) ? body.input : [body?.input];
+  let data: Array<{ object: string; index: number; embedding: number[] }>;
+  try {
+    if (!fake.embed) throw Object.assign(new Error('no embeddings here'), { status: 404 });
+    const embed = fake.embed;
+    data = inputs.map((text, index) => ({ object: 'embedding', index, embedding: embed(text) }));
+  } catch (err) {
+    res.writeHead((err as { status?: number }).status ?? 500, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ error: { message: (err as Error).message } }));
+    return;
+  }
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ object: 'list', model: body?.model, data, usage: { prompt_tokens: 1, total_tokens: 1 } }));
 }
 
 /** llama-server's `/props` with `fake.propsContext` as its per-slot context; without one, a 404 as other servers give. */

@@ -4,14 +4,16 @@ import { loadLexicon, queryTerms } from '../../core/text/word-forms.js';
 import type { EntityRow, MessageRow } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';
 import { type EntityStats, type RankedSeq, rankMatches } from './recall-rank.js';
+import { fuseRankings } from './semantic/vector-rank.js';
 
-/** What retrieval reads: the store. */
-type RetrieveDeps = Pick<EngineDeps, 'store'>;
+/** What retrieval reads: the store, and the vectors where the entity's route has embeddings. */
+type RetrieveDeps = Pick<EngineDeps, 'store'> & Partial<Pick<EngineDeps, 'semantic'>>;
 
 /**
  * The one ranked retriever over an entity's transcript: automatic recall and the recall tool ask
  * it. Any word of the query, in any of its forms (word-forms.ts), ranked by BM25 with the entity's
- * own statistics (recall-rank.ts); each hit brings the message before and after it, so an answer
+ * own statistics (recall-rank.ts); where the entity's route has embeddings, fused with the messages
+ * nearest the query in meaning (semantic/); each hit brings the message before and after it, so an answer
  * given in the reply to what the question's words match comes with it; what the live window shows
  * is never repeated; the results fill the token budget, most relevant first, and read in
  * transcript order, each line with the date its message was written.
@@ -60,9 +62,7 @@ export const NOTHING_RETRIEVED: Retrieved = { text: '', tokens: 0, messages: [] 
 
 export async function retrieve(deps: RetrieveDeps, entity: EntityRow, query: string, opts: RetrieveOptions): Promise<Retrieved> {
   if (opts.budgetTokens <= 0) return NOTHING_RETRIEVED;
-  const words = queryWords(query, opts.context);
-  if (!words.length) return NOTHING_RETRIEVED;
-  const hits = await rank(deps, entity, words, opts.beforeSeq);
+  const hits = await rankAll(deps, entity, query, opts);
   if (!hits.length) return NOTHING_RETRIEVED;
   const order = byPriority(hits).filter((s) => s >= 1 && (opts.beforeSeq === undefined || s < opts.beforeSeq) && !opts.inView?.has(s));
   const lines = new Lines(await loadTokenEstimator(), opts.budgetTokens, new Set(hits.map((h) => h.seq)));
@@ -76,6 +76,27 @@ export async function retrieve(deps: RetrieveDeps, entity: EntityRow, query: str
   }
   return lines.result();
 }
+
+/**
+ * The messages the query finds, most relevant first: by its words, and where the route has
+ * embeddings, fused with the VECTOR_HITS nearest it in meaning (reciprocal rank fusion), so a
+ * question that shares no word with what it asks about can still find it. Without embeddings, or
+ * when the provider failed to embed the question, the words' ranking as it is.
+ */
+async function rankAll(deps: RetrieveDeps, entity: EntityRow, query: string, opts: RetrieveOptions): Promise<RankedSeq[]> {
+  const words = queryWords(query, opts.context);
+  const [byWords, byMeaning] = await Promise.all([
+    words.length ? rank(deps, entity, words, opts.beforeSeq) : [],
+    deps.semantic?.rank(entity, query, opts.beforeSeq, VECTOR_HITS),
+  ]);
+  return byMeaning?.length ? fuseRankings([byWords, byMeaning]) : byWords;
+}
+
+/**
+ * The most messages the meaning ranking brings to the fusion. It ranks every message with a
+ * vector, the unrelated ones too; each hit brings its neighbours, so a few fill a budget.
+ */
+const VECTOR_HITS = 5;
 
 /** The entity's messages the words' terms match, most relevant first. */
 async function rank(deps: RetrieveDeps, entity: EntityRow, words: string[], beforeSeq: number | undefined): Promise<RankedSeq[]> {

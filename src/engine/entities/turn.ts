@@ -73,6 +73,8 @@ async function* leasedTurn(
     if (signal.aborted || (stopped(turn) && !turn.started)) throw cancelled(callerSignal(input));
     if (reply.toolCalls.length) return yield* toolRound(turn, prepared, reply);
     const { completion, usage, billed, seq } = await commit(turn, prepared, reply, lease, input);
+    // The new messages' vectors are made after the reply is out, in the background.
+    deps.semantic.refresh(now.entity);
     if (!turn.started) yield* announce(turn, prepared);
     told(turn, prepared, usage);
     yield { type: 'done', completion, replayed: false, billed, seq };

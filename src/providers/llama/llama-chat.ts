@@ -56,7 +56,7 @@ interface Loaded {
 /** Models stay loaded for the life of the process, one per file and settings. */
 const loadedModels = new Map<string, Promise<Loaded>>();
 
-async function importLib(): Promise<Lib> {
+export async function importLib(): Promise<Lib> {
   try {
     return await import('node-llama-cpp');
   } catch (err) {

@@ -278,7 +278,7 @@ function errorCode(body: string): string | undefined {
   }
 }
 
-function errorText(body: string): string {
+export function errorText(body: string): string {
   try {
     const j = JSON.parse(body) as { error?: { message?: string } | string; detail?: string };
     if (typeof j.error === 'string') return j.error;

@@ -245,4 +245,16 @@ export const PG_MIGRATIONS: readonly string[] = [
   -- still turn it on or off for itself.
   ALTER TABLE entities ADD COLUMN memory_tool INTEGER NOT NULL DEFAULT 0 CHECK (memory_tool IN (0, 1));
   `,
+  `
+  -- Semantic recall: a message's vector from the embedding model its entity's route names (float32s,
+  -- little-endian, in a bytea: no extension needed), one per message; a put from another model
+  -- replaces it, so a model change embeds again. The entity's deletion takes them.
+  CREATE TABLE message_vectors (
+    entity_id TEXT COLLATE "C" NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    seq       BIGINT NOT NULL,
+    model     TEXT NOT NULL,
+    vector    BYTEA NOT NULL,
+    PRIMARY KEY (entity_id, seq)
+  );
+  `,
 ];

@@ -15,6 +15,7 @@ import { PgMemoryStore } from './pg-memory-store.js';
 import { PgRateStore } from './pg-rate-store.js';
 import { PgResponseStore } from './pg-response-store.js';
 import { PgUniverseStore } from './pg-universe-store.js';
+import { PgVectorStore } from './pg-vector-store.js';
 
 import type { MigrationStep } from '../migration-step.js';
 
@@ -47,6 +48,7 @@ export class PostgresStore implements Store {
   readonly history: PgHistoryStore;
   readonly prompts: PgPromptStore;
   readonly responses: PgResponseStore;
+  readonly vectors: PgVectorStore;
   private closed = false;
 
   constructor(readonly pool: Pool) {
@@ -63,6 +65,7 @@ export class PostgresStore implements Store {
     this.history = new PgHistoryStore(pool, (w) => steerWrite(pool, w));
     this.prompts = new PgPromptStore(pool);
     this.responses = new PgResponseStore(pool);
+    this.vectors = new PgVectorStore(pool);
   }
 
   /** Connects (loading `pg` only now, so SQLite commands never do), then migrates under the advisory lock. */

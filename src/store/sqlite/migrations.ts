@@ -330,4 +330,16 @@ export const MIGRATIONS: readonly string[] = [
   -- still turn it on or off for itself.
   ALTER TABLE entities ADD COLUMN memory_tool INTEGER NOT NULL DEFAULT 0 CHECK (memory_tool IN (0, 1));
   `,
+  `
+  -- Semantic recall: a message's vector from the embedding model its entity's route names (float32s,
+  -- little-endian), one per message; a put from another model replaces it, so a model change embeds
+  -- again. Written after the turn commits, never in its transaction; the entity's deletion takes them.
+  CREATE TABLE message_vectors (
+    entity_id TEXT NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+    seq       INTEGER NOT NULL,
+    model     TEXT NOT NULL,
+    vector    BLOB NOT NULL,
+    PRIMARY KEY (entity_id, seq)
+  ) WITHOUT ROWID;
+  `,
 ];

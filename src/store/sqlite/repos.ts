@@ -10,6 +10,7 @@ import { KeyRepo } from './key-repo.js';
 import { LeaseRepo } from './lease-repo.js';
 import { LogRepo } from './log-repo.js';
 import { MemoryRepo } from './memory-repo.js';
+import { VectorRepo } from './vector-repo.js';
 import { RateRepo } from './rate-repo.js';
 import { ResponseRepo } from './response-repo.js';
 import { UniverseRepo } from './universe-repo.js';
@@ -30,6 +31,7 @@ export class SqliteRepos {
   readonly imports: ImportRepo;
   readonly prompts: PromptRepo;
   readonly responses: ResponseRepo;
+  readonly vectors: VectorRepo;
 
   private readonly dataVersionStmt;
 
@@ -49,6 +51,7 @@ export class SqliteRepos {
     this.imports = new ImportRepo(db);
     this.prompts = new PromptRepo(db);
     this.responses = new ResponseRepo(db);
+    this.vectors = new VectorRepo(db);
   }
 
   static open(path: string, opts: OpenOptions = {}): SqliteRepos {

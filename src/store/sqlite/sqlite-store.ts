@@ -9,6 +9,7 @@ import type {
   LeaseStore,
   LogStore,
   MemoryStore,
+  VectorStore,
   RateStore,
   ResponseStore,
   Store,
@@ -45,6 +46,7 @@ export class SqliteStore implements Store {
   readonly history: HistoryStore;
   readonly prompts: PromptRowStore;
   readonly responses: ResponseStore;
+  readonly vectors: VectorStore;
   private checkpointer: Checkpointer | undefined;
   private writer: LargeWriter | undefined;
 
@@ -101,6 +103,11 @@ export class SqliteStore implements Store {
       refresh: async (row) => repos.prompts.refresh(row),
     }, ['insert', 'put', 'remove', 'refresh']);
     this.responses = write(responseStore(repos), ['insert', 'delete', 'putConversation']);
+    this.vectors = write({
+      unembedded: async (entityId, model, limit) => repos.vectors.unembedded(entityId, model, limit),
+      put: async (entityId, model, vectors) => repos.transaction(() => repos.vectors.put(entityId, model, vectors)),
+      vectors: async (entityId, model, beforeSeq) => repos.vectors.vectors(entityId, model, beforeSeq),
+    }, ['put']);
   }
 
   /** Opens (creating and migrating if needed) the SQLite file at `path`. */
