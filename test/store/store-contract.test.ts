@@ -613,6 +613,46 @@ describe.each(factories)('store contract: $name', (factory) => {
     });
   });
 
+  describe('vectors (semantic recall)', () => {
+    const v = (...xs: number[]) => Float32Array.from(xs);
+    const seqsOf = (rows: Array<{ seq: number }>) => rows.map((r) => r.seq);
+
+    it('keeps one vector per message with its model: what is missing newest first, a model change replaces, floats exact, a deleted entity takes them', async () => {
+      const a = await account();
+      const e = entity(a.id);
+      const other = entity(a.id);
+      const messages = [1, 2, 3, 4, 5].map((seq) => msg(seq));
+      await s.entities.importEntity({ entity: { ...e, transcriptMessages: 5 }, messages, blocks: [], keepIds: true });
+      await s.entities.importEntity({ entity: { ...other, transcriptMessages: 2 }, messages: messages.slice(0, 2), blocks: [], keepIds: true });
+      expect(await s.vectors.unembedded(e.id, 'm1', 3)).toEqual([{ seq: 5, content: 'm5' }, { seq: 4, content: 'm4' }, { seq: 3, content: 'm3' }]);
+      // A float32 is stored exactly, tiny and negative values and all; a seq with no message is skipped.
+      const exact = v(0.1, -2.5e-7, 3.4e38, -0);
+      await s.vectors.put(e.id, 'm1', [{ seq: 2, vector: exact }, { seq: 4, vector: v(1, 2, 3, 4) }, { seq: 9, vector: v(9, 9, 9, 9) }]);
+      const stored = await s.vectors.vectors(e.id, 'm1', undefined);
+      expect(seqsOf(stored)).toEqual([2, 4]);
+      expect(stored[0].vector).toBeInstanceOf(Float32Array);
+      expect([...stored[0].vector]).toEqual([...exact]);
+      expect(seqsOf(await s.vectors.vectors(e.id, 'm1', 4))).toEqual([2]);
+      expect(seqsOf(await s.vectors.unembedded(e.id, 'm1', 10))).toEqual([5, 3, 1]);
+      // Another entity's messages and another model's vectors are apart.
+      expect(await s.vectors.vectors(other.id, 'm1', undefined)).toEqual([]);
+      expect(seqsOf(await s.vectors.unembedded(e.id, 'm2', 10))).toEqual([5, 4, 3, 2, 1]);
+      // A put from another model replaces the message's vector: one per message, never compared across models.
+      await s.vectors.put(e.id, 'm2', [{ seq: 4, vector: v(5, 6) }]);
+      expect(seqsOf(await s.vectors.vectors(e.id, 'm1', undefined))).toEqual([2]);
+      expect((await s.vectors.vectors(e.id, 'm2', undefined)).map((r) => [...r.vector])).toEqual([[5, 6]]);
+      expect(seqsOf(await s.vectors.unembedded(e.id, 'm1', 10))).toEqual([5, 4, 3, 1]);
+      // A put for an entity deleted meanwhile writes nothing and fails nothing; the deletion took its vectors.
+      expect(await s.entities.delete(a.id, e.id)).toBe(true);
+      await s.vectors.put(e.id, 'm1', [{ seq: 1, vector: v(1) }]);
+      expect(await s.vectors.vectors(e.id, 'm1', undefined)).toEqual([]);
+      expect(await s.vectors.vectors(e.id, 'm2', undefined)).toEqual([]);
+      // Seen by another replica of the database.
+      await s.vectors.put(other.id, 'm1', [{ seq: 1, vector: v(7, 8) }]);
+      expect((await s2.vectors.vectors(other.id, 'm1', undefined)).map((r) => [...r.vector])).toEqual([[7, 8]]);
+    });
+  });
+
   describe('universes', () => {
     function universe(userId: string, over: Partial<UniverseRow> = {}): UniverseRow {
       return {
