@@ -65,3 +65,25 @@ describe("a route's provider model name", () => {
     }
   });
 });
+
+describe("a route's embeddings", () => {
+  it('config set takes the embeddings keys with their kinds', () => {
+    expect(parseValue('models.mgpt-1-27b.embeddings.model', 'nomic-embed-text')).toEqual({ value: 'nomic-embed-text' });
+    expect(parseValue('models.mgpt-1-27b.embeddings.model', '../keys')).toEqual({ error: expect.stringMatching(/^models\.mgpt-1-27b\.embeddings\.model may hold only/) });
+    expect(parseValue('models.mgpt-1-27b.embeddings.baseUrl', 'http://127.0.0.1:8081/v1/')).toEqual({ value: 'http://127.0.0.1:8081/v1' });
+    expect(parseValue('models.mgpt-1-27b.embeddings.dimensions', '0')).toEqual({ error: 'models.mgpt-1-27b.embeddings.dimensions must be a positive integer' });
+    expect(parseValue('models.mgpt-1-27b.embeddings.gguf', '/models/embed.gguf')).toEqual({ value: '/models/embed.gguf' });
+    expect(parseValue('models.mgpt-1-27b.embeddings.size', '3')).toEqual({ error: expect.stringMatching(/unknown config key/) });
+  });
+
+  it('reach the route from a profile, and from MGPT_PROVIDER_EMBEDDINGS with MGPT_PROVIDER', () => {
+    const file = { profiles: { default: { models: { 'mgpt-1-27b': { baseUrl: 'http://h/v1', embeddings: { model: 'e5', dimensions: 64 } } } } } };
+    expect(resolveSettings(env, {}, file).route('mgpt-1-27b').embeddings).toEqual({ model: 'e5', dimensions: 64 });
+    expect(resolveSettings(env, {}, {}).route('mgpt-1-27b').embeddings).toBeUndefined();
+    const openai = { ...env, MGPT_PROVIDER: 'openai', MGPT_PROVIDER_URL: 'http://h/v1', MGPT_PROVIDER_EMBEDDINGS: 'nomic-embed-text' };
+    expect(resolveSettings(openai, {}, {}).route('mgpt-1-27b').embeddings).toEqual({ model: 'nomic-embed-text' });
+    const llama = { ...env, MGPT_PROVIDER: 'llama', MGPT_PROVIDER_MODEL: '/m.gguf', MGPT_PROVIDER_EMBEDDINGS: '/e.gguf' };
+    expect(resolveSettings(llama, {}, {}).route('mgpt-1-27b').embeddings).toEqual({ gguf: '/e.gguf' });
+    expect(resolveSettings({ ...env, MGPT_PROVIDER: 'openai', MGPT_PROVIDER_URL: 'http://h/v1' }, {}, {}).route('mgpt-1-27b').embeddings).toBeUndefined();
+  });
+});

@@ -47,7 +47,8 @@ export class LlamaEmbeddingModel implements EmbeddingModel {
 /** One text's vector, its tokens cut to the context, after whatever the context is busy with. */
 function one(m: Loaded, text: string): Promise<Float32Array> {
   const run = m.queue.then(async () => {
-    const tokens = m.model.tokenize(text).slice(0, m.contextSize);
+    // Under the context with room for the begin and end tokens node-llama-cpp adds.
+    const tokens = m.model.tokenize(text).slice(0, m.contextSize - 3);
     const e = await m.context.getEmbeddingFor(tokens);
     return Float32Array.from(e.vector);
   });
