@@ -94,6 +94,30 @@ describe('GET /metrics', () => {
     expect(entityPrompts).toBeGreaterThan(prompted);
   });
 
+  it('counts the messages semantic recall embedded, and those the provider failed to embed', async () => {
+    const embedding = makeEngine(dir, { route: () => ({ provider: 'openai', baseUrl: fake.url, model: 'fake-model', maxRetries: 0, embeddings: { model: 'fake-embed' } }) });
+    const listening = await listen(embedding, '127.0.0.1', 0, { metricsEndpoint: true });
+    try {
+      fake.embed = (text) => [text.length, 1];
+      const e = await embedding.entities.create({ model: 'mgpt-1-27b', recall: 'off' }, 'local');
+      for await (const _ of embedding.entities.send(e.id, { content: 'hello there' }, 'local'));
+      await embedding.deps.semantic.drain();
+      let m = await scrape(listening.url);
+      expect(value(m, 'mgpt_embeddings_total', { outcome: 'stored' })).toBe(2);
+      expect(value(m, 'mgpt_embeddings_total', { outcome: 'failed' })).toBe(0);
+      fake.embed = undefined;
+      for await (const _ of embedding.entities.send(e.id, { content: 'and again' }, 'local'));
+      await embedding.deps.semantic.drain();
+      m = await scrape(listening.url);
+      expect(value(m, 'mgpt_embeddings_total', { outcome: 'stored' })).toBe(2);
+      expect(value(m, 'mgpt_embeddings_total', { outcome: 'failed' })).toBe(2);
+    } finally {
+      fake.embed = undefined;
+      await listening.close();
+      await embedding.close();
+    }
+  });
+
   it('is off with metricsEndpoint false (mgpt serve --no-metrics): 404', async () => {
     const quiet = await listen(engine, '127.0.0.1', 0);
     try {
