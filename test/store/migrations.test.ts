@@ -18,7 +18,7 @@ describe('store', () => {
     expect(db.pragma('secure_delete', { simple: true })).toBe(1);
     const tables = (db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`).all() as Array<{ name: string }>).map((r) => r.name);
     expect(tables).toEqual([
-      'accounts', 'api_keys', 'blocks', 'completion_keys', 'entities', 'generation_logs', 'idempotency_keys', 'import_sources', 'ledger', 'memory_blocks', 'memory_history', 'messages',
+      'accounts', 'api_keys', 'blocks', 'completion_keys', 'entities', 'generation_logs', 'idempotency_keys', 'import_sources', 'ledger', 'memory_blocks', 'memory_history', 'message_vectors', 'messages',
       'generation_logs_search', 'generation_logs_search_config', 'generation_logs_search_data', 'generation_logs_search_docsize', 'generation_logs_search_idx',
       'messages_ranked', 'messages_ranked_config', 'messages_ranked_data', 'messages_ranked_docsize', 'messages_ranked_idx', 'messages_search', 'messages_search_config', 'messages_search_data', 'messages_search_docsize', 'messages_search_idx', 'openai_conversations', 'openai_responses', 'prompt_heads', 'rate_state', 'rotations', 'route_calibration', 'stored_prompts', 'turn_leases', 'turn_windows',
       'universe_messages', 'universe_messages_search', 'universe_messages_search_config', 'universe_messages_search_data', 'universe_messages_search_docsize',

@@ -105,7 +105,7 @@ describe.skipIf(!cluster)('PostgresStore', () => {
       expect(rows.map((r) => r.version)).toEqual(PG_MIGRATIONS.map((_, i) => i + 1));
       const tables = await c.query(`SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`);
       expect(tables.rows.map((r) => r.tablename)).toEqual([
-        'accounts', 'api_keys', 'blocks', 'completion_keys', 'entities', 'generation_logs', 'idempotency_keys', 'import_sources', 'ledger', 'memory_blocks', 'memory_history', 'messages',
+        'accounts', 'api_keys', 'blocks', 'completion_keys', 'entities', 'generation_logs', 'idempotency_keys', 'import_sources', 'ledger', 'memory_blocks', 'memory_history', 'message_vectors', 'messages',
         'mgpt_schema_migrations', 'openai_conversations', 'openai_responses', 'prompt_heads', 'rate_state', 'rotations', 'route_calibration', 'stored_prompts', 'turn_leases', 'turn_windows', 'universe_messages', 'universe_requests', 'universes',
       ]);
     } finally {
