@@ -80,7 +80,7 @@ export interface ModelRoute {
   contextSize?: number;
   temperature?: number;
   maxTokens?: number;
-  /** Semantic recall: the model that embeds this route's entities' messages (docs/entities-and-memory.md#embeddings). */
+  /** Semantic recall: the model that embeds this route's entities' messages (docs/entities-and-memory.md#embeddings-semantic-recall). */
   embeddings?: EmbeddingRoute;
 }
 

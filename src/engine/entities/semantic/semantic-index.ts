@@ -15,7 +15,7 @@ export interface SemanticIndexDeps {
 }
 
 /**
- * Semantic recall (docs/entities-and-memory.md#embeddings): the vectors of an entity's messages,
+ * Semantic recall (docs/entities-and-memory.md#embeddings-semantic-recall): the vectors of an entity's messages,
  * from the embedding model its route opted in to, and the ranking of them by a question. A route
  * without embeddings has no index: recall ranks by words alone, as it always did.
  *
