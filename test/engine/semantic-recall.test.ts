@@ -129,6 +129,29 @@ describe('semantic recall', () => {
     }
   });
 
+  it('a turn never waits for its messages\' embedding: the reply is out while the embeddings request is still unanswered', async () => {
+    const engine = makeEngine(dir, { route: () => route({ model: 'fake-embed' }) });
+    let release = () => {};
+    fake.embedHold = new Promise((r) => (release = r));
+    try {
+      const e = await engine.entities.create({ model: 'mgpt-1-27b', recall: 'off' }, 'local');
+      const before = embeddingRequests().length;
+      const turn = await collect(engine.entities.send(e.id, { content: FACT }, 'local'));
+      expect(done(turn).completion.choices[0].message.content).toBe(`reply: ${FACT}`);
+      // The pass asks once the reply is out, and is held; nothing is stored yet.
+      for (let i = 0; i < 500 && embeddingRequests().length === before; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(embeddingRequests().length).toBe(before + 1);
+      expect(await engine.store.vectors.vectors(e.id, 'fake-embed', undefined)).toEqual([]);
+      release();
+      await engine.deps.semantic.drain();
+      expect((await engine.store.vectors.vectors(e.id, 'fake-embed', undefined)).map((v) => v.seq)).toEqual([1, 2]);
+    } finally {
+      release();
+      fake.embedHold = undefined;
+      await engine.close();
+    }
+  });
+
   it('a provider that fails to embed never fails a turn: recall ranks by words, and the failures are counted', async () => {
     const counted = { stored: 0, failed: 0 };
     const events = { ...NO_EVENTS, embeddings: (o: 'stored' | 'failed', n: number) => void (counted[o] += n) };

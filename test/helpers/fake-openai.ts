@@ -76,6 +76,8 @@ export interface FakeOpenAI {
   propsAsked: number;
   /** `POST /v1/embeddings`: each input's vector; unset, a 404 (a server without embeddings); one that throws, a 500. */
   embed?: (input: string) => number[];
+  /** While set, embeddings answers wait for it: what a slow embedding server does to a turn. */
+  embedHold?: Promise<void>;
   close(): Promise<void>;
 }
 
@@ -125,7 +127,10 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
       body = Buffer.concat(chunks).toString('utf8');
     }
     fake.requests.push({ path: req.url ?? '', headers: req.headers, body });
-    if (req.url?.endsWith('/embeddings')) return answerEmbeddings(fake, body, res);
+    if (req.url?.endsWith('/embeddings')) {
+      await fake.embedHold;
+      return answerEmbeddings(fake, body, res);
+    }
     const reply = queue.shift() ?? fake.fallback(body);
     if (Array.isArray(body?.modalities) && body.modalities.includes('image') && !reply.status && !reply.dropConnection) {
       res.writeHead(200, { 'content-type': 'application/json' });
