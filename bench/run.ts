@@ -31,12 +31,13 @@ import { benchImport } from './import.js';
 import { benchImportLoad, idleHealthz } from './import-load.js';
 import { benchMcp } from './mcp.js';
 import { benchImportNaming } from './import-names.js';
+import { benchSemantic } from './semantic.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = join(root, 'bin', 'mgpt');
 const work = mkdtempSync(join(tmpdir(), 'mgpt-bench-'));
 const quick = process.argv.includes('--quick');
-// `--only=turns,window,serve` runs just those sections (startup, turns, window, export, serve, branch, chat, repl, senders, llama, tokens, rotation, rotation-cache, serve-llama, responses, sse-writer, shared, search, limits, memory, console, history, import, mcp).
+// `--only=turns,window,serve` runs just those sections (startup, turns, window, export, serve, branch, chat, repl, senders, llama, tokens, rotation, rotation-cache, serve-llama, responses, sse-writer, shared, search, limits, memory, console, history, import, mcp, semantic).
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
 const section = (name: string) => !only || only.includes(name);
 
@@ -545,6 +546,17 @@ if (section('mcp')) {
   rows.push({ name: 'mcp: largest tool result', value: largest.tokens, unit: 'tokens', note: `${largest.tool} asked for max_tokens ${largest.maxTokens}` });
   const ratio = worst.tokens / worst.maxTokens;
   rows.push({ name: 'mcp: tool result / its max_tokens (worst)', value: ratio, unit: 'x', target: '<= 1', met: ratio <= 1, note: `${worst.tool}: ${worst.tokens} of ${worst.maxTokens}; ${m.results.length} results at max_tokens 100, 1000, 5000, 20000` });
+}
+
+// Semantic recall: a recall of an entity at the transcript cap ranked by words alone, and fused with
+// brute-force cosine over every message's vector (768 floats, a common embedding width).
+if (section('semantic')) {
+  const r = await benchSemantic(work, quick ? 5_000 : 20_000, 768, quick ? 10 : 40);
+  const note = `${r.messages} msgs x ${r.dims} dims, fake embeddings over loopback`;
+  rows.push({ name: `semantic: recall by words @${r.messages} msgs (median)`, value: median(r.wordsMs), unit: 'ms', note: `p95 ${pct(r.wordsMs, 0.95).toFixed(2)} ms` });
+  rows.push({ name: `semantic: recall fused with vectors @${r.messages} msgs (median)`, value: median(r.fusedMs), unit: 'ms', note: `p95 ${pct(r.fusedMs, 0.95).toFixed(2)} ms; ${note}` });
+  rows.push({ name: `semantic: question embedded + vectors read + cosines (median)`, value: median(r.rankMs), unit: 'ms', note });
+  rows.push({ name: 'semantic: database added per message', value: r.bytesPerMessage, unit: 'bytes', note: `${r.dims} float32s are ${r.dims * 4} bytes` });
 }
 
 // 14. Imports (issue 35): a generated ChatGPT export of 10,000 conversations (2 million messages)

@@ -24,6 +24,8 @@ export interface VectorStore {
   put(entityId: string, model: string, vectors: readonly MessageVector[]): Promise<void>;
   /** The entity's vectors from `model`, of its messages before `beforeSeq` (all when undefined), in seq order. */
   vectors(entityId: string, model: string, beforeSeq: number | undefined): Promise<MessageVector[]>;
+  /** How many vectors the entity has from `model`: whether a copy read before is still whole (vectors are only added or replaced). */
+  count(entityId: string, model: string): Promise<number>;
 }
 
 /** A vector as stored: its float32s' bytes (little-endian, as every platform mgpt runs on). */
@@ -31,7 +33,13 @@ export function vectorBytes(v: Float32Array): Buffer {
   return Buffer.from(v.buffer, v.byteOffset, v.byteLength);
 }
 
-/** A stored vector back, copied so its floats are aligned whatever offset the driver's buffer has. */
+/**
+ * A stored vector back: a view of the driver's bytes where they are aligned for float32s, else a
+ * copy (one memcpy; a recall reads every vector of the entity, so nothing per element here).
+ */
 export function bytesVector(b: Uint8Array): Float32Array {
-  return new Float32Array(Uint8Array.from(b).buffer);
+  if (b.byteOffset % 4 === 0) return new Float32Array(b.buffer, b.byteOffset, b.byteLength / 4);
+  const copy = new Uint8Array(b.byteLength);
+  copy.set(b);
+  return new Float32Array(copy.buffer);
 }

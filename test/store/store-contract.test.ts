@@ -642,6 +642,7 @@ describe.each(factories)('store contract: $name', (factory) => {
       expect(seqsOf(await s.vectors.vectors(e.id, 'm1', undefined))).toEqual([2]);
       expect((await s.vectors.vectors(e.id, 'm2', undefined)).map((r) => [...r.vector])).toEqual([[5, 6]]);
       expect(seqsOf(await s.vectors.unembedded(e.id, 'm1', 10))).toEqual([5, 4, 3, 1]);
+      expect([await s.vectors.count(e.id, 'm1'), await s.vectors.count(e.id, 'm2'), await s.vectors.count(other.id, 'm1')]).toEqual([1, 1, 0]);
       // A put for an entity deleted meanwhile writes nothing and fails nothing; the deletion took its vectors.
       expect(await s.entities.delete(a.id, e.id)).toBe(true);
       await s.vectors.put(e.id, 'm1', [{ seq: 1, vector: v(1) }]);

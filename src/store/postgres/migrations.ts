@@ -256,5 +256,8 @@ export const PG_MIGRATIONS: readonly string[] = [
     vector    BYTEA NOT NULL,
     PRIMARY KEY (entity_id, seq)
   );
+  -- Whether a copy held in memory is whole is a count by entity and model: from this index alone,
+  -- not from rows that carry their vectors.
+  CREATE INDEX message_vectors_by_model ON message_vectors (entity_id, model);
   `,
 ];

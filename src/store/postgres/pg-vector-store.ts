@@ -37,4 +37,9 @@ export class PgVectorStore implements VectorStore {
     );
     return rows.map((r) => ({ seq: r.seq, vector: bytesVector(r.vector) }));
   }
+
+  async count(entityId: string, model: string): Promise<number> {
+    const { rows } = await this.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM message_vectors WHERE entity_id = $1 AND model = $2`, [entityId, model]);
+    return rows[0].n;
+  }
 }

@@ -341,5 +341,8 @@ export const MIGRATIONS: readonly string[] = [
     vector    BLOB NOT NULL,
     PRIMARY KEY (entity_id, seq)
   ) WITHOUT ROWID;
+  -- Whether a copy held in memory is whole is a count by entity and model: from this index alone,
+  -- not from rows that carry their vectors.
+  CREATE INDEX message_vectors_by_model ON message_vectors (entity_id, model);
   `,
 ];

@@ -107,6 +107,7 @@ export class SqliteStore implements Store {
       unembedded: async (entityId, model, limit) => repos.vectors.unembedded(entityId, model, limit),
       put: async (entityId, model, vectors) => repos.transaction(() => repos.vectors.put(entityId, model, vectors)),
       vectors: async (entityId, model, beforeSeq) => repos.vectors.vectors(entityId, model, beforeSeq),
+      count: async (entityId, model) => repos.vectors.count(entityId, model),
     }, ['put']);
   }
 

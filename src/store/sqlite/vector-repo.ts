@@ -36,4 +36,8 @@ export class VectorRepo {
     ).all(entityId, model, beforeSeq ?? Number.MAX_SAFE_INTEGER) as Array<{ seq: number; vector: Buffer }>;
     return rows.map((r) => ({ seq: r.seq, vector: bytesVector(r.vector) }));
   }
+
+  count(entityId: string, model: string): number {
+    return (this.s(`SELECT count(*) AS n FROM message_vectors WHERE entity_id = ? AND model = ?`).get(entityId, model) as { n: number }).n;
+  }
 }

@@ -5,6 +5,7 @@ import type { EntityRow, Store, UnembeddedMessage } from '../../../store/types.j
 import type { EngineEvents } from '../../events.js';
 import type { RankedSeq } from '../recall-rank.js';
 import { checkEmbeddingRoute } from './embedding-route.js';
+import { VectorCache } from './vector-cache.js';
 import { rankByVector } from './vector-rank.js';
 
 /** What the index uses: the store, the routes, and who hears how embedding went. */
@@ -28,8 +29,11 @@ export class SemanticIndex {
   private readonly models = new Map<string, Promise<EmbeddingModel | undefined>>();
   /** Per entity: the pass running now, and whether another is due when it ends. */
   private readonly passes = new Map<string, { done: Promise<void>; again: boolean }>();
+  private readonly held: VectorCache;
 
-  constructor(private readonly deps: SemanticIndexDeps) {}
+  constructor(private readonly deps: SemanticIndexDeps) {
+    this.held = new VectorCache(deps.store.vectors);
+  }
 
   /** The embedding model of a platform id's route, or undefined; a malformed `embeddings` setting is a ConfigError. */
   model(platformId: string): Promise<EmbeddingModel | undefined> {
@@ -60,7 +64,7 @@ export class SemanticIndex {
       this.deps.events.embeddings('failed', 1);
       return undefined;
     }
-    return rankByVector(query, await this.deps.store.vectors.vectors(entity.id, model.name, beforeSeq), limit);
+    return rankByVector(query, await this.held.vectors(entity.id, model.name), limit, beforeSeq);
   }
 
   /** Embeds the entity's messages that have no vector yet, in the background; one pass per entity at a time. */
@@ -104,7 +108,9 @@ export class SemanticIndex {
       const batch = todo.slice(at, at + BATCH);
       try {
         const vectors = await model.embed(batch.map((m) => embeddable(m.content)));
-        await this.deps.store.vectors.put(entity.id, model.name, batch.map((m, i) => ({ seq: m.seq, vector: vectors[i] })));
+        const rows = batch.map((m, i) => ({ seq: m.seq, vector: vectors[i] }));
+        await this.deps.store.vectors.put(entity.id, model.name, rows);
+        this.held.added(entity.id, model.name, rows);
         this.deps.events.embeddings('stored', batch.length);
       } catch {
         this.deps.events.embeddings('failed', batch.length);
