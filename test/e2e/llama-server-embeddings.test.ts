@@ -5,7 +5,9 @@ import type { Engine } from '../../src/engine/engine.js';
 import { NO_EVENTS } from '../../src/engine/events.js';
 import { openEngine } from '../../src/engine/open-engine.js';
 import { OpenAIEmbeddingModel } from '../../src/providers/openai/openai-embeddings.js';
+import { cliEnv, mgptBinary } from '../helpers/cli.js';
 import { collect } from '../helpers/engine.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { STORY_PROMPTS } from '../helpers/gguf.js';
 import { type LlamaServer, llamaServerParts, startLlamaServer } from '../helpers/llama-server.js';
 import { startPostgres } from '../helpers/postgres.js';
@@ -90,6 +92,21 @@ describe.skipIf(!parts)('semantic recall against the real llama-server', () => {
       const found = await engine.entities.recall(e.id, { q: 'Lily park' }, 'local');
       expect(found.messages.map((m) => m.seq)).toContain(1);
     });
+  });
+
+  it('a one-shot mgpt send (the real binary) stores its messages\' vectors before it exits, with MGPT_PROVIDER_EMBEDDINGS', async () => {
+    const env = cliEnv(`${dir}/cli`, { MGPT_PROVIDER: 'openai', MGPT_PROVIDER_URL: embedding.url, MGPT_PROVIDER_EMBEDDINGS: 'stories-embed' });
+    expect((await mgptBinary(['entities', 'create', '--name', 'lily'], env)).code).toBe(0);
+    const sent = await mgptBinary(['send', 'lily', STORY_PROMPTS[0]], env);
+    // (The server's -n 12 cuts the reply, which send warns about; nothing about embeddings.)
+    expect([sent.code, sent.stderr]).toEqual([0, expect.not.stringMatching(/embed/i)]);
+    const store = SqliteStore.open(env.MGPT_DB);
+    try {
+      const id = (store.db.prepare(`SELECT id FROM entities WHERE name = 'lily'`).get() as { id: string }).id;
+      expect((await store.vectors.vectors(id, 'stories-embed', undefined)).map((v) => v.seq)).toEqual([1, 2]);
+    } finally {
+      await store.close();
+    }
   });
 
   it('a route whose server has no embeddings answers every turn as before, counts the failures and stores no vector', async () => {
