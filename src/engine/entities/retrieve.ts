@@ -65,12 +65,19 @@ export async function retrieve(deps: RetrieveDeps, entity: EntityRow, query: str
   const hits = await rankAll(deps, entity, query, opts);
   if (!hits.length) return NOTHING_RETRIEVED;
   const order = byPriority(hits).filter((s) => s >= 1 && (opts.beforeSeq === undefined || s < opts.beforeSeq) && !opts.inView?.has(s));
-  const lines = new Lines(await loadTokenEstimator(), opts.budgetTokens, new Set(hits.map((h) => h.seq)));
+  const hitSeqs = new Set(hits.map((h) => h.seq));
+  const lines = new Lines(await loadTokenEstimator(), opts.budgetTokens, hitSeqs);
   const meanLine = meanTokens(entity) + LINE_HEAD_TOKENS;
   const perRead = Math.ceil(opts.budgetTokens / meanLine) + READ_SLACK;
   // Read in priority order, a budget's worth of rows at a time (usually one read), until less than a line's room is left.
-  for (let at = 0; at < order.length && lines.left() >= Math.min(meanLine, MIN_TRUNCATED * 2); at += perRead) {
-    const seqs = order.slice(at, at + perRead);
+  let rest = order;
+  while (rest.length && lines.left() >= Math.min(meanLine, MIN_TRUNCATED * 2)) {
+    // Under a line's room a neighbour rarely fits while a hit is cut to it: reading every neighbour
+    // to find that out took most of a turn's recall when earlier turns' recall held the hits in view.
+    if (lines.left() < meanLine) rest = rest.filter((s) => hitSeqs.has(s));
+    const seqs = rest.slice(0, perRead);
+    if (!seqs.length) break;
+    rest = rest.slice(perRead);
     const rows = new Map((await deps.store.entities.messagesAt(entity.id, seqs)).map((r) => [r.seq, r]));
     for (const seq of seqs) if (lines.left() >= MIN_TRUNCATED) lines.take(rows.get(seq));
   }
