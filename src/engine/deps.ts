@@ -5,7 +5,7 @@ import type { RouteCalibration } from './generation/calibration.js';
 import type { EngineEvents } from './events.js';
 import type { ChatModel } from '../providers/spec.js';
 import type { PromptStore } from './universes/prompts.js';
-import type { Store, UniverseMessageRow } from '../store/types.js';
+import type { Store, TermMatch, UniverseMessageRow } from '../store/types.js';
 import type { VersionedCache } from './versioned-cache.js';
 import type { WindowState } from './entities/window/window-state.js';
 import type { SemanticIndex } from './entities/semantic/semantic-index.js';
@@ -33,6 +33,8 @@ export interface EngineDeps {
   store: Store;
   windows: VersionedCache<WindowState>;
   universeCache: VersionedCache<UniverseMessageRow[]>;
+  /** Recall's matches of a term before a window's first live message (retrieve.ts), by entity. */
+  termMatches: VersionedCache<TermMatch[] | null>;
   limits: EngineLimits;
   prices: Readonly<Record<string, ModelPrice>>;
   /** The model a platform id or alias routes to; `modelOverride` replaces the provider model. */

@@ -76,6 +76,12 @@ export interface EngineOptions {
   version?: string;
 }
 
+/**
+ * Terms whose matches a process keeps for recall: a few questions' worth for each of the entities
+ * it serves at once (each entry at most TERM_MATCHES_MAX rows of two numbers).
+ */
+const TERM_CACHE_ENTRIES = 1024;
+
 /** The embedded engine: the services over one store it is given (it never opens one itself). */
 export class Engine {
   readonly store: Store;
@@ -113,6 +119,7 @@ export class Engine {
       store: this.store,
       windows: new VersionedCache(),
       universeCache: new VersionedCache(),
+      termMatches: new VersionedCache(TERM_CACHE_ENTRIES),
       limits,
       prices: { ...DEFAULT_PRICES, ...opts.prices },
       chatModel: (id, modelOverride) => {

@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadTokenEstimator } from '../../src/core/text/tokens.js';
 import { retrieve } from '../../src/engine/entities/retrieve.js';
+import { VersionedCache } from '../../src/engine/versioned-cache.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { EntityRow } from '../../src/store/types.js';
 import { makeEngine } from '../helpers/engine.js';
@@ -72,5 +73,29 @@ describe('retrieve', () => {
     const e = await entityWith([filler(0), filler(1), filler(2)]);
     expect(await retrieve(deps, e, 'what do you think?', { budgetTokens: 500 })).toEqual({ text: '', tokens: 0, messages: [] });
     expect(await retrieve(deps, e, 'astronomy telescopes', { budgetTokens: 500 })).toEqual({ text: '', tokens: 0, messages: [] });
+  });
+
+  it('keeps a term\'s matches before a window for the next turns, only when asked, and not for another transcript under the same id', async () => {
+    const e = await entityWith(['the heron nested by the mill', filler(1), filler(2), filler(3), 'the heron came back', filler(5)]);
+    const asked: string[][][] = [];
+    const store = { ...engine.store, entities: Object.assign(Object.create(engine.store.entities), {
+      termMatches: (q: Parameters<typeof engine.store.entities.termMatches>[0]) => (asked.push(q.terms), engine.store.entities.termMatches(q)),
+    }) };
+    const kept = { store, termMatches: new VersionedCache<never>(16) } as unknown as Parameters<typeof retrieve>[0];
+    const first = await retrieve(kept, e, 'where did the heron nest?', { beforeSeq: 6, budgetTokens: 200, keep: true });
+    expect(seqs(first)).toContain(1);
+    expect(asked.length).toBe(1);
+    // The same words before the same seq: read from what was kept, with the same result.
+    expect(await retrieve(kept, e, 'where did the heron nest?', { beforeSeq: 6, budgetTokens: 200, keep: true })).toEqual(first);
+    expect(asked.length).toBe(1);
+    // A new word is read, the kept ones are not.
+    await retrieve(kept, e, 'where did the heron nest by the mill?', { beforeSeq: 6, budgetTokens: 200, keep: true });
+    expect(asked[1]!.flat()).toContain('mill');
+    expect(asked[1]!.flat()).not.toContain('heron');
+    // Another window start, a call that does not ask to keep, and another transcript under the id read again.
+    await retrieve(kept, e, 'where did the heron nest?', { beforeSeq: 5, budgetTokens: 200, keep: true });
+    await retrieve(kept, e, 'where did the heron nest?', { beforeSeq: 6, budgetTokens: 200 });
+    await retrieve(kept, { ...e, createdAt: '2030-01-01T00:00:00.000Z' }, 'where did the heron nest?', { beforeSeq: 6, budgetTokens: 200, keep: true });
+    expect(asked.length).toBe(5);
   });
 });

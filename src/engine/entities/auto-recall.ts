@@ -25,7 +25,7 @@ export async function autoRecall(turn: WindowTurn, prepared: PreparedWindow): Pr
   const budgetTokens = await recallBudget(turn, prepared);
   if (budgetTokens < MIN_RECALL_TOKENS) return undefined;
   const previous = lastUserMessage(head.blocks);
-  const found = await retrieve(deps, entity, turn.content, { beforeSeq, budgetTokens, context: previous?.content, inView: head.inView() });
+  const found = await retrieve(deps, entity, turn.content, { beforeSeq, budgetTokens, context: previous?.content, inView: head.inView(), keep: !turn.create });
   if (!found.messages.length) return undefined;
   prepared.recall = inViewRecall(found);
   prepared.estimate += prepared.recall.tokens;

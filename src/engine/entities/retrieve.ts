@@ -1,13 +1,13 @@
 import { questionWords, refersBack } from '../../core/text/recall-query.js';
 import { type TokenEstimator, loadTokenEstimator } from '../../core/text/tokens.js';
 import { loadLexicon, queryTerms } from '../../core/text/word-forms.js';
-import type { EntityRow, MessageRow } from '../../store/types.js';
+import type { EntityRow, MessageRow, TermMatch } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';
 import { type EntityStats, type RankedSeq, rankMatches } from './recall-rank.js';
 import { fuseRankings } from './semantic/vector-rank.js';
 
-/** What retrieval reads: the store, and the vectors where the entity's route has embeddings. */
-type RetrieveDeps = Pick<EngineDeps, 'store'> & Partial<Pick<EngineDeps, 'semantic'>>;
+/** What retrieval reads: the store (and the matches it keeps, for `keep`), and the vectors where the entity's route has embeddings. */
+type RetrieveDeps = Pick<EngineDeps, 'store'> & Partial<Pick<EngineDeps, 'termMatches' | 'semantic'>>;
 
 /**
  * The one ranked retriever over an entity's transcript: automatic recall and the recall tool ask
@@ -46,6 +46,8 @@ export interface RetrieveOptions {
   context?: string;
   /** Seqs already in front of the model (recalled by an earlier turn still in view): never returned again. */
   inView?: ReadonlySet<number>;
+  /** Keep the terms' matches before `beforeSeq` for the next turns (only for an entity the store holds, not one a turn is creating). */
+  keep?: boolean;
 }
 
 /** A question with fewer content words than this takes the previous exchange's words too. */
@@ -93,7 +95,7 @@ export async function retrieve(deps: RetrieveDeps, entity: EntityRow, query: str
 async function rankAll(deps: RetrieveDeps, entity: EntityRow, query: string, opts: RetrieveOptions): Promise<RankedSeq[]> {
   const words = queryWords(query, opts.context);
   const [byWords, byMeaning] = await Promise.all([
-    words.length ? rank(deps, entity, words, opts.beforeSeq) : [],
+    words.length ? rank(deps, entity, words, opts.keep ? opts.beforeSeq : undefined, opts.beforeSeq) : [],
     deps.semantic?.rank(entity, query, opts.beforeSeq, VECTOR_HITS),
   ]);
   return byMeaning?.length ? fuseRankings([byWords, byMeaning]) : byWords;
@@ -106,10 +108,29 @@ async function rankAll(deps: RetrieveDeps, entity: EntityRow, query: string, opt
 const VECTOR_HITS = 5;
 
 /** The entity's messages the words' terms match, most relevant first. */
-async function rank(deps: RetrieveDeps, entity: EntityRow, words: string[], beforeSeq: number | undefined): Promise<RankedSeq[]> {
-  const terms = queryTerms(await loadLexicon(), words);
-  const matches = await deps.store.entities.termMatches({ entityId: entity.id, terms: terms.map((t) => t.forms), beforeSeq, cap: TERM_MATCHES_MAX });
+async function rank(deps: RetrieveDeps, entity: EntityRow, words: string[], keepBefore: number | undefined, beforeSeq: number | undefined): Promise<RankedSeq[]> {
+  const terms = queryTerms(await loadLexicon(), words).map((t) => t.forms);
+  const matches = keepBefore !== undefined && deps.termMatches
+    ? await keptMatches(deps.store, deps.termMatches, entity, terms, keepBefore)
+    : await deps.store.entities.termMatches({ entityId: entity.id, terms, beforeSeq, cap: TERM_MATCHES_MAX });
   return rankMatches(matches, statsOf(entity, beforeSeq));
+}
+
+/**
+ * Each term's matches before `beforeSeq`, the ones read before kept: a transcript only grows at
+ * its end, so what matches before a window's first live message never changes while the window
+ * starts there, and the next turns' questions, on the same topic, ask for the same words (most of
+ * what recall added to a turn at 20,000 messages was these reads). Kept by the entity's creation
+ * time too: an id that was deleted and imported again is another transcript.
+ */
+async function keptMatches(store: EngineDeps['store'], cache: EngineDeps['termMatches'], entity: EntityRow, terms: string[][], beforeSeq: number): Promise<Array<TermMatch[] | null>> {
+  const keyOf = (forms: string[]) => `${entity.id} ${beforeSeq} ${forms.join('|')}`;
+  const kept = terms.map((forms) => cache.get(keyOf(forms), entity.createdAt));
+  const missing = terms.filter((_, i) => !kept[i]);
+  const read = missing.length ? await store.entities.termMatches({ entityId: entity.id, terms: missing, beforeSeq, cap: TERM_MATCHES_MAX }) : [];
+  missing.forEach((forms, i) => cache.set(keyOf(forms), entity.createdAt, read[i]!));
+  let next = 0;
+  return terms.map((_, i) => (kept[i] ? kept[i]!.value : read[next++]!));
 }
 
 function meanTokens(entity: EntityRow): number {

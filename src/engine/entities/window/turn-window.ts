@@ -28,6 +28,8 @@ export interface WindowTurn {
   recalled?: Retrieved;
   /** The entity's pinned memory: one message right after the instructions, fitted like them. */
   memory?: PinnedMemory;
+  /** Set when the turn creates its entity (a branch): the store holds none of its transcript yet. */
+  create?: object;
 }
 
 /**
