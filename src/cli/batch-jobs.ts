@@ -1,6 +1,7 @@
 import type { Hash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { BadRequestError } from '../core/errors.js';
+import { parseWrittenAt } from '../core/wire/written-at.js';
 
 // node:crypto is required on first use: a static import would load it for every command (~2 ms).
 const requireBuiltin = createRequire(import.meta.url);
@@ -17,6 +18,8 @@ export interface BatchJob {
   input: string;
   /** Universe jobs: the model alias. */
   model?: string;
+  /** Entity jobs: when the message was written (ISO 8601, as the line gave it; the engine checks it). */
+  at?: string;
 }
 
 export type BatchResult = { id: string; ms: number; entity?: string; universe?: string } & (
@@ -25,7 +28,7 @@ export type BatchResult = { id: string; ms: number; entity?: string; universe?: 
 );
 
 const JOB_ID = /^[A-Za-z0-9._:-]{1,100}$/;
-const FIELDS = new Set(['id', 'entity', 'universe', 'newEntity', 'input', 'model']);
+const FIELDS = new Set(['id', 'entity', 'universe', 'newEntity', 'input', 'model', 'at']);
 
 /**
  * Parses and checks a whole JSONL batch before anything runs: a bad line stops the batch with
@@ -70,6 +73,8 @@ export function parseJobs(text: string): BatchJob[] {
     }
     if (typeof o.input !== 'string' || !o.input.trim()) return bad('input must be a non-empty string');
     if (o.model !== undefined && (typeof o.model !== 'string' || o.universe === undefined)) return bad('model is a universe job\'s model alias');
+    const at = atProblem(o);
+    if (at) return bad(at);
     jobs.push({
       id: o.id,
       line,
@@ -78,6 +83,7 @@ export function parseJobs(text: string): BatchJob[] {
       ...(o.universe !== undefined ? { universe: o.universe as string } : {}),
       ...(o.newEntity !== undefined ? { newEntity: o.newEntity as BatchJob['newEntity'] } : {}),
       ...(o.model !== undefined ? { model: o.model as string } : {}),
+      ...(o.at !== undefined ? { at: o.at as string } : {}),
     });
   });
   if (problems.length) {
@@ -86,6 +92,18 @@ export function parseJobs(text: string): BatchJob[] {
   }
   if (!jobs.length) throw new BadRequestError('the batch has no jobs');
   return jobs;
+}
+
+/** What is wrong with a line's `at` (an entity job's date; its form is checked before anything runs, the rest by the engine). */
+function atProblem(o: Record<string, unknown>): string | undefined {
+  if (o.at === undefined) return undefined;
+  if (o.universe !== undefined) return "at dates an entity job's message; a universe job cannot take it";
+  try {
+    parseWrittenAt(o.at);
+    return undefined;
+  } catch (err) {
+    return `${(err as Error).message} (e.g. 2024-05-07T10:00:00Z)`;
+  }
 }
 
 /**
@@ -104,7 +122,8 @@ export function jobKey(batch: string, job: BatchJob): string {
 
 /** What a job asks: its target, input and model. A re-run whose job asks something else must not get the old reply. */
 export function jobFingerprint(job: BatchJob): string {
-  const asked = { entity: job.entity, universe: job.universe, newEntity: job.newEntity, input: job.input, model: job.model };
+  // A date joins what a job asks only when given, so the jobs of runs from before it keep their fingerprints.
+  const asked = { entity: job.entity, universe: job.universe, newEntity: job.newEntity, input: job.input, model: job.model, ...(job.at !== undefined ? { at: job.at } : {}) };
   return sha256().update(JSON.stringify(asked)).digest('hex');
 }
 

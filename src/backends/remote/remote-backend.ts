@@ -197,7 +197,7 @@ export class RemoteBackend implements Backend {
     const key = input.idempotencyKey ?? `mgpt-${randomUUID()}`;
     const res = await this.http
       .send('POST', this.ent(`/entities/${encodeURIComponent(id)}/messages`), {
-        json: { content: input.content, stream: true, ...input.sampling, ...(input.memoryTool !== undefined ? { memory_tool: input.memoryTool } : {}) },
+        json: { content: input.content, stream: true, ...input.sampling, ...(input.memoryTool !== undefined ? { memory_tool: input.memoryTool } : {}), ...(input.at !== undefined ? { at: input.at } : {}) },
         headers: { 'idempotency-key': key, accept: 'text/event-stream' },
         signal: input.signal,
       })

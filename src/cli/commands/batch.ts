@@ -26,7 +26,7 @@ export function registerBatch(program: Command, ctx: CliContext): void {
   examples(
     program
       .command('batch')
-      .description('run a JSONL file of jobs ({id, entity|universe|newEntity, input}); a re-run resumes without duplicates')
+      .description('run a JSONL file of jobs ({id, entity|universe|newEntity, input, at?}); a re-run resumes without duplicates')
       .argument('<file>', 'the jobs, one JSON object a line; - reads stdin')
       .option('-c, --concurrency <n>', 'jobs at once (jobs of one entity or universe still run in file order)', '4')
       .option('-o, --output <file>', 'write the results as JSONL here instead of stdout')
@@ -36,6 +36,7 @@ export function registerBatch(program: Command, ctx: CliContext): void {
       'mgpt batch jobs.jsonl --concurrency 16 > results.jsonl',
       `echo '{"id":"q1","entity":"ada","input":"Summarize our week."}' | mgpt batch -`,
       `echo '{"id":"n1","newEntity":{"name":"bob"},"input":"Hello!"}' | mgpt batch -`,
+      `echo '{"id":"d1","entity":"ada","input":"Jon mentored me today.","at":"2024-05-07T10:00:00Z"}' | mgpt batch -`,
       "jq -c 'select(.ok == false)' results.jsonl",
       'mgpt batch jobs.jsonl --fresh     # after editing some inputs: send the edited jobs again',
     ],
@@ -295,7 +296,7 @@ async function entityJob(backend: Backend, job: BatchJob, entity: string, key: s
   // the lease TTL; the idempotency key makes the retry safe.
   for (let wait = 250; ; wait = Math.min(wait * 2, 2000)) {
     try {
-      for await (const ev of backend.sendMessage(entity, { content: job.input, idempotencyKey: key, signal, buffered: true })) {
+      for await (const ev of backend.sendMessage(entity, { content: job.input, idempotencyKey: key, signal, buffered: true, ...(job.at !== undefined ? { at: job.at } : {}) })) {
         if (ev.type !== 'done') continue;
         completion = ev.completion;
         replayed = ev.replayed;

@@ -17,6 +17,7 @@ export interface SendOptions extends SamplingFlags {
   idempotencyKey?: string;
   json?: boolean;
   memoryTool?: boolean;
+  at?: string;
 }
 
 export function registerSend(program: Command, ctx: CliContext): void {
@@ -32,6 +33,7 @@ export function registerSend(program: Command, ctx: CliContext): void {
       .option('--idempotency-key <key>', 'a retry with the same key returns the same reply and appends nothing')
       .option('--memory-tool', "this turn offers the model remember({label, text}), which sets a pinned memory block (see mgpt memory); default: the entity's setting (entities update --memory-tool)")
       .option('--no-memory-tool', "this turn does not offer remember, whatever the entity's setting")
+      .option('--at <time>', 'when the message was written (ISO 8601: 2024-05-07T10:00:00Z, an offset, or a date); it and its reply are stored with that date, which recalled lines show')
       .option('--json', 'print the chat.completion object (implies --no-stream)'),
     ),
     [
@@ -42,6 +44,7 @@ export function registerSend(program: Command, ctx: CliContext): void {
       'mgpt send ada --temperature 0.2 --max-tokens 200 "Summarise our plan"',
       'mgpt send ada --memory-tool "Remember that I moved to Porto"',
       "mgpt send ada hi --json | jq -r '.choices[0].message.content'",
+      'mgpt send ada --at 2024-05-07T10:00:00Z "Jon mentored me on my first talk today"',
     ],
   ).action((ref: string, text: string | undefined, o: SendOptions) => runSend(ctx, ref, text, o));
 }
@@ -58,7 +61,7 @@ export async function sendAndPrint(
   ctx: CliContext,
   entity: { id: string; model: string; name?: string },
   content: string,
-  o: { stream: boolean; json?: boolean; idempotencyKey?: string; sampling?: Record<string, unknown>; memoryTool?: boolean },
+  o: { stream: boolean; json?: boolean; idempotencyKey?: string; sampling?: Record<string, unknown>; memoryTool?: boolean; at?: string },
 ): Promise<void> {
   const backend = await ctx.backend();
   if (backend.kind === 'local' && ctx.settings().usesDefaultEcho(ENTITY_MODEL)) {
@@ -89,12 +92,12 @@ async function streamTurn(
   backend: Backend,
   entityId: string,
   content: string,
-  o: { idempotencyKey?: string; streaming: boolean; sampling?: Record<string, unknown>; memoryTool?: boolean },
+  o: { idempotencyKey?: string; streaming: boolean; sampling?: Record<string, unknown>; memoryTool?: boolean; at?: string },
 ): Promise<{ completion?: EntityCompletion; printed: string }> {
   let completion: EntityCompletion | undefined;
   let printed = '';
   try {
-    for await (const ev of backend.sendMessage(entityId, { content, idempotencyKey: o.idempotencyKey, signal: ctx.signal, sampling: o.sampling, buffered: !o.streaming, ...(o.memoryTool !== undefined ? { memoryTool: o.memoryTool } : {}) })) {
+    for await (const ev of backend.sendMessage(entityId, { content, idempotencyKey: o.idempotencyKey, signal: ctx.signal, sampling: o.sampling, buffered: !o.streaming, ...(o.memoryTool !== undefined ? { memoryTool: o.memoryTool } : {}), ...(o.at !== undefined ? { at: o.at } : {}) })) {
       if (ev.type === 'delta' && o.streaming) {
         // A model's text, not the terminal's: no escape sequence of it reaches the screen.
         const text = sanitizeForTerminal(ev.text);

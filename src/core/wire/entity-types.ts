@@ -242,6 +242,8 @@ export interface SendInput {
   buffered?: boolean;
   /** Offer the model `remember`, which sets a pinned memory block (the wire's `memory_tool`), for this turn; absent: the entity's own setting. */
   memoryTool?: boolean;
+  /** When the message was written (ISO 8601; the wire's `at`): it and its reply are stored with this date instead of now. Checked by the engine. */
+  at?: string;
 }
 
 export interface ListMessagesInput {

@@ -44,6 +44,7 @@ import { windowAt } from './window/at-turn.js';
 import { listRotations } from './rotations.js';
 import { checkRotateInput, steerRotation } from './steer.js';
 import { appendExchange, recallFor } from './exchange.js';
+import { writtenAtOf } from './written-at.js';
 import type { ExchangeResult, RecallInput, RecallResult } from '../../core/wire/exchange.js';
 
 export const DEFAULT_ACCOUNT = 'local';
@@ -295,7 +296,8 @@ export class EntityService {
     if (input.memoryTool !== undefined && typeof input.memoryTool !== 'boolean') throw new BadRequestError('memory_tool must be a boolean');
     // Absent: the entity's own setting (remember.ts); either way, this turn only.
     if (input.memoryTool !== undefined) extras = { ...extras, memoryTool: input.memoryTool };
-    return runTurn(this.deps, ref, { content, key, contentSha256: sha256(content), signal: input.signal, extras });
+    const writtenAt = input.at === undefined ? undefined : writtenAtOf(input.at, this.deps.clock);
+    return runTurn(this.deps, ref, { content, key, contentSha256: sha256(content), signal: input.signal, extras, writtenAt });
   }
 
   /** One exchange recorded without a model call, under the lease (exchange.ts). */

@@ -83,7 +83,8 @@ function turnWrite(turn: TurnState, prepared: PreparedWindow, s: SettledTurn, in
   const { clock } = deps;
   const { messageTokens, replyTokens } = s;
   const userSeq = s.userBlock.coversFrom;
-  const userAt = clock.iso();
+  // A dated message and its reply are one exchange of that time (written-at.ts); else both are now.
+  const userAt = input.writtenAt ?? clock.iso();
   const folds = prepared.plan && prepared.summary ? prepared.plan.take : 0;
   const reply = s.replyBlock.content;
   return {
@@ -91,7 +92,7 @@ function turnWrite(turn: TurnState, prepared: PreparedWindow, s: SettledTurn, in
     create: turn.create && unfolded(turn.create, folds),
     messages: [
       { seq: userSeq, role: 'user', content: turn.content, tokens: messageTokens, createdAt: userAt },
-      { seq: userSeq + 1, role: 'assistant', content: reply, tokens: replyTokens, createdAt: clock.iso() },
+      { seq: userSeq + 1, role: 'assistant', content: reply, tokens: replyTokens, createdAt: input.writtenAt ?? clock.iso() },
     ],
     deleteBlockIds: turn.create ? [] : turn.window.blocks.slice(0, folds).map((b) => b.id),
     insertBlocks: [...(prepared.summary ? [prepared.summary] : []), s.userBlock, s.replyBlock],

@@ -13,6 +13,8 @@ export interface TurnInput {
   contentSha256: string;
   signal?: AbortSignal;
   extras?: TurnExtras;
+  /** The date the caller gave the message (checked, UTC); its reply takes it too. Unset: now. */
+  writtenAt?: string;
 }
 
 /**

@@ -31,6 +31,7 @@ import {
 import { MessageCount } from './window/turn-window.js';
 import { WindowState } from './window/window-state.js';
 import { loadWindow } from './window/load-window.js';
+import { checkWrittenOrder } from './written-at.js';
 
 export type { EntityRef, TurnExtras } from './turn-state.js';
 
@@ -67,6 +68,7 @@ async function* leasedTurn(
     const stored = await replayable(deps, now.entity.id, input);
     if (stored) return yield* replay(stored);
     const ownerUserId = await checkBudget(deps, now.entity, count);
+    await checkWrittenOrder(deps, now.entity, input.writtenAt);
     const turn = await openTurn(deps, { ...now, ownerUserId }, count, signal, input.extras);
     turn.extras.sampling = await reserveReply(turn.extras.allowance, count.bound, turn.extras.sampling);
     const { prepared, reply } = yield* rotateAndGenerate(turn);

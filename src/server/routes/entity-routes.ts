@@ -111,8 +111,8 @@ function searchQuery(req: { query(name: string): string | undefined; queries(nam
 
 /** POST /v1/entities/{id}/messages: one turn, streamed (SSE) or buffered (`stream: false`). */
 async function sendMessage(engine: Engine, c: Context<Env>, b: unknown): Promise<Response> {
-  checkFields(b, ['content', 'stream', 'idempotency_key', 'memory_tool', ...SAMPLING_FIELDS]);
-  const m = b as { content?: unknown; stream?: unknown; idempotency_key?: unknown; memory_tool?: unknown };
+  checkFields(b, ['content', 'stream', 'idempotency_key', 'memory_tool', 'at', ...SAMPLING_FIELDS]);
+  const m = b as { content?: unknown; stream?: unknown; idempotency_key?: unknown; memory_tool?: unknown; at?: unknown };
   if (m.stream !== undefined && typeof m.stream !== 'boolean') throw new BadRequestError('stream must be a boolean');
   const key = header(c, 'idempotency-key') ?? (m.idempotency_key as string | undefined);
   const id = c.req.param('id') ?? '';
@@ -121,6 +121,8 @@ async function sendMessage(engine: Engine, c: Context<Env>, b: unknown): Promise
     {
       content: m.content as string, idempotencyKey: key, signal: c.get('signal'), sampling: samplingFieldsOf(b as Record<string, unknown>), buffered: m.stream === false,
       memoryTool: m.memory_tool as boolean | undefined,
+      // Checked by the engine, as a local send's is.
+      at: m.at as string | undefined,
       extras: { allowance: c.get('allowance'), keyId: c.get('principal').keyId },
     },
     c.get('principal').accountId,
