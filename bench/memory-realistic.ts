@@ -5,6 +5,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadTokenEstimator } from '../src/core/text/tokens.js';
+import { retrieve } from '../src/engine/entities/retrieve.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../test/helpers/fake-openai.js';
 import { type Dialogue, type PlacedFact, buildDialogue, noiseMessages } from './memory-dialogue.js';
 import { Bm25Floor, type FloorMessage } from './memory-floor.js';
@@ -25,6 +26,8 @@ export interface RealisticBench {
   noiseMessages: number;
   runs: MemoryRun[];
   floors: FloorRun[];
+  /** mgpt's retriever alone at each budget, over the same messages before the window as the floor (no per-turn share). */
+  retriever: FloorRun[];
 }
 
 export const WINDOW_REALISTIC = 2000;
@@ -42,7 +45,8 @@ export async function benchRealistic(work: string): Promise<RealisticBench> {
     const runs = [await ask(work, fake, questions, loaded, { windowBudget: WINDOW, mode: 'off' })];
     for (const recallTokens of BUDGETS) runs.push(await ask(work, fake, questions, loaded, { windowBudget: WINDOW, mode: 'auto', recallTokens }));
     const floors = await floorRuns(dialogue, questions, loaded, runs[0]!);
-    return { messages: dialogue.messages.length, sessions: new Set(dialogue.messages.map((m) => m.at.toISOString().slice(0, 10))).size, questions: questions.length, noiseMessages: NOISE_ENTITIES * NOISE_EACH, runs: withRecalledTokens(runs), floors };
+    const retriever = await retrieverRuns(questions, loaded, runs[0]!);
+    return { messages: dialogue.messages.length, sessions: new Set(dialogue.messages.map((m) => m.at.toISOString().slice(0, 10))).size, questions: questions.length, noiseMessages: NOISE_ENTITIES * NOISE_EACH, runs: withRecalledTokens(runs), floors, retriever };
   } finally {
     await fake.close();
   }
@@ -110,6 +114,36 @@ async function load(work: string, fake: FakeOpenAI, dialogue: Dialogue): Promise
     const entityId = res.conversations.find((c) => c.source_id === 'maya-jonah')?.entity_id;
     if (!entityId) throw new Error('the bench conversation was not imported');
     return { db, entityId, endsAt };
+  } finally {
+    await engine.close();
+  }
+}
+
+/**
+ * mgpt's retriever (the one `auto` and the recall tool ask) at each budget, asked as the floor is:
+ * the question alone over the messages before the window. A turn's recall is also bounded by the
+ * in-view share (a tenth of the window's limit, 200 tokens at this window), which this leaves out,
+ * so the retriever's own gain from a larger budget can be set beside the floor's.
+ */
+async function retrieverRuns(questions: Asked[], loaded: Loaded, off: MemoryRun): Promise<FloorRun[]> {
+  const engine = engineOn(loaded.db, { url: 'http://127.0.0.1:9' } as FakeOpenAI, benchClock(loaded.endsAt));
+  try {
+    const entity = (await engine.store.entities.get('local', loaded.entityId))!;
+    const window = await engine.store.entities.window(loaded.entityId);
+    const beforeSeq = window.find((b) => b.kind === 'message')?.coversFrom;
+    const seenByWindow = new Set(questions.filter((q) => !off.missed.includes(q)));
+    const runs: FloorRun[] = [];
+    for (const budget of BUDGETS) {
+      const missed: Asked[] = [];
+      let recalled = 0;
+      for (const q of questions) {
+        const r = await retrieve({ store: engine.store }, entity, q.question, { beforeSeq, budgetTokens: budget });
+        recalled += r.tokens;
+        if (!seenByWindow.has(q) && !q.found([{ role: 'system', content: r.text }])) missed.push(q);
+      }
+      runs.push({ budget, found: questions.length - missed.length, questions: questions.length, recalledTokens: recalled / questions.length, missed });
+    }
+    return runs;
   } finally {
     await engine.close();
   }

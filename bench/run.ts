@@ -511,9 +511,15 @@ if (section('memory')) {
     rows.push({ name: `floor: memory, realistic @${WINDOW_REALISTIC}: bm25 ±1 in ${f.budget} tokens`, value: share(f), unit: '%', note: `${f.found} of ${f.questions}; ${f.recalledTokens.toFixed(0)} tokens recalled a question` });
     if (process.env.MGPT_BENCH_TRACE) for (const q of f.missed) console.warn(`missed floor ${f.budget}: [${q.kind}] #${q.seq} ${q.question}`);
   }
+  for (const f of r.retriever) {
+    rows.push({ name: `memory, realistic @${WINDOW_REALISTIC}: retriever alone in ${f.budget} tokens`, value: share(f), unit: '%', note: `${f.found} of ${f.questions}; ${f.recalledTokens.toFixed(0)} tokens recalled a question; no in-view share` });
+    if (process.env.MGPT_BENCH_TRACE) for (const q of f.missed) console.warn(`missed retriever ${f.budget}: [${q.kind}] #${q.seq} ${q.question}`);
+  }
   const gain = (xs: { found: number; questions: number }[]) => share(xs[1]!) - share(xs[0]!);
   const autoGain = gain(r.runs.slice(1));
-  rows.push({ name: 'memory, realistic: auto gain from 1,000 to 2,000 tokens', value: autoGain, unit: 'pts', target: `>= ${gain(r.floors).toFixed(1)}`, met: autoGain >= gain(r.floors), note: `the floor's gain is the target; auto at 1,000 left ${(100 - share(r.runs[1]!)).toFixed(0)} pts to gain` });
+  rows.push({ name: 'memory, realistic: auto gain from 1,000 to 2,000 tokens', value: autoGain, unit: 'pts', target: `>= ${gain(r.floors).toFixed(1)}`, met: autoGain >= gain(r.floors), note: `the floor's gain is the target; auto at 1,000 left ${(100 - share(r.runs[1]!)).toFixed(0)} pts to gain; a turn's recall here is bounded by the in-view share (a tenth of the window)` });
+  const retrieverGain = gain(r.retriever);
+  rows.push({ name: 'memory, realistic: retriever alone, gain from 1,000 to 2,000', value: retrieverGain, unit: 'pts', target: `>= ${gain(r.floors).toFixed(1)}`, met: retrieverGain >= gain(r.floors), note: `the floor's gain is the target; ${(100 - share(r.retriever[0]!)).toFixed(0)} pts were left to gain at 1,000` });
   console.log(`memory, realistic: ${r.questions} questions on ${r.messages} messages over ${r.sessions} sessions; ${r.noiseMessages} messages in other entities`);
 }
 
