@@ -1,48 +1,21 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BadRequestError } from '../../src/core/errors.js';
-import { type FakeOpenAI, startFakeOpenAI } from '../helpers/fake-openai.js';
-import { startPostgres } from '../helpers/postgres.js';
-import { tempDir } from '../helpers/temp.js';
-import { type ContractTarget, localTarget, remoteTarget, replicasTarget } from './harness.js';
+import { collect as drain, contractTargets, useContractTarget } from './targets.js';
 
 // A message dated by its caller (`at`): stored with that date, shown on its recalled line, and
 // refused alike by the engine on every backend when the date is not one, lies ahead, or goes back.
 
-type Make = (dir: string, fake: FakeOpenAI) => Promise<ContractTarget>;
-const targets: Array<[string, Make]> = [['local', localTarget], ['remote', remoteTarget]];
-const cluster = await startPostgres('the written-at contract on two serve replicas over PostgreSQL');
-if (cluster) {
-  afterAll(() => cluster.stop());
-  targets.push(['two replicas on PostgreSQL', (dir, fake) => replicasTarget(dir, fake, cluster.url)]);
-} else {
-  it.skip('dated messages on two serve replicas: PostgreSQL could not be started here (see the banner)', () => {});
-}
-
-async function drain<T>(it: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const x of it) out.push(x);
-  return out;
-}
+const targets = await contractTargets('dated messages');
 
 describe.each(targets)('written-at contract: %s', (name, make) => {
-  const dir = tempDir(`mgpt-written-at-${name.replace(/\W+/g, '-')}-`);
-  let fake: FakeOpenAI;
-  let t: ContractTarget;
-  beforeAll(async () => {
-    fake = await startFakeOpenAI();
-    t = await make(dir, fake);
-  });
-  afterAll(async () => {
-    await t?.close();
-    await fake?.close();
-  });
-  const b = () => t.backend;
+  const ctx = useContractTarget('mgpt-written-at', name, make);
+  const b = () => ctx.t.backend;
   const entity = async () => (await b().createEntity({ model: 'mgpt-1-27b', recall: 'off' })).id;
   const dates = async (id: string) => (await b().listMessages(id)).data.map((m) => [m.seq, m.created_at]);
 
   it('stores a dated message and its reply with the date (in UTC), and recall shows it on the line', async () => {
     const id = await entity();
-    fake.script({ text: 'Congratulations on the talk!' });
+    ctx.fake.script({ text: 'Congratulations on the talk!' });
     await drain(b().sendMessage(id, { content: 'Jon mentored me for my first conference talk.', at: '2024-05-07T10:00:00+02:00' }));
     expect(await dates(id)).toEqual([[1, '2024-05-07T08:00:00.000Z'], [2, '2024-05-07T08:00:00.000Z']]);
     // A date alone is its midnight UTC; an undated message after it is dated now.
@@ -70,7 +43,7 @@ describe.each(targets)('written-at contract: %s', (name, make) => {
       expect(err, String(at)).toBeInstanceOf(BadRequestError);
       expect((err as Error).message).toMatch(message);
       // The hint is the engine's; a server's 400 carries the message (the remote backend's hint is the request id).
-      if (t.kind === 'local') expect((err as BadRequestError).hint).toMatch(/2024-05-07T10:00:00Z|leave at out/);
+      if (ctx.t.kind === 'local') expect((err as BadRequestError).hint).toMatch(/2024-05-07T10:00:00Z|leave at out/);
     }
     expect((await b().getEntity(id)).transcript.messages).toBe(0);
   });
