@@ -78,9 +78,10 @@ export interface EngineOptions {
 
 /**
  * Terms whose matches a process keeps for recall: a few questions' worth for each of the entities
- * it serves at once (each entry at most TERM_MATCHES_MAX rows of two numbers).
+ * it serves at once. An entry is at most 499 rows of two numbers, so even all of them at that
+ * size stay near 10 MB; most terms match a handful of messages.
  */
-const TERM_CACHE_ENTRIES = 1024;
+const TERM_CACHE_ENTRIES = 512;
 
 /** The embedded engine: the services over one store it is given (it never opens one itself). */
 export class Engine {
