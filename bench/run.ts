@@ -16,6 +16,7 @@ import { seedTranscript } from './seed.js';
 import { benchTokens } from './tokens.js';
 import { benchRotationCost } from './rotation-cache.js';
 import { benchServeLlama } from './serve-llama.js';
+import { CAPACITY_P99_MS, type CapacityRun, benchCapacity } from './capacity.js';
 import { benchResponsesChain, benchResponsesFloor } from './responses.js';
 import { benchSseWriter } from './sse-writer.js';
 import { benchSharedContext } from './shared-context.js';
@@ -37,7 +38,7 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = join(root, 'bin', 'mgpt');
 const work = mkdtempSync(join(tmpdir(), 'mgpt-bench-'));
 const quick = process.argv.includes('--quick');
-// `--only=turns,window,serve` runs just those sections (startup, turns, window, export, serve, branch, chat, repl, senders, llama, tokens, rotation, rotation-cache, serve-llama, responses, sse-writer, shared, search, limits, memory, console, history, import, mcp, semantic).
+// `--only=turns,window,serve` runs just those sections (startup, turns, window, export, serve, branch, chat, repl, senders, llama, tokens, rotation, rotation-cache, serve-llama, responses, sse-writer, shared, search, limits, capacity, memory, console, history, import, mcp, semantic).
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
 const section = (name: string) => !only || only.includes(name);
 
@@ -318,6 +319,30 @@ if (section('limits')) {
   report('1 process (SQLite)', l.one);
   if (l.two) report('2 replicas (PostgreSQL)', l.two);
   else console.warn('rate limits on PostgreSQL: PostgreSQL could not be started: its rows were not measured');
+}
+
+// 4d. Capacity: closed-loop clients ramping until p99 passes 250 ms, on SQLite and on 1, 2 and 4 replicas of one PostgreSQL.
+// MGPT_BENCH_BASELINE=<a tree>/bin/mgpt also ramps that build on PostgreSQL, right before this one, for a before/after in one run.
+if (section('capacity')) {
+  const c = await benchCapacity(root, work, quick, process.env.MGPT_BENCH_BASELINE);
+  if (!c) {
+    console.warn('capacity: PostgreSQL could not be started: its rows were not measured');
+  } else {
+    const report = (r: CapacityRun) => {
+      const s = r.atLimit;
+      const ramp = r.steps.map((x) => `${x.clients}: ${x.turnsPerSecond.toFixed(0)}/s p99 ${x.p99Ms.toFixed(0)}${x.failures ? ` (${x.failures} failed)` : ''}`).join(', ');
+      const cpu = `database CPU ${(s.dbCpuShare * 100).toFixed(0)}% of the cores, serve ${(s.serveCpuShare * 100).toFixed(0)}%`;
+      const stmts = Number.isNaN(r.statementsPerTurn) ? '' : `; ${r.statementsPerTurn.toFixed(1)} statements a turn; hottest ${(r.hottest!.share * 100).toFixed(0)}% of the time, ${r.hottest!.perTurn.toFixed(2)} a turn: ${r.hottest!.query.slice(0, 70)}`;
+      rows.push({ name: `capacity ${r.label}: turns/s at p99 <= ${CAPACITY_P99_MS} ms`, value: s.turnsPerSecond, unit: '/s', note: `${s.clients} clients, p99 ${s.p99Ms.toFixed(0)} ms${r.passed ? '' : ' (never passed the bound)'}; ${cpu}${stmts}; ramp ${ramp}` });
+    };
+    c.runs.forEach(report);
+    c.baseline.forEach(report);
+    for (const b of c.baseline) {
+      const after = c.runs.find((r) => `${r.label} (baseline)` === b.label);
+      if (after) rows.push({ name: `capacity ${after.label}: this build / baseline`, value: after.atLimit.turnsPerSecond / b.atLimit.turnsPerSecond, unit: 'x', note: `${after.statementsPerTurn.toFixed(1)} vs ${b.statementsPerTurn.toFixed(1)} statements a turn` });
+    }
+    for (const r of c.runs.filter((x) => x.top.length)) console.log(`\n${r.label}: top statements by time\n${r.top.map((t) => `  ${(t.share * 100).toFixed(1)}%  ${t.perTurn.toFixed(2)}/turn  ${t.query}`).join('\n')}`);
+  }
 }
 
 // 5. mgpt chat: time to the first prompt; mgpt batch: 200 and 2,000 jobs at 100 ms each, 16 at a time.

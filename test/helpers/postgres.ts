@@ -14,6 +14,8 @@ export interface PgCluster {
   /** Fault tests: stops the server (`pg_ctl stop -m fast|immediate`) and starts it again on the same port. */
   halt(mode: 'fast' | 'immediate'): void;
   start(): void;
+  /** The postmaster's and its children's process ids (a bench reads their CPU from /proc). */
+  pids(): number[];
   /** Fault tests: SIGSTOP (freeze) or SIGCONT (thaw) the postmaster and every backend. */
   signalAll(signal: 'SIGSTOP' | 'SIGCONT'): void;
   stop(): void;
@@ -25,6 +27,8 @@ export interface ClusterOptions {
    * written before the commit returns; fsync stays off, since the machine itself does not crash).
    */
   crashSafeCommits?: boolean;
+  /** Server settings beside the defaults, each `name=value` (a bench's `shared_preload_libraries=pg_stat_statements`). */
+  settings?: string[];
 }
 
 /**
@@ -85,7 +89,8 @@ async function startCluster(bin: string, o: ClusterOptions): Promise<PgCluster> 
     const port = await freePort();
     // Without synchronous_commit, a crash (`pg_ctl stop -m immediate`) loses commits already acknowledged.
     const commit = o.crashSafeCommits ? '' : ' -c synchronous_commit=off';
-    const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off${commit} -c full_page_writes=off`;
+    const extra = (o.settings ?? []).map((s) => ` -c ${s}`).join('');
+    const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off${commit} -c full_page_writes=off${extra}`;
     const start = () => run([join(bin, 'pg_ctl'), '-D', data, '-l', join(dir, 'log'), '-w', '-t', '60', '-o', opts, 'start']);
     start();
     const base = `postgres://postgres@127.0.0.1:${port}`;
@@ -99,9 +104,12 @@ async function startCluster(bin: string, o: ClusterOptions): Promise<PgCluster> 
       createDatabase,
       halt: (mode) => run([join(bin, 'pg_ctl'), '-D', data, '-m', mode, '-w', 'stop']),
       start,
-      signalAll(signal) {
+      pids() {
         const postmaster = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
-        const children = execFileSync('pgrep', ['-P', String(postmaster)], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
+        return [postmaster, ...execFileSync('pgrep', ['-P', String(postmaster)], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number)];
+      },
+      signalAll(signal) {
+        const [postmaster, ...children] = cluster.pids();
         // Thaw the postmaster last and freeze it first, so it never sees a half-frozen family.
         for (const pid of signal === 'SIGSTOP' ? [postmaster, ...children] : [...children, postmaster]) {
           try {
