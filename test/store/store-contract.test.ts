@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { entitySubject, universeSubject } from '../../src/engine/lease.js';
@@ -65,6 +66,29 @@ describe.each(factories)('store contract: $name', (factory) => {
     await s?.close();
     await s2?.close();
   });
+
+  /** A stateless completion's log record, owned by the account's user. */
+  const logRowFor = (a: AccountRow): LogRow => ({
+    id: hexId(), kind: 'text', ownerUserId: a.userId, userId: a.userId, gameId: null, universeId: null, requestId: null, model: 'echo', providerModel: null,
+    status: 'ok', error: null, inputTokens: 2, outputTokens: 3, costUsd: 0.25, totalMs: 1, providerMs: 1, createdAt: T0, requestSummary: '{}', responseSummary: '{}',
+  });
+
+  /** What `fn` sent to PostgreSQL, one text per statement (every pooled client's query goes through Client.prototype.query). */
+  async function statementsOf<T>(fn: () => Promise<T>): Promise<{ result: T; texts: string[] }> {
+    const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+    const query = proto.query;
+    const texts: string[] = [];
+    proto.query = function (this: unknown, ...args: unknown[]) {
+      const q = args[0] as string | { text: string };
+      texts.push((typeof q === 'string' ? q : q.text).trim());
+      return query.apply(this, args);
+    };
+    try {
+      return { result: await fn(), texts };
+    } finally {
+      proto.query = query;
+    }
+  }
 
   async function account(balanceUsd: number | null = null): Promise<AccountRow> {
     const row: AccountRow = { id: hexId(), name: `acct-${hexId()}`, balanceUsd, userId: randomUUID(), createdAt: T0, rpm: null, tpm: null };
@@ -289,6 +313,25 @@ describe.each(factories)('store contract: $name', (factory) => {
       expect(await s.idempotency.get(e.id, 'other')).toBeUndefined();
       // Freed: another owner takes it without waiting for the expiry.
       expect(await s.leases.acquire(lease(entitySubject(e.id), 'next', 10_000), 0)).toBeNull();
+    });
+
+    // Each statement is a round trip that holds a pooled connection (and, in a commit, the entity's
+    // locks): a turn's writes go as one statement, and a lease won or a stateless charge is one.
+    it.runIf(factory.name === 'postgres')('sends a turn commit as BEGIN, the lease, one statement of rows, COMMIT; a lease won and a charge with its log in one', async () => {
+      const a = await account(1);
+      const { e, turn } = await entityWithTurn(a);
+      const sent = await statementsOf(() => s.entities.commitTurn(turn));
+      expect(sent.result).toBe(true);
+      expect(sent.texts.map((t) => t.split(/\s/)[0])).toEqual(['BEGIN', 'DELETE', 'WITH', 'COMMIT']);
+      expect(await s.entities.messages(e.id, 0, 10)).toStrictEqual(turn.messages);
+      expect(await s.accounts.ledger(a.id)).toStrictEqual([turn.charge]);
+      expect(await s.idempotency.get(e.id, 'idem-1')).toStrictEqual(turn.idempotency?.row);
+      const won = await statementsOf(() => s.leases.acquire(lease(entitySubject(e.id), 'next', 10_000), 0));
+      expect(won).toMatchObject({ result: null, texts: [expect.stringMatching(/^INSERT INTO turn_leases/)] });
+      const log = { ...logRowFor(a), id: hexId() };
+      const charged = await statementsOf(() => s.accounts.chargeWithLog({ ...turn.charge, entityId: null }, log));
+      expect(charged).toMatchObject({ result: true, texts: [expect.stringMatching(/^WITH w0 AS \(INSERT INTO ledger/)] });
+      expect((await s.accounts.get(a.id))?.balanceUsd).toBe(0.5);
     });
 
     it('replaces folded blocks with the summary in the same write', async () => {

@@ -2,6 +2,7 @@ import type { Pool } from 'pg';
 import type { AccountRow, AccountStore, CompletionKey, LedgerRow, LedgerSum, LedgerSumQuery, LogRow } from '../types.js';
 import { ledgerGroupColumn, ledgerGroupOrder } from '../ledger-sql.js';
 import { inTransaction } from './pg-db.js';
+import { StatementBatch } from './pg-batch.js';
 import { charge } from './pg-entity-store.js';
 import { insertLog } from './pg-log-store.js';
 import { limitAssignments } from '../rate-sql.js';
@@ -50,19 +51,24 @@ export class PgAccountStore implements AccountStore {
     await inTransaction(this.pool, (c) => charge(c, row));
   }
 
+  /** Without a key, the ledger row, the balance and the log record are one statement (atomic alone); with one, a transaction that writes the key first. */
   async chargeWithLog(row: LedgerRow, log: LogRow, key?: CompletionKey): Promise<boolean> {
+    const batch = new StatementBatch();
+    await charge(batch, row);
+    await insertLog(batch, log);
+    if (!key) {
+      await batch.send(this.pool);
+      return true;
+    }
     return inTransaction(this.pool, async (c) => {
       // The key first: when it is taken (another replica stored it first), nothing else is written.
-      if (key) {
-        const r = await c.query(
-          `INSERT INTO completion_keys (account_id, key, content_sha256, completion, created_at) VALUES ($1, $2, $3, $4, $5)
-           ON CONFLICT (account_id, key) DO NOTHING`,
-          [row.accountId, key.key, key.row.contentSha256, key.row.completion, key.createdAt],
-        );
-        if (!r.rowCount) return false;
-      }
-      await charge(c, row);
-      await insertLog(c, log);
+      const r = await c.query(
+        `INSERT INTO completion_keys (account_id, key, content_sha256, completion, created_at) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (account_id, key) DO NOTHING`,
+        [row.accountId, key.key, key.row.contentSha256, key.row.completion, key.createdAt],
+      );
+      if (!r.rowCount) return false;
+      await batch.send(c);
       return true;
     });
   }

@@ -25,6 +25,7 @@ import { tsAny, tsForms, tsQuery } from '../search-syntax.js';
 import { insertLog } from './pg-log-store.js';
 import { insertMemoryHistory, listMemory, memoryHistory, upsertMemory, writeMemory } from './pg-memory-store.js';
 import { inTransaction, type Queryable } from './pg-db.js';
+import { StatementBatch } from './pg-batch.js';
 import { insertBlocks, insertMessages } from './pg-row-inserts.js';
 import { historyOf, importHistory, insertRotation, writeTurnHistory } from './pg-history-store.js';
 
@@ -181,32 +182,39 @@ export class PgEntityStore implements EntityStore {
     );
   }
 
+  /**
+   * Taking the lease row away first both checks that it is still this turn's and locks it until
+   * the commit (another replica waits, then finds it gone and free); the rows nobody reads back go
+   * as one statement (StatementBatch), so a turn is a few round trips, not one per table.
+   */
   async commitTurn(w: EntityTurnWrite): Promise<boolean> {
     return inTransaction(this.pool, async (c) => {
-      if (!(await lockOwnedLease(c, w.lease))) return false;
+      if (!(await takeOwnedLease(c, w.lease))) return false;
       // An id taken meanwhile writes nothing: the caller reports a conflict.
       if (w.create && (await writeImport(c, w.create))) return false;
-      await insertMessages(c, w.entityId, w.messages);
+      // Its own statement: a summary takes a folded block's position, and a unique index checks each row as the batch writes it.
       if (w.deleteBlockIds.length) await c.query(`DELETE FROM blocks WHERE id = ANY($1::text[])`, [w.deleteBlockIds]);
-      await insertBlocks(c, w.entityId, w.insertBlocks);
-      await c.query(
+      const batch = new StatementBatch();
+      await insertMessages(batch, w.entityId, w.messages);
+      await insertBlocks(batch, w.entityId, w.insertBlocks);
+      await batch.query(
         `UPDATE entities SET transcript_messages = $2, transcript_tokens = $3, window_tokens = $4, window_blocks = $5,
            updated_at = $6 WHERE id = $1`,
         [w.entityId, w.counters.transcriptMessages, w.counters.transcriptTokens, w.counters.windowTokens,
           w.counters.windowBlocks, w.counters.updatedAt],
       );
-      await charge(c, w.charge);
+      await charge(batch, w.charge);
       if (w.idempotency) {
-        await c.query(
+        await batch.query(
           `INSERT INTO idempotency_keys (entity_id, key, content_sha256, completion, created_at) VALUES ($1, $2, $3, $4, $5)`,
           [w.entityId, w.idempotency.key, w.idempotency.row.contentSha256, w.idempotency.row.completion, w.idempotency.createdAt],
         );
       }
-      if (w.log) await insertLog(c, w.log);
-      await writeTurnHistory(c, w.entityId, w.rotation, w.turnWindow);
+      if (w.log) await insertLog(batch, w.log);
+      await writeTurnHistory(c, batch, w.entityId, w.rotation, w.turnWindow);
+      await batch.send(c);
       // The model's remember calls: one refused now (the user changed memory meanwhile) is left out.
       for (const m of w.memory ?? []) await writeMemory(c, m);
-      await releaseLease(c, w.lease);
       return true;
     });
   }
@@ -328,6 +336,12 @@ async function windowOf(q: Queryable, entityId: string): Promise<BlockRow[]> {
  */
 export async function lockOwnedLease(c: PoolClient, l: LeaseClaim): Promise<boolean> {
   const { rows } = await c.query(`SELECT 1 FROM turn_leases WHERE subject = $1 AND owner = $2 FOR UPDATE`, [l.subject, l.owner]);
+  return rows.length > 0;
+}
+
+/** lockOwnedLease and releaseLease in one statement: the row is gone at the commit, and back if the transaction rolls back. */
+async function takeOwnedLease(c: PoolClient, l: LeaseClaim): Promise<boolean> {
+  const { rows } = await c.query(`DELETE FROM turn_leases WHERE subject = $1 AND owner = $2 RETURNING 1`, [l.subject, l.owner]);
   return rows.length > 0;
 }
 

@@ -104,14 +104,14 @@ async function headId(c: PoolClient, entityId: string, sha256: string, messages:
   return rows[0].id;
 }
 
-async function insertTurnWindow(c: PoolClient, id: number, t: Omit<TurnWindowWrite, 'head' | 'headSha256'>): Promise<void> {
+async function insertTurnWindow(c: Queryable, id: number, t: Omit<TurnWindowWrite, 'head' | 'headSha256'>): Promise<void> {
   await c.query(`INSERT INTO turn_windows (head_id, seq, blocks, tail) VALUES ($1, $2, $3, $4)`, [id, t.seq, t.blocks, t.tail]);
 }
 
-/** A turn's history rows, inside its transaction. */
-export async function writeTurnHistory(c: PoolClient, entityId: string, rotation?: RotationRow, t?: TurnWindowWrite): Promise<void> {
-  if (rotation) await insertRotation(c, rotation);
-  if (t) await insertTurnWindow(c, await headId(c, entityId, t.headSha256, t.head), t);
+/** A turn's history rows, inside its transaction: the head is looked up (or stored) on `c`, the rows go to `writes` (`c` itself, or a batch sent later). */
+export async function writeTurnHistory(c: PoolClient, writes: Queryable, entityId: string, rotation?: RotationRow, t?: TurnWindowWrite): Promise<void> {
+  if (rotation) await insertRotation(writes, rotation);
+  if (t) await insertTurnWindow(writes, await headId(c, entityId, t.headSha256, t.head), t);
 }
 
 /** An archive's history, its heads renumbered as this database numbers them. */
