@@ -16,7 +16,7 @@ import { seedTranscript } from './seed.js';
 import { benchTokens } from './tokens.js';
 import { benchRotationCost } from './rotation-cache.js';
 import { benchServeLlama } from './serve-llama.js';
-import { CAPACITY_P99_MS, type CapacityRun, benchCapacity } from './capacity.js';
+import { CAPACITY_P99_MS, type CapacityRun, type CapacityStep, SIDE_CLIENTS, benchCapacity } from './capacity.js';
 import { benchResponsesChain, benchResponsesFloor } from './responses.js';
 import { benchSseWriter } from './sse-writer.js';
 import { benchSharedContext } from './shared-context.js';
@@ -331,17 +331,25 @@ if (section('capacity')) {
     const report = (r: CapacityRun) => {
       const s = r.atLimit;
       const ramp = r.steps.map((x) => `${x.clients}: ${x.turnsPerSecond.toFixed(0)}/s p99 ${x.p99Ms.toFixed(0)}${x.failures ? ` (${x.failures} failed)` : ''}`).join(', ');
-      const cpu = `database CPU ${(s.dbCpuShare * 100).toFixed(0)}% of the cores, serve ${(s.serveCpuShare * 100).toFixed(0)}%`;
-      const stmts = Number.isNaN(r.statementsPerTurn) ? '' : `; ${r.statementsPerTurn.toFixed(1)} statements a turn; hottest ${(r.hottest!.share * 100).toFixed(0)}% of the time, ${r.hottest!.perTurn.toFixed(2)} a turn: ${r.hottest!.query.slice(0, 70)}`;
+      const cpu = `database CPU ${(s.dbCpuShare * 100).toFixed(0)}% of the cores (${s.dbCpuPerTurnUs.toFixed(0)} µs a turn), serve ${(s.serveCpuShare * 100).toFixed(0)}% (${s.serveCpuPerTurnUs.toFixed(0)} µs)`;
+      const stmts = Number.isNaN(r.statementsPerTurn) ? '' : `; ${r.statementsPerTurn.toFixed(1)} statements and ${r.dbMsPerTurn.toFixed(2)} ms of execution a turn; hottest ${(r.hottest!.share * 100).toFixed(0)}% of the time, ${r.hottest!.perTurn.toFixed(2)} a turn: ${r.hottest!.query.slice(0, 70)}`;
       rows.push({ name: `capacity ${r.label}: turns/s at p99 <= ${CAPACITY_P99_MS} ms`, value: s.turnsPerSecond, unit: '/s', note: `${s.clients} clients, p99 ${s.p99Ms.toFixed(0)} ms${r.passed ? '' : ' (never passed the bound)'}; ${cpu}${stmts}; ramp ${ramp}` });
     };
     c.runs.forEach(report);
     c.baseline.forEach(report);
+    const side = new Map(c.sideBySide.map((x) => [x.label, x.step]));
+    const at = (s: CapacityStep) => `${s.turnsPerSecond.toFixed(0)}/s, p99 ${s.p99Ms.toFixed(0)} ms, database ${s.dbCpuPerTurnUs.toFixed(0)} µs and serve ${s.serveCpuPerTurnUs.toFixed(0)} µs of CPU a turn`;
     for (const b of c.baseline) {
       const after = c.runs.find((r) => `${r.label} (baseline)` === b.label);
-      if (after) rows.push({ name: `capacity ${after.label}: this build / baseline`, value: after.atLimit.turnsPerSecond / b.atLimit.turnsPerSecond, unit: 'x', note: `${after.statementsPerTurn.toFixed(1)} vs ${b.statementsPerTurn.toFixed(1)} statements a turn` });
+      const [now, was] = [side.get(after?.label ?? ''), side.get(b.label)];
+      if (after && now && was) rows.push({ name: `capacity ${after.label}: this build / baseline at ${SIDE_CLIENTS} clients`, value: now.turnsPerSecond / was.turnsPerSecond, unit: 'x', note: `${at(now)} vs ${at(was)}; ${after.statementsPerTurn.toFixed(1)} vs ${b.statementsPerTurn.toFixed(1)} statements and ${after.dbMsPerTurn.toFixed(2)} vs ${b.dbMsPerTurn.toFixed(2)} ms of execution a turn; at the limit ${after.atLimit.turnsPerSecond.toFixed(0)} vs ${b.atLimit.turnsPerSecond.toFixed(0)}/s` });
     }
-    for (const r of c.runs.filter((x) => x.top.length)) console.log(`\n${r.label}: top statements by time\n${r.top.map((t) => `  ${(t.share * 100).toFixed(1)}%  ${t.perTurn.toFixed(2)}/turn  ${t.query}`).join('\n')}`);
+    const [metered, plain] = [side.get('PostgreSQL, 2 replicas, metered account'), side.get('PostgreSQL, 2 replicas')];
+    if (metered && plain) rows.push({ name: `capacity: metered account (every turn moves its balance row) / unmetered, 2 replicas at ${SIDE_CLIENTS} clients`, value: metered.turnsPerSecond / plain.turnsPerSecond, unit: 'x', note: `${at(metered)} vs ${at(plain)}` });
+    for (const r of [...c.runs, ...c.baseline].filter((x) => x.top.length)) {
+      console.log(`\n${r.label}: top statements by time\n${r.top.map((t) => `  ${(t.share * 100).toFixed(1)}%  ${t.perTurn.toFixed(2)}/turn  ${t.query}`).join('\n')}`);
+      console.log(`  writes to rows shared across entities: ${r.shared.map((t) => `${t.perTurn.toFixed(2)}/turn ${t.query.slice(0, 60)}`).join('; ') || 'none on their own (in the turn statement)'}`);
+    }
   }
 }
 
