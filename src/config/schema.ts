@@ -1,5 +1,5 @@
 /** The settings mgpt knows, their types and validation. Config keys are dotted paths into a profile. */
-import { providerModelProblem } from '../core/models.js';
+import { providerModelProblem, sharedSlotsProblem } from '../core/models.js';
 
 export interface ModelRouteSetting {
   provider?: string;
@@ -15,6 +15,7 @@ export interface ModelRouteSetting {
   temperature?: number;
   maxTokens?: number;
   embeddings?: { model?: string; baseUrl?: string; gguf?: string; dimensions?: number };
+  sharedSlots?: number;
 }
 
 export interface ProfileSettings {
@@ -40,7 +41,7 @@ export interface ConfigFile {
   profiles?: Record<string, ProfileSettings>;
 }
 
-type Kind = 'string' | 'providerModel' | 'url' | 'path' | 'boolean' | 'positiveInt' | 'nonNegativeNumber' | 'secret' | readonly string[];
+type Kind = 'string' | 'providerModel' | 'url' | 'path' | 'boolean' | 'positiveInt' | 'nonNegativeNumber' | 'sharedSlots' | 'secret' | readonly string[];
 
 interface KeySpec {
   pattern: RegExp;
@@ -86,6 +87,7 @@ export const KEYS: readonly KeySpec[] = [
   { pattern: new RegExp(`^models\\.${ID}\\.embeddings\\.baseUrl$`), kind: 'url', description: "semantic recall (openai): the embeddings server, ending in /v1 (default: the route's baseUrl)" },
   { pattern: new RegExp(`^models\\.${ID}\\.embeddings\\.gguf$`), kind: 'path', description: 'semantic recall (llama): the embedding GGUF file' },
   { pattern: new RegExp(`^models\\.${ID}\\.embeddings\\.dimensions$`), kind: 'positiveInt', description: "semantic recall (openai): the vectors' length to ask for (models that can shorten theirs)" },
+  { pattern: new RegExp(`^models\\.${ID}\\.sharedSlots$`), kind: 'sharedSlots', description: "openai: how many requests the server runs at once on one shared context (llama-server's slots with a unified KV cache); each turn is planned for the context / this (unset: the server's /props says, once the context is seen shared; 1: the whole context)" },
   { pattern: new RegExp(`^prices\\.${ID}\\.(input|output)$`), kind: 'nonNegativeNumber', description: 'USD per million tokens' },
 ];
 
@@ -117,6 +119,11 @@ export function parseValue(key: string, raw: string): { value: unknown } | { err
     case 'nonNegativeNumber': {
       const n = Number(raw);
       return raw.trim() !== '' && Number.isFinite(n) && n >= 0 ? { value: n } : { error: `${key} must be a number >= 0` };
+    }
+    case 'sharedSlots': {
+      const n = /^\d+$/.test(raw) ? Number(raw) : raw;
+      const problem = sharedSlotsProblem(n);
+      return problem ? { error: `${key} ${problem}` } : { value: n };
     }
     case 'providerModel': {
       const problem = providerModelProblem(raw);

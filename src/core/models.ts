@@ -60,6 +60,12 @@ export interface RouteLimits {
   /** The longest reply, in the model's tokens. */
   maxTokens?: number;
   temperature?: number;
+  /**
+   * How many requests the server runs at once on one context they share (llama-server's slots over
+   * a unified KV cache): each turn is planned for the context divided by it. Unset: what the server
+   * reports, once the route is known to share its context; 1: every turn is planned for all of it.
+   */
+  sharedSlots?: number;
 }
 
 /** Where a platform model id is routed. */
@@ -80,6 +86,8 @@ export interface ModelRoute {
   contextSize?: number;
   temperature?: number;
   maxTokens?: number;
+  /** openai: how many requests the server runs at once on one shared context (each turn is planned for a share of it). */
+  sharedSlots?: number;
   /** Semantic recall: the model that embeds this route's entities' messages (docs/entities-and-memory.md#embeddings-semantic-recall). */
   embeddings?: EmbeddingRoute;
 }
@@ -95,6 +103,16 @@ export interface EmbeddingRoute {
   /** openai: asks for vectors this long (OpenAI's `dimensions`, for models that can shorten theirs). */
   dimensions?: number;
 }
+
+/** Why a route's `sharedSlots` is refused, or undefined when it is fine (unset, or a whole number of slots). */
+export function sharedSlotsProblem(slots: unknown): string | undefined {
+  if (slots === undefined) return undefined;
+  if (typeof slots === 'number' && Number.isSafeInteger(slots) && slots >= 1 && slots <= MAX_SHARED_SLOTS) return undefined;
+  return `must be a whole number of slots from 1 to ${MAX_SHARED_SLOTS}, got ${JSON.stringify(slots)}`;
+}
+
+/** More slots than any server runs on one context: a typo, not a layout. */
+export const MAX_SHARED_SLOTS = 1024;
 
 /** What a request asked for, at most the route's configured value; the route's when it asked nothing. */
 export function ceiling(asked: number | undefined, route: number | undefined): number | undefined {

@@ -1,9 +1,9 @@
 import { tmpdir } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { DEFAULT_TRANSCRIPT_CAP, DEFAULT_WINDOW_BUDGET } from '../core/wire/entity-types.js';
-import { BadRequestError } from '../core/errors.js';
+import { BadRequestError, ConfigError } from '../core/errors.js';
 import type { GenerationResponse, ImageRequest, ImageResponse, RespondInput } from '../core/wire/universe-types.js';
-import { DEFAULT_PRICES, type ModelPrice, type ModelRoute } from '../core/models.js';
+import { DEFAULT_PRICES, type ModelPrice, type ModelRoute, sharedSlotsProblem } from '../core/models.js';
 import { DEFAULT_ROTATE_TARGET, DEFAULT_SUMMARY_SHARE, type RotationShares } from '../core/window-plan.js';
 import { DEFAULT_RECALL_TOKENS } from '../core/text/recall-query.js';
 import { MemoryService } from './entities/memory.js';
@@ -125,6 +125,8 @@ export class Engine {
       prices: { ...DEFAULT_PRICES, ...opts.prices },
       chatModel: (id, modelOverride) => {
         const r = route(id);
+        const problem = routeProblem(id, r);
+        if (problem) return Promise.reject(problem);
         // A malformed embeddings setting fails the route's every turn, as a malformed route does, not only its recalls.
         checkEmbeddingRoute(id, r);
         const model = createChatModel(id, modelOverride ? { ...r, model: modelOverride } : r);
@@ -188,6 +190,13 @@ export class Engine {
     await this.deps.semantic.drain();
     return this.store.close();
   }
+}
+
+/** Why a route's settings cannot be used (a config file edited by hand), or undefined. */
+function routeProblem(id: string, route: ModelRoute): ConfigError | undefined {
+  const slots = sharedSlotsProblem(route.sharedSlots);
+  if (!slots) return undefined;
+  return new ConfigError(`model ${id}: sharedSlots ${slots}`, { hint: `mgpt config set models.${id}.sharedSlots 4 (or unset it: the server's /props says)` });
 }
 
 /** The limits `opts` asks for, checked: openEngine checks them before it opens a store. */

@@ -5,7 +5,7 @@ import type { ChatModel, EmbeddingModel, ModelRoute, RouteLimits } from './spec.
 export const PROVIDERS = ['echo', 'openai', 'llama'] as const;
 
 function routeLimits(route: ModelRoute): RouteLimits {
-  return { contextSize: route.contextSize, maxTokens: route.maxTokens, temperature: route.temperature };
+  return { contextSize: route.contextSize, maxTokens: route.maxTokens, temperature: route.temperature, sharedSlots: route.sharedSlots };
 }
 
 /** Builds the ChatModel a route names; heavy providers are imported only when used. */

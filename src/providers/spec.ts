@@ -40,6 +40,14 @@ export type StreamPart =
   | { type: 'finish'; reason: string }
   | { type: 'error'; error: Error };
 
+/** What a server says of its context (llama-server's `/props`). */
+export interface ServerContext {
+  /** A request's context: on a server whose slots share one context, all of it. */
+  contextTokens: number;
+  /** How many requests it runs at once (`total_slots`), when it says. */
+  slots?: number;
+}
+
 export interface ImageGenerationRequest {
   /** System prompt, then one user message whose parts are in the order the seed gives. */
   messages: ChatMessage[];
@@ -74,11 +82,12 @@ export interface ChatModel {
    */
   toolSupport?(): Promise<string | null>;
   /**
-   * The context the server says it has now, per request (llama-server's `/props` n_ctx), or
-   * undefined when it does not say. Asked when a rotation would rest on a learned context: a
-   * server restarted with another `-c` is seen without sending it a prompt.
+   * The context the server says it has now, per request (llama-server's `/props` n_ctx), and how
+   * many requests it runs at once, or undefined when it does not say. Asked when a rotation would
+   * rest on a learned context (a server restarted with another `-c` is seen without sending it a
+   * prompt), and once per process for a route whose context is shared, for its slots.
    */
-  serverContext?(signal?: AbortSignal): Promise<number | undefined>;
+  serverContext?(signal?: AbortSignal): Promise<ServerContext | undefined>;
   /** Image output, for providers that have it. */
   generateImage?(request: ImageGenerationRequest): Promise<{ images: GeneratedImage[]; usage?: ProviderUsage }>;
 }

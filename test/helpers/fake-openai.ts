@@ -72,6 +72,8 @@ export interface FakeOpenAI {
   prompts: Array<{ tokens: number; refused: boolean; maxTokens?: number; probe: boolean }>;
   /** What `GET /props` reports as the per-slot context (llama-server's); undefined: a 404, as other servers answer. */
   propsContext?: number;
+  /** What `/props` reports as `total_slots` (1 unless set). */
+  propsSlots?: number;
   /** How often `/props` was asked. */
   propsAsked: number;
   /** `POST /v1/embeddings`: each input's vector; unset, a 404 (a server without embeddings); one that throws, a 500. */
@@ -182,7 +184,7 @@ function answerProps(fake: FakeOpenAI, res: ServerResponse): void {
     return;
   }
   res.writeHead(200, { 'content-type': 'application/json' });
-  res.end(JSON.stringify({ default_generation_settings: { n_ctx: fake.propsContext }, total_slots: 1 }));
+  res.end(JSON.stringify({ default_generation_settings: { n_ctx: fake.propsContext }, total_slots: fake.propsSlots ?? 1 }));
 }
 
 /** The prompt's size the model's own way. */

@@ -19,6 +19,7 @@ export interface AddModelOptions {
   context?: string;
   temperature?: string;
   maxTokens?: string;
+  sharedSlots?: string;
   baseUrl?: string;
   model?: string;
   apiKey?: string;
@@ -55,6 +56,7 @@ export function registerModels(program: Command, ctx: CliContext): void {
       .option('--context <n>', "the model's context in tokens (llama: the context it creates, default 2048; openai: unset = learned from the server)")
       .option('--temperature <t>', 'sampling temperature (llama default 0.8; openai: unset = not sent; 0 gives the same reply every time)')
       .option('--max-tokens <n>', 'longest reply in tokens (llama default 256; openai: unset = not sent)')
+      .option('--shared-slots <n>', "openai: how many requests the server runs at once on one shared context (llama-server's slots with a unified KV cache); each turn is planned for the context / n (unset: the server's /props says, once the context is seen shared; 1: the whole context)")
       .option('--base-url <url>', 'openai: base URL ending in /v1')
       .option('--model <name>', "openai: the server's model name")
       .option('--api-key <key>', 'openai: API key')
@@ -63,6 +65,7 @@ export function registerModels(program: Command, ctx: CliContext): void {
       'mgpt models add tiny --provider llama --gguf ~/models/stories260K.gguf --threads 1 --context 512 --route mgpt-1-27b',
       'mgpt models add ollama --provider openai --base-url http://127.0.0.1:11434/v1 --model gemma3:27b --route mgpt-1-27b,game-1-lite-frozen',
       'mgpt models add local8k --provider openai --base-url http://127.0.0.1:8080/v1 --context 8192 --max-tokens 512 --temperature 0.7 --route mgpt-1-27b',
+      'mgpt models add llama4 --provider openai --base-url http://127.0.0.1:8080/v1 --context 8192 --shared-slots 4 --route mgpt-1-27b',
     ],
   ).action((name: string, o: AddModelOptions) => runModelsAdd(ctx, name, o));
   examples(
@@ -92,7 +95,7 @@ export async function runModelsAdd(ctx: CliContext, name: string, o: AddModelOpt
   };
   if (o.provider === 'llama') {
     if (!o.gguf) throw new BadRequestError('--provider llama needs --gguf PATH');
-    if (o.baseUrl || o.model || o.apiKey) throw new BadRequestError('--base-url, --model and --api-key are for --provider openai');
+    if (o.baseUrl || o.model || o.apiKey || o.sharedSlots) throw new BadRequestError('--base-url, --model, --api-key and --shared-slots are for --provider openai');
     const gguf = resolve(o.gguf);
     if (!existsSync(gguf)) throw new NotFoundError(`no file ${gguf}`);
     Object.assign(entry, {
@@ -103,7 +106,7 @@ export async function runModelsAdd(ctx: CliContext, name: string, o: AddModelOpt
   } else if (o.provider === 'openai') {
     if (!o.baseUrl) throw new BadRequestError('--provider openai needs --base-url URL');
     if (o.gguf || o.threads) throw new BadRequestError('--gguf and --threads are for --provider llama');
-    Object.assign(entry, { provider: 'openai', baseUrl: setting('baseUrl', o.baseUrl, '--base-url'), model: setting('model', o.model, '--model'), apiKey: o.apiKey });
+    Object.assign(entry, { provider: 'openai', sharedSlots: setting('sharedSlots', o.sharedSlots, '--shared-slots'), baseUrl: setting('baseUrl', o.baseUrl, '--base-url'), model: setting('model', o.model, '--model'), apiKey: o.apiKey });
   } else {
     throw new BadRequestError(`--provider must be llama or openai, got ${JSON.stringify(o.provider)}`);
   }
@@ -180,6 +183,7 @@ export async function runModels(ctx: CliContext, o: { json?: boolean }): Promise
       contextSize: r.contextSize ?? null,
       maxTokens: r.maxTokens ?? null,
       temperature: r.temperature ?? null,
+      ...(r.provider === 'openai' ? { sharedSlots: r.sharedSlots ?? null } : {}),
       learned: limits[m.id] ?? null,
     };
   });

@@ -4,6 +4,7 @@ import type { ChatMessage, ChatModel } from '../../providers/spec.js';
 import type { CalibrationRow } from '../../store/types.js';
 import type { Store } from '../../store/types.js';
 import type { Clock } from '../clock.js';
+import { ServerLayouts, shareSlots } from './server-layouts.js';
 
 /** Tokens a chat template adds around each message (role markers), and once per prompt. */
 export const PER_MESSAGE_TOKENS = 4;
@@ -19,7 +20,7 @@ const SMOOTHING = 0.2;
 export interface RouteFit {
   /** The model's prompt tokens per estimated token. */
   factor: number;
-  /** The context in the model's tokens, configured or learned; undefined while unknown. */
+  /** The context a request is planned for in the model's tokens, configured or learned (a slot's share of a shared one); undefined while unknown. */
   contextTokens?: number;
   /** Room kept for the reply, in the model's tokens. */
   reserveTokens: number;
@@ -36,6 +37,11 @@ export interface RouteFit {
    * (a server that ran out of it while they ran), an unbounded reply is what fills it.
    */
   replyCap?: number;
+  /**
+   * The context is shared by the server's slots, and `contextTokens` is one slot's share of it:
+   * the whole context and how many slots it is cut for.
+   */
+  share?: { contextTokens: number; slots: number };
 }
 
 /** The first wait after a refused probe of a route's context; each refusal doubles it, up to a day. */
@@ -72,43 +78,74 @@ export class RouteCalibration {
   private readonly rows = new Map<string, CalibrationRow>();
   /** When each route's context may be probed again, and the wait that set it (this process's). */
   private readonly probes = new Map<string, { after: number; waitMs: number }>();
+  /** What the servers of shared routes said of their slots (this process's). */
+  private readonly layouts: ServerLayouts;
 
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.layouts = new ServerLayouts(clock);
+  }
 
   /**
    * How a prompt whose fixed part (system messages outside the window) is `fixedTokens` estimated
-   * tokens in `fixedMessages` messages fits the model: the window's limit in estimated tokens.
+   * tokens in `fixedMessages` messages fits the model: the window's limit in estimated tokens. On a
+   * context its server's slots share, a turn is planned for its share (the context / the slots), the
+   * same on every turn whatever the other requests hold, so every slot can work.
    */
   async fit(model: ChatModel, fixedTokens: number, fixedMessages: number): Promise<RouteFit> {
     const row = await this.row(model.routeKey);
+    const shared = sharesContext(row, model);
+    const slots = shared ? await this.slots(model, row) : 1;
     // A configured context wins: the person said what the model holds.
     const configured = model.limits.contextSize;
-    const contextTokens = configured ?? row.contextTokens ?? undefined;
+    const whole = configured ?? row.contextTokens ?? undefined;
     const factor = row.factor;
-    const shared = row.contextSource === 'shared' && model.limits.maxTokens === undefined;
-    if (contextTokens === undefined) return { factor, reserveTokens: model.limits.maxTokens ?? 0, ...(shared ? { replyCap: SHARED_REPLY_CAP } : {}) };
-    const retest = configured === undefined && row.contextSource === 'server';
+    const capped = shared && model.limits.maxTokens === undefined;
+    if (whole === undefined) return { factor, reserveTokens: model.limits.maxTokens ?? 0, ...(capped ? { replyCap: SHARED_REPLY_CAP } : {}) };
+    const contextTokens = Math.floor(whole / slots);
+    // A shared route's server is asked once per process (slots()); a probe past a share would pass.
+    const retest = !shared && configured === undefined && row.contextSource === 'server';
     const reserveTokens = Math.min(model.limits.maxTokens ?? Math.floor(contextTokens / 4), Math.floor(contextTokens / 2));
     const usable = Math.floor(contextTokens * CONTEXT_MARGIN) - reserveTokens;
     const fixed = fixedMessages > 0 ? fixedTokens + PER_MESSAGE_TOKENS * fixedMessages : 0;
     const cap = Math.floor(usable / factor) - fixed - PER_PROMPT_TOKENS;
-    return { factor, contextTokens, reserveTokens, limit: { cap, perBlock: PER_MESSAGE_TOKENS }, retest, ...(shared ? { replyCap: reserveTokens } : {}) };
+    return {
+      factor, contextTokens, reserveTokens, limit: { cap, perBlock: PER_MESSAGE_TOKENS }, retest,
+      ...(slots > 1 ? { share: { contextTokens: whole, slots } } : {}), ...(capped ? { replyCap: reserveTokens } : {}),
+    };
   }
 
-  /** Whether the route is known, without waiting, not to share its context (its row is loaded and says so). */
-  knownUnshared(routeKey: string): boolean {
-    const row = this.rows.get(routeKey);
-    return row !== undefined && row.contextSource !== 'shared';
+  /**
+   * The slots a shared route's context is cut into: configured, else what its server reports (asked
+   * once per process). The context the server reports is kept as the route's when none is
+   * configured, so a shared route knows its size before a prompt overflows it.
+   */
+  private async slots(model: ChatModel, row: CalibrationRow): Promise<number> {
+    const configured = model.limits.sharedSlots;
+    if (configured !== undefined && model.limits.contextSize !== undefined) return configured;
+    const reported = await this.layouts.of(model, async (layout) => {
+      if (model.limits.contextSize !== undefined || row.contextTokens === layout.contextTokens) return;
+      row.contextTokens = layout.contextTokens;
+      row.contextSource = row.contextSource === 'shared' ? 'shared' : 'server';
+      await this.save(row);
+    });
+    return shareSlots(configured, reported);
   }
 
-  /** The route's context when parallel requests share it (learned from a server that ran out of it), else undefined. */
-  async sharedContext(routeKey: string): Promise<{ contextTokens?: number; factor: number } | undefined> {
-    const row = this.rows.get(routeKey) ?? (await this.row(routeKey));
-    if (row.contextSource !== 'shared') return undefined;
-    return { factor: row.factor, ...(row.contextTokens === null ? {} : { contextTokens: row.contextTokens }) };
+  /** Whether the route is known, without waiting, not to share its context (its row is loaded and says so, and no slots are configured). */
+  knownUnshared(model: Pick<ChatModel, 'routeKey' | 'limits'>): boolean {
+    const row = this.rows.get(model.routeKey);
+    return row !== undefined && !sharesContext(row, model);
+  }
+
+  /** The route's whole context when parallel requests share it (learned from a server that ran out of it, or configured), else undefined. */
+  async sharedContext(model: Pick<ChatModel, 'routeKey' | 'limits'>): Promise<{ contextTokens?: number; factor: number } | undefined> {
+    const row = this.rows.get(model.routeKey) ?? (await this.row(model.routeKey));
+    if (!sharesContext(row, model)) return undefined;
+    const whole = model.limits.contextSize ?? row.contextTokens ?? undefined;
+    return { factor: row.factor, ...(whole === undefined ? {} : { contextTokens: whole }) };
   }
 
   /** The provider counted `observed` tokens for a prompt estimated at `estimate`. */
@@ -201,6 +238,7 @@ export class RouteCalibration {
   async reset(routeKey?: string): Promise<number> {
     if (routeKey === undefined) this.rows.clear();
     else this.rows.delete(routeKey);
+    this.layouts.forget(routeKey);
     return this.store.calibration.delete(routeKey);
   }
 
@@ -243,6 +281,14 @@ function learnedContext(row: CalibrationRow, err: ContextOverflowError, sent: nu
     return { tokens: err.contextTokens, source: row.contextSource === 'shared' ? 'shared' : 'server' };
   }
   return { tokens: minDefined(known, below)!, source: row.contextSource === 'shared' ? 'shared' : 'estimate' };
+}
+
+/**
+ * Whether the route's parallel requests share one context: its server ran out of it while they ran,
+ * or the route is configured with more than one shared slot.
+ */
+function sharesContext(row: CalibrationRow, model: Pick<ChatModel, 'limits'>): boolean {
+  return row.contextSource === 'shared' || (model.limits.sharedSlots ?? 1) > 1;
 }
 
 function clamp(f: number): number {

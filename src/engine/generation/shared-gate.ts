@@ -31,7 +31,7 @@ export class SharedContextGates {
       routeKey: model.routeKey,
       limits: model.limits,
       // The common case (a route known not to share its context) streams with no layer between.
-      stream: (request) => (this.calibration.knownUnshared(model.routeKey) ? model.stream(request) : this.stream(model, request)),
+      stream: (request) => (this.calibration.knownUnshared(model) ? model.stream(request) : this.stream(model, request)),
     };
     if (model.generateImage) gated.generateImage = (request) => model.generateImage!(request);
     if (model.toolSupport) gated.toolSupport = () => model.toolSupport!();
@@ -40,7 +40,7 @@ export class SharedContextGates {
   }
 
   private async *stream(model: ChatModel, request: ChatRequest): AsyncGenerator<StreamPart> {
-    const shared = await this.calibration.sharedContext(model.routeKey);
+    const shared = await this.calibration.sharedContext(model);
     if (!shared) return yield* model.stream(request);
     const capacity = shared.contextTokens === undefined ? 1 : Math.floor(shared.contextTokens * CONTEXT_MARGIN);
     const gate = this.gate(model.routeKey, capacity);

@@ -1,7 +1,7 @@
 import { CancelledError, ContextOverflowError, ProviderError, transportFailure } from '../../core/errors.js';
 import { ceiling } from '../../core/models.js';
 import { retrying, shouldRetry } from '../../core/retry.js';
-import type { ChatModel, ChatRequest, GeneratedImage, ImageGenerationRequest, ProviderUsage, RouteLimits, StreamPart } from '../spec.js';
+import type { ChatModel, ChatRequest, GeneratedImage, ImageGenerationRequest, ProviderUsage, RouteLimits, ServerContext, StreamPart } from '../spec.js';
 import { SseDecoder } from '../../core/wire/sse.js';
 import { parseContextOverflow, streamOverflow } from './context-overflow.js';
 import { type PostResponse, post, readText } from './http-post.js';
@@ -19,21 +19,29 @@ export interface OpenAIChatOptions {
   contextSize?: number;
   maxTokens?: number;
   temperature?: number;
+  sharedSlots?: number;
 }
 
 /** llama-server's `/props`, as far as mgpt reads it. */
 interface Props {
   default_generation_settings?: { n_ctx?: unknown };
+  total_slots?: unknown;
 }
 
-/** The per-slot context in a `/props` answer, when it is one. */
-function propsContext(text: string): number | undefined {
+/** The per-slot context and the slots in a `/props` answer, when it has a context. */
+function propsContext(text: string): ServerContext | undefined {
   try {
-    const n = (JSON.parse(text) as Props).default_generation_settings?.n_ctx;
-    return typeof n === 'number' && Number.isSafeInteger(n) && n > 0 ? n : undefined;
+    const props = JSON.parse(text) as Props;
+    const n = props.default_generation_settings?.n_ctx;
+    if (!isCount(n)) return undefined;
+    return { contextTokens: n, ...(isCount(props.total_slots) ? { slots: props.total_slots } : {}) };
   } catch {
     return undefined;
   }
+}
+
+function isCount(n: unknown): n is number {
+  return typeof n === 'number' && Number.isSafeInteger(n) && n > 0;
 }
 
 /** How long `/props` may take: a server that is slow to say is taken as one that does not. */
@@ -49,7 +57,7 @@ export class OpenAIChatModel implements ChatModel {
   constructor(private readonly opts: OpenAIChatOptions) {
     this.modelId = opts.model;
     this.routeKey = `openai:${opts.baseUrl.replace(/\/+$/, '')}#${opts.model}`;
-    this.limits = { contextSize: opts.contextSize, maxTokens: opts.maxTokens, temperature: opts.temperature };
+    this.limits = { contextSize: opts.contextSize, maxTokens: opts.maxTokens, temperature: opts.temperature, sharedSlots: opts.sharedSlots };
   }
 
   async *stream(req: ChatRequest): AsyncIterable<StreamPart> {
@@ -85,10 +93,11 @@ export class OpenAIChatModel implements ChatModel {
   }
 
   /**
-   * llama-server's `/props` (beside `/v1`): its per-slot context, `default_generation_settings.n_ctx`.
-   * A server that answers without it (a 404, another shape) is not asked again.
+   * llama-server's `/props` (beside `/v1`): its per-slot context, `default_generation_settings.n_ctx`,
+   * and its slots, `total_slots`. A server that answers without a context (a 404, another shape) is
+   * not asked again.
    */
-  async serverContext(signal?: AbortSignal): Promise<number | undefined> {
+  async serverContext(signal?: AbortSignal): Promise<ServerContext | undefined> {
     if (this.noProps) return undefined;
     const url = this.opts.baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '') + '/props';
     const headers: Record<string, string> = this.opts.apiKey ? { authorization: `Bearer ${this.opts.apiKey}` } : {};

@@ -26,7 +26,7 @@ interface ProbeTurn {
 export async function contextChanged(turn: ProbeTurn, fit: RouteFit, newTokens: number): Promise<boolean> {
   const { deps, model } = turn;
   const reported = await model.serverContext?.(turn.signal);
-  if (reported !== undefined) return deps.calibration.reported(model.routeKey, reported);
+  if (reported !== undefined) return deps.calibration.reported(model.routeKey, reported.contextTokens);
   if (!deps.calibration.mayProbe(model.routeKey)) return false;
   const grew = await contextGrew(turn, fit, newTokens);
   deps.calibration.probed(model.routeKey, grew);
