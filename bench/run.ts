@@ -483,13 +483,26 @@ if (section('sse-writer')) {
 }
 
 // 9b. Turns on a context llama-server shares between parallel requests (-c 2048, its default
-// slots): what the shared-context gate lets run at once, and what replies use of the room it holds.
+// slots): what the shared-context gate lets run at once, and what replies use of the room it holds;
+// against the same turns with a context of its own per slot (-np 4: 512 tokens each) and with every
+// turn planned for the whole shared context (sharedSlots 1: how turns were planned before shares).
 if (section('shared')) {
-  const r = await benchSharedContext(work);
-  if (!r) {
+  const separate = await benchSharedContext(work, ['-c', '2048', '-np', '4']);
+  // The same work as on a share: replies bounded to the reply room a 512-token share plans (its quarter).
+  const bounded = separate && (await benchSharedContext(work, ['-c', '2048', '-np', '4'], { maxTokens: 128 }));
+  const whole = bounded && (await benchSharedContext(work, ['-c', '2048'], { sharedSlots: 1 }));
+  const r = whole && (await benchSharedContext(work));
+  if (!separate || !bounded || !whole || !r) {
     console.warn('shared: no llama-server (MGPT_TEST_LLAMA_SERVER) or model (MGPT_TEST_GGUF): its rows were not measured');
   } else {
-    rows.push({ name: 'shared context: 8 x 10 buffered turns, wall', value: r.wallMs / 1000, unit: 's', note: `${r.turns - r.failed} of ${r.turns}` });
+    const ok = (b: typeof r) => `${b.turns - b.failed} of ${b.turns}, ${b.outOfOrder} entities out of order; turns planned for ${b.turnContext ?? '?'} tokens${b.slots > 1 ? ` (a share of ${b.slots})` : ''}; ${b.busyMean.toFixed(1)} slots busy, turn p50 ${(b.turnP50Ms / 1000).toFixed(1)} s; replies p50 ${b.replyP50}, max ${b.replyMax}`;
+    rows.push({ name: 'shared context: 8 x 10 buffered turns, -np 4 (a 512-token context per slot), wall', value: separate.wallMs / 1000, unit: 's', note: ok(separate) });
+    rows.push({ name: 'shared context: the same, replies bounded as on a 512-token share (maxTokens 128), wall', value: bounded.wallMs / 1000, unit: 's', note: ok(bounded) });
+    rows.push({ name: 'shared context: the same on -c 2048 shared, every turn planned for all of it (sharedSlots 1), wall', value: whole.wallMs / 1000, unit: 's', note: ok(whole) });
+    rows.push({ name: 'shared context: the same on -c 2048 shared, nothing configured (a share per slot), wall', value: r.wallMs / 1000, unit: 's', note: ok(r) });
+    const ratio = r.wallMs / bounded.wallMs;
+    const note = `against -np 4 with its replies unbounded ${(r.wallMs / separate.wallMs).toFixed(2)}x; whole-context planning ${(whole.wallMs / bounded.wallMs).toFixed(1)}x`;
+    rows.push({ name: 'shared context: shared / -np 4 with the same reply bound, wall', value: ratio, unit: 'x', target: '<= 2', met: ratio <= 2 && r.failed === 0 && r.outOfOrder === 0, note });
     rows.push({ name: 'shared context: slots busy (mean while any)', value: r.busyMean, unit: 'n', note: `max ${r.busyMax} of 4` });
     rows.push({ name: 'shared context: turn, send to reply (max)', value: r.turnMaxMs / 1000, unit: 's', note: `p50 ${(r.turnP50Ms / 1000).toFixed(1)} s` });
     rows.push({ name: 'shared context: reply tokens p90 / reply bound', value: r.replyP90 / r.replyCap, unit: 'x', note: `replies p50 ${r.replyP50}, p90 ${r.replyP90}, max ${r.replyMax}; bound ${r.replyCap}; prompts p50 ${r.promptP50}` });

@@ -1,9 +1,13 @@
 // Turns on a context llama-server shares between its parallel requests (-c 2048, its default
 // slots, no -n): what the shared-context gate lets through. 8 entities, 10 buffered turns each, 8
-// at a time, nothing configured in mgpt (the first burst teaches the route that it is shared).
-// While they run, llama-server's /slots is polled for how many slots are busy.
+// at a time, nothing configured in mgpt (the first burst teaches the route that it is shared, and
+// its /props the slots each turn's share is cut for). The same turns on other layouts (-np 4: a
+// context of its own per slot) and with a route setting (sharedSlots: 1, every turn planned for the
+// whole context, as before shares) are what it is compared with. While they run, llama-server's
+// /slots is polled for how many slots are busy.
 import { join } from 'node:path';
 import type { TurnEvent } from '../src/core/wire/entity-types.js';
+import type { Engine } from '../src/engine/engine.js';
 import { openEngineSync } from '../src/engine/open-engine.js';
 import { llamaServerParts, startLlamaServer } from '../test/helpers/llama-server.js';
 
@@ -23,16 +27,26 @@ export interface SharedContextBench {
   replyP90: number;
   replyMax: number;
   promptP50: number;
+  /** Turns stored out of the order their entity sent them. */
+  outOfOrder: number;
+  /** The context a turn was planned for at the end, and the slots it was cut for (1: all of it). */
+  turnContext?: number;
+  slots: number;
 }
 
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))] ?? NaN;
 
-/** null when llama-server or the model is not here. `serverArgs` replaces the shared default (-c 2048). */
-export async function benchSharedContext(work: string, serverArgs = ['-c', '2048'], entities = 8, turns = 10): Promise<SharedContextBench | null> {
+const ball = (t: number) => `Once upon a time a little dog found ball number ${t} in the park.`;
+
+/**
+ * null when llama-server or the model is not here. `serverArgs` replaces the shared default
+ * (-c 2048); `route` adds to the route mgpt is given (sharedSlots).
+ */
+export async function benchSharedContext(work: string, serverArgs = ['-c', '2048'], route: Record<string, unknown> = {}, entities = 8, turns = 10): Promise<SharedContextBench | null> {
   const parts = llamaServerParts();
   if (!parts) return null;
   const server = await startLlamaServer(parts, serverArgs);
-  const engine = openEngineSync({ db: join(work, `shared-${Date.now()}.db`), route: () => ({ provider: 'openai', baseUrl: server.url, model: 'stories' }) });
+  const engine = openEngineSync({ db: join(work, `shared-${Date.now()}.db`), route: () => ({ provider: 'openai', baseUrl: server.url, model: 'stories', ...route }) });
   const busy: number[] = [];
   let polling = true;
   const poll = (async () => {
@@ -58,7 +72,7 @@ export async function benchSharedContext(work: string, serverArgs = ['-c', '2048
     await Promise.all(
       ids.map(async (id) => {
         for (let t = 0; t < turns; t++) {
-          const content = `Once upon a time a little dog found ball number ${t} in the park.`;
+          const content = ball(t);
           const s = performance.now();
           try {
             const events: TurnEvent[] = [];
@@ -82,6 +96,8 @@ export async function benchSharedContext(work: string, serverArgs = ['-c', '2048
       turnP50Ms: pct(turnMs, 0.5), turnMaxMs: Math.max(...turnMs),
       replyCap: fit.replyCap ?? fit.reserveTokens, replyP50: pct(replies, 0.5), replyP90: pct(replies, 0.9), replyMax: Math.max(...replies),
       promptP50: pct(prompts, 0.5),
+      outOfOrder: await outOfOrder(engine, ids, turns),
+      ...(fit.contextTokens === undefined ? {} : { turnContext: fit.contextTokens }), slots: fit.share?.slots ?? 1,
     };
   } finally {
     polling = false;
@@ -89,4 +105,15 @@ export async function benchSharedContext(work: string, serverArgs = ['-c', '2048
     engine.close();
     await server.stop();
   }
+}
+
+/** Entities whose stored user messages are not the turns in the order they were sent. */
+async function outOfOrder(engine: Engine, ids: string[], turns: number): Promise<number> {
+  let wrong = 0;
+  for (const id of ids) {
+    const page = await engine.entities.messages(id, { limit: 2 * turns }, 'local');
+    const sent = page.data.filter((m) => m.role === 'user').map((m) => m.content);
+    if (sent.join('\n') !== Array.from({ length: turns }, (_, t) => ball(t)).join('\n')) wrong++;
+  }
+  return wrong;
 }

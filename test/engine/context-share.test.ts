@@ -118,6 +118,43 @@ describe("a shared context's turns are planned for a slot's share of it", () => 
   });
 });
 
+describe('a reply cut when the route first runs out of its shared context', () => {
+  const SHARED = 'Context size has been exceeded.';
+
+  it('already as long as a turn on a share may reply, ends there (finish_reason length): nothing more is asked of the server', async () => {
+    fake.propsContext = 2048;
+    fake.propsSlots = 4;
+    const engine = makeEngine(dir, { fake });
+    const e = await engine.entities.create({ model: 'mgpt-1-27b' }, 'local');
+    const long = 'The little dog ran to the park and found a ball. '.repeat(20);
+    const seen = fake.requests.length;
+    fake.script({ text: [long, 'never sent'], streamError: { afterChunks: 1, message: SHARED } });
+    const events = await collect(engine.entities.send(e.id, { content: 'Tell me a story.' }, 'local'));
+    expect(events.filter((x) => x.type === 'delta').map((x: any) => x.text)).toEqual([long]);
+    const choice = done(events).completion.choices[0];
+    expect([choice.message.content, choice.finish_reason]).toEqual([long, 'length']);
+    expect(fake.requests.length - seen).toBe(1);
+    expect((await engine.entities.get(e.id, 'local')).transcript.messages).toBe(2);
+    expect(await fitOf(engine)).toMatchObject({ contextTokens: 512, replyCap: 128 });
+    engine.close();
+  });
+});
+
+describe('a message larger than its share', () => {
+  it('is refused saying it is the share that binds, with the setting that gives turns more of the context; nothing is sent or stored', async () => {
+    const engine = makeEngine(dir, { route: route({ contextSize: 256, sharedSlots: 4 }) });
+    const e = await engine.entities.create({ model: 'mgpt-1-27b' }, 'local');
+    const seen = fake.requests.length;
+    const err = await collect(engine.entities.send(e.id, { content: 'Tell me a story about a harbour. '.repeat(8) }, 'local')).catch((x) => x);
+    expect(err).toBeInstanceOf(ContextOverflowError);
+    expect(err.message).toMatch(/message is about \d+ tokens, but a turn's share of the model's shared context \(64 of 256 tokens, cut for 4 slots; 16 kept for the reply\) leaves room for about \d+ after the instructions$/);
+    expect(err.hint).toBe('split the message into smaller ones, or plan turns for more of the shared context: mgpt config set models.mgpt-1-27b.sharedSlots 2');
+    expect(fake.requests.length).toBe(seen);
+    expect((await engine.entities.get(e.id, 'local')).transcript.messages).toBe(0);
+    engine.close();
+  });
+});
+
 describe('sharedSlots is checked', () => {
   it('by the config, and by the engine for a file edited by hand: the turn is refused and nothing is stored', async () => {
     expect(parseValue('models.mgpt-1-27b.sharedSlots', '4')).toEqual({ value: 4 });

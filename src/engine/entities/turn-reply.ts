@@ -1,4 +1,5 @@
 import { sleep } from '../../core/retry.js';
+import { loadTokenEstimator } from '../../core/text/tokens.js';
 import type { TurnEvent } from '../../core/wire/entity-types.js';
 import { ContextOverflowError } from '../../core/errors.js';
 import { foldedSpan } from '../../core/window-plan.js';
@@ -50,7 +51,9 @@ export async function* rotateAndGenerate(turn: TurnState): AsyncGenerator<TurnEv
       if (!(err instanceof ContextOverflowError)) throw err;
       // A refused summary request was learned from where it was made.
       if (prepared) await turn.deps.calibration.learn(turn.model.routeKey, err, prepared.estimate + turn.recall.tokens, prepared.fit.reserveTokens);
-      resume = prepared && continuation(turn, err, reply, attempt) ? await bounded(turn, prepared) : undefined;
+      resume = prepared && continuation(turn, err, reply, attempt) ? await bounded(turn, prepared, reply) : undefined;
+      // Already as long as the reply the route now bounds turns to: it ends where it was cut.
+      if (resume && (resume.fit.replyCap ?? 1) <= 0) return { prepared: resume, reply: { ...reply, finish: 'length', usage: undefined } };
       if (!resume && (turn.started || attempt >= overflowRetries(err))) throw tooLarge(err, turn);
       // The other requests that filled a shared context need a moment to finish.
       if (err.shared) await sleep(sharedBackoffMs(attempt), turn.signal);
@@ -78,11 +81,17 @@ function continuation(turn: TurnState, err: ContextOverflowError, reply: Reply, 
   return true;
 }
 
-/** The same prompt with the reply bound the route now has (what it just learned: the context is shared). */
-async function bounded(turn: TurnState, prepared: PreparedWindow): Promise<PreparedWindow> {
+/**
+ * The same prompt with the reply bound the route now has (what it just learned: the context is
+ * shared), less what the reply already holds: a cut reply goes on only up to the bound a turn on a
+ * share of the context has, so it leaves no more in the server's context than such a turn would.
+ */
+async function bounded(turn: TurnState, prepared: PreparedWindow, reply: Reply): Promise<PreparedWindow> {
   const fixed = fixedParts(turn);
   const fit = await turn.deps.calibration.fit(turn.model, fixed.tokens, fixed.messages);
-  return { ...prepared, fit: { ...prepared.fit, replyCap: fit.replyCap } };
+  if (fit.replyCap === undefined) return { ...prepared, fit: { ...prepared.fit, replyCap: undefined } };
+  const sofar = Math.ceil((await loadTokenEstimator()).count(reply.text) * fit.factor);
+  return { ...prepared, fit: { ...prepared.fit, replyCap: fit.replyCap - sofar } };
 }
 
 /**

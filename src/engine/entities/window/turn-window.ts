@@ -150,16 +150,16 @@ async function summarize(turn: WindowTurn, plan: RotationPlan, fit: RouteFit): P
 /** The message (with the instructions) cannot fit the model however much is folded. */
 function doesNotFit(turn: WindowTurn, fit: RouteFit, messageTokens: number): ContextOverflowError {
   const room = Math.max(0, (fit.limit?.cap ?? 0) - PER_MESSAGE_TOKENS);
-  return new ContextOverflowError(
-    `message is about ${messageTokens} tokens, but the model's context (${fit.contextTokens} tokens, ` +
-      `${fit.reserveTokens} kept for the reply) leaves room for about ${room} after the instructions`,
-    {
-      contextTokens: fit.contextTokens,
-      hint: turn.entity.instructionsTokens > room
-        ? `shorten the instructions: mgpt entities update ${turn.entity.id} --instructions ...`
-        : 'split the message into smaller ones, or route the entity model to a model with a larger context',
-    },
-  );
+  const context = fit.share
+    ? `a turn's share of the model's shared context (${fit.contextTokens} of ${fit.share.contextTokens} tokens, cut for ${fit.share.slots} slots; ${fit.reserveTokens} kept for the reply)`
+    : `the model's context (${fit.contextTokens} tokens, ${fit.reserveTokens} kept for the reply)`;
+  const larger = fit.share
+    ? `split the message into smaller ones, or plan turns for more of the shared context: mgpt config set models.${turn.entity.model}.sharedSlots ${Math.max(1, Math.floor(fit.share.slots / 2))}`
+    : 'split the message into smaller ones, or route the entity model to a model with a larger context';
+  return new ContextOverflowError(`message is about ${messageTokens} tokens, but ${context} leaves room for about ${room} after the instructions`, {
+    contextTokens: fit.contextTokens,
+    hint: turn.entity.instructionsTokens > room ? `shorten the instructions: mgpt entities update ${turn.entity.id} --instructions ...` : larger,
+  });
 }
 
 /** What the request is made from: the window it is answered from, and the new message. */
