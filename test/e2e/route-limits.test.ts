@@ -25,4 +25,22 @@ describe('route limits on an OpenAI-compatible route, from the command line', ()
     const threads = await mgpt(['models', 'add', 'x', '--provider', 'openai', '--base-url', fake.url, '--threads', '2'], env);
     expect([threads.code, threads.stderr]).toEqual([2, expect.stringMatching(/--gguf and --threads are for --provider llama/)]);
   });
+
+  it('models add keeps --shared-slots for an openai route, refuses a bad count or a llama route, and turns are planned for the share', async () => {
+    const env = cliEnv(`${dir}/slots`);
+    const added = await mgpt(['models', 'add', 'pool', '--provider', 'openai', '--base-url', fake.url, '--model', 'm', '--context', '2048', '--shared-slots', '4', '--route', 'mgpt-1-27b'], env);
+    expect(added.code, added.stderr).toBe(0);
+    const listed = JSON.parse((await mgpt(['models', '--json'], env)).stdout).data.find((m: any) => m.id === 'mgpt-1-27b');
+    expect(listed).toMatchObject({ uses: 'pool', contextSize: 2048, sharedSlots: 4, maxTokens: null });
+    expect((await mgpt(['entities', 'create', '--name', 'ada'], env)).code).toBe(0);
+    expect((await mgpt(['send', 'ada', 'hello'], env)).code).toBe(0);
+    // A quarter of the 512-token share is the longest reply asked for.
+    expect(fake.requests.at(-1)!.body).toMatchObject({ model: 'm', max_tokens: 128 });
+    const zero = await mgpt(['models', 'add', 'x', '--provider', 'openai', '--base-url', fake.url, '--shared-slots', '0'], env);
+    expect([zero.code, zero.stderr]).toEqual([2, expect.stringMatching(/^error: --shared-slots: sharedSlots must be a whole number of slots from 1 to 1024, got 0/m)]);
+    const llama = await mgpt(['models', 'add', 'x', '--provider', 'llama', '--gguf', '/nonexistent.gguf', '--shared-slots', '2'], env);
+    expect([llama.code, llama.stderr]).toEqual([2, expect.stringMatching(/--shared-slots are for --provider openai/)]);
+    const set = await mgpt(['config', 'set', 'models.pool.sharedSlots', '2.5'], env);
+    expect([set.code, set.stderr]).toEqual([2, expect.stringMatching(/models\.pool\.sharedSlots must be a whole number of slots/)]);
+  });
 });
