@@ -32,6 +32,7 @@ describe('route limits on an OpenAI-compatible route, from the command line', ()
     expect(added.code, added.stderr).toBe(0);
     const listed = JSON.parse((await mgpt(['models', '--json'], env)).stdout).data.find((m: any) => m.id === 'mgpt-1-27b');
     expect(listed).toMatchObject({ uses: 'pool', contextSize: 2048, sharedSlots: 4, maxTokens: null });
+    expect((await mgpt(['models'], env)).stdout).toMatch(/^mgpt-1-27b\t.*\t2048, 4 slots\t/m);
     expect((await mgpt(['entities', 'create', '--name', 'ada'], env)).code).toBe(0);
     expect((await mgpt(['send', 'ada', 'hello'], env)).code).toBe(0);
     // A quarter of the 512-token share is the longest reply asked for.

@@ -199,7 +199,7 @@ export async function runModels(ctx: CliContext, o: { json?: boolean }): Promise
       { header: 'PROVIDER', value: (r) => (r.uses ? `${r.provider} (via ${r.uses})` : r.provider) },
       { header: 'MODEL', value: (r) => r.model ?? '-' },
       { header: 'BASE URL', value: (r) => r.baseUrl ?? '-' },
-      { header: 'CONTEXT', value: (r) => contextOf(r.contextSize, r.learned), right: true },
+      { header: 'CONTEXT', value: (r) => contextOf(r.contextSize, r.learned) + (r.sharedSlots ? `, ${r.sharedSlots} slot${r.sharedSlots > 1 ? 's' : ''}` : ''), right: true },
       { header: 'FACTOR', value: (r) => (r.learned?.samples ? r.learned.factor.toFixed(2) : '-'), right: true },
     ],
     rows,
