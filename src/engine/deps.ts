@@ -1,4 +1,4 @@
-import type { Clock } from './clock.js';
+import type { Clock } from './support/clock.js';
 import type { RotationShares } from '../core/window-plan.js';
 import type { ModelPrice } from '../core/models.js';
 import type { RouteCalibration } from './generation/calibration.js';
@@ -6,7 +6,7 @@ import type { EngineEvents } from './events.js';
 import type { ChatModel } from '../providers/spec.js';
 import type { PromptStore } from './universes/prompts.js';
 import type { Store, TermMatch, UniverseMessageRow } from '../store/types.js';
-import type { VersionedCache } from './versioned-cache.js';
+import type { VersionedCache } from './support/versioned-cache.js';
 import type { WindowState } from './entities/window/window-state.js';
 import type { SemanticIndex } from './entities/semantic/semantic-index.js';
 
@@ -49,10 +49,10 @@ export interface EngineDeps {
   clock: Clock;
   newId(): string;
   version: string;
-  /** The folder imports keep their temporary files in (spool-folder.ts). */
+  /** The folder imports keep their temporary files in (support/spool-folder.ts). */
   spoolDir: string;
   /** Semantic recall's vectors, for entities whose route opted in to embeddings. */
   semantic: SemanticIndex;
 }
 
-export { type Clock, systemClock } from './clock.js';
+export { type Clock, systemClock } from './support/clock.js';

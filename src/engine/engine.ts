@@ -13,7 +13,7 @@ import type { Store } from '../store/types.js';
 import { AccountService } from './platform/accounts.js';
 import { SharedContextGates } from './generation/shared-gate.js';
 import type { EngineEvents } from './events.js';
-import { EventRelay } from './event-relay.js';
+import { EventRelay } from './support/event-relay.js';
 import { search } from './search.js';
 import type { SearchInput, SearchList } from '../core/wire/entity-types.js';
 import { type ChatImportOptions, type ChatImportProgressHandler, type ChatImportResult, DEFAULT_IMPORT_MAX_CONVERSATIONS } from '../core/wire/chat-import.js';
@@ -35,7 +35,7 @@ import { ConversationsService } from './openai/responses/conversations-service.j
 import { type RespondOptions, type ResponseDelta, respond, respondEvents } from './universes/respond.js';
 import { UniverseService } from './universes/universes.js';
 import { PromptStore } from './universes/prompts.js';
-import { VersionedCache } from './versioned-cache.js';
+import { VersionedCache } from './support/versioned-cache.js';
 
 export { DEFAULT_LEASE_TTL_MS } from '../core/wire/entity-types.js';
 import { DEFAULT_LEASE_TTL_MS } from '../core/wire/entity-types.js';

@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import { type ServerType, serve } from '@hono/node-server';
 import { Engine } from '../engine/engine.js';
 import { type OpenEngineOptions, openEngine } from '../engine/open-engine.js';
-import { sweepSpools } from '../engine/spool-folder.js';
+import { sweepSpools } from '../engine/support/spool-folder.js';
 import { type AppOptions, createApp } from './app.js';
 import { ServerMetrics } from './metrics.js';
 import { answerClientErrors } from './client-error.js';

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadTokenEstimator } from '../../src/core/text/tokens.js';
 import { retrieve } from '../../src/engine/entities/retrieve.js';
-import { VersionedCache } from '../../src/engine/versioned-cache.js';
+import { VersionedCache } from '../../src/engine/support/versioned-cache.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { EntityRow } from '../../src/store/types.js';
 import { makeEngine } from '../helpers/engine.js';

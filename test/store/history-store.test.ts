@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { entitySubject } from '../../src/engine/lease.js';
+import { entitySubject } from '../../src/engine/support/lease.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { BlockRow, EntityRow, EntityTurnWrite, RotationRow, Store, TurnWindowWrite } from '../../src/store/types.js';

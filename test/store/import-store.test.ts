@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate as migratePg } from '../../src/store/postgres/pg-db.js';
 import { PG_MIGRATIONS } from '../../src/store/postgres/migrations.js';
 import { MIGRATIONS } from '../../src/store/sqlite/migrations.js';
-import { entitySubject } from '../../src/engine/lease.js';
+import { entitySubject } from '../../src/engine/support/lease.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { prefixEnd } from '../../src/store/prefix-range.js';

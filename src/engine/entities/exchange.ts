@@ -4,7 +4,7 @@ import { SEARCH_QUERY_MAX_CHARS } from '../../core/text/search-query.js';
 import { loadTokenEstimator } from '../../core/text/tokens.js';
 import type { BlockRow, EntityRow, EntityTurnWrite, MessageRow } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';
-import { entitySubject, takeLease } from '../lease.js';
+import { entitySubject, takeLease } from '../support/lease.js';
 import { toMessage } from './entity-wire.js';
 import { retrieve } from './retrieve.js';
 import { answering, leaseTakenOver, readOnly } from './turn-state.js';

@@ -10,7 +10,7 @@ import { foldToExchange, planFoldToTarget } from '../../core/window-plan.js';
 import type { ChatModel } from '../../providers/spec.js';
 import type { BlockRow, EntityRow, RotationRow, SteerWrite } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';
-import { entitySubject, takeLease } from '../lease.js';
+import { entitySubject, takeLease } from '../support/lease.js';
 import { toBlock } from './entity-wire.js';
 import { pinnedMemory } from './memory.js';
 import { rotationRecords, rotationRow } from './rotations.js';

@@ -6,8 +6,8 @@ import type { BlockRow, EntityImport, EntityTurnWrite } from '../../store/types.
 import { type CompletionHead, settledUsage } from '../generation/completion.js';
 import { reportCompleted } from '../generation/model-call.js';
 import { type Reply, replyMessage } from '../generation/reply.js';
-import type { HeldLease } from '../lease.js';
-import { windowVersion } from '../versioned-cache.js';
+import type { HeldLease } from '../support/lease.js';
+import { windowVersion } from '../support/versioned-cache.js';
 import { toCompletion } from './entity-wire.js';
 import { storeRemembered } from './remember.js';
 import { turnHistory } from './rotations.js';

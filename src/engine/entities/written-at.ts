@@ -2,7 +2,7 @@ import { BadRequestError } from '../../core/errors.js';
 import { parseWrittenAt } from '../../core/wire/written-at.js';
 import type { EntityRow } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../support/clock.js';
 
 /**
  * A message dated by its caller (docs/entities-and-memory.md#when-a-message-was-written): the

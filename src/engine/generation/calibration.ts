@@ -3,7 +3,7 @@ import type { ModelLimit } from '../../core/window-plan.js';
 import type { ChatMessage, ChatModel } from '../../providers/spec.js';
 import type { CalibrationRow } from '../../store/types.js';
 import type { Store } from '../../store/types.js';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../support/clock.js';
 import { ServerLayouts, shareSlots } from './server-layouts.js';
 
 /** Tokens a chat template adds around each message (role markers), and once per prompt. */

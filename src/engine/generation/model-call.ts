@@ -1,7 +1,7 @@
 import { shapeMessages } from '../../core/request-shape.js';
 import { CancelledError, ContextOverflowError, ProviderError } from '../../core/errors.js';
 import type { ChatModel, ChatRequest } from '../../providers/spec.js';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../support/clock.js';
 import { type EngineEvents, providerErrorClass } from '../events.js';
 import { type Reply, absorb, emptyReply } from './reply.js';
 

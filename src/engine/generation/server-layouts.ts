@@ -1,5 +1,5 @@
 import type { ChatModel, ServerContext } from '../../providers/spec.js';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../support/clock.js';
 
 /** How long after a server did not say its layout it is asked again (it was down, or slow under load). */
 const ASK_AGAIN_MS = 60_000;

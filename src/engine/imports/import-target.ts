@@ -9,7 +9,7 @@ import type { EngineDeps } from '../deps.js';
 import { FreeNames } from '../entities/entity-names.js';
 import { recallCode } from '../entities/entity-rules.js';
 import { pinnedMemory } from '../entities/memory.js';
-import { type HeldLease, entitySubject, takeLease } from '../lease.js';
+import { type HeldLease, entitySubject, takeLease } from '../support/lease.js';
 import type { SourceConversation } from './conversation.js';
 import type { ImportPlan } from './options.js';
 import { resolveInto } from './into.js';

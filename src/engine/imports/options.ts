@@ -1,6 +1,6 @@
 import { CHAT_SOURCES, type ChatImportOptions, type ChatSource } from '../../core/wire/chat-import.js';
 import { BadRequestError } from '../../core/errors.js';
-import { ZONED_DATE_HINT, parseZonedDate } from '../zoned-date.js';
+import { ZONED_DATE_HINT, parseZonedDate } from '../support/zoned-date.js';
 
 /** Checked options: what `POST /v1/imports` and the CLI pass in, refused the same way. */
 export interface ImportPlan {

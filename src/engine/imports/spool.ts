@@ -1,6 +1,6 @@
 import { type FileHandle, open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { makeSpool } from '../spool-folder.js';
+import { makeSpool } from '../support/spool-folder.js';
 import type { ReadConversation } from './read-export.js';
 
 interface Entry {

@@ -6,7 +6,7 @@ import type { RequestRow } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';
 import { storedFor } from '../generation/idempotency.js';
 import { type Generation, routeOf, runGeneration } from '../generation/model-call.js';
-import { withLease } from '../lease.js';
+import { withLease } from '../support/lease.js';
 import { logRow } from '../platform/logs.js';
 import { reserveReply } from '../platform/rate-limits.js';
 import type { TokenAllowance } from '../../core/rate-limits.js';

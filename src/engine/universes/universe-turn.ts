@@ -4,7 +4,7 @@ import type { GenerationResponse, RespondInput } from '../../core/wire/universe-
 import type { TokenAllowance } from '../../core/rate-limits.js';
 import type { LogRow, RequestRow, UniverseMessageRow, UniverseRow } from '../../store/types.js';
 import type { EngineDeps } from '../deps.js';
-import { type HeldLease, type LeaseRequest, universeSubject } from '../lease.js';
+import { type HeldLease, type LeaseRequest, universeSubject } from '../support/lease.js';
 import { toRuntime, type UniverseService } from './universes.js';
 
 export type Mode = 'stored' | 'inline' | 'standalone';

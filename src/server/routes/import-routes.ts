@@ -10,7 +10,7 @@ import { BadRequestError, CancelledError, MgptError, PayloadTooLargeError } from
 import type { Engine } from '../../engine/engine.js';
 import type { ImportedEntity } from '../../core/backend.js';
 import { type ExportFormat, IMPORT_MAX_BYTES, importTooLarge } from '../../core/wire/entity-types.js';
-import { makeSpool } from '../../engine/spool-folder.js';
+import { makeSpool } from '../../engine/support/spool-folder.js';
 import type { Env, RouteDeps } from '../route-deps.js';
 
 /** The largest export a raw body may carry; it goes to a temporary file, never into memory. */

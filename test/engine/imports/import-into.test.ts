@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LocalBackend } from '../../../src/backends/local.js';
 import { ConflictError } from '../../../src/core/errors.js';
-import { entitySubject, takeLease } from '../../../src/engine/lease.js';
+import { entitySubject, takeLease } from '../../../src/engine/support/lease.js';
 import { importNoteText } from '../../../src/engine/imports/plan.js';
 import { writeChatgptExport } from '../../helpers/chatgpt-export.js';
 import { bytes, collect, makeEngine } from '../../helpers/engine.js';

@@ -10,7 +10,7 @@ import { recallsOf } from './load-window.js';
 import { shapeMessages } from '../../../core/request-shape.js';
 import type { BlockRow } from '../../../store/types.js';
 import { decodeTail } from './text-refs.js';
-import { ZONED_DATE_HINT, parseZonedDate } from '../../zoned-date.js';
+import { ZONED_DATE_HINT, parseZonedDate } from '../../support/zoned-date.js';
 
 /**
  * The window the model saw when it answered the message at `at`: a seq (the user message, or its

@@ -2,7 +2,7 @@ import { BadRequestError, ConflictError, NotFoundError } from '../../../core/err
 import { countEach, loadTokenEstimator } from '../../../core/text/tokens.js';
 import type { BlockRow, EntityRow, MessageRow } from '../../../store/types.js';
 import type { EngineDeps } from '../../deps.js';
-import { entitySubject, takeLease } from '../../lease.js';
+import { entitySubject, takeLease } from '../../support/lease.js';
 
 type AppendDeps = Pick<EngineDeps, 'store' | 'clock' | 'limits' | 'newId'>;
 

@@ -1,6 +1,6 @@
-import type { ConflictError } from '../core/errors.js';
-import type { LeaseClaim, LeaseRow, LeaseSubject } from '../store/types.js';
-import type { EngineDeps } from './deps.js';
+import type { ConflictError } from '../../core/errors.js';
+import type { LeaseClaim, LeaseRow, LeaseSubject } from '../../store/types.js';
+import type { EngineDeps } from '../deps.js';
 
 /** What a lease reads: the store, the clock, the lease TTL and ids. */
 type LeaseDeps = Pick<EngineDeps, 'store' | 'clock' | 'limits' | 'newId'>;

@@ -1,4 +1,4 @@
-import type { EngineEvents, TurnKind } from './events.js';
+import type { EngineEvents, TurnKind } from '../events.js';
 
 /**
  * The engine's one observer, fixed when it is built: every event goes to the listeners attached
