@@ -23,6 +23,11 @@ export interface ChatRequest {
    * one piece, which costs a server less than a stream. The parts are the same, the text in one delta.
    */
   buffered?: boolean;
+  /**
+   * Run with no other request on the route (a retry after a context shared by parallel requests
+   * ran out): only the engine's gate reads it; providers ignore it.
+   */
+  alone?: boolean;
   signal?: AbortSignal;
 }
 

@@ -37,7 +37,7 @@ function heldModel() {
   const calibration = { knownUnshared: () => false, sharedContext: async () => ({ contextTokens: CONTEXT, factor: 1 }) };
   const gated = new SharedContextGates(calibration).wrap(model);
   return {
-    send: (): Promise<void> => drain(gated.stream(request())),
+    send: (r: ChatRequest = request()): Promise<void> => drain(gated.stream(r)),
     /** Ends `n` requests with `reply`, as they are let in. */
     end: async (n: number, reply: { tokens: number; overflow?: boolean }) => {
       for (let ended = 0; ended < n; ) {
@@ -119,5 +119,23 @@ describe('the shared-context gate reserves what replies use', () => {
     await m.admitted(3);
     await m.end(8, { tokens: 60 });
     await Promise.all(again);
+  });
+
+  it('a request the shared context ran out on runs alone: it waits for those in flight, and none start beside it', async () => {
+    const m = heldModel();
+    const first = Array.from({ length: 2 }, () => m.send());
+    await m.admitted(2);
+    const retry = m.send({ ...request(), alone: true });
+    const after = m.send();
+    // The retry waits for both to end, and holds the whole context while it runs.
+    await m.admitted(2);
+    await m.end(2, { tokens: 60 });
+    await Promise.all(first);
+    await m.admitted(1);
+    await m.end(1, { tokens: 60 });
+    await retry;
+    await m.admitted(1);
+    await m.end(1, { tokens: 60 });
+    await after;
   });
 });

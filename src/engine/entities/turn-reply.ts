@@ -55,8 +55,11 @@ export async function* rotateAndGenerate(turn: TurnState): AsyncGenerator<TurnEv
       // Already as long as the reply the route now bounds turns to: it ends where it was cut.
       if (resume && (resume.fit.replyCap ?? 1) <= 0) return { prepared: resume, reply: { ...reply, finish: 'length', usage: undefined } };
       if (!resume && (turn.started || attempt >= overflowRetries(err))) throw tooLarge(err, turn);
-      // The other requests that filled a shared context need a moment to finish.
-      if (err.shared) await sleep(sharedBackoffMs(attempt), turn.signal);
+      // The other requests that filled a shared context need a moment to finish; the next attempt runs alone.
+      if (err.shared) {
+        turn.alone = true;
+        await sleep(sharedBackoffMs(attempt), turn.signal);
+      }
     }
   }
 }
@@ -111,7 +114,7 @@ function replyRequest(turn: TurnState, prepared: PreparedWindow): ChatRequest {
   const toolChoice = !recalled.length ? turn.extras.toolChoice : turn.recall.rounds >= RECALL_ROUNDS_MAX ? 'none' : undefined;
   const cap = prepared.fit.replyCap;
   const maxTokens = cap === undefined ? undefined : Math.min(sampling?.maxTokens ?? cap, cap);
-  return { messages, sampling, tools, toolChoice, maxTokens, purpose: 'reply', buffered, signal: turn.signal };
+  return { messages, sampling, tools, toolChoice, maxTokens, purpose: 'reply', buffered, signal: turn.signal, ...(turn.alone ? { alone: true } : {}) };
 }
 
 /**

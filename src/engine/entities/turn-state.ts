@@ -82,6 +82,11 @@ export interface TurnState extends WindowTurn {
   ownerUserId: string;
   /** The reply so far, when a shared context cut it and it is being continued. */
   prefill?: string;
+  /**
+   * The shared context ran out on an earlier attempt: the next runs with nothing else on the
+   * route, so the server (which clears its idle slots when a task starts) has the whole context.
+   */
+  alone?: boolean;
   /** When the caller saw the turn start (the clock's ms), for the first-token metric. */
   firstTokenAt?: number;
   /** The prompt the last request sent, up to the user message (the turn's window record). */

@@ -46,9 +46,10 @@ export class SharedContextGates {
     const gate = this.gate(model.routeKey, capacity);
     const bound = replyBound(request);
     const sizes = this.sizes(model.routeKey, request);
-    // A cut reply going on is larger than the share its turn was planned for (the server keeps what
-    // each slot last held, so such requests together run out again): it runs alone.
-    const alone = continues(request) ? capacity : 0;
+    // A cut reply going on is larger than the share its turn was planned for, and a request the
+    // shared context ran out on may meet the same requests again: either runs alone, when the
+    // server clears the slots it left idle and the whole context is the request's.
+    const alone = continues(request) || request.alone ? capacity : 0;
     const need = shared.contextTokens === undefined ? 1 : Math.max(alone, (await promptTokens(request, shared.factor)) + sizes.reserve(bound));
     const held = await gate.acquire(need, request.signal);
     const reply = new ReplyLength(shared.factor);
