@@ -53,6 +53,9 @@ const at = (s: number) => new Date(Date.parse(T0) + s * 1000).toISOString();
 const hexId = () => randomUUID();
 
 describe.each(factories)('store contract: $name', (factory) => {
+  const onPostgres = (name: string, fn: () => Promise<void>) => {
+    if (factory.name === 'postgres') it(name, fn);
+  };
   let s: Store;
   /** A second store on the same database: another replica. */
   let s2: Store;
@@ -317,7 +320,8 @@ describe.each(factories)('store contract: $name', (factory) => {
 
     // Each statement is a round trip that holds a pooled connection (and, in a commit, the entity's
     // locks): a turn's writes go as one statement, and a lease won or a stateless charge is one.
-    it.runIf(factory.name === 'postgres')('sends a turn commit as BEGIN, the lease, one statement of rows, COMMIT; a lease won and a charge with its log in one', async () => {
+    // Only PostgreSQL sends statements over a connection: on SQLite the test is not registered, not skipped.
+    onPostgres('sends a turn commit as BEGIN, the lease, one statement of rows, COMMIT; a lease won and a charge with its log in one', async () => {
       const a = await account(1);
       const { e, turn } = await entityWithTurn(a);
       const sent = await statementsOf(() => s.entities.commitTurn(turn));
