@@ -34,7 +34,7 @@ describe('which provider answers an entity (issue 37, item 6)', () => {
     const cont = await mgpt(['ask', '-c', 'and then?'], env);
     expect(cont.stderr).toContain('warning: story was last answered by openai fake-model; echo answers it now (profile default)');
 
-    expect((await mgpt(['--profile', 'real', 'entities', 'show', id], env)).stdout).toMatch(/^route {6}openai fake-model \(profile real\)$/m);
-    expect((await mgpt(['entities', 'show', id], env)).stdout).toMatch(/^route {6}echo \(profile default\)$/m);
+    expect((await mgpt(['--profile', 'real', 'entities', 'show', id], env)).stdout).toMatch(/^route {7}openai fake-model \(profile real\)$/m);
+    expect((await mgpt(['entities', 'show', id], env)).stdout).toMatch(/^route {7}echo \(profile default\)$/m);
   });
 });
