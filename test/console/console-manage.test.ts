@@ -27,6 +27,16 @@ interface EntityJson {
   window: { budget_tokens: number };
 }
 
+/** Chromium at the first size, on the console, signed in with a key of every scope. */
+async function signedInPage(): Promise<{ key: string; browser: Browser; page: Page }> {
+  const key = (await s.engine.keys.create('local', [...SCOPES])).key!;
+  const browser = await launch(chromiumPath!);
+  const page = await browser.newPage({ viewport: SIZES[0] });
+  await page.goto(s.server.url + '/');
+  await signIn(page, key);
+  return { key, browser, page };
+}
+
 describe.skipIf(!chromiumPath)('managing an entity in the console', () => {
   let browser: Browser;
   let page: Page;
@@ -63,11 +73,7 @@ describe.skipIf(!chromiumPath)('managing an entity in the console', () => {
     });
 
   beforeAll(async () => {
-    key = (await s.engine.keys.create('local', [...SCOPES])).key!;
-    browser = await launch(chromiumPath!);
-    page = await browser.newPage({ viewport: SIZES[0] });
-    await page.goto(s.server.url + '/');
-    await signIn(page, key);
+    ({ key, browser, page } = await signedInPage());
   }, 60_000);
   afterAll(async () => {
     await browser?.close();
@@ -235,11 +241,7 @@ describe.skipIf(!chromiumPath)('the console draws Markdown as elements, in dark 
   ].join('\n');
 
   beforeAll(async () => {
-    key = (await s.engine.keys.create('local', [...SCOPES])).key!;
-    browser = await launch(chromiumPath!);
-    page = await browser.newPage({ viewport: SIZES[0] });
-    await page.goto(s.server.url + '/');
-    await signIn(page, key);
+    ({ key, browser, page } = await signedInPage());
   }, 60_000);
   afterAll(async () => {
     await browser?.close();

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Engine } from '../../src/engine/engine.js';
-import { bytes, collect, done, makeEngine } from '../helpers/engine.js';
-import { type FakeOpenAI, startFakeOpenAI } from '../helpers/fake-openai.js';
+import { bytes, collect, done, engineOnFake, makeEngine } from '../helpers/engine.js';
+import type { FakeOpenAI } from '../helpers/fake-openai.js';
 import { tempDir } from '../helpers/temp.js';
 import { loadTokenEstimator } from '../../src/core/text/tokens.js';
 
@@ -10,14 +10,7 @@ const dir = tempDir();
 let fake: FakeOpenAI;
 let engine: Engine;
 
-beforeAll(async () => {
-  fake = await startFakeOpenAI();
-  engine = makeEngine(dir, { fake });
-});
-afterAll(async () => {
-  engine.close();
-  await fake.close();
-});
+engineOnFake(dir, (started) => ({ engine, fake } = started));
 
 const FILLER = ['the weather was grey', 'we spoke of trains and timetables', 'a long walk by the river', 'coffee in the afternoon', 'the garden needs work'];
 

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Engine } from '../../src/engine/engine.js';
-import { collect, done, makeEngine } from '../helpers/engine.js';
-import { type FakeOpenAI, isSummaryRequest, startFakeOpenAI } from '../helpers/fake-openai.js';
+import { collect, done, engineOnFake } from '../helpers/engine.js';
+import { type FakeOpenAI, isSummaryRequest } from '../helpers/fake-openai.js';
 import { tempDir } from '../helpers/temp.js';
 import { join } from 'node:path';
 import { openEngineSync } from '../../src/engine/open-engine.js';
@@ -15,14 +15,7 @@ const dir = tempDir();
 let fake: FakeOpenAI;
 let engine: Engine;
 
-beforeAll(async () => {
-  fake = await startFakeOpenAI();
-  engine = makeEngine(dir, { fake });
-});
-afterAll(async () => {
-  engine.close();
-  await fake.close();
-});
+engineOnFake(dir, (started) => ({ engine, fake } = started));
 
 const TOPICS = ['the river and the boat', 'my sister Margaret in Lisbon', 'the garden and its roses', 'trains and timetables', 'the old lighthouse keeper'];
 

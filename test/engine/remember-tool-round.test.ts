@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Engine } from '../../src/engine/engine.js';
-import { collect, done, makeEngine } from '../helpers/engine.js';
-import { type FakeOpenAI, startFakeOpenAI } from '../helpers/fake-openai.js';
+import { collect, done, engineOnFake } from '../helpers/engine.js';
+import type { FakeOpenAI } from '../helpers/fake-openai.js';
 import { tempDir } from '../helpers/temp.js';
 
 /**
@@ -11,14 +11,7 @@ import { tempDir } from '../helpers/temp.js';
 const dir = tempDir();
 let fake: FakeOpenAI;
 let engine: Engine;
-beforeAll(async () => {
-  fake = await startFakeOpenAI();
-  engine = makeEngine(dir, { fake });
-});
-afterAll(async () => {
-  await engine.close();
-  await fake.close();
-});
+engineOnFake(dir, (started) => ({ engine, fake } = started));
 
 const WEATHER = { type: 'function' as const, name: 'weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } };
 const rememberCall = (id: string, text: string) => ({ id, name: 'remember', arguments: JSON.stringify({ label: 'city', text }) });

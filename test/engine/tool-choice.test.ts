@@ -1,21 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BadRequestError } from '../../src/core/errors.js';
 import type { Engine } from '../../src/engine/engine.js';
-import { makeEngine } from '../helpers/engine.js';
-import { type FakeOpenAI, startFakeOpenAI } from '../helpers/fake-openai.js';
+import { engineOnFake } from '../helpers/engine.js';
+import type { FakeOpenAI } from '../helpers/fake-openai.js';
 import { tempDir } from '../helpers/temp.js';
 
 const dir = tempDir('mgpt-toolchoice-');
 let fake: FakeOpenAI;
 let engine: Engine;
-beforeAll(async () => {
-  fake = await startFakeOpenAI();
-  engine = makeEngine(dir, { fake });
-});
-afterAll(async () => {
-  engine.close();
-  await fake.close();
-});
+engineOnFake(dir, (started) => ({ engine, fake } = started));
 
 const tools = [{ type: 'function', name: 'roll', parameters: { type: 'object' } }, { type: 'function', name: 'look' }];
 const ask = (body: Record<string, unknown>) => engine.respond({ model: 'game-1-lite-frozen', userInput: 'go', tools, ...body } as never);

@@ -1,9 +1,10 @@
 import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import type { TurnEvent } from '../../src/core/wire/entity-types.js';
 import type { Engine } from '../../src/engine/engine.js';
 import { type OpenEngineOptions, openEngineSync } from '../../src/engine/open-engine.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import type { FakeOpenAI } from './fake-openai.js';
+import { type FakeOpenAI, startFakeOpenAI } from './fake-openai.js';
 
 let n = 0;
 
@@ -17,6 +18,23 @@ export function makeEngine(
     db: join(dir, `engine-${process.pid}-${n++}.db`),
     route: () => (fake ? { provider: 'openai', baseUrl: fake.url, model: 'fake-model', maxRetries: 0 } : { provider: 'echo' }),
     ...rest,
+  });
+}
+
+/**
+ * For a test file: an engine on a new scripted fake provider, started before its tests and closed
+ * after them; `set` is given both, so the file keeps its own `engine` and `fake` variables.
+ */
+export function engineOnFake(dir: string, set: (started: { engine: Engine; fake: FakeOpenAI }) => void): void {
+  let started: { engine: Engine; fake: FakeOpenAI } | undefined;
+  beforeAll(async () => {
+    const fake = await startFakeOpenAI();
+    started = { engine: makeEngine(dir, { fake }), fake };
+    set(started);
+  });
+  afterAll(async () => {
+    await started?.engine.close();
+    await started?.fake.close();
   });
 }
 

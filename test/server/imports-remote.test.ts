@@ -110,8 +110,6 @@ describe('imports through mgpt serve (SQLite)', () => {
   });
 });
 
-// Where PostgreSQL cannot start here, startPostgres() printed a banner saying this did not run;
-// under CI (MGPT_TEST_REQUIRE_POSTGRES) it throws instead.
 // Skipped only where no PostgreSQL server can be started here: startPostgres() prints a banner saying
 // so, and under CI (MGPT_TEST_REQUIRE_POSTGRES, which .ci/run sets) it throws instead, so CI always runs it.
 describe.skipIf(!cluster)('imports through two mgpt serve replicas on one PostgreSQL database', () => {

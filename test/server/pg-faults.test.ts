@@ -34,8 +34,6 @@ async function call(base: string, key: string, method: string, path: string, bod
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-// Where PostgreSQL cannot start here (not installed), startPostgres() has printed a banner saying
-// these did not run; under CI (MGPT_TEST_REQUIRE_POSTGRES, which .ci/run sets) it throws instead.
 // Skipped only where no PostgreSQL server can be started here: startPostgres() prints a banner saying
 // so, and under CI (MGPT_TEST_REQUIRE_POSTGRES, which .ci/run sets) it throws instead, so CI always runs it.
 describe.skipIf(!cluster)('mgpt serve replicas when PostgreSQL fails', () => {
