@@ -43,7 +43,7 @@ export function openDatabase(path: string, opts: OpenOptions = {}): Db {
     // for each other instead of failing at once with SQLITE_BUSY.
     db.pragma('busy_timeout = 5000');
     // The first statement that reads the file: a WAL database in a read-only directory fails here.
-    db.pragma('journal_mode = WAL');
+    enableWal(db);
   } catch (err) {
     const clear = fromSystemError(err);
     if (clear !== err) throw clear;
@@ -59,6 +59,26 @@ export function openDatabase(path: string, opts: OpenOptions = {}): Db {
   migrate(db, opts.onMigrate);
   return db;
 }
+
+/**
+ * WAL mode, set once for the file. A new file is still in rollback-journal mode, where processes
+ * opening it at once (replicas started together) each hold a read lock while asking for the
+ * exclusive one the change needs: SQLite answers one of them SQLITE_BUSY at once, without waiting
+ * (waiting could deadlock), so it tries again after a short pause (about 1 open in 180 met it).
+ */
+function enableWal(db: Db): void {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      db.pragma('journal_mode = WAL');
+      return;
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'SQLITE_BUSY' || attempt >= WAL_ATTEMPTS) throw err;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5 + Math.random() * 45);
+    }
+  }
+}
+
+const WAL_ATTEMPTS = 40;
 
 /**
  * The default data directory is made private to the user (0700); a path someone chose must be in a
